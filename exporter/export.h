@@ -1,0 +1,108 @@
+/*
+ * export.h - rt-export's internal modules.
+ *
+ *   runs.c    resolve RUN ("latest", an id), read run metadata, list/show
+ *   output.c  the sink (buffered fd, EPIPE-aware) and the emitter that turns
+ *             a pair of records into a JSON/CSV line through fields.h
+ *   replay.c  replay a stored run or a time range, at any resolution
+ *   follow.c  follow a live run: ring first, store when lapped or gone
+ */
+#ifndef RT_EXPORT_H
+#define RT_EXPORT_H
+
+#include <stdint.h>
+
+#include "rt/config.h"
+#include "rt/fields.h"
+#include "rt/fmt.h"
+#include "rt/inventory.h"
+#include "rt/record.h"
+#include "rt/store.h"
+
+extern const char *rt_prog; /* "rt-export" */
+void rt_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- runs.c ---- */
+struct rt_runinfo {
+	uint64_t id;
+	char status[16];   /* as stored, or "crashed" when its recorder is gone */
+	char *job_name;    /* malloc'd or NULL */
+	int64_t tracked_pid;
+	double interval;
+	uint64_t start_ns, end_ns;
+	char *meta_json;   /* the stored JSON */
+};
+
+/* Resolve "latest" / an id to run metadata. Returns 0 or an error with a
+ * message already printed. */
+int rt_run_resolve(struct rt_store *s, const char *spec, struct rt_runinfo *ri);
+/* Newest run that is still being recorded. */
+int rt_run_newest_live(struct rt_store *s, struct rt_runinfo *ri);
+void rt_run_free(struct rt_runinfo *ri);
+/* Whether run's recorder is alive (its ring is held). */
+int rt_run_recorder_alive(struct rt_store *s, uint64_t run);
+int rt_cmd_runs(struct rt_store *s);
+int rt_cmd_show(struct rt_store *s, const char *spec);
+
+/* ---- output.c ---- */
+struct rt_sink {
+	int fd;
+	int own_fd;
+	int line_flush;  /* write each line at once (live output) */
+	int failed;      /* errno of the first write error, reported once */
+	struct rt_buf buf;
+	const char *name;
+};
+
+int rt_sink_open(struct rt_sink *k, const char *path, int default_fd, int line_flush);
+/* Write what is buffered. Returns 0 or -errno (also kept in k->failed). */
+int rt_sink_flush(struct rt_sink *k);
+void rt_sink_close(struct rt_sink *k);
+
+/* A decoded record with its own aligned storage. */
+struct rt_recbuf {
+	void *buf;
+	size_t len;
+	struct rt_record rec;
+};
+int rt_recbuf_init(struct rt_recbuf *r);
+void rt_recbuf_free(struct rt_recbuf *r);
+/* Copy len bytes in and decode them. */
+int rt_recbuf_set(struct rt_recbuf *r, const void *bytes, size_t len);
+
+struct rt_emitter {
+	struct rt_store *store;
+	uint64_t run;
+	enum rt_format fmt;
+	struct rt_run_info info;
+	struct rt_sink *sink;
+	int header_done;
+	struct rt_inventory *inv[4]; /* small cache by generation */
+	uint32_t inv_gen[4];
+	unsigned inv_next;
+	struct rt_derived *d;
+	uint64_t lines;
+	double interval; /* the run's sampling interval, seconds */
+};
+
+int rt_emitter_init(struct rt_emitter *e, struct rt_store *s, const struct rt_runinfo *ri,
+		    enum rt_format fmt, struct rt_sink *sink);
+void rt_emitter_free(struct rt_emitter *e);
+/* CSV header (once). */
+void rt_emit_header(struct rt_emitter *e);
+/* Format the line of cur against prev into the sink. Returns 0, or an
+ * error (inventory missing/corrupt, sink failed). */
+int rt_emit(struct rt_emitter *e, const struct rt_record *prev, const struct rt_record *cur);
+
+/* ---- replay.c / follow.c ---- */
+struct rt_replay_opts {
+	uint64_t from_ns, to_ns; /* 0: open */
+	uint64_t every;          /* >= 1 */
+};
+int rt_replay(struct rt_emitter *e, const struct rt_replay_opts *o);
+
+/* Follow run from line seq `start` (>= 1) until the run ends or its
+ * recorder dies. */
+int rt_follow(struct rt_emitter *e, uint64_t start);
+
+#endif

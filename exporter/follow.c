@@ -1,0 +1,178 @@
+/*
+ * follow.c - follow a live run (the `live` and `tail` verbs).
+ *
+ * Samples come from the ring while the reader keeps up; a lapped reader, a
+ * sample too big for its slot, or a reader that started late takes them
+ * from the store, which holds every sample the ring has shown. The loop
+ * ends when the ring says the run finished (after draining the store) or
+ * when the recorder is gone without finishing (it says so in one line).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "export.h"
+#include "rt/common.h"
+#include "rt/ring.h"
+
+#define RING_MISSING_GRACE_NS (3ull * 1000000000ull)
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void nap(uint64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+	nanosleep(&ts, NULL);
+}
+
+struct follower {
+	struct rt_emitter *e;
+	struct rt_recbuf prev, cur;
+	int have_prev;
+	uint64_t next; /* seq of the next sample to take */
+	uint64_t start;
+};
+
+/* Take sample r (seq == f->next): emit against the previous one. */
+static int take(struct follower *f, struct rt_recbuf *r)
+{
+	int rc = 0;
+	if (f->have_prev && r->rec.h->seq >= f->start) {
+		rc = rt_emit(f->e, &f->prev.rec, &r->rec);
+		if (rc == RT_E_CORRUPT) {
+			rt_say("inventory of run %llu missing at sample %llu; skipped",
+			       (unsigned long long)f->e->run, (unsigned long long)r->rec.h->seq);
+			rc = 0;
+		}
+	}
+	struct rt_recbuf t = f->prev;
+	f->prev = *r;
+	*r = t;
+	f->have_prev = 1;
+	f->next++;
+	return rc;
+}
+
+/* Sample f->next from the store into f->cur. */
+static int from_store(struct follower *f)
+{
+	size_t len;
+	int rc = rt_store_get_sample(f->e->store, f->e->run, f->next, f->cur.buf,
+				     rt_record_max_size(), &len);
+	if (rc)
+		return rc;
+	rc = rt_recbuf_set(&f->cur, f->cur.buf, len);
+	if (rc == 0 && f->cur.rec.h->seq != f->next)
+		rc = RT_E_CORRUPT;
+	return rc;
+}
+
+/* Everything in the store from f->next on. */
+static int drain_store(struct follower *f)
+{
+	uint64_t first, last;
+	if (rt_store_seq_bounds(f->e->store, f->e->run, &first, &last))
+		return 0;
+	while (f->next <= last) {
+		int rc = from_store(f);
+		if (rc == RT_E_NOTFOUND || rc == RT_E_CORRUPT) {
+			f->next++; /* a hole: the next line averages across it */
+			continue;
+		}
+		if (rc || (rc = take(f, &f->cur)))
+			return rc;
+	}
+	return 0;
+}
+
+int rt_follow(struct rt_emitter *e, uint64_t start)
+{
+	struct follower f = {.e = e, .start = start ? start : 1};
+	f.next = f.start - 1; /* the base sample of the first line */
+	if (rt_recbuf_init(&f.prev) || rt_recbuf_init(&f.cur)) {
+		rt_recbuf_free(&f.prev);
+		rt_recbuf_free(&f.cur);
+		return -ENOMEM;
+	}
+	rt_emit_header(e);
+	rt_sink_flush(e->sink);
+	char path[4096];
+	rt_ring_path(path, sizeof(path), rt_store_dir(e->store), e->run);
+	struct rt_ring *ring = NULL;
+	uint64_t missing_since = mono_ns();
+	/* poll a few times per interval: latency well under one interval */
+	uint64_t pollns = (uint64_t)(e->interval * 1e9 / 4);
+	pollns = pollns < 5000000ull ? 5000000ull : pollns > 200000000ull ? 200000000ull : pollns;
+	int rc = 0, done = 0;
+	while (!done && !rc) {
+		if (!ring && rt_ring_open(path, &ring) != 0)
+			ring = NULL;
+		if (!ring) {
+			/* no ring: the run finished (ring removed) or never had one */
+			if ((rc = drain_store(&f)))
+				break;
+			char *meta;
+			size_t len;
+			int running = 0;
+			if (rt_store_get_meta(e->store, e->run, &meta, &len) == 0) {
+				running = strstr(meta, "\"status\":\"running\"") != NULL;
+				free(meta);
+			}
+			if (!running)
+				break;
+			if (mono_ns() - missing_since > RING_MISSING_GRACE_NS) {
+				rt_say("run %llu is not being recorded any more (its recorder is gone); "
+				       "printed up to sample %llu", (unsigned long long)e->run,
+				       (unsigned long long)(f.next ? f.next - 1 : 0));
+				break;
+			}
+			nap(pollns);
+			continue;
+		}
+		uint64_t head = rt_ring_head(ring);
+		if (f.next < head) {
+			size_t len = 0;
+			int r = rt_ring_read(ring, f.next, f.cur.buf, rt_record_max_size(), &len);
+			if (r == 0 && len > 0 && rt_recbuf_set(&f.cur, f.cur.buf, len) == 0 &&
+			    f.cur.rec.h->seq == f.next) {
+				rc = take(&f, &f.cur);
+				continue;
+			}
+			/* lapped, oversized, torn: the store has it */
+			r = from_store(&f);
+			if (r == 0)
+				rc = take(&f, &f.cur);
+			else if (r == RT_E_NOTFOUND || r == RT_E_CORRUPT)
+				f.next++;
+			else
+				rc = r;
+			continue;
+		}
+		if (rt_ring_state(ring) == RT_RING_FINISHED) {
+			rc = drain_store(&f); /* a final sample may follow the last head */
+			done = 1;
+			break;
+		}
+		if (!rt_ring_writer_alive(ring)) {
+			rc = drain_store(&f);
+			rt_say("the recorder of run %llu stopped without finishing it (killed?); "
+			       "printed up to sample %llu", (unsigned long long)e->run,
+			       (unsigned long long)(f.next ? f.next - 1 : 0));
+			break;
+		}
+		nap(pollns);
+	}
+	if (ring)
+		rt_ring_close(ring, 0);
+	rt_recbuf_free(&f.prev);
+	rt_recbuf_free(&f.cur);
+	int frc = rt_sink_flush(e->sink);
+	return rc ? rc : frc;
+}

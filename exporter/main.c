@@ -1,0 +1,272 @@
+/*
+ * main.c - rt-export: read runs from the store and the live ring.
+ *
+ *   rt-export runs                      list runs
+ *   rt-export show RUN                  one run's metadata as JSON
+ *   rt-export replay RUN [options]      print a stored run
+ *   rt-export tail [RUN] [options]      follow a live run
+ *   rt-export live RUN [options]        the recorder's own live stream
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "export.h"
+#include "rt/common.h"
+#include "rt/store.h"
+
+const char *rt_prog = "rt-export";
+
+void rt_say(const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s\n", rt_prog, msg);
+}
+
+static const char usage[] =
+	"Usage: rt-export [--store DIR] VERB [ARGS]\n"
+	"Reads runs recorded by resource-tracker (rt-recorder).\n\n"
+	"Verbs:\n"
+	"  runs                         list runs (id, start, end, duration, samples, status, job)\n"
+	"  show RUN                     print one run's metadata as JSON\n"
+	"  replay RUN [-f json|csv] [--from T] [--to T] [--every N] [-o FILE]\n"
+	"                               print a recorded run or a time range of it;\n"
+	"                               --every N prints every Nth sample (rates over N intervals)\n"
+	"  tail [RUN] [-f json|csv] [-n N | --all] [-o FILE]\n"
+	"                               follow a live run (default: the newest one being\n"
+	"                               recorded), starting with its last N samples (default 1)\n"
+	"  live RUN [-f json|csv] [-o FILE]\n"
+	"                               stream a run from its first sample (used by the recorder)\n\n"
+	"RUN is a run id or 'latest'. T is ISO 8601 (2026-11-21T10:00:00Z) or epoch seconds.\n"
+	"The store is --store DIR, else $RT_STORE, else $XDG_DATA_HOME/resource-tracker,\n"
+	"else ~/.local/share/resource-tracker.\n";
+
+struct args {
+	const char *store, *verb, *run, *output, *from, *to;
+	enum rt_format fmt;
+	uint64_t every, last_n;
+	int all;
+};
+
+static int need(int i, int argc, const char *opt)
+{
+	if (i + 1 >= argc) {
+		rt_say("option %s needs a value (see rt-export --help)", opt);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (!*s || *end || errno || s[0] == '-')
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->every = 1;
+	a->last_n = 1;
+	for (int i = 1; i < argc; i++) {
+		const char *o = argv[i];
+		if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+			fputs(usage, stdout);
+			exit(0);
+		} else if (!strcmp(o, "--version") || !strcmp(o, "-V")) {
+			printf("rt-export %s\n", RT_VERSION);
+			exit(0);
+		} else if (!strcmp(o, "--store")) {
+			if (need(i, argc, o))
+				return -1;
+			a->store = argv[++i];
+		} else if (!strcmp(o, "-f") || !strcmp(o, "--format")) {
+			if (need(i, argc, o))
+				return -1;
+			const char *v = argv[++i];
+			if (!strcmp(v, "json"))
+				a->fmt = RT_FMT_JSON;
+			else if (!strcmp(v, "csv"))
+				a->fmt = RT_FMT_CSV;
+			else {
+				rt_say("--format must be json or csv (got '%s')", v);
+				return -1;
+			}
+		} else if (!strcmp(o, "-o") || !strcmp(o, "--output")) {
+			if (need(i, argc, o))
+				return -1;
+			a->output = argv[++i];
+		} else if (!strcmp(o, "--from") || !strcmp(o, "--to")) {
+			if (need(i, argc, o))
+				return -1;
+			*(o[2] == 'f' ? &a->from : &a->to) = argv[++i];
+		} else if (!strcmp(o, "--every")) {
+			if (need(i, argc, o))
+				return -1;
+			if (parse_u64(argv[++i], &a->every) || a->every == 0) {
+				rt_say("--every must be a positive integer (got '%s')", argv[i]);
+				return -1;
+			}
+		} else if (!strcmp(o, "-n")) {
+			if (need(i, argc, o))
+				return -1;
+			if (parse_u64(argv[++i], &a->last_n)) {
+				rt_say("-n must be a number of samples (got '%s')", argv[i]);
+				return -1;
+			}
+		} else if (!strcmp(o, "--all")) {
+			a->all = 1;
+		} else if (o[0] == '-' && o[1]) {
+			rt_say("unknown option '%s' (see rt-export --help)", o);
+			return -1;
+		} else if (!a->verb) {
+			a->verb = o;
+		} else if (!a->run) {
+			a->run = o;
+		} else {
+			rt_say("unexpected argument '%s' (see rt-export --help)", o);
+			return -1;
+		}
+	}
+	if (!a->verb) {
+		fputs(usage, stderr);
+		return -1;
+	}
+	return 0;
+}
+
+static int open_store(const struct args *a, struct rt_store **s)
+{
+	char dir[4096];
+	if (rt_store_resolve_dir(a->store, dir, sizeof(dir))) {
+		rt_say("no store directory: use --store DIR or set RT_STORE");
+		return -1;
+	}
+	int rc = rt_store_open(dir, RT_STORE_RDONLY, s);
+	if (rc == -ENOENT) {
+		rt_say("no store at %s (record a run with resource-tracker first, or use --store DIR)",
+		       dir);
+		return -1;
+	}
+	if (rc) {
+		rt_say("cannot open the store %s: %s", dir, rt_strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_time_opt(const char *opt, const char *v, uint64_t *ns)
+{
+	if (!v)
+		return 0;
+	if (rt_parse_time(v, ns)) {
+		rt_say("%s: '%s' is not a time (use ISO 8601 like 2026-11-21T10:00:00Z, or epoch "
+		       "seconds)", opt, v);
+		return -1;
+	}
+	return 0;
+}
+
+/* Report the end of a stream: output errors are said once, EPIPE is quiet. */
+static int finish(struct rt_sink *k, int rc)
+{
+	int frc = rt_sink_flush(k);
+	if (!rc)
+		rc = frc;
+	if (k->failed == EPIPE)
+		return 0;
+	if (k->failed) {
+		rt_say("cannot write to %s: %s", k->name, strerror(k->failed));
+		return 1;
+	}
+	if (rc) {
+		rt_say("stopped: %s", rt_strerror(rc));
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a;
+	if (parse_args(argc, argv, &a))
+		return 2;
+	signal(SIGPIPE, SIG_IGN);
+	const char *v = a.verb;
+	int is_stream = !strcmp(v, "replay") || !strcmp(v, "tail") || !strcmp(v, "live");
+	if (strcmp(v, "runs") && strcmp(v, "show") && !is_stream) {
+		rt_say("unknown verb '%s' (verbs: runs, show, replay, tail, live)", v);
+		return 2;
+	}
+	if ((!strcmp(v, "show") || !strcmp(v, "replay") || !strcmp(v, "live")) && !a.run) {
+		rt_say("%s needs a RUN (an id from 'rt-export runs', or 'latest')", v);
+		return 2;
+	}
+	uint64_t from_ns = 0, to_ns = 0;
+	if (parse_time_opt("--from", a.from, &from_ns) || parse_time_opt("--to", a.to, &to_ns))
+		return 2;
+	struct rt_store *s;
+	if (open_store(&a, &s))
+		return 1;
+	int rc = 0;
+	if (!strcmp(v, "runs")) {
+		rc = rt_cmd_runs(s) ? 1 : 0;
+	} else if (!strcmp(v, "show")) {
+		rc = rt_cmd_show(s, a.run) ? 1 : 0;
+	} else {
+		struct rt_runinfo ri;
+		int live = !strcmp(v, "live");
+		if (live) /* Ctrl-C reaches the whole group: the recorder decides when we stop */
+			signal(SIGINT, SIG_IGN), signal(SIGQUIT, SIG_IGN), signal(SIGHUP, SIG_IGN);
+		int r = (!strcmp(v, "tail") && !a.run) ? rt_run_newest_live(s, &ri)
+						      : rt_run_resolve(s, a.run, &ri);
+		if (r) {
+			rt_store_close(s);
+			return 1;
+		}
+		struct rt_sink k;
+		r = rt_sink_open(&k, a.output, live ? 2 : 1, !strcmp(v, "replay") ? 0 : 1);
+		if (r) {
+			rt_say("cannot open output %s: %s", a.output, strerror(-r));
+			rt_run_free(&ri);
+			rt_store_close(s);
+			return 1;
+		}
+		struct rt_emitter e;
+		rt_emitter_init(&e, s, &ri, a.fmt, &k);
+		if (!strcmp(v, "replay")) {
+			struct rt_replay_opts o = {from_ns, to_ns, a.every};
+			r = rt_replay(&e, &o);
+		} else if (live) {
+			r = rt_follow(&e, 1);
+		} else {
+			uint64_t first = 0, last = 0, start = 1;
+			if (rt_store_seq_bounds(s, ri.id, &first, &last) == 0) {
+				start = a.all ? first + 1 : last + 1 > a.last_n ? last + 1 - a.last_n : 1;
+				if (start <= first)
+					start = first + 1;
+			}
+			r = rt_follow(&e, start);
+		}
+		rc = finish(&k, r);
+		rt_emitter_free(&e);
+		rt_sink_close(&k);
+		rt_run_free(&ri);
+	}
+	rt_store_close(s);
+	return rc;
+}

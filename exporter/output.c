@@ -1,0 +1,174 @@
+/*
+ * output.c - the sink and the emitter.
+ *
+ * The emitter is the only place where records become text, for every verb,
+ * so a live stream and a replay of the same samples print the same bytes.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "export.h"
+#include "rt/common.h"
+
+#define SINK_FLUSH_AT (64 * 1024)
+
+int rt_sink_open(struct rt_sink *k, const char *path, int default_fd, int line_flush)
+{
+	memset(k, 0, sizeof(*k));
+	k->line_flush = line_flush;
+	if (path && strcmp(path, "-") != 0) {
+		k->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (k->fd < 0)
+			return -errno;
+		k->own_fd = 1;
+		k->name = path;
+	} else {
+		k->fd = default_fd;
+		k->name = default_fd == 2 ? "stderr" : "stdout";
+	}
+	return 0;
+}
+
+int rt_sink_flush(struct rt_sink *k)
+{
+	if (k->failed) {
+		k->buf.len = 0;
+		return -k->failed;
+	}
+	size_t off = 0;
+	while (off < k->buf.len) {
+		ssize_t n = write(k->fd, k->buf.p + off, k->buf.len - off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			k->failed = errno;
+			break;
+		}
+		off += (size_t)n;
+	}
+	k->buf.len = 0;
+	return k->failed ? -k->failed : 0;
+}
+
+void rt_sink_close(struct rt_sink *k)
+{
+	rt_sink_flush(k);
+	if (k->own_fd)
+		close(k->fd);
+	rt_buf_free(&k->buf);
+}
+
+int rt_recbuf_init(struct rt_recbuf *r)
+{
+	memset(r, 0, sizeof(*r));
+	return posix_memalign(&r->buf, 64, rt_record_max_size()) ? -ENOMEM : 0;
+}
+
+void rt_recbuf_free(struct rt_recbuf *r)
+{
+	free(r->buf);
+	r->buf = NULL;
+}
+
+int rt_recbuf_set(struct rt_recbuf *r, const void *bytes, size_t len)
+{
+	if (len > rt_record_max_size())
+		return RT_E_CORRUPT;
+	if (bytes != r->buf)
+		memcpy(r->buf, bytes, len);
+	r->len = len;
+	return rt_record_decode(r->buf, len, &r->rec);
+}
+
+int rt_emitter_init(struct rt_emitter *e, struct rt_store *s, const struct rt_runinfo *ri,
+		    enum rt_format fmt, struct rt_sink *sink)
+{
+	memset(e, 0, sizeof(*e));
+	e->store = s;
+	e->run = ri->id;
+	e->fmt = fmt;
+	e->sink = sink;
+	e->info.job_name = ri->job_name;
+	e->info.tracked_pid = ri->tracked_pid;
+	e->interval = ri->interval;
+	e->d = malloc(sizeof(*e->d));
+	return e->d ? 0 : -ENOMEM;
+}
+
+void rt_emitter_free(struct rt_emitter *e)
+{
+	for (int i = 0; i < 4; i++)
+		free(e->inv[i]);
+	free(e->d);
+}
+
+/* Inventory of generation gen, cached; never evicts `keep`. */
+static const struct rt_inventory *inventory(struct rt_emitter *e, uint32_t gen,
+					    const struct rt_inventory *keep)
+{
+	for (int i = 0; i < 4; i++)
+		if (e->inv[i] && e->inv_gen[i] == gen)
+			return e->inv[i];
+	void *bytes;
+	size_t len;
+	if (rt_store_get_inventory(e->store, e->run, gen, &bytes, &len))
+		return NULL;
+	unsigned slot = e->inv_next++ % 4;
+	if (e->inv[slot] && e->inv[slot] == keep)
+		slot = e->inv_next++ % 4;
+	if (!e->inv[slot] && !(e->inv[slot] = malloc(sizeof(struct rt_inventory)))) {
+		free(bytes);
+		return NULL;
+	}
+	int rc = rt_inventory_decode(bytes, len, e->inv[slot]);
+	free(bytes);
+	if (rc) {
+		free(e->inv[slot]);
+		e->inv[slot] = NULL;
+		return NULL;
+	}
+	e->inv_gen[slot] = gen;
+	return e->inv[slot];
+}
+
+void rt_emit_header(struct rt_emitter *e)
+{
+	if (e->fmt == RT_FMT_CSV && !e->header_done) {
+		rt_format_csv_header(&e->sink->buf);
+		if (e->sink->line_flush)
+			rt_sink_flush(e->sink);
+	}
+	e->header_done = 1;
+}
+
+/* Counts in a record must fit its inventory, or slots would be misread. */
+static int fits(const struct rt_record *r, const struct rt_inventory *inv)
+{
+	return r->h->ncpu <= inv->ncpu && r->h->ndisk <= inv->ndisk &&
+	       r->h->nmount <= inv->nmount && r->h->nnic <= inv->nnic && r->h->ngpu <= inv->ngpu;
+}
+
+int rt_emit(struct rt_emitter *e, const struct rt_record *prev, const struct rt_record *cur)
+{
+	rt_emit_header(e);
+	const struct rt_inventory *pi = inventory(e, prev->h->inv_gen, NULL);
+	if (!pi || !fits(prev, pi))
+		return RT_E_CORRUPT;
+	const struct rt_inventory *ci = inventory(e, cur->h->inv_gen, pi);
+	if (!ci || !fits(cur, ci))
+		return RT_E_CORRUPT;
+	struct rt_view pv = {prev, pi}, cv = {cur, ci};
+	rt_derive(&pv, &cv, e->d);
+	if (e->fmt == RT_FMT_CSV)
+		rt_format_csv(&e->sink->buf, e->d, &e->info);
+	else
+		rt_format_json(&e->sink->buf, e->d, &e->info);
+	e->lines++;
+	if (e->sink->line_flush || e->sink->buf.len >= SINK_FLUSH_AT)
+		return rt_sink_flush(e->sink);
+	return 0;
+}

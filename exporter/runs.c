@@ -1,0 +1,254 @@
+/*
+ * runs.c - run lookup and the `runs` and `show` verbs.
+ *
+ * A run whose metadata still says "running" but whose recorder no longer
+ * holds its ring is shown as "crashed".
+ */
+#define _GNU_SOURCE
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export.h"
+#include "rt/common.h"
+#include "rt/ring.h"
+
+int rt_run_recorder_alive(struct rt_store *s, uint64_t run)
+{
+	char path[4096];
+	struct rt_ring *r;
+	if (rt_ring_path(path, sizeof(path), rt_store_dir(s), run) || rt_ring_open(path, &r))
+		return 0;
+	int alive = rt_ring_state(r) == RT_RING_RUNNING && rt_ring_writer_alive(r);
+	rt_ring_close(r, 0);
+	return alive;
+}
+
+static uint64_t json_u64(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	return cJSON_IsNumber(v) && v->valuedouble > 0 ? (uint64_t)v->valuedouble : 0;
+}
+
+/* Fill ri from stored metadata (hostile: any key may be missing). */
+static int parse_meta(struct rt_store *s, uint64_t id, const char *json, struct rt_runinfo *ri)
+{
+	memset(ri, 0, sizeof(*ri));
+	ri->id = id;
+	ri->interval = 1.0;
+	ri->meta_json = strdup(json);
+	cJSON *o = cJSON_Parse(json);
+	if (!o)
+		return RT_E_CORRUPT;
+	const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "status");
+	snprintf(ri->status, sizeof(ri->status), "%s",
+		 cJSON_IsString(st) ? st->valuestring : "unknown");
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+	const cJSON *jn = cJSON_GetObjectItemCaseSensitive(md, "job_name");
+	if (cJSON_IsString(jn))
+		ri->job_name = strdup(jn->valuestring);
+	ri->tracked_pid = (int64_t)json_u64(o, "tracked_pid");
+	const cJSON *iv = cJSON_GetObjectItemCaseSensitive(o, "interval_secs");
+	if (cJSON_IsNumber(iv) && iv->valuedouble >= 0.001)
+		ri->interval = iv->valuedouble;
+	/* ns values may exceed double precision: read them from the text */
+	const char *p = strstr(json, "\"start_ns\":");
+	ri->start_ns = p ? strtoull(p + 11, NULL, 10) : 0;
+	p = strstr(json, "\"end_ns\":");
+	ri->end_ns = p ? strtoull(p + 9, NULL, 10) : 0;
+	cJSON_Delete(o);
+	if (!strcmp(ri->status, "running") && !rt_run_recorder_alive(s, id))
+		snprintf(ri->status, sizeof(ri->status), "crashed");
+	return 0;
+}
+
+void rt_run_free(struct rt_runinfo *ri)
+{
+	free(ri->job_name);
+	free(ri->meta_json);
+	ri->job_name = ri->meta_json = NULL;
+}
+
+static int load(struct rt_store *s, uint64_t id, struct rt_runinfo *ri)
+{
+	char *meta;
+	size_t len;
+	int rc = rt_store_get_meta(s, id, &meta, &len);
+	if (rc)
+		return rc;
+	rc = parse_meta(s, id, meta, ri);
+	free(meta);
+	return rc;
+}
+
+struct last_ctx {
+	uint64_t id;
+	int live_only;
+	struct rt_store *s;
+};
+
+static int last_cb(void *vctx, uint64_t run, const char *meta, size_t len)
+{
+	struct last_ctx *c = vctx;
+	(void)len;
+	if (c->live_only &&
+	    (!strstr(meta, "\"status\":\"running\"") || !rt_run_recorder_alive(c->s, run)))
+		return 0;
+	c->id = run;
+	return 0;
+}
+
+int rt_run_resolve(struct rt_store *s, const char *spec, struct rt_runinfo *ri)
+{
+	uint64_t id = 0;
+	if (!strcmp(spec, "latest")) {
+		struct last_ctx c = {0, 0, s};
+		rt_store_list_runs(s, last_cb, &c);
+		if (!c.id) {
+			rt_say("the store %s has no runs yet (record one with resource-tracker)",
+			       rt_store_dir(s));
+			return RT_E_NOTFOUND;
+		}
+		id = c.id;
+	} else {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(spec, &end, 10);
+		if (!*spec || *end || errno || v == 0) {
+			rt_say("'%s' is not a run id (use a number from 'rt-export runs' or 'latest')",
+			       spec);
+			return RT_E_SYNTAX;
+		}
+		id = v;
+	}
+	int rc = load(s, id, ri);
+	if (rc == RT_E_NOTFOUND)
+		rt_say("run %llu not found in %s (try rt-export runs)", (unsigned long long)id,
+		       rt_store_dir(s));
+	else if (rc)
+		rt_say("run %llu in %s cannot be read: %s", (unsigned long long)id, rt_store_dir(s),
+		       rt_strerror(rc));
+	return rc;
+}
+
+int rt_run_newest_live(struct rt_store *s, struct rt_runinfo *ri)
+{
+	struct last_ctx c = {0, 1, s};
+	rt_store_list_runs(s, last_cb, &c);
+	if (!c.id) {
+		rt_say("no run is being recorded in %s (start one with resource-tracker, or "
+		       "name a run: rt-export tail RUN)", rt_store_dir(s));
+		return RT_E_NOTFOUND;
+	}
+	return load(s, c.id, ri);
+}
+
+static void fmt_duration(char *buf, size_t cap, uint64_t ns)
+{
+	uint64_t s = ns / 1000000000ull;
+	if (s >= 3600)
+		snprintf(buf, cap, "%lluh%02llum%02llus", (unsigned long long)(s / 3600),
+			 (unsigned long long)(s / 60 % 60), (unsigned long long)(s % 60));
+	else if (s >= 60)
+		snprintf(buf, cap, "%llum%02llus", (unsigned long long)(s / 60),
+			 (unsigned long long)(s % 60));
+	else
+		snprintf(buf, cap, "%.1fs", (double)ns / 1e9);
+}
+
+/* Wall time of a stored sample, 0 if unreadable. */
+static uint64_t sample_wall(struct rt_store *s, uint64_t run, uint64_t seq)
+{
+	struct rt_recbuf r;
+	size_t len;
+	uint64_t wall = 0;
+	if (rt_recbuf_init(&r))
+		return 0;
+	if (rt_store_get_sample(s, run, seq, r.buf, rt_record_max_size(), &len) == 0 &&
+	    rt_recbuf_set(&r, r.buf, len) == 0)
+		wall = r.rec.h->wall_ns;
+	rt_recbuf_free(&r);
+	return wall;
+}
+
+struct list_ctx {
+	struct rt_store *s;
+	int n;
+};
+
+static int list_cb(void *vctx, uint64_t run, const char *meta, size_t len)
+{
+	struct list_ctx *c = vctx;
+	(void)len;
+	struct rt_runinfo ri;
+	if (parse_meta(c->s, run, meta, &ri)) {
+		printf("%-6llu (unreadable metadata)\n", (unsigned long long)run);
+		rt_run_free(&ri);
+		return 0;
+	}
+	uint64_t first = 0, last = 0, samples = 0, end = ri.end_ns;
+	if (rt_store_seq_bounds(c->s, run, &first, &last) == 0) {
+		samples = last - first;
+		if (!end)
+			end = sample_wall(c->s, run, last);
+	}
+	char start_s[32] = "-", end_s[32] = "-", dur[32] = "-";
+	if (ri.start_ns)
+		rt_fmt_iso8601(start_s, sizeof(start_s), ri.start_ns);
+	if (end && strcmp(ri.status, "running"))
+		rt_fmt_iso8601(end_s, sizeof(end_s), end);
+	if (end > ri.start_ns && ri.start_ns)
+		fmt_duration(dur, sizeof(dur), end - ri.start_ns);
+	printf("%-6llu %-20s %-20s %10s %8llu  %-9s %s\n", (unsigned long long)run, start_s, end_s,
+	       dur, (unsigned long long)samples, ri.status, ri.job_name ? ri.job_name : "-");
+	c->n++;
+	rt_run_free(&ri);
+	return 0;
+}
+
+int rt_cmd_runs(struct rt_store *s)
+{
+	printf("%-6s %-20s %-20s %10s %8s  %-9s %s\n", "ID", "START", "END", "DURATION",
+	       "SAMPLES", "STATUS", "JOB");
+	struct list_ctx c = {s, 0};
+	int rc = rt_store_list_runs(s, list_cb, &c);
+	return rc < 0 ? rc : 0;
+}
+
+int rt_cmd_show(struct rt_store *s, const char *spec)
+{
+	struct rt_runinfo ri;
+	int rc = rt_run_resolve(s, spec, &ri);
+	if (rc)
+		return rc;
+	cJSON *o = cJSON_Parse(ri.meta_json);
+	if (!o) {
+		rt_say("run %llu has corrupt metadata; raw text: %.200s", (unsigned long long)ri.id,
+		       ri.meta_json);
+		rt_run_free(&ri);
+		return RT_E_CORRUPT;
+	}
+	uint64_t first, last;
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "status");
+	cJSON_AddStringToObject(o, "status", ri.status);
+	if (rt_store_seq_bounds(s, ri.id, &first, &last) == 0) {
+		char t[32];
+		cJSON_AddNumberToObject(o, "samples", (double)(last - first));
+		rt_fmt_iso8601(t, sizeof(t), sample_wall(s, ri.id, first));
+		cJSON_AddStringToObject(o, "first_sample", t);
+		rt_fmt_iso8601(t, sizeof(t), sample_wall(s, ri.id, last));
+		cJSON_AddStringToObject(o, "last_sample", t);
+	} else {
+		cJSON_AddNumberToObject(o, "samples", 0);
+	}
+	cJSON_AddStringToObject(o, "store", rt_store_dir(s));
+	char *txt = cJSON_Print(o);
+	if (txt)
+		printf("%s\n", txt);
+	free(txt);
+	cJSON_Delete(o);
+	rt_run_free(&ri);
+	return 0;
+}

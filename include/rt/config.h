@@ -1,0 +1,97 @@
+/*
+ * config.h - the recorder's settings: CLI > env (TRACKER_*) > TOML > default.
+ *
+ * The flags, env vars and TOML keys are those of the reference
+ * resource-tracker (docs/cli.md), plus rt's own (--store, --count...).
+ */
+#ifndef RT_CONFIG_H
+#define RT_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum rt_meta_key {
+	RT_META_JOB_NAME,
+	RT_META_PROJECT_NAME,
+	RT_META_STAGE_NAME,
+	RT_META_TASK_NAME,
+	RT_META_TEAM,
+	RT_META_ENV,
+	RT_META_LANGUAGE,
+	RT_META_ORCHESTRATOR,
+	RT_META_EXECUTOR,
+	RT_META_EXTERNAL_RUN_ID,
+	RT_META_CONTAINER_IMAGE,
+	RT_META_COUNT
+};
+
+/* JSON / Sentinel key of a metadata field ("job_name"...). */
+const char *rt_meta_name(enum rt_meta_key k);
+
+enum rt_format { RT_FMT_JSON, RT_FMT_CSV };
+
+#define RT_MAX_TAGS 64
+#define RT_INTERVAL_MIN 0.01
+
+struct rt_config {
+	double interval; /* seconds */
+	int64_t pid;     /* 0: none */
+	enum rt_format format;
+	const char *output; /* NULL: stderr */
+	int quiet;
+	const char *config_path;
+	int config_explicit;
+	const char *meta[RT_META_COUNT];
+	const char *tags[RT_MAX_TAGS];
+	int ntags;
+	const char *store;      /* NULL: default */
+	uint64_t store_max_mb;  /* 0: default cap */
+	uint64_t count;         /* samples to take, 0 = until stopped */
+	char **command;         /* wrapper mode: argv of the command */
+	int ncommand;
+	int help, version;
+	/* which settings came from the CLI or env (bit per rt_config_src) */
+	unsigned set;
+	/* storage for strings read from the TOML file */
+	char *owned[8];
+	int nowned;
+};
+
+enum rt_config_src {
+	RT_SET_INTERVAL = 1u << 0,
+	RT_SET_PID = 1u << 1,
+	RT_SET_JOB_NAME = 1u << 2,
+};
+
+void rt_config_defaults(struct rt_config *c);
+
+/*
+ * Parse argv. On a usage error returns RT_E_SYNTAX or RT_E_RANGE with a
+ * one-line message in err. Stops at the first positional or "--": the
+ * rest is the command.
+ */
+int rt_config_parse_args(struct rt_config *c, int argc, char **argv, char *err, size_t errcap);
+
+/* Fill settings not given on the CLI from TRACKER_* env vars. Returns 0 or
+ * an error with a message (e.g. a bad TRACKER_QUIET value is ignored
+ * with a warning in warn). */
+void rt_config_apply_env(struct rt_config *c, char *warn, size_t warncap);
+
+/*
+ * Fill settings given neither on the CLI nor in env from the TOML file.
+ * A missing default file is silent. A missing --config file or a file that
+ * cannot be parsed leaves the settings untouched and puts a one-line
+ * warning naming the file (and line) into warn. Returns 0 in all cases
+ * except an out-of-range value (RT_E_RANGE, message in warn).
+ */
+int rt_config_apply_toml(struct rt_config *c, char *warn, size_t warncap);
+
+void rt_config_free(struct rt_config *c);
+
+/* Parse "0.5", "2", "1e-2" as an interval; RT_E_SYNTAX / RT_E_RANGE. */
+int rt_config_parse_interval(const char *s, double *out);
+
+/* Usage text of the recorder. */
+const char *rt_config_usage(void);
+
+#endif

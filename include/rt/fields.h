@@ -1,0 +1,84 @@
+/*
+ * fields.h - from two records to the fields users see.
+ *
+ * rt_derive() turns a pair of records (and their inventories) into the
+ * values of one output sample: rates over the exact time between the two
+ * records, so a gap or a coarser replay gives averages, never spikes. One
+ * table of fields (fields.c) then drives JSON Lines and CSV output: each row
+ * names its JSON section and key, its CSV column and number format.
+ */
+#ifndef RT_FIELDS_H
+#define RT_FIELDS_H
+
+#include <stdint.h>
+
+#include "rt/fmt.h"
+#include "rt/inventory.h"
+#include "rt/record.h"
+
+/* A record with the inventory its slots refer to. */
+struct rt_view {
+	const struct rt_record *rec;
+	const struct rt_inventory *inv;
+};
+
+/* Per-run context printed into every sample. */
+struct rt_run_info {
+	const char *job_name; /* NULL: null */
+	int64_t tracked_pid;  /* 0: null */
+};
+
+struct rt_derived {
+	struct rt_view prev, cur;
+	uint64_t seq;
+	double dt;           /* seconds between the records (monotonic) */
+	int has_interval;    /* prev is not the run's warm-up record */
+	int64_t timestamp_secs;
+	int64_t interval_ms;
+	uint64_t wall_ns;
+
+	int has_cpu;
+	double cpu_util, utime, stime;
+	int has_nprocs;
+	int64_t nprocs;
+	int has_cgroup;
+	double cg_usage_secs, cg_util_pct;
+
+	int has_mem;
+	int64_t mem_total, mem_free, mem_avail, mem_used, mem_buffers, mem_cached, mem_active,
+		mem_inactive, swap_total, swap_used;
+	double mem_used_pct, swap_used_pct;
+
+	int64_t disk_read, disk_write; /* bytes this interval, stacked excluded */
+	double space_total_gb, space_used_gb, space_free_gb;
+	int64_t net_rx, net_tx; /* bytes this interval, see net_counted */
+
+	double gpu_usage, gpu_vram_mib;
+	int64_t gpu_utilized;
+
+	/* per device, by slot of cur's inventory */
+	double core_pct[RT_MAX_CPUS];
+	int64_t disk_rd_delta[RT_MAX_DISKS], disk_wr_delta[RT_MAX_DISKS];
+	int64_t nic_rx_delta[RT_MAX_NICS], nic_tx_delta[RT_MAX_NICS];
+
+	int has_proc;
+	int64_t proc_pid, proc_children;
+	double proc_utime, proc_stime, proc_cores, proc_gpu_usage, proc_gpu_vram_mib;
+	int64_t proc_pss_mib, proc_rss_mib, proc_read, proc_write, proc_gpu_utilized;
+};
+
+/* Derive cur against prev. Both must be decoded records of the same run
+ * with prev.seq < cur.seq. */
+void rt_derive(const struct rt_view *prev, const struct rt_view *cur, struct rt_derived *d);
+
+/* Whether NIC slot i of inv counts in the CSV network totals: physical NICs
+ * when the host has any, otherwise every NIC but lo (containers). */
+int rt_net_counted(const struct rt_inventory *inv, unsigned i);
+
+/* One JSON object (sorted keys) plus '\n'. */
+void rt_format_json(struct rt_buf *out, const struct rt_derived *d, const struct rt_run_info *ri);
+/* The 32-column header line, and one data line. */
+void rt_format_csv_header(struct rt_buf *out);
+void rt_format_csv(struct rt_buf *out, const struct rt_derived *d, const struct rt_run_info *ri);
+
+#endif

@@ -1,0 +1,197 @@
+/*
+ * record.h - the fixed-layout sample record.
+ *
+ * One record is one sample of raw counters and gauges. The same bytes live
+ * in a ring slot and as an LMDB value; this module is the only encoder and
+ * decoder. Rates, percentages and output fields are never stored: readers
+ * derive them from two records (see fields.h), so a replay can choose any
+ * resolution and a gap averages instead of spiking.
+ *
+ * Layout (little-endian host order, every section 8-byte aligned):
+ *
+ *   rt_rec_header     64 bytes: magic, layout, sizes, seq, times, CRC, counts
+ *   rt_rec_system     CPU totals, process count, cgroup, memory
+ *   rt_rec_process    tracked process tree (valid when RT_REC_HAS_PROCESS)
+ *   rt_rec_cpu[ncpu]  per-CPU busy/idle ticks, by inventory CPU slot
+ *   rt_rec_disk[ndisk]    sectors read/written, by inventory disk slot
+ *   rt_rec_mount[nmount]  statvfs sizes, by inventory mount slot
+ *   rt_rec_nic[nnic]      bytes received/sent, by inventory NIC slot
+ *   rt_rec_gpu[ngpu]      GPU gauges, by inventory GPU slot
+ *
+ * Slots refer to the run inventory of generation `inv_gen` (inventory.h).
+ * The CRC (CRC-32C) covers the whole record with the crc field as zero.
+ */
+#ifndef RT_RECORD_H
+#define RT_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RT_RECORD_MAGIC 0x31435452u /* "RTC1" */
+#define RT_RECORD_LAYOUT 1
+
+/* Capacities; a record or inventory claiming more is corrupt. */
+#define RT_MAX_CPUS 1024
+#define RT_MAX_DISKS 64
+#define RT_MAX_MOUNTS 128
+#define RT_MAX_NICS 64
+#define RT_MAX_GPUS 16
+
+enum rt_cpu_field {
+	RT_CPU_USER,
+	RT_CPU_NICE,
+	RT_CPU_SYSTEM,
+	RT_CPU_IDLE,
+	RT_CPU_IOWAIT,
+	RT_CPU_IRQ,
+	RT_CPU_SOFTIRQ,
+	RT_CPU_STEAL,
+	RT_CPU_NFIELDS
+};
+
+enum rt_mem_field { /* kB, as in /proc/meminfo */
+	RT_MEM_TOTAL,
+	RT_MEM_FREE,
+	RT_MEM_AVAILABLE,
+	RT_MEM_BUFFERS,
+	RT_MEM_CACHED,
+	RT_MEM_SRECLAIMABLE,
+	RT_MEM_ACTIVE,
+	RT_MEM_INACTIVE,
+	RT_MEM_SWAP_TOTAL,
+	RT_MEM_SWAP_FREE,
+	RT_MEM_NFIELDS
+};
+
+enum rt_rec_flags {
+	RT_REC_HAS_CPU = 1u << 0,        /* /proc/stat was read */
+	RT_REC_HAS_MEM = 1u << 1,        /* /proc/meminfo was read */
+	RT_REC_HAS_CGROUP = 1u << 2,     /* cgroup usage valid */
+	RT_REC_HAS_CG_QUOTA = 1u << 3,   /* cgroup quota/period valid */
+	RT_REC_HAS_PROCESS = 1u << 4,    /* process section valid */
+	RT_REC_HAS_NPROCS = 1u << 5,     /* process count valid */
+	RT_REC_HAS_DISKSTATS = 1u << 6,  /* /proc/diskstats was read */
+	RT_REC_HAS_NETDEV = 1u << 7,     /* /proc/net/dev was read */
+	RT_REC_FINAL = 1u << 8,          /* last sample of the run */
+};
+
+struct rt_rec_header {
+	uint32_t magic;
+	uint16_t layout;
+	uint16_t header_size;
+	uint32_t size; /* whole record in bytes */
+	uint32_t crc;
+	uint64_t seq;
+	uint64_t mono_ns; /* CLOCK_MONOTONIC */
+	uint64_t wall_ns; /* CLOCK_REALTIME, ns since the epoch */
+	uint32_t inv_gen; /* inventory generation the slots refer to */
+	uint32_t flags;   /* rt_rec_flags */
+	uint16_t ncpu, ndisk, nmount, nnic, ngpu, reserved[3];
+};
+
+struct rt_rec_system {
+	uint64_t cpu[RT_CPU_NFIELDS]; /* ticks, aggregate "cpu" line */
+	uint32_t nprocs;              /* numeric entries in /proc */
+	uint32_t procs_running;
+	uint64_t cg_usage_usec;  /* cgroup CPU usage, cumulative */
+	int64_t cg_quota_usec;   /* -1: no limit */
+	uint64_t cg_period_usec;
+	uint64_t mem_kb[RT_MEM_NFIELDS];
+};
+
+struct rt_rec_process {
+	int32_t pid;             /* root of the tracked tree, 0 when none */
+	uint32_t nprocs;         /* live processes in the tree, root included */
+	uint64_t utime_ticks;    /* cumulative tree CPU, see proctree */
+	uint64_t stime_ticks;
+	uint64_t pss_kb;
+	uint64_t rss_kb;
+	uint64_t read_bytes;     /* cumulative tree I/O */
+	uint64_t write_bytes;
+	uint64_t gpu_vram_bytes;
+	uint32_t gpu_util_pct_x100;
+	uint32_t gpu_count;
+};
+
+struct rt_rec_cpu {
+	uint64_t total; /* all 8 fields */
+	uint64_t idle;  /* idle + iowait */
+};
+
+struct rt_rec_disk {
+	uint64_t rd_sectors; /* 512-byte units, whatever the device */
+	uint64_t wr_sectors;
+};
+
+struct rt_rec_mount {
+	uint64_t total_bytes;
+	uint64_t free_bytes;  /* f_bfree */
+	uint64_t avail_bytes; /* f_bavail */
+};
+
+struct rt_rec_nic {
+	uint64_t rx_bytes;
+	uint64_t tx_bytes;
+};
+
+enum rt_gpu_valid {
+	RT_GPU_V_UTIL = 1u << 0,
+	RT_GPU_V_MEM = 1u << 1,
+	RT_GPU_V_TEMP = 1u << 2,
+	RT_GPU_V_POWER = 1u << 3,
+	RT_GPU_V_CLOCK = 1u << 4,
+};
+
+struct rt_rec_gpu {
+	uint64_t vram_used;
+	uint64_t vram_total;
+	uint32_t util_pct;
+	int32_t temp_c;
+	uint32_t power_mw;
+	uint32_t clock_mhz;
+	uint32_t valid; /* rt_gpu_valid */
+	uint32_t reserved;
+};
+
+/* A decoded (or being-encoded) record: pointers into one aligned buffer. */
+struct rt_record {
+	struct rt_rec_header *h;
+	struct rt_rec_system *sys;
+	struct rt_rec_process *proc;
+	struct rt_rec_cpu *cpu;
+	struct rt_rec_disk *disk;
+	struct rt_rec_mount *mount;
+	struct rt_rec_nic *nic;
+	struct rt_rec_gpu *gpu;
+};
+
+/* Size in bytes of a record with these counts. */
+size_t rt_record_size(unsigned ncpu, unsigned ndisk, unsigned nmount, unsigned nnic,
+		      unsigned ngpu);
+
+/* Largest possible record (all capacities full). */
+size_t rt_record_max_size(void);
+
+/*
+ * Lay out an empty record with the given counts in buf (8-byte aligned,
+ * cap bytes). Zeroes it, fills the header and points rec's sections into
+ * buf. Returns 0, -EINVAL for a count above capacity, -ENOSPC if cap is
+ * too small.
+ */
+int rt_record_init(void *buf, size_t cap, unsigned ncpu, unsigned ndisk, unsigned nmount,
+		   unsigned nnic, unsigned ngpu, struct rt_record *rec);
+
+/* Compute and store the CRC; call once every field is written. */
+void rt_record_seal(struct rt_record *rec);
+
+/*
+ * Validate len bytes at buf (8-byte aligned; copy unaligned bytes first)
+ * and point rec into it. Every count and size is checked against len and
+ * the capacities. Returns 0, RT_E_CORRUPT or RT_E_LAYOUT.
+ */
+int rt_record_decode(const void *buf, size_t len, struct rt_record *rec);
+
+/* CRC-32C of len bytes, continuing from crc (start with 0). */
+uint32_t rt_crc32c(uint32_t crc, const void *buf, size_t len);
+
+#endif

@@ -1,0 +1,43 @@
+/*
+ * sysroot.h - where /proc and /sys are.
+ *
+ * Every /proc and /sys path is resolved under a root that tests can point
+ * at a fixture tree: $RT_PROC_ROOT and $RT_SYS_ROOT (testing aids; default
+ * /proc and /sys). Filesystem sizes go through a hook for the same reason.
+ */
+#ifndef RT_SYSROOT_H
+#define RT_SYSROOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum rt_root { RT_PROC, RT_SYS };
+
+/* Re-read the environment (tests may change it between runs). */
+void rt_sysroot_init(void);
+const char *rt_root(enum rt_root which);
+
+/* Build "<root>/<rel>" into buf. Returns 0 or -ENAMETOOLONG. */
+int rt_path(char *buf, size_t cap, enum rt_root which, const char *rel);
+
+/* open(O_RDONLY|O_CLOEXEC) of a path under a root. -errno on failure. */
+int rt_open(enum rt_root which, const char *rel);
+
+/*
+ * Read a whole small file (under a root) into buf, NUL-terminated, with
+ * trailing whitespace trimmed. Returns the length or -errno.
+ */
+ssize_t rt_read_small(enum rt_root which, const char *rel, char *buf, size_t cap);
+
+/* pread from offset 0 into buf (cap-1 bytes at most), NUL-terminate.
+ * Returns the length or -errno. Short reads are retried. */
+ssize_t rt_pread_all(int fd, char *buf, size_t cap);
+
+struct rt_fsstat {
+	uint64_t total, free, avail; /* bytes */
+};
+/* statvfs of a mount point; tests replace the hook with fixture data. */
+extern int (*rt_statvfs_hook)(const char *mount_point, struct rt_fsstat *out);
+
+#endif

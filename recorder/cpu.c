@@ -1,0 +1,184 @@
+/*
+ * cpu.c - /proc/stat (total and per CPU), the process count and the
+ * recorder's cgroup CPU usage and quota (v2 cpu.stat/cpu.max, v1 cpuacct).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "collect.h"
+#include "rt/sysroot.h"
+
+/* Find our cgroup and open its CPU usage file; read the quota once. */
+void rt_cpu_open(struct rt_collector *c)
+{
+	char cg[4096], path[4400], rel[4400];
+	c->has_cg_quota = 0;
+	if (rt_read_small(RT_PROC, "self/cgroup", cg, sizeof(cg)) < 0)
+		return;
+	char v2path[1024] = "", v1acct[1024] = "", v1cpu[1024] = "";
+	for (char *line = strtok(cg, "\n"); line; line = strtok(NULL, "\n")) {
+		char *c1 = strchr(line, ':');
+		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		*c1 = *c2 = '\0';
+		const char *ctrls = c1 + 1, *p = c2 + 1;
+		if (!strcmp(line, "0") && !*ctrls)
+			snprintf(v2path, sizeof(v2path), "%s", p);
+		for (const char *t = ctrls; t && *t;) {
+			size_t n = strcspn(t, ",");
+			if (n == 7 && !strncmp(t, "cpuacct", 7))
+				snprintf(v1acct, sizeof(v1acct), "%s", p);
+			if (n == 3 && !strncmp(t, "cpu", 3))
+				snprintf(v1cpu, sizeof(v1cpu), "%s", p);
+			t = t[n] ? t + n + 1 : NULL;
+		}
+	}
+	/* cgroup v2, at the unified mount of a pure or hybrid host */
+	static const char *v2roots[] = {"fs/cgroup", "fs/cgroup/unified"};
+	if (v2path[0] && !v1acct[0]) {
+		for (size_t i = 0; i < 2 && c->fd_cg_usage < 0; i++) {
+			snprintf(rel, sizeof(rel), "%s%s/cpu.stat", v2roots[i],
+				 strcmp(v2path, "/") ? v2path : "");
+			c->fd_cg_usage = rt_open(RT_SYS, rel);
+			if (c->fd_cg_usage >= 0) {
+				c->cg_v2 = 1;
+				snprintf(rel, sizeof(rel), "%s%s/cpu.max", v2roots[i],
+					 strcmp(v2path, "/") ? v2path : "");
+				if (rt_read_small(RT_SYS, rel, path, sizeof(path)) > 0 &&
+				    rt_parse_cg_max(path, strlen(path), &c->cg_quota, &c->cg_period) == 0)
+					c->has_cg_quota = 1;
+			}
+		}
+		return;
+	}
+	if (!v1acct[0])
+		return;
+	static const char *v1acct_dirs[] = {"fs/cgroup/cpuacct", "fs/cgroup/cpu,cpuacct"};
+	for (size_t i = 0; i < 2 && c->fd_cg_usage < 0; i++) {
+		snprintf(rel, sizeof(rel), "%s%s/cpuacct.usage", v1acct_dirs[i],
+			 strcmp(v1acct, "/") ? v1acct : "");
+		c->fd_cg_usage = rt_open(RT_SYS, rel);
+	}
+	c->cg_v2 = 0;
+	static const char *v1cpu_dirs[] = {"fs/cgroup/cpu", "fs/cgroup/cpu,cpuacct"};
+	for (size_t i = 0; i < 2 && v1cpu[0]; i++) {
+		char q[64], per[64];
+		const char *sub = strcmp(v1cpu, "/") ? v1cpu : "";
+		snprintf(rel, sizeof(rel), "%s%s/cpu.cfs_quota_us", v1cpu_dirs[i], sub);
+		if (rt_read_small(RT_SYS, rel, q, sizeof(q)) <= 0)
+			continue;
+		snprintf(rel, sizeof(rel), "%s%s/cpu.cfs_period_us", v1cpu_dirs[i], sub);
+		if (rt_read_small(RT_SYS, rel, per, sizeof(per)) <= 0)
+			continue;
+		long long qv = strtoll(q, NULL, 10);
+		unsigned long long pv = strtoull(per, NULL, 10);
+		if (pv) {
+			c->cg_quota = qv > 0 ? qv : -1;
+			c->cg_period = pv;
+			c->has_cg_quota = 1;
+		}
+		break;
+	}
+}
+
+void rt_cpu_read(struct rt_collector *c, int *changed)
+{
+	size_t len;
+	unsigned before = c->stat.ncpu;
+	c->stat.have_agg = 0;
+	if (rt_read_fd(c, c->fd_stat, &len) == 0)
+		rt_parse_proc_stat(c->buf, len, &c->stat);
+	else
+		c->stat.ncpu = 0;
+	/* CPU hotplug changes the set of cpuN lines */
+	if (c->stat.ncpu != c->inv->ncpu || c->stat.ncpu != before)
+		*changed = 1;
+	else
+		for (unsigned i = 0; i < c->stat.ncpu; i++)
+			if (c->stat.cpu[i].id != c->inv->cpu_id[i]) {
+				*changed = 1;
+				break;
+			}
+}
+
+void rt_cpu_inventory(struct rt_collector *c, struct rt_inventory *inv)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	inv->hz = hz > 0 ? (uint32_t)hz : 100;
+	inv->ncpu = c->stat.ncpu;
+	for (unsigned i = 0; i < c->stat.ncpu; i++)
+		inv->cpu_id[i] = c->stat.cpu[i].id;
+}
+
+/* Count numeric entries of /proc with getdents64 on the open directory:
+ * no allocation, no per-entry syscalls. */
+static int count_procs(int fd, uint32_t *out)
+{
+	if (fd < 0 || lseek(fd, 0, SEEK_SET) < 0)
+		return -1;
+	char buf[32768] __attribute__((aligned(8)));
+	uint32_t n = 0;
+	for (;;) {
+		long got = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		if (got < 0)
+			return -1;
+		if (got == 0)
+			break;
+		for (long off = 0; off < got;) {
+			struct {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *d = (void *)(buf + off);
+			if (d->reclen == 0)
+				return -1;
+			const char *s = d->name;
+			if (*s >= '1' && *s <= '9') {
+				while (*s >= '0' && *s <= '9')
+					s++;
+				n += *s == '\0';
+			}
+			off += d->reclen;
+		}
+	}
+	*out = n;
+	return 0;
+}
+
+void rt_cpu_fill(struct rt_collector *c, struct rt_record *rec)
+{
+	if (c->stat.have_agg) {
+		memcpy(rec->sys->cpu, c->stat.agg, sizeof(rec->sys->cpu));
+		rec->h->flags |= RT_REC_HAS_CPU;
+	}
+	rec->sys->procs_running = c->stat.procs_running;
+	for (unsigned i = 0; i < rec->h->ncpu && i < c->stat.ncpu; i++) {
+		rec->cpu[i].total = c->stat.cpu[i].total;
+		rec->cpu[i].idle = c->stat.cpu[i].idle;
+	}
+	if (count_procs(c->fd_proc, &rec->sys->nprocs) == 0)
+		rec->h->flags |= RT_REC_HAS_NPROCS;
+	size_t len;
+	uint64_t usec;
+	if (c->fd_cg_usage >= 0 && rt_read_fd(c, c->fd_cg_usage, &len) == 0 &&
+	    (c->cg_v2 ? rt_parse_cg_usage_v2(c->buf, len, &usec)
+		      : rt_parse_cg_usage_v1(c->buf, len, &usec)) == 0) {
+		rec->sys->cg_usage_usec = usec;
+		rec->h->flags |= RT_REC_HAS_CGROUP;
+		if (c->has_cg_quota) {
+			rec->sys->cg_quota_usec = c->cg_quota;
+			rec->sys->cg_period_usec = c->cg_period;
+			rec->h->flags |= RT_REC_HAS_CG_QUOTA;
+		}
+	}
+}

@@ -1,0 +1,221 @@
+/*
+ * disk.c - whole disks from /proc/diskstats and /sys/block, their mounts
+ * from /proc/self/mountinfo, sizes from statvfs.
+ *
+ * /proc/diskstats counts 512-byte sectors whatever the device's sector
+ * size. dm-* and md* devices (anything with slaves) are kept in disk[] with
+ * their mounts but marked stacked, so their I/O is not added on top of their
+ * members'. Mounts are matched to disks by device number, never by name
+ * prefix, and a filesystem mounted twice (bind mounts) is counted once.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "collect.h"
+#include "rt/common.h"
+#include "rt/sysroot.h"
+
+void rt_disk_read(struct rt_collector *c, int *changed)
+{
+	size_t len;
+	c->nds = 0;
+	if (rt_read_fd(c, c->fd_diskstats, &len) == 0)
+		c->nds = rt_parse_diskstats(c->buf, len, c->ds, RT_MAX_DISKSTATS);
+	uint64_t h = RT_NAME_HASH_INIT;
+	for (size_t i = 0; i < c->nds; i++)
+		h = rt_name_hash(h, c->ds[i].name);
+	if (h != c->disk_names_hash) {
+		c->disk_names_hash = h;
+		*changed = 1;
+	}
+	/* mountinfo signals a change of the mount table with POLLPRI */
+	if (c->fd_mountinfo >= 0) {
+		struct pollfd p = {.fd = c->fd_mountinfo, .events = POLLPRI};
+		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLPRI | POLLERR)))
+			c->mounts_dirty = 1;
+	}
+	if (c->mounts_dirty)
+		*changed = 1;
+}
+
+/* Read /sys/block/<name>/<attr> ("" if absent). */
+static void sys_attr(const char *name, const char *attr, char *out, size_t cap)
+{
+	char rel[512];
+	snprintf(rel, sizeof(rel), "block/%s/%s", name, attr);
+	if (rt_read_small(RT_SYS, rel, out, cap) < 0)
+		out[0] = '\0';
+}
+
+static int sys_exists(const char *name, const char *attr)
+{
+	char rel[512], p[4096];
+	snprintf(rel, sizeof(rel), "block/%s%s", name, attr);
+	return rt_path(p, sizeof(p), RT_SYS, rel) == 0 && access(p, F_OK) == 0;
+}
+
+static int dir_nonempty(const char *name, const char *attr)
+{
+	char rel[512], p[4096];
+	snprintf(rel, sizeof(rel), "block/%s/%s", name, attr);
+	if (rt_path(p, sizeof(p), RT_SYS, rel))
+		return 0;
+	DIR *d = opendir(p);
+	if (!d)
+		return 0;
+	struct dirent *e;
+	int any = 0;
+	while (!any && (e = readdir(d)))
+		any = e->d_name[0] != '.';
+	closedir(d);
+	return any;
+}
+
+static int excluded(const char *name)
+{
+	return !strncmp(name, "loop", 4) || !strncmp(name, "ram", 3) || !strncmp(name, "zram", 4);
+}
+
+static void disk_identity(struct rt_inv_disk *d)
+{
+	char v[256];
+	sys_attr(d->name, "device/model", d->model, sizeof(d->model));
+	sys_attr(d->name, "device/vendor", d->vendor, sizeof(d->vendor));
+	sys_attr(d->name, "device/serial", d->serial, sizeof(d->serial));
+	if (!d->serial[0])
+		sys_attr(d->name, "serial", d->serial, sizeof(d->serial));
+	if (!d->serial[0])
+		sys_attr(d->name, "device/wwid", d->serial, sizeof(d->serial));
+	if (!d->serial[0])
+		sys_attr(d->name, "wwid", d->serial, sizeof(d->serial));
+	/* sysfs pads SCSI strings with spaces: trim both ends */
+	char *fields[3] = {d->model, d->vendor, d->serial};
+	for (int i = 0; i < 3; i++) {
+		char *s = fields[i];
+		size_t lead = strspn(s, " \t");
+		memmove(s, s + lead, strlen(s + lead) + 1);
+	}
+	sys_attr(d->name, "queue/rotational", v, sizeof(v));
+	if (!strncmp(d->name, "nvme", 4))
+		d->type = RT_DISK_NVME;
+	else if (!strcmp(v, "0"))
+		d->type = RT_DISK_SSD;
+	else if (!strcmp(v, "1"))
+		d->type = RT_DISK_HDD;
+	sys_attr(d->name, "size", v, sizeof(v));
+	char *end;
+	unsigned long long sectors = strtoull(v, &end, 10);
+	if (v[0] && !*end && sectors > 0 && sectors < (1ull << 54)) {
+		d->capacity_bytes = sectors * 512; /* always 512-byte units */
+		d->has_capacity = 1;
+	}
+	sys_attr(d->name, "queue/logical_block_size", v, sizeof(v));
+	d->logical_block_size = (uint32_t)strtoul(v, NULL, 10);
+	d->stacked = !strncmp(d->name, "dm-", 3) || !strncmp(d->name, "md", 2) ||
+		     dir_nonempty(d->name, "slaves");
+}
+
+struct mount_ctx {
+	struct rt_collector *c;
+	struct rt_inventory *inv;
+	int pass; /* 1: filesystem roots only, 2: everything else */
+};
+
+/* Disk slot holding device major:minor (a disk or one of its partitions). */
+static int disk_of_dev(struct rt_inventory *inv, uint32_t maj, uint32_t min)
+{
+	char rel[64], p[4096], link[4096];
+	snprintf(rel, sizeof(rel), "dev/block/%u:%u", maj, min);
+	if (rt_path(p, sizeof(p), RT_SYS, rel))
+		return -1;
+	ssize_t n = readlink(p, link, sizeof(link) - 1);
+	if (n <= 0)
+		return -1;
+	link[n] = '\0';
+	char *last = strrchr(link, '/');
+	if (!last)
+		return rt_inventory_find_disk(inv, link);
+	int slot = rt_inventory_find_disk(inv, last + 1);
+	if (slot >= 0)
+		return slot;
+	*last = '\0'; /* a partition: its parent directory is the disk */
+	char *parent = strrchr(link, '/');
+	return rt_inventory_find_disk(inv, parent ? parent + 1 : link);
+}
+
+static void mount_cb(void *vctx, const struct rt_mountinfo *m)
+{
+	struct mount_ctx *x = vctx;
+	struct rt_inventory *inv = x->inv;
+	if (m->major == 0)
+		return; /* virtual filesystems */
+	if (x->pass == 1 && strcmp(m->root, "/") != 0)
+		return;
+	uint32_t dev = (uint32_t)makedev(m->major, m->minor);
+	for (unsigned i = 0; i < inv->nmount; i++)
+		if (inv->mount[i].dev == dev)
+			return; /* one filesystem is counted once */
+	if (inv->nmount >= RT_MAX_MOUNTS)
+		return;
+	int slot = disk_of_dev(inv, m->major, m->minor);
+	if (slot < 0)
+		return;
+	struct rt_inv_mount *im = &inv->mount[inv->nmount++];
+	snprintf(im->mount_point, sizeof(im->mount_point), "%s", m->mount_point);
+	snprintf(im->fstype, sizeof(im->fstype), "%s", m->fstype);
+	im->disk = (uint16_t)slot;
+	im->dev = dev;
+}
+
+void rt_disk_inventory(struct rt_collector *c, struct rt_inventory *inv)
+{
+	for (size_t i = 0; i < c->nds && inv->ndisk < RT_MAX_DISKS; i++) {
+		const char *name = c->ds[i].name;
+		if (excluded(name) || !sys_exists(name, ""))
+			continue;
+		struct rt_inv_disk *d = &inv->disk[inv->ndisk];
+		snprintf(d->name, sizeof(d->name), "%s", name);
+		disk_identity(d);
+		c->disk_line[inv->ndisk++] = (int)i;
+	}
+	/* mounts: the mount table is large and changes rarely; re-read on change.
+	 * Pass 1 takes root mounts ("/" of the filesystem), pass 2 bind mounts of
+	 * filesystems not mounted at their root anywhere. */
+	size_t len;
+	c->mounts_dirty = 0;
+	if (rt_read_fd(c, c->fd_mountinfo, &len) != 0)
+		return;
+	struct mount_ctx x = {c, inv, 1};
+	rt_parse_mountinfo(c->buf, len, mount_cb, &x);
+	x.pass = 2;
+	rt_parse_mountinfo(c->buf, len, mount_cb, &x);
+}
+
+void rt_disk_fill(struct rt_collector *c, struct rt_record *rec)
+{
+	const struct rt_inventory *inv = c->inv;
+	if (c->nds)
+		rec->h->flags |= RT_REC_HAS_DISKSTATS;
+	for (unsigned i = 0; i < rec->h->ndisk; i++) {
+		int line = c->disk_line[i];
+		if (line < 0 || (size_t)line >= c->nds || strcmp(c->ds[line].name, inv->disk[i].name))
+			continue; /* vanished this very sample: zeros */
+		rec->disk[i].rd_sectors = c->ds[line].rd_sectors;
+		rec->disk[i].wr_sectors = c->ds[line].wr_sectors;
+	}
+	for (unsigned i = 0; i < rec->h->nmount; i++) {
+		struct rt_fsstat st;
+		if (rt_statvfs_hook(inv->mount[i].mount_point, &st) == 0) {
+			rec->mount[i].total_bytes = st.total;
+			rec->mount[i].free_bytes = st.free;
+			rec->mount[i].avail_bytes = st.avail;
+		}
+	}
+}

@@ -1,0 +1,324 @@
+/*
+ * main.c - rt-recorder, also installed as resource-tracker.
+ *
+ * Standalone mode: record the whole system into the store until stopped
+ * (SIGINT/SIGTERM/SIGHUP) or --count samples, while a child rt-export
+ * formats the live run to stderr or --output: this process never formats
+ * sample text and never touches the network.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rt/clock.h"
+#include "rt/common.h"
+#include "rt/config.h"
+#include "rt/ring.h"
+#include "rt/runmeta.h"
+#include "rt/store.h"
+#include "rt/sysroot.h"
+#include "sampler.h"
+
+#define DEFAULT_STORE_MAX_MB 1024
+#define EXPORTER_WAIT_NS (10ull * 1000000000ull)
+
+static const char *prog = "resource-tracker";
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s\n", prog, msg);
+}
+
+/* Mark runs whose recorder died without finishing them as "crashed". */
+struct fixup_ctx {
+	struct rt_store *store;
+	uint64_t ids[64];
+	int n;
+};
+
+static int fixup_cb(void *vctx, uint64_t run, const char *meta, size_t len)
+{
+	struct fixup_ctx *x = vctx;
+	(void)len;
+	if (!strstr(meta, "\"status\":\"running\"") || x->n >= 64)
+		return 0;
+	const char *p = strstr(meta, "\"recorder_pid\":");
+	long pid = p ? strtol(p + 15, NULL, 10) : 0;
+	char path[4096];
+	struct rt_ring *ring;
+	int alive = 0;
+	if (rt_ring_path(path, sizeof(path), rt_store_dir(x->store), run) == 0 &&
+	    rt_ring_open(path, &ring) == 0) {
+		alive = rt_ring_writer_alive(ring);
+		rt_ring_close(ring, 0);
+	}
+	if (!alive && pid > 0 && kill((pid_t)pid, 0) == 0 && pid != getpid())
+		alive = 1; /* maybe still starting up; leave it */
+	if (!alive)
+		x->ids[x->n++] = run;
+	return 0;
+}
+
+static void fixup_crashed(struct rt_store *store)
+{
+	struct fixup_ctx x = {store, {0}, 0};
+	rt_store_list_runs(store, fixup_cb, &x);
+	for (int i = 0; i < x.n; i++) {
+		char *meta;
+		size_t len;
+		if (rt_store_get_meta(store, x.ids[i], &meta, &len))
+			continue;
+		char *st = strstr(meta, "\"status\":\"running\"");
+		if (st) {
+			memcpy(st, "\"status\":\"crashed\"", 18);
+			rt_store_put_meta(store, x.ids[i], meta, len);
+		}
+		free(meta);
+		char path[4096];
+		if (rt_ring_path(path, sizeof(path), rt_store_dir(store), x.ids[i]) == 0)
+			unlink(path);
+	}
+}
+
+/* Path of rt-export: next to this binary, else from PATH. */
+static void exporter_path(char *buf, size_t cap)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		snprintf(buf, cap, "%s/rt-export", dirname(self));
+		if (access(buf, X_OK) == 0)
+			return;
+	}
+	snprintf(buf, cap, "rt-export");
+}
+
+static pid_t spawn_exporter(const struct rt_config *cfg, const char *store_dir, uint64_t run)
+{
+	char exe[4200], runid[32];
+	exporter_path(exe, sizeof(exe));
+	snprintf(runid, sizeof(runid), "%llu", (unsigned long long)run);
+	const char *argv[12];
+	int a = 0;
+	argv[a++] = "rt-export";
+	argv[a++] = "live";
+	argv[a++] = runid;
+	argv[a++] = "--store";
+	argv[a++] = store_dir;
+	argv[a++] = "-f";
+	argv[a++] = cfg->format == RT_FMT_CSV ? "csv" : "json";
+	if (cfg->output) {
+		argv[a++] = "--output";
+		argv[a++] = cfg->output;
+	}
+	argv[a] = NULL;
+	pid_t pid = fork();
+	if (pid == 0) {
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		if (strchr(exe, '/'))
+			execv(exe, (char **)argv);
+		else
+			execvp(exe, (char **)argv);
+		fprintf(stderr, "%s: cannot start %s (%s); samples are still recorded, "
+			"replay them with: rt-export replay %s\n", prog, exe, strerror(errno), runid);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Wait for the exporter to drain, at most EXPORTER_WAIT_NS. */
+static void wait_exporter(pid_t pid, uint64_t run)
+{
+	if (pid <= 0)
+		return;
+	struct timespec step = {0, 10 * 1000 * 1000};
+	for (uint64_t waited = 0; waited < EXPORTER_WAIT_NS; waited += 10000000ull) {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return;
+		nanosleep(&step, NULL);
+	}
+	say("output is still being written after 10 s; leaving it. The run is complete in the "
+	    "store: rt-export replay %llu", (unsigned long long)run);
+}
+
+int main(int argc, char **argv)
+{
+	const char *base = strrchr(argv[0], '/');
+	base = base ? base + 1 : argv[0];
+	if (!strcmp(base, "rt-recorder"))
+		prog = "rt-recorder";
+	rt_sysroot_init();
+	const char *tc = getenv("RT_TEST_CLOCK");
+	if (tc && *tc)
+		rt_clock_set_fake((uint64_t)strtoull(tc, NULL, 10) * 1000000000ull);
+
+	struct rt_config cfg;
+	char err[512];
+	rt_config_defaults(&cfg);
+	int rc = rt_config_parse_args(&cfg, argc, argv, err, sizeof(err));
+	if (rc) {
+		say("%s", err);
+		return rc == RT_E_SYNTAX ? 2 : 1;
+	}
+	if (cfg.help) {
+		fputs(rt_config_usage(), stdout);
+		return 0;
+	}
+	if (cfg.version) {
+		printf("resource-tracker %s\n", RT_VERSION);
+		return 0;
+	}
+	rt_config_apply_env(&cfg, err, sizeof(err));
+	if (err[0])
+		say("warning: %s", err);
+	rt_config_apply_toml(&cfg, err, sizeof(err));
+	if (err[0])
+		say("warning: %s", err);
+	if (cfg.ncommand > 0 || cfg.pid) {
+		say("%s is not available in this version yet; run without it to record "
+		    "the whole system", cfg.ncommand > 0 ? "wrapper mode (a command)" : "--pid");
+		return 2;
+	}
+
+	char store_dir[4096];
+	if ((rc = rt_store_resolve_dir(cfg.store, store_dir, sizeof(store_dir)))) {
+		say("no store directory: set --store DIR or RT_STORE, or HOME");
+		return 1;
+	}
+	struct rt_store *store;
+	if ((rc = rt_store_open(store_dir, RT_STORE_RDWR, &store))) {
+		say("cannot open the store %s: %s (choose another with --store DIR)", store_dir,
+		    rt_strerror(rc));
+		return 1;
+	}
+	rt_store_set_cap(store, (cfg.store_max_mb ? cfg.store_max_mb : DEFAULT_STORE_MAX_MB) << 20);
+	fixup_crashed(store);
+
+	struct rt_host_info host;
+	rt_host_info(&host);
+	struct rt_time t0;
+	rt_clock_now(&t0);
+	struct rt_run_meta meta = {
+		.status = "running",
+		.start_ns = t0.wall_ns,
+		.interval_secs = cfg.interval,
+		.recorder_pid = getpid(),
+		.tracked_pid = cfg.pid,
+		.tags = cfg.tags,
+		.ntags = cfg.ntags,
+		.hostname = host.hostname[0] ? host.hostname : NULL,
+		.cpu_model = host.cpu_model[0] ? host.cpu_model : NULL,
+		.vcpus = host.vcpus,
+		.memory_mib = host.memory_mib,
+	};
+	memcpy(meta.meta, cfg.meta, sizeof(meta.meta));
+	struct rt_buf mb = {0};
+	rt_runmeta_write(&mb, &meta);
+	if (mb.oom || (rc = rt_store_new_run(store, mb.p, mb.len, &meta.run_id))) {
+		say("cannot create a run in the store %s: %s", store_dir,
+		    rc == RT_E_STORE ? rt_store_last_error(store) : rt_strerror(rc ? rc : -ENOMEM));
+		return 1;
+	}
+
+	/* signals arrive on a descriptor the sampling wait polls */
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	signal(SIGPIPE, SIG_IGN);
+
+	uint64_t interval_ns = (uint64_t)(cfg.interval * 1e9 + 0.5);
+	/* ring: about 10 s of samples, 16..512 slots */
+	uint64_t slots = 10000000000ull / interval_ns;
+	slots = slots < 16 ? 16 : slots > 512 ? 512 : slots;
+	struct rt_sampler s;
+	if ((rc = rt_sampler_init(&s, store, meta.run_id, (uint32_t)slots))) {
+		say("cannot start sampling: %s", rt_strerror(rc));
+		return 1;
+	}
+	char warn[1024];
+	if ((rc = rt_sampler_take(&s, 0, warn, sizeof(warn)))) {
+		say("cannot take the first sample: %s", rt_strerror(rc));
+		return 1;
+	}
+	if (warn[0])
+		say("warning: %s", warn);
+	pid_t exporter = cfg.quiet ? -1 : spawn_exporter(&cfg, store_dir, meta.run_id);
+
+	/* absolute deadlines: the schedule never drifts, an overrun skips ahead */
+	uint64_t deadline = s.last.mono_ns;
+	int stopped = 0;
+	while (!cfg.count || s.seq <= cfg.count) {
+		deadline += interval_ns;
+		struct rt_time now;
+		rt_clock_now(&now);
+		if (deadline <= now.mono_ns)
+			deadline += ((now.mono_ns - deadline) / interval_ns + 1) * interval_ns;
+		if (rt_clock_wait(deadline, sfd) == 1) {
+			struct signalfd_siginfo si;
+			if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				stopped = (int)si.ssi_signo;
+				break;
+			}
+		}
+		rc = rt_sampler_take(&s, 0, warn, sizeof(warn));
+		if (warn[0])
+			say("warning: %s", warn);
+		if (rc) {
+			say("sampling stopped: %s", rt_strerror(rc));
+			break;
+		}
+	}
+	/* a final sample covers the partial last interval */
+	if (stopped) {
+		struct rt_time now;
+		rt_clock_now(&now);
+		if (now.mono_ns - s.last.mono_ns >= 1000000ull &&
+		    rt_sampler_take(&s, RT_REC_FINAL, warn, sizeof(warn)) == 0 && warn[0])
+			say("warning: %s", warn);
+	}
+
+	struct rt_time end;
+	rt_clock_now(&end);
+	meta.status = "finished";
+	meta.end_ns = end.wall_ns;
+	meta.has_last_seq = 1;
+	meta.last_seq = s.seq - 1;
+	rt_buf_reset(&mb);
+	rt_runmeta_write(&mb, &meta);
+	if ((rc = rt_store_put_meta(store, meta.run_id, mb.p, mb.len)))
+		say("warning: cannot mark run %llu finished in the store: %s",
+		    (unsigned long long)meta.run_id, rt_strerror(rc));
+	rt_sampler_finish(&s);
+	wait_exporter(exporter, meta.run_id);
+	rt_sampler_close(&s, 1);
+	rt_store_close(store);
+	rt_buf_free(&mb);
+	rt_config_free(&cfg);
+	return 0;
+}

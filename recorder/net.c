@@ -1,0 +1,118 @@
+/*
+ * net.c - interfaces from /proc/net/dev (all but lo) with their static
+ * identity from /sys/class/net. operstate is re-read every sample (one
+ * pread per NIC) so a link going up or down starts a new inventory.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collect.h"
+#include "rt/common.h"
+#include "rt/sysroot.h"
+
+void rt_net_read(struct rt_collector *c, int *changed)
+{
+	size_t len;
+	c->nnd = 0;
+	if (rt_read_fd(c, c->fd_netdev, &len) == 0)
+		c->nnd = rt_parse_netdev(c->buf, len, c->nd, RT_MAX_NETDEVS);
+	uint64_t h = RT_NAME_HASH_INIT;
+	for (size_t i = 0; i < c->nnd; i++)
+		h = rt_name_hash(h, c->nd[i].name);
+	if (h != c->nic_names_hash) {
+		c->nic_names_hash = h;
+		*changed = 1;
+	}
+	for (unsigned i = 0; i < c->inv->nnic && !*changed; i++) {
+		char st[32];
+		if (c->fd_oper[i] < 0)
+			continue;
+		ssize_t n = rt_pread_all(c->fd_oper[i], st, sizeof(st));
+		while (n > 0 && (st[n - 1] == '\n' || st[n - 1] == ' '))
+			st[--n] = '\0';
+		if (n >= 0 && strcmp(st, c->inv->nic[i].operstate) != 0)
+			*changed = 1;
+	}
+}
+
+static void attr(const char *name, const char *file, char *out, size_t cap)
+{
+	char rel[256];
+	snprintf(rel, sizeof(rel), "class/net/%s/%s", name, file);
+	if (rt_read_small(RT_SYS, rel, out, cap) < 0)
+		out[0] = '\0';
+}
+
+static int parse_i64(const char *s, int64_t *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (!*s || *end || errno)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+void rt_net_inventory(struct rt_collector *c, struct rt_inventory *inv)
+{
+	for (int i = 0; i < RT_MAX_NICS; i++) {
+		if (c->fd_oper[i] >= 0)
+			close(c->fd_oper[i]);
+		c->fd_oper[i] = -1;
+	}
+	for (size_t i = 0; i < c->nnd && inv->nnic < RT_MAX_NICS; i++) {
+		const char *name = c->nd[i].name;
+		if (!strcmp(name, "lo"))
+			continue;
+		unsigned slot = inv->nnic++;
+		struct rt_inv_nic *n = &inv->nic[slot];
+		char v[256], rel[256], p[4096], link[4096];
+		snprintf(n->name, sizeof(n->name), "%s", name);
+		attr(name, "address", n->mac, sizeof(n->mac));
+		attr(name, "operstate", n->operstate, sizeof(n->operstate));
+		attr(name, "mtu", v, sizeof(v));
+		int64_t x;
+		if (parse_i64(v, &x) == 0 && x >= 0 && x <= UINT32_MAX) {
+			n->mtu = (uint32_t)x;
+			n->has_mtu = 1;
+		}
+		attr(name, "speed", v, sizeof(v));
+		if (parse_i64(v, &x) == 0) {
+			n->speed_mbps = x;
+			n->has_speed = 1;
+		}
+		snprintf(rel, sizeof(rel), "class/net/%s/device/driver", name);
+		if (rt_path(p, sizeof(p), RT_SYS, rel) == 0) {
+			ssize_t l = readlink(p, link, sizeof(link) - 1);
+			if (l > 0) {
+				link[l] = '\0';
+				const char *b = strrchr(link, '/');
+				b = b ? b + 1 : link;
+				rt_strlcpy_n(n->driver, sizeof(n->driver), b, strlen(b));
+			}
+		}
+		snprintf(rel, sizeof(rel), "class/net/%s/device", name);
+		n->physical = rt_path(p, sizeof(p), RT_SYS, rel) == 0 && access(p, F_OK) == 0;
+		snprintf(rel, sizeof(rel), "class/net/%s/operstate", name);
+		c->fd_oper[slot] = rt_open(RT_SYS, rel);
+		c->nic_line[slot] = (int)i;
+	}
+}
+
+void rt_net_fill(struct rt_collector *c, struct rt_record *rec)
+{
+	if (c->nnd)
+		rec->h->flags |= RT_REC_HAS_NETDEV;
+	for (unsigned i = 0; i < rec->h->nnic; i++) {
+		int line = c->nic_line[i];
+		if (line < 0 || (size_t)line >= c->nnd || strcmp(c->nd[line].name, c->inv->nic[i].name))
+			continue;
+		rec->nic[i].rx_bytes = c->nd[line].rx_bytes;
+		rec->nic[i].tx_bytes = c->nd[line].tx_bytes;
+	}
+}

@@ -1,0 +1,305 @@
+/*
+ * procfs.c - bounded parsers of /proc text (see procfs.h).
+ *
+ * Style: a cursor (p, end) walks the buffer; helpers never look past end.
+ * Numbers saturate instead of overflowing.
+ */
+#include "procfs.h"
+
+#include <string.h>
+
+#include "rt/common.h"
+
+static void skip_sp(const char **p, const char *end)
+{
+	while (*p < end && (**p == ' ' || **p == '\t'))
+		(*p)++;
+}
+
+static const char *line_end(const char *p, const char *end)
+{
+	const char *nl = memchr(p, '\n', (size_t)(end - p));
+	return nl ? nl : end;
+}
+
+int rt_scan_u64(const char **p, const char *end, uint64_t *out)
+{
+	skip_sp(p, end);
+	const char *s = *p;
+	uint64_t v = 0;
+	while (s < end && *s >= '0' && *s <= '9') {
+		unsigned d = (unsigned)(*s - '0');
+		v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
+		s++;
+	}
+	if (s == *p)
+		return -1;
+	*p = s;
+	*out = v;
+	return 0;
+}
+
+/* Copy a whitespace-delimited token of at most cap-1 bytes; -1 if empty
+ * or too long. */
+static int scan_word(const char **p, const char *end, char *dst, size_t cap)
+{
+	skip_sp(p, end);
+	const char *s = *p;
+	while (s < end && *s != ' ' && *s != '\t' && *s != '\n')
+		s++;
+	size_t n = (size_t)(s - *p);
+	if (n == 0 || n >= cap)
+		return -1;
+	memcpy(dst, *p, n);
+	dst[n] = '\0';
+	*p = s;
+	return 0;
+}
+
+static int starts(const char *p, const char *end, const char *lit)
+{
+	size_t n = strlen(lit);
+	return (size_t)(end - p) >= n && memcmp(p, lit, n) == 0;
+}
+
+void rt_parse_proc_stat(const char *buf, size_t len, struct rt_stat_parse *out)
+{
+	const char *p = buf, *end = buf + len;
+	out->have_agg = 0;
+	out->ncpu = 0;
+	out->procs_running = 0;
+	while (p < end) {
+		const char *le = line_end(p, end);
+		if (starts(p, le, "cpu")) {
+			const char *q = p + 3;
+			uint64_t id = 0, v[RT_CPU_NFIELDS] = {0};
+			int agg = q < le && (*q == ' ' || *q == '\t');
+			if (agg || rt_scan_u64(&q, le, &id) == 0) {
+				int n = 0;
+				while (n < RT_CPU_NFIELDS && rt_scan_u64(&q, le, &v[n]) == 0)
+					n++;
+				if (n >= 4) { /* user nice system idle at least */
+					if (agg) {
+						memcpy(out->agg, v, sizeof(v));
+						out->have_agg = 1;
+					} else if (out->ncpu < RT_MAX_CPUS && id < 65536) {
+						struct rt_stat_cpu *c = &out->cpu[out->ncpu++];
+						c->id = (uint16_t)id;
+						c->total = 0;
+						for (int f = 0; f < RT_CPU_NFIELDS; f++)
+							c->total += v[f];
+						c->idle = v[RT_CPU_IDLE] + v[RT_CPU_IOWAIT];
+					}
+				}
+			}
+		} else if (starts(p, le, "procs_running ")) {
+			const char *q = p + 14;
+			uint64_t v;
+			if (rt_scan_u64(&q, le, &v) == 0)
+				out->procs_running = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+		}
+		p = le + 1;
+	}
+}
+
+static const struct {
+	const char *key;
+	int field;
+} meminfo_keys[] = {
+	{"MemTotal:", RT_MEM_TOTAL},         {"MemFree:", RT_MEM_FREE},
+	{"MemAvailable:", RT_MEM_AVAILABLE}, {"Buffers:", RT_MEM_BUFFERS},
+	{"Cached:", RT_MEM_CACHED},          {"SReclaimable:", RT_MEM_SRECLAIMABLE},
+	{"Active:", RT_MEM_ACTIVE},          {"Inactive:", RT_MEM_INACTIVE},
+	{"SwapTotal:", RT_MEM_SWAP_TOTAL},   {"SwapFree:", RT_MEM_SWAP_FREE},
+};
+
+unsigned rt_parse_meminfo(const char *buf, size_t len, uint64_t kb[RT_MEM_NFIELDS])
+{
+	const char *p = buf, *end = buf + len;
+	unsigned found = 0;
+	memset(kb, 0, sizeof(uint64_t) * RT_MEM_NFIELDS);
+	while (p < end) {
+		const char *le = line_end(p, end);
+		for (size_t k = 0; k < RT_ARRAY_LEN(meminfo_keys); k++) {
+			if (!starts(p, le, meminfo_keys[k].key))
+				continue;
+			const char *q = p + strlen(meminfo_keys[k].key);
+			uint64_t v;
+			if (rt_scan_u64(&q, le, &v) == 0) {
+				kb[meminfo_keys[k].field] = v;
+				found |= 1u << meminfo_keys[k].field;
+			}
+			break;
+		}
+		p = le + 1;
+	}
+	return found;
+}
+
+size_t rt_parse_diskstats(const char *buf, size_t len, struct rt_diskstat *out, size_t cap)
+{
+	const char *p = buf, *end = buf + len;
+	size_t n = 0;
+	while (p < end && n < cap) {
+		const char *le = line_end(p, end);
+		const char *q = p;
+		uint64_t maj, min, f[7];
+		struct rt_diskstat *d = &out[n];
+		int ok = rt_scan_u64(&q, le, &maj) == 0 && rt_scan_u64(&q, le, &min) == 0 &&
+			 scan_word(&q, le, d->name, sizeof(d->name)) == 0;
+		/* reads, reads merged, sectors read, ms, writes, merged, sectors written */
+		for (int i = 0; ok && i < 7; i++)
+			ok = rt_scan_u64(&q, le, &f[i]) == 0;
+		if (ok && maj <= UINT32_MAX && min <= UINT32_MAX) {
+			d->major = (uint32_t)maj;
+			d->minor = (uint32_t)min;
+			d->rd_sectors = f[2];
+			d->wr_sectors = f[6];
+			n++;
+		}
+		p = le + 1;
+	}
+	return n;
+}
+
+size_t rt_parse_netdev(const char *buf, size_t len, struct rt_netdev *out, size_t cap)
+{
+	const char *p = buf, *end = buf + len;
+	size_t n = 0;
+	while (p < end && n < cap) {
+		const char *le = line_end(p, end);
+		const char *colon = memchr(p, ':', (size_t)(le - p));
+		if (colon) {
+			const char *s = p;
+			while (s < colon && (*s == ' ' || *s == '\t'))
+				s++;
+			size_t nlen = (size_t)(colon - s);
+			struct rt_netdev *d = &out[n];
+			const char *q = colon + 1;
+			uint64_t f[9];
+			int ok = nlen > 0 && nlen < sizeof(d->name) && !memchr(s, ' ', nlen);
+			for (int i = 0; ok && i < 9; i++) /* 8 receive fields, then tx bytes */
+				ok = rt_scan_u64(&q, le, &f[i]) == 0;
+			if (ok) {
+				memcpy(d->name, s, nlen);
+				d->name[nlen] = '\0';
+				d->rx_bytes = f[0];
+				d->tx_bytes = f[8];
+				n++;
+			}
+		}
+		p = le + 1;
+	}
+	return n;
+}
+
+/* Copy a mountinfo field decoding \ooo escapes; -1 if too long. */
+static int scan_escaped(const char **p, const char *end, char *dst, size_t cap)
+{
+	skip_sp(p, end);
+	const char *s = *p;
+	size_t n = 0;
+	while (s < end && *s != ' ' && *s != '\t' && *s != '\n') {
+		char c = *s++;
+		if (c == '\\' && end - s >= 3 && s[0] >= '0' && s[0] <= '3' && s[1] >= '0' &&
+		    s[1] <= '7' && s[2] >= '0' && s[2] <= '7') {
+			c = (char)((s[0] - '0') * 64 + (s[1] - '0') * 8 + (s[2] - '0'));
+			s += 3;
+		}
+		if (n + 1 >= cap || c == '\0')
+			return -1;
+		dst[n++] = c;
+	}
+	if (n == 0)
+		return -1;
+	dst[n] = '\0';
+	*p = s;
+	return 0;
+}
+
+size_t rt_parse_mountinfo(const char *buf, size_t len,
+			  void (*cb)(void *ctx, const struct rt_mountinfo *m), void *ctx)
+{
+	const char *p = buf, *end = buf + len;
+	size_t n = 0;
+	while (p < end) {
+		const char *le = line_end(p, end);
+		const char *q = p;
+		uint64_t id, parent, maj, min;
+		struct rt_mountinfo m;
+		char opts[512];
+		int ok = rt_scan_u64(&q, le, &id) == 0 && rt_scan_u64(&q, le, &parent) == 0 &&
+			 rt_scan_u64(&q, le, &maj) == 0 && q < le && *q++ == ':' &&
+			 rt_scan_u64(&q, le, &min) == 0 &&
+			 scan_escaped(&q, le, m.root, sizeof(m.root)) == 0 &&
+			 scan_escaped(&q, le, m.mount_point, sizeof(m.mount_point)) == 0;
+		/* skip mount options and optional fields up to the " - " separator */
+		while (ok) {
+			if (scan_word(&q, le, opts, sizeof(opts)) < 0) {
+				ok = 0;
+				break;
+			}
+			if (!strcmp(opts, "-"))
+				break;
+		}
+		ok = ok && scan_escaped(&q, le, m.fstype, sizeof(m.fstype)) == 0;
+		if (ok && maj <= UINT32_MAX && min <= UINT32_MAX) {
+			m.major = (uint32_t)maj;
+			m.minor = (uint32_t)min;
+			cb(ctx, &m);
+			n++;
+		}
+		p = le + 1;
+	}
+	return n;
+}
+
+int rt_parse_cg_usage_v2(const char *buf, size_t len, uint64_t *usec)
+{
+	const char *p = buf, *end = buf + len;
+	while (p < end) {
+		const char *le = line_end(p, end);
+		if (starts(p, le, "usage_usec ")) {
+			const char *q = p + 11;
+			return rt_scan_u64(&q, le, usec);
+		}
+		p = le + 1;
+	}
+	return -1;
+}
+
+int rt_parse_cg_usage_v1(const char *buf, size_t len, uint64_t *usec)
+{
+	const char *p = buf;
+	uint64_t ns;
+	if (rt_scan_u64(&p, buf + len, &ns))
+		return -1;
+	*usec = ns / 1000;
+	return 0;
+}
+
+int rt_parse_cg_max(const char *buf, size_t len, int64_t *quota, uint64_t *period)
+{
+	const char *p = buf, *end = buf + len;
+	uint64_t q, per;
+	skip_sp(&p, end);
+	if (starts(p, end, "max")) {
+		*quota = -1;
+		p += 3;
+	} else if (rt_scan_u64(&p, end, &q) == 0 && q <= INT64_MAX) {
+		*quota = (int64_t)q;
+	} else {
+		return -1;
+	}
+	if (rt_scan_u64(&p, end, &per) || per == 0)
+		return -1;
+	*period = per;
+	return 0;
+}
+
+uint64_t rt_name_hash(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return (h ^ 0xff) * 1099511628211ull; /* name separator */
+}

@@ -1,0 +1,78 @@
+/*
+ * procfs.h - bounded, allocation-free parsers of /proc text.
+ *
+ * Each parser takes a buffer and its length (no NUL needed, none trusted),
+ * fills fixed-capacity outputs, ignores lines it does not understand and
+ * never reads outside [buf, buf+len). They are fuzzed (tests/fuzz).
+ */
+#ifndef RT_PROCFS_H
+#define RT_PROCFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rt/record.h"
+
+struct rt_stat_cpu {
+	uint16_t id;
+	uint64_t total, idle;
+};
+
+struct rt_stat_parse {
+	int have_agg;
+	uint64_t agg[RT_CPU_NFIELDS];
+	unsigned ncpu;
+	struct rt_stat_cpu cpu[RT_MAX_CPUS];
+	uint32_t procs_running;
+};
+
+/* /proc/stat: the "cpu" line, "cpuN" lines, procs_running. */
+void rt_parse_proc_stat(const char *buf, size_t len, struct rt_stat_parse *out);
+
+/* /proc/meminfo into kB values; returns a bit mask of the fields found. */
+unsigned rt_parse_meminfo(const char *buf, size_t len, uint64_t kb[RT_MEM_NFIELDS]);
+
+struct rt_diskstat {
+	char name[32];
+	uint32_t major, minor;
+	uint64_t rd_sectors, wr_sectors;
+};
+
+/* /proc/diskstats; returns the number of entries (at most cap). */
+size_t rt_parse_diskstats(const char *buf, size_t len, struct rt_diskstat *out, size_t cap);
+
+struct rt_netdev {
+	char name[32];
+	uint64_t rx_bytes, tx_bytes;
+};
+
+/* /proc/net/dev; returns the number of interfaces (at most cap). */
+size_t rt_parse_netdev(const char *buf, size_t len, struct rt_netdev *out, size_t cap);
+
+struct rt_mountinfo {
+	uint32_t major, minor;
+	char root[256];
+	char mount_point[256];
+	char fstype[32];
+};
+
+/* /proc/self/mountinfo: calls cb for each well-formed line (octal escapes
+ * such as \040 decoded). Returns the number of lines passed to cb. */
+size_t rt_parse_mountinfo(const char *buf, size_t len,
+			  void (*cb)(void *ctx, const struct rt_mountinfo *m), void *ctx);
+
+/* cgroup v2 cpu.stat "usage_usec N" or v1 cpuacct.usage (ns). */
+int rt_parse_cg_usage_v2(const char *buf, size_t len, uint64_t *usec);
+int rt_parse_cg_usage_v1(const char *buf, size_t len, uint64_t *usec);
+/* cgroup v2 cpu.max "max 100000" / "200000 100000"; quota -1 = none. */
+int rt_parse_cg_max(const char *buf, size_t len, int64_t *quota, uint64_t *period);
+
+/* Parse an unsigned decimal at *p (< end); advances *p. Returns 0 or -1. */
+int rt_scan_u64(const char **p, const char *end, uint64_t *out);
+
+/* FNV-1a step over a NUL-terminated name, for device-set change checks.
+ * Start from RT_NAME_HASH_INIT. */
+#define RT_NAME_HASH_INIT 14695981039346656037ull
+uint64_t rt_name_hash(uint64_t h, const char *s);
+
+#endif

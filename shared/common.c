@@ -1,0 +1,35 @@
+/* common.c - error text and tiny string helpers. */
+#include "rt/common.h"
+
+#include <string.h>
+
+const char *rt_strerror(int err)
+{
+	switch (err) {
+	case RT_OK: return "success";
+	case RT_E_CORRUPT: return "data failed validation (corrupt or truncated)";
+	case RT_E_LAYOUT: return "unknown data layout (written by another rt version?)";
+	case RT_E_AGAIN: return "not available yet";
+	case RT_E_LAPPED: return "overwritten in the ring";
+	case RT_E_NOTFOUND: return "not found";
+	case RT_E_STORE: return "store (LMDB) error";
+	case RT_E_RANGE: return "value out of range";
+	case RT_E_SYNTAX: return "syntax error";
+	case RT_E_FULL: return "table full";
+	case RT_E_DEAD: return "writer is gone";
+	default: break;
+	}
+	if (err < 0 && err > -4096)
+		return strerror(-err);
+	return "unknown error";
+}
+
+void rt_strlcpy_n(char *dst, size_t cap, const char *src, size_t len)
+{
+	if (cap == 0)
+		return;
+	if (len >= cap)
+		len = cap - 1;
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}

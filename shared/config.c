@@ -1,0 +1,419 @@
+/*
+ * config.c - the recorder's settings, with the reference tool's precedence:
+ * CLI > env (TRACKER_*) > TOML file > default.
+ *
+ * Options are described once in a table; the parser, the env layer and the
+ * usage text all read it.
+ */
+#define _GNU_SOURCE
+#include "rt/config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt/common.h"
+#include "rt/toml.h"
+
+enum opt_id {
+	O_PID, O_INTERVAL, O_CONFIG, O_FORMAT, O_OUTPUT, O_QUIET, O_META, O_TAG, O_STORE,
+	O_STORE_MAX, O_COUNT, O_HELP, O_VERSION
+};
+
+struct opt {
+	const char *lng;
+	char shrt;
+	int has_arg;
+	enum opt_id id;
+	int meta; /* rt_meta_key for O_META */
+	const char *env;
+	const char *help;
+};
+
+static const struct opt opts[] = {
+	{"pid", 'p', 1, O_PID, 0, NULL, "PID      root of the process tree to track"},
+	{"interval", 'i', 1, O_INTERVAL, 0, NULL, "SECS     sample interval, >= 0.01 (default 1)"},
+	{"config", 'c', 1, O_CONFIG, 0, NULL, "FILE     TOML config (default resource-tracker.toml)"},
+	{"format", 'f', 1, O_FORMAT, 0, NULL, "FMT      json or csv (default json)"},
+	{"output", 'o', 1, O_OUTPUT, 0, "TRACKER_OUTPUT", "FILE     write metrics to FILE (default stderr)"},
+	{"quiet", 0, 0, O_QUIET, 0, "TRACKER_QUIET", "         no metric output"},
+	{"job-name", 'n', 1, O_META, RT_META_JOB_NAME, "TRACKER_JOB_NAME", "NAME"},
+	{"project-name", 0, 1, O_META, RT_META_PROJECT_NAME, "TRACKER_PROJECT_NAME", "NAME"},
+	{"stage-name", 0, 1, O_META, RT_META_STAGE_NAME, "TRACKER_STAGE_NAME", "NAME"},
+	{"task-name", 0, 1, O_META, RT_META_TASK_NAME, "TRACKER_TASK_NAME", "NAME"},
+	{"team", 0, 1, O_META, RT_META_TEAM, "TRACKER_TEAM", "NAME"},
+	{"env", 0, 1, O_META, RT_META_ENV, "TRACKER_ENV", "NAME"},
+	{"language", 0, 1, O_META, RT_META_LANGUAGE, "TRACKER_LANGUAGE", "NAME"},
+	{"orchestrator", 0, 1, O_META, RT_META_ORCHESTRATOR, "TRACKER_ORCHESTRATOR", "NAME"},
+	{"executor", 0, 1, O_META, RT_META_EXECUTOR, "TRACKER_EXECUTOR", "NAME"},
+	{"external-run-id", 0, 1, O_META, RT_META_EXTERNAL_RUN_ID, "TRACKER_EXTERNAL_RUN_ID", "ID"},
+	{"container-image", 0, 1, O_META, RT_META_CONTAINER_IMAGE, "TRACKER_CONTAINER_IMAGE", "IMAGE"},
+	{"tag", 0, 1, O_TAG, 0, NULL, "KEY=VALUE free tag (repeatable)"},
+	{"store", 0, 1, O_STORE, 0, NULL, "DIR      store directory (default $RT_STORE, then ~/.local/share/resource-tracker)"},
+	{"store-max-mb", 0, 1, O_STORE_MAX, 0, NULL, "MB       store size cap; oldest runs are deleted first (default 1024)"},
+	{"count", 0, 1, O_COUNT, 0, NULL, "N        stop after N samples"},
+	{"help", 'h', 0, O_HELP, 0, NULL, "         this help"},
+	{"version", 'V', 0, O_VERSION, 0, NULL, "         print the version"},
+};
+
+static const char *meta_names[RT_META_COUNT] = {
+	"job_name", "project_name", "stage_name", "task_name", "team", "env",
+	"language", "orchestrator", "executor", "external_run_id", "container_image",
+};
+
+const char *rt_meta_name(enum rt_meta_key k)
+{
+	return (unsigned)k < RT_META_COUNT ? meta_names[k] : "";
+}
+
+void rt_config_defaults(struct rt_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->interval = 1.0;
+	c->format = RT_FMT_JSON;
+	c->config_path = "resource-tracker.toml";
+}
+
+void rt_config_free(struct rt_config *c)
+{
+	for (int i = 0; i < c->nowned; i++)
+		free(c->owned[i]);
+	c->nowned = 0;
+}
+
+int rt_config_parse_interval(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || *end || errno || !isfinite(v))
+		return RT_E_SYNTAX;
+	if (v < RT_INTERVAL_MIN)
+		return RT_E_RANGE;
+	if (v > 86400.0 * 7)
+		return RT_E_RANGE;
+	*out = v;
+	return 0;
+}
+
+static int parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (end == s || *end || errno || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int apply_opt(struct rt_config *c, const struct opt *o, const char *arg, char *err,
+		     size_t errcap)
+{
+	int64_t v;
+	int rc;
+	switch (o->id) {
+	case O_PID:
+		if (parse_i64(arg, 1, 4194304, &v)) {
+			snprintf(err, errcap, "--pid must be a process id (got '%s')", arg);
+			return RT_E_RANGE;
+		}
+		c->pid = v;
+		c->set |= RT_SET_PID;
+		break;
+	case O_INTERVAL:
+		rc = rt_config_parse_interval(arg, &c->interval);
+		if (rc) {
+			snprintf(err, errcap,
+				 "--interval must be a number of seconds >= 0.01 (got '%s')", arg);
+			return RT_E_RANGE;
+		}
+		c->set |= RT_SET_INTERVAL;
+		break;
+	case O_CONFIG:
+		c->config_path = arg;
+		c->config_explicit = 1;
+		break;
+	case O_FORMAT:
+		if (!strcmp(arg, "json"))
+			c->format = RT_FMT_JSON;
+		else if (!strcmp(arg, "csv"))
+			c->format = RT_FMT_CSV;
+		else {
+			snprintf(err, errcap, "--format must be json or csv (got '%s')", arg);
+			return RT_E_RANGE;
+		}
+		break;
+	case O_OUTPUT: c->output = arg; break;
+	case O_QUIET: c->quiet = 1; break;
+	case O_META:
+		c->meta[o->meta] = arg;
+		if (o->meta == RT_META_JOB_NAME)
+			c->set |= RT_SET_JOB_NAME;
+		break;
+	case O_TAG:
+		if (!strchr(arg, '=') || arg[0] == '=') {
+			snprintf(err, errcap, "--tag must be KEY=VALUE (got '%s')", arg);
+			return RT_E_RANGE;
+		}
+		if (c->ntags >= RT_MAX_TAGS) {
+			snprintf(err, errcap, "too many --tag options (at most %d)", RT_MAX_TAGS);
+			return RT_E_RANGE;
+		}
+		c->tags[c->ntags++] = arg;
+		break;
+	case O_STORE: c->store = arg; break;
+	case O_STORE_MAX:
+		if (parse_i64(arg, 1, INT64_MAX / (1 << 20), &v)) {
+			snprintf(err, errcap, "--store-max-mb must be a positive integer (got '%s')",
+				 arg);
+			return RT_E_RANGE;
+		}
+		c->store_max_mb = (uint64_t)v;
+		break;
+	case O_COUNT:
+		if (parse_i64(arg, 1, INT64_MAX, &v)) {
+			snprintf(err, errcap, "--count must be a positive integer (got '%s')", arg);
+			return RT_E_RANGE;
+		}
+		c->count = (uint64_t)v;
+		break;
+	case O_HELP: c->help = 1; break;
+	case O_VERSION: c->version = 1; break;
+	}
+	return 0;
+}
+
+int rt_config_parse_args(struct rt_config *c, int argc, char **argv, char *err, size_t errcap)
+{
+	int i = 1;
+	for (; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (a[0] != '-' || a[1] == '\0')
+			break; /* first positional: the command starts here */
+		const struct opt *o = NULL;
+		const char *arg = NULL;
+		if (a[1] == '-') {
+			const char *name = a + 2;
+			size_t nlen = strcspn(name, "=");
+			for (size_t k = 0; k < RT_ARRAY_LEN(opts); k++)
+				if (strlen(opts[k].lng) == nlen && !strncmp(opts[k].lng, name, nlen))
+					o = &opts[k];
+			if (!o) {
+				snprintf(err, errcap, "unknown option '%.*s' (see --help)", (int)nlen + 2, a);
+				return RT_E_SYNTAX;
+			}
+			if (name[nlen] == '=') {
+				if (!o->has_arg) {
+					snprintf(err, errcap, "option '--%s' takes no value", o->lng);
+					return RT_E_SYNTAX;
+				}
+				arg = name + nlen + 1;
+			}
+		} else {
+			for (size_t k = 0; k < RT_ARRAY_LEN(opts); k++)
+				if (opts[k].shrt && opts[k].shrt == a[1])
+					o = &opts[k];
+			if (!o) {
+				snprintf(err, errcap, "unknown option '-%c' (see --help)", a[1]);
+				return RT_E_SYNTAX;
+			}
+			if (a[2]) {
+				if (!o->has_arg) {
+					snprintf(err, errcap, "option '-%c' takes no value", a[1]);
+					return RT_E_SYNTAX;
+				}
+				arg = a + 2;
+			}
+		}
+		if (o->has_arg && !arg) {
+			if (i + 1 >= argc) {
+				snprintf(err, errcap, "option '--%s' needs a value", o->lng);
+				return RT_E_SYNTAX;
+			}
+			arg = argv[++i];
+		}
+		int rc = apply_opt(c, o, arg, err, errcap);
+		if (rc)
+			return rc;
+	}
+	if (i < argc) {
+		c->command = argv + i;
+		c->ncommand = argc - i;
+	}
+	return 0;
+}
+
+static int truthy(const char *v, int *out)
+{
+	static const char *yes[] = {"1", "true", "yes", "on", "TRUE", "True", "YES", "Yes"};
+	static const char *no[] = {"0", "false", "no", "off", "", "FALSE", "False", "NO", "No"};
+	for (size_t i = 0; i < RT_ARRAY_LEN(yes); i++)
+		if (!strcmp(v, yes[i]))
+			return *out = 1, 0;
+	for (size_t i = 0; i < RT_ARRAY_LEN(no); i++)
+		if (!strcmp(v, no[i]))
+			return *out = 0, 0;
+	return -1;
+}
+
+void rt_config_apply_env(struct rt_config *c, char *warn, size_t warncap)
+{
+	if (warncap)
+		warn[0] = '\0';
+	for (size_t k = 0; k < RT_ARRAY_LEN(opts); k++) {
+		const struct opt *o = &opts[k];
+		const char *v = o->env ? getenv(o->env) : NULL;
+		if (!v)
+			continue;
+		if (o->id == O_META && !c->meta[o->meta] && *v) {
+			c->meta[o->meta] = v;
+			if (o->meta == RT_META_JOB_NAME)
+				c->set |= RT_SET_JOB_NAME;
+		} else if (o->id == O_OUTPUT && !c->output && *v) {
+			c->output = v;
+		} else if (o->id == O_QUIET && !c->quiet) {
+			int q;
+			if (truthy(v, &q) == 0)
+				c->quiet = q;
+			else
+				snprintf(warn, warncap,
+					 "TRACKER_QUIET='%s' is not a boolean (use 1/0, true/false); ignored",
+					 v);
+		}
+	}
+}
+
+struct toml_vals {
+	int has_interval, has_pid, has_name, bad;
+	double interval;
+	int64_t pid;
+	char *name;
+	char why[160];
+};
+
+static void toml_cb(void *vctx, const char *table, const char *key, const struct rt_toml_value *v)
+{
+	struct toml_vals *t = vctx;
+	if (!strcmp(table, "tracker") && !strcmp(key, "interval_secs")) {
+		double d = v->type == RT_TOML_INT ? (double)v->i : v->f;
+		if ((v->type != RT_TOML_INT && v->type != RT_TOML_FLOAT) || !(d >= RT_INTERVAL_MIN) ||
+		    d > 86400.0 * 7) {
+			if (!t->bad)
+				snprintf(t->why, sizeof(t->why),
+					 "[tracker] interval_secs must be a number >= 0.01");
+			t->bad = 1;
+			return;
+		}
+		t->interval = d;
+		t->has_interval = 1;
+	} else if (!strcmp(table, "job") && !strcmp(key, "pid")) {
+		if (v->type != RT_TOML_INT || v->i < 1 || v->i > 4194304) {
+			if (!t->bad)
+				snprintf(t->why, sizeof(t->why), "[job] pid must be a process id");
+			t->bad = 1;
+			return;
+		}
+		t->pid = v->i;
+		t->has_pid = 1;
+	} else if (!strcmp(table, "job") && !strcmp(key, "name")) {
+		if (v->type != RT_TOML_STRING) {
+			if (!t->bad)
+				snprintf(t->why, sizeof(t->why), "[job] name must be a string");
+			t->bad = 1;
+			return;
+		}
+		free(t->name);
+		t->name = strdup(v->str);
+		t->has_name = t->name != NULL;
+	}
+}
+
+int rt_config_apply_toml(struct rt_config *c, char *warn, size_t warncap)
+{
+	warn[0] = '\0';
+	FILE *f = fopen(c->config_path, "rb");
+	if (!f) {
+		if (c->config_explicit)
+			snprintf(warn, warncap, "config file '%s' not found (%s); using defaults",
+				 c->config_path, strerror(errno));
+		return 0;
+	}
+	/* bounded read: a config file is small; refuse absurd sizes */
+	size_t cap = 1 << 20, len = 0;
+	char *buf = malloc(cap);
+	if (!buf) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	len = fread(buf, 1, cap, f);
+	int too_big = len == cap;
+	int rerr = ferror(f);
+	fclose(f);
+	if (too_big || rerr) {
+		snprintf(warn, warncap, "config file '%s' %s; using defaults", c->config_path,
+			 too_big ? "is larger than 1 MiB" : "cannot be read");
+		free(buf);
+		return 0;
+	}
+	struct toml_vals t = {0};
+	int line = 0;
+	char why[128];
+	int rc = rt_toml_parse(buf, len, toml_cb, &t, &line, why, sizeof(why));
+	free(buf);
+	if (rc) {
+		snprintf(warn, warncap, "config file '%s' line %d: %s; ignoring the file, using defaults",
+			 c->config_path, line, why);
+		free(t.name);
+		return 0;
+	}
+	if (t.bad) {
+		snprintf(warn, warncap, "config file '%s': %s; ignoring the file, using defaults",
+			 c->config_path, t.why);
+		free(t.name);
+		return 0;
+	}
+	if (t.has_interval && !(c->set & RT_SET_INTERVAL))
+		c->interval = t.interval;
+	if (t.has_pid && !(c->set & RT_SET_PID))
+		c->pid = t.pid;
+	if (t.has_name && !(c->set & RT_SET_JOB_NAME) && c->nowned < 8) {
+		c->owned[c->nowned++] = t.name;
+		c->meta[RT_META_JOB_NAME] = t.name;
+		t.name = NULL;
+	}
+	free(t.name);
+	return 0;
+}
+
+const char *rt_config_usage(void)
+{
+	static char text[4096];
+	if (text[0])
+		return text;
+	size_t n = (size_t)snprintf(text, sizeof(text),
+		"Usage: resource-tracker [OPTIONS] [--] [COMMAND [ARGS...]]\n"
+		"Samples CPU, memory, disk, network and GPU of the host (and of a process tree)\n"
+		"into a local store, and prints samples as JSON Lines or CSV.\n\nOptions:\n");
+	for (size_t k = 0; k < RT_ARRAY_LEN(opts) && n < sizeof(text); k++) {
+		const struct opt *o = &opts[k];
+		char flag[64];
+		if (o->shrt)
+			snprintf(flag, sizeof(flag), "-%c, --%s", o->shrt, o->lng);
+		else
+			snprintf(flag, sizeof(flag), "    --%s", o->lng);
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "  %-22s %s%s%s%s\n", flag, o->help,
+				      o->env ? " [env: " : "", o->env ? o->env : "", o->env ? "]" : "");
+	}
+	if (n < sizeof(text))
+		snprintf(text + n, sizeof(text) - n,
+			 "\nPrecedence: command line > environment > TOML file > defaults.\n"
+			 "Replay and follow recorded runs with rt-export (see rt-export --help).\n");
+	return text;
+}

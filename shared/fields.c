@@ -1,0 +1,667 @@
+/*
+ * fields.c - derivation of output fields and the one table that drives
+ * JSON Lines and CSV.
+ *
+ * Adding a metric: collect it into the record, derive it in rt_derive(),
+ * add one row to `fields` below. JSON key order is computed from the table
+ * (keys sorted at every level, as the reference tool prints them); CSV
+ * column order is the table order.
+ */
+#include "rt/fields.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt/common.h"
+
+/* ---- derivation ------------------------------------------------------- */
+
+static uint64_t delta(uint64_t cur, uint64_t prev) { return cur >= prev ? cur - prev : 0; }
+
+/* Counter delta across a device reset: the new counter started from 0. */
+static uint64_t delta_reset(uint64_t cur, uint64_t prev) { return cur >= prev ? cur - prev : cur; }
+
+static int prev_slot_disk(const struct rt_derived *d, unsigned i)
+{
+	if (d->prev.rec->h->inv_gen == d->cur.rec->h->inv_gen && i < d->prev.rec->h->ndisk)
+		return (int)i;
+	int j = rt_inventory_find_disk(d->prev.inv, d->cur.inv->disk[i].name);
+	return j < (int)d->prev.rec->h->ndisk ? j : -1;
+}
+
+static int prev_slot_nic(const struct rt_derived *d, unsigned i)
+{
+	if (d->prev.rec->h->inv_gen == d->cur.rec->h->inv_gen && i < d->prev.rec->h->nnic)
+		return (int)i;
+	int j = rt_inventory_find_nic(d->prev.inv, d->cur.inv->nic[i].name);
+	return j < (int)d->prev.rec->h->nnic ? j : -1;
+}
+
+static int prev_slot_cpu(const struct rt_derived *d, unsigned i)
+{
+	if (d->prev.rec->h->inv_gen == d->cur.rec->h->inv_gen && i < d->prev.rec->h->ncpu)
+		return (int)i;
+	for (unsigned j = 0; j < d->prev.inv->ncpu && j < d->prev.rec->h->ncpu; j++)
+		if (d->prev.inv->cpu_id[j] == d->cur.inv->cpu_id[i])
+			return (int)j;
+	return -1;
+}
+
+int rt_net_counted(const struct rt_inventory *inv, unsigned i)
+{
+	if (strcmp(inv->nic[i].name, "lo") == 0)
+		return 0;
+	for (unsigned k = 0; k < inv->nnic; k++)
+		if (inv->nic[k].physical)
+			return inv->nic[i].physical;
+	return 1;
+}
+
+static void derive_cpu(struct rt_derived *d)
+{
+	const struct rt_record *c = d->cur.rec, *p = d->prev.rec;
+	uint32_t hz = d->cur.inv->hz ? d->cur.inv->hz : 100;
+	d->has_cpu = (c->h->flags & p->h->flags & RT_REC_HAS_CPU) != 0;
+	if (d->has_cpu) {
+		uint64_t tot = 0;
+		for (int f = 0; f < RT_CPU_NFIELDS; f++)
+			tot += delta(c->sys->cpu[f], p->sys->cpu[f]);
+		uint64_t idle = delta(c->sys->cpu[RT_CPU_IDLE], p->sys->cpu[RT_CPU_IDLE]) +
+				delta(c->sys->cpu[RT_CPU_IOWAIT], p->sys->cpu[RT_CPU_IOWAIT]);
+		unsigned n = c->h->ncpu ? c->h->ncpu : 1;
+		d->cpu_util = tot ? (double)(tot - (idle > tot ? tot : idle)) / (double)tot * n : 0.0;
+		d->utime = (double)(delta(c->sys->cpu[RT_CPU_USER], p->sys->cpu[RT_CPU_USER]) +
+				    delta(c->sys->cpu[RT_CPU_NICE], p->sys->cpu[RT_CPU_NICE])) /
+			   hz;
+		d->stime = (double)delta(c->sys->cpu[RT_CPU_SYSTEM], p->sys->cpu[RT_CPU_SYSTEM]) / hz;
+	}
+	for (unsigned i = 0; i < c->h->ncpu; i++) {
+		int j = prev_slot_cpu(d, i);
+		d->core_pct[i] = 0.0;
+		if (j < 0)
+			continue;
+		uint64_t t = delta(c->cpu[i].total, p->cpu[j].total);
+		uint64_t idle = delta(c->cpu[i].idle, p->cpu[j].idle);
+		if (t)
+			d->core_pct[i] = (double)(t - (idle > t ? t : idle)) / (double)t * 100.0;
+	}
+	d->has_nprocs = (c->h->flags & RT_REC_HAS_NPROCS) != 0;
+	d->nprocs = c->sys->nprocs;
+	d->has_cgroup = (c->h->flags & p->h->flags & RT_REC_HAS_CGROUP) != 0;
+	if (d->has_cgroup) {
+		d->cg_usage_secs = (double)delta(c->sys->cg_usage_usec, p->sys->cg_usage_usec) / 1e6;
+		double limit = c->h->ncpu ? c->h->ncpu : 1;
+		if ((c->h->flags & RT_REC_HAS_CG_QUOTA) && c->sys->cg_quota_usec > 0 &&
+		    c->sys->cg_period_usec > 0)
+			limit = (double)c->sys->cg_quota_usec / (double)c->sys->cg_period_usec;
+		d->cg_util_pct = d->dt > 0 ? d->cg_usage_secs / d->dt / limit * 100.0 : 0.0;
+	}
+}
+
+static void derive_mem(struct rt_derived *d)
+{
+	const struct rt_record *c = d->cur.rec;
+	d->has_mem = (c->h->flags & RT_REC_HAS_MEM) != 0;
+	if (!d->has_mem)
+		return;
+	const uint64_t *m = c->sys->mem_kb;
+	uint64_t avail = m[RT_MEM_AVAILABLE];
+	uint64_t used = m[RT_MEM_TOTAL] > avail ? m[RT_MEM_TOTAL] - avail : 0;
+	uint64_t swap_used =
+		m[RT_MEM_SWAP_TOTAL] > m[RT_MEM_SWAP_FREE] ? m[RT_MEM_SWAP_TOTAL] - m[RT_MEM_SWAP_FREE] : 0;
+	d->mem_total = (int64_t)(m[RT_MEM_TOTAL] / 1024);
+	d->mem_free = (int64_t)(m[RT_MEM_FREE] / 1024);
+	d->mem_avail = (int64_t)(avail / 1024);
+	d->mem_used = (int64_t)(used / 1024);
+	d->mem_buffers = (int64_t)(m[RT_MEM_BUFFERS] / 1024);
+	d->mem_cached = (int64_t)((m[RT_MEM_CACHED] + m[RT_MEM_SRECLAIMABLE]) / 1024);
+	d->mem_active = (int64_t)(m[RT_MEM_ACTIVE] / 1024);
+	d->mem_inactive = (int64_t)(m[RT_MEM_INACTIVE] / 1024);
+	d->swap_total = (int64_t)(m[RT_MEM_SWAP_TOTAL] / 1024);
+	d->swap_used = (int64_t)(swap_used / 1024);
+	d->mem_used_pct = m[RT_MEM_TOTAL] ? (double)used / (double)m[RT_MEM_TOTAL] * 100.0 : 0.0;
+	d->swap_used_pct =
+		m[RT_MEM_SWAP_TOTAL] ? (double)swap_used / (double)m[RT_MEM_SWAP_TOTAL] * 100.0 : 0.0;
+}
+
+static void derive_devices(struct rt_derived *d)
+{
+	const struct rt_record *c = d->cur.rec, *p = d->prev.rec;
+	int both_disk = (c->h->flags & p->h->flags & RT_REC_HAS_DISKSTATS) != 0;
+	for (unsigned i = 0; i < c->h->ndisk; i++) {
+		int j = both_disk ? prev_slot_disk(d, i) : -1;
+		/* a device first seen in this interval has no rate yet */
+		d->disk_rd_delta[i] = j < 0 ? 0 : (int64_t)delta_reset(c->disk[i].rd_sectors, p->disk[j].rd_sectors) * 512;
+		d->disk_wr_delta[i] = j < 0 ? 0 : (int64_t)delta_reset(c->disk[i].wr_sectors, p->disk[j].wr_sectors) * 512;
+		if (!d->cur.inv->disk[i].stacked) {
+			d->disk_read += d->disk_rd_delta[i];
+			d->disk_write += d->disk_wr_delta[i];
+		}
+	}
+	uint64_t total = 0, avail = 0;
+	for (unsigned i = 0; i < c->h->nmount; i++) {
+		total += c->mount[i].total_bytes;
+		avail += c->mount[i].avail_bytes;
+	}
+	d->space_total_gb = (double)total / 1e9;
+	d->space_free_gb = (double)avail / 1e9;
+	d->space_used_gb = d->space_total_gb - d->space_free_gb;
+	int both_net = (c->h->flags & p->h->flags & RT_REC_HAS_NETDEV) != 0;
+	for (unsigned i = 0; i < c->h->nnic; i++) {
+		int j = both_net ? prev_slot_nic(d, i) : -1;
+		d->nic_rx_delta[i] = j < 0 ? 0 : (int64_t)delta_reset(c->nic[i].rx_bytes, p->nic[j].rx_bytes);
+		d->nic_tx_delta[i] = j < 0 ? 0 : (int64_t)delta_reset(c->nic[i].tx_bytes, p->nic[j].tx_bytes);
+		if (rt_net_counted(d->cur.inv, i)) {
+			d->net_rx += d->nic_rx_delta[i];
+			d->net_tx += d->nic_tx_delta[i];
+		}
+	}
+	for (unsigned i = 0; i < c->h->ngpu; i++) {
+		const struct rt_rec_gpu *g = &c->gpu[i];
+		if (g->valid & RT_GPU_V_UTIL) {
+			d->gpu_usage += g->util_pct / 100.0;
+			d->gpu_utilized += g->util_pct > 0;
+		}
+		if (g->valid & RT_GPU_V_MEM)
+			d->gpu_vram_mib += (double)g->vram_used / 1048576.0;
+	}
+}
+
+static void derive_proc(struct rt_derived *d)
+{
+	const struct rt_record *c = d->cur.rec, *p = d->prev.rec;
+	d->has_proc = (c->h->flags & RT_REC_HAS_PROCESS) != 0;
+	if (!d->has_proc)
+		return;
+	uint32_t hz = d->cur.inv->hz ? d->cur.inv->hz : 100;
+	int prev_ok = (p->h->flags & RT_REC_HAS_PROCESS) && p->proc->pid == c->proc->pid;
+	uint64_t du = prev_ok ? delta(c->proc->utime_ticks, p->proc->utime_ticks) : 0;
+	uint64_t ds = prev_ok ? delta(c->proc->stime_ticks, p->proc->stime_ticks) : 0;
+	d->proc_pid = c->proc->pid;
+	d->proc_children = c->proc->nprocs ? (int64_t)c->proc->nprocs - 1 : 0;
+	d->proc_utime = (double)du / hz;
+	d->proc_stime = (double)ds / hz;
+	d->proc_cores = d->dt > 0 ? (d->proc_utime + d->proc_stime) / d->dt : 0.0;
+	d->proc_pss_mib = (int64_t)(c->proc->pss_kb / 1024);
+	d->proc_rss_mib = (int64_t)(c->proc->rss_kb / 1024);
+	d->proc_read = prev_ok ? (int64_t)delta(c->proc->read_bytes, p->proc->read_bytes) : 0;
+	d->proc_write = prev_ok ? (int64_t)delta(c->proc->write_bytes, p->proc->write_bytes) : 0;
+	d->proc_gpu_usage = c->proc->gpu_util_pct_x100 / 10000.0;
+	d->proc_gpu_vram_mib = (double)c->proc->gpu_vram_bytes / 1048576.0;
+	d->proc_gpu_utilized = c->proc->gpu_count;
+}
+
+void rt_derive(const struct rt_view *prev, const struct rt_view *cur, struct rt_derived *d)
+{
+	/* zero the scalars; the per-device arrays are written before use */
+	memset(d, 0, offsetof(struct rt_derived, core_pct));
+	memset(&d->has_proc, 0, sizeof(*d) - offsetof(struct rt_derived, has_proc));
+	d->prev = *prev;
+	d->cur = *cur;
+	const struct rt_rec_header *c = cur->rec->h, *p = prev->rec->h;
+	d->seq = c->seq;
+	d->wall_ns = c->wall_ns;
+	d->dt = c->mono_ns > p->mono_ns ? (double)(c->mono_ns - p->mono_ns) / 1e9 : 0.0;
+	d->has_interval = p->seq != 0;
+	d->interval_ms = c->mono_ns > p->mono_ns ? (int64_t)((c->mono_ns - p->mono_ns + 500000) / 1000000) : 0;
+	d->timestamp_secs = (int64_t)(c->wall_ns / 1000000000ull);
+	derive_cpu(d);
+	derive_mem(d);
+	derive_devices(d);
+	derive_proc(d);
+}
+
+/* ---- the field table -------------------------------------------------- */
+
+enum section { S_TOP, S_CPU, S_MEM };
+enum kind { K_I64, K_F64, K_FN };
+
+typedef void (*json_fn)(struct rt_buf *, const struct rt_derived *, const struct rt_run_info *);
+
+struct field {
+	const char *json; /* key in its section; NULL: CSV only */
+	const char *csv;  /* CSV column; NULL: JSON only */
+	enum section sec;
+	enum kind kind;
+	int prec;         /* CSV decimals of a K_F64 */
+	size_t off;       /* value in struct rt_derived */
+	size_t present;   /* int flag in struct rt_derived, or ALWAYS */
+	json_fn fn;       /* K_FN: writes the JSON value */
+};
+
+#define ALWAYS ((size_t)-1)
+#define D(m) offsetof(struct rt_derived, m)
+
+static void j_per_core(struct rt_buf *, const struct rt_derived *, const struct rt_run_info *);
+static void j_disks(struct rt_buf *, const struct rt_derived *, const struct rt_run_info *);
+static void j_nics(struct rt_buf *, const struct rt_derived *, const struct rt_run_info *);
+static void j_gpus(struct rt_buf *, const struct rt_derived *, const struct rt_run_info *);
+static void j_job(struct rt_buf *, const struct rt_derived *, const struct rt_run_info *);
+static void j_pid(struct rt_buf *, const struct rt_derived *, const struct rt_run_info *);
+static void j_version(struct rt_buf *, const struct rt_derived *, const struct rt_run_info *);
+static void j_timestamp(struct rt_buf *, const struct rt_derived *, const struct rt_run_info *);
+static void j_seq(struct rt_buf *, const struct rt_derived *, const struct rt_run_info *);
+
+/* CSV columns in order (reference.md §3), then JSON-only rows. */
+static const struct field fields[] = {
+	{"timestamp_secs", "timestamp", S_TOP, K_I64, 0, D(timestamp_secs), ALWAYS, NULL},
+	{"process_count", "system_processes", S_CPU, K_I64, 0, D(nprocs), D(has_nprocs), NULL},
+	{"utime_secs", "system_utime", S_CPU, K_F64, 3, D(utime), ALWAYS, NULL},
+	{"stime_secs", "system_stime", S_CPU, K_F64, 3, D(stime), ALWAYS, NULL},
+	{"utilization_pct", "system_cpu_usage", S_CPU, K_F64, 4, D(cpu_util), ALWAYS, NULL},
+	{"free_mib", "system_memory_free_mib", S_MEM, K_I64, 0, D(mem_free), D(has_mem), NULL},
+	{"used_mib", "system_memory_used_mib", S_MEM, K_I64, 0, D(mem_used), D(has_mem), NULL},
+	{"buffers_mib", "system_memory_buffers_mib", S_MEM, K_I64, 0, D(mem_buffers), D(has_mem), NULL},
+	{"cached_mib", "system_memory_cached_mib", S_MEM, K_I64, 0, D(mem_cached), D(has_mem), NULL},
+	{"active_mib", "system_memory_active_mib", S_MEM, K_I64, 0, D(mem_active), D(has_mem), NULL},
+	{"inactive_mib", "system_memory_inactive_mib", S_MEM, K_I64, 0, D(mem_inactive), D(has_mem), NULL},
+	{NULL, "system_disk_read_bytes", S_TOP, K_I64, 0, D(disk_read), ALWAYS, NULL},
+	{NULL, "system_disk_write_bytes", S_TOP, K_I64, 0, D(disk_write), ALWAYS, NULL},
+	{NULL, "system_disk_space_total_gb", S_TOP, K_F64, 6, D(space_total_gb), ALWAYS, NULL},
+	{NULL, "system_disk_space_used_gb", S_TOP, K_F64, 6, D(space_used_gb), ALWAYS, NULL},
+	{NULL, "system_disk_space_free_gb", S_TOP, K_F64, 6, D(space_free_gb), ALWAYS, NULL},
+	{NULL, "system_net_recv_bytes", S_TOP, K_I64, 0, D(net_rx), ALWAYS, NULL},
+	{NULL, "system_net_sent_bytes", S_TOP, K_I64, 0, D(net_tx), ALWAYS, NULL},
+	{NULL, "system_gpu_usage", S_TOP, K_F64, 4, D(gpu_usage), ALWAYS, NULL},
+	{NULL, "system_gpu_vram_mib", S_TOP, K_F64, 4, D(gpu_vram_mib), ALWAYS, NULL},
+	{NULL, "system_gpu_utilized", S_TOP, K_I64, 0, D(gpu_utilized), ALWAYS, NULL},
+	{NULL, "process_pid", S_TOP, K_I64, 0, D(proc_pid), D(has_proc), NULL},
+	{"process_child_count", "process_children", S_CPU, K_I64, 0, D(proc_children), D(has_proc), NULL},
+	{"process_utime_secs", "process_utime", S_CPU, K_F64, 4, D(proc_utime), D(has_proc), NULL},
+	{"process_stime_secs", "process_stime", S_CPU, K_F64, 4, D(proc_stime), D(has_proc), NULL},
+	{"process_cores_used", "process_cpu_usage", S_CPU, K_F64, 4, D(proc_cores), D(has_proc), NULL},
+	{"process_pss_mib", "process_memory_mib", S_CPU, K_I64, 0, D(proc_pss_mib), D(has_proc), NULL},
+	{"process_disk_read_bytes", "process_disk_read_bytes", S_CPU, K_I64, 0, D(proc_read), D(has_proc), NULL},
+	{"process_disk_write_bytes", "process_disk_write_bytes", S_CPU, K_I64, 0, D(proc_write), D(has_proc), NULL},
+	{"process_gpu_usage", "process_gpu_usage", S_CPU, K_F64, 4, D(proc_gpu_usage), D(has_proc), NULL},
+	{"process_gpu_vram_mib", "process_gpu_vram_mib", S_CPU, K_F64, 4, D(proc_gpu_vram_mib), D(has_proc), NULL},
+	{"process_gpu_utilized", "process_gpu_utilized", S_CPU, K_I64, 0, D(proc_gpu_utilized), D(has_proc), NULL},
+	/* JSON only */
+	{"actual_interval_ms", NULL, S_TOP, K_I64, 0, D(interval_ms), D(has_interval), NULL},
+	{"job_name", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_job},
+	{"tracked_pid", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_pid},
+	{"resource-tracker-version", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_version},
+	{"seq", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_seq},
+	{"timestamp", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_timestamp},
+	{"network", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_nics},
+	{"disk", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_disks},
+	{"gpu", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_gpus},
+	{"per_core_pct", NULL, S_CPU, K_FN, 0, 0, ALWAYS, j_per_core},
+	{"cgroup_usage_secs", NULL, S_CPU, K_F64, 0, D(cg_usage_secs), D(has_cgroup), NULL},
+	{"cgroup_utilization_pct", NULL, S_CPU, K_F64, 0, D(cg_util_pct), D(has_cgroup), NULL},
+	{"process_rss_mib", NULL, S_CPU, K_I64, 0, D(proc_rss_mib), D(has_proc), NULL},
+	{"total_mib", NULL, S_MEM, K_I64, 0, D(mem_total), D(has_mem), NULL},
+	{"available_mib", NULL, S_MEM, K_I64, 0, D(mem_avail), D(has_mem), NULL},
+	{"used_pct", NULL, S_MEM, K_F64, 0, D(mem_used_pct), D(has_mem), NULL},
+	{"swap_total_mib", NULL, S_MEM, K_I64, 0, D(swap_total), D(has_mem), NULL},
+	{"swap_used_mib", NULL, S_MEM, K_I64, 0, D(swap_used), D(has_mem), NULL},
+	{"swap_used_pct", NULL, S_MEM, K_F64, 0, D(swap_used_pct), D(has_mem), NULL},
+	/* sections are objects at the top level */
+	{"cpu", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL},
+	{"memory", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL},
+};
+
+#define NFIELDS RT_ARRAY_LEN(fields)
+
+/* JSON order: per section, indices of rows sorted by key. */
+static int order[3][NFIELDS];
+static int norder[3];
+static int order_ready;
+
+static int cmp_key(const void *a, const void *b)
+{
+	return strcmp(fields[*(const int *)a].json, fields[*(const int *)b].json);
+}
+
+static void build_order(void)
+{
+	for (int s = 0; s < 3; s++) {
+		norder[s] = 0;
+		for (size_t i = 0; i < NFIELDS; i++)
+			if (fields[i].json && (int)fields[i].sec == s)
+				order[s][norder[s]++] = (int)i;
+		qsort(order[s], (size_t)norder[s], sizeof(int), cmp_key);
+	}
+	order_ready = 1;
+}
+
+static int present(const struct field *f, const struct rt_derived *d)
+{
+	return f->present == ALWAYS || *(const int *)((const char *)d + f->present);
+}
+
+static void key(struct rt_buf *b, const char *k, int *first)
+{
+	if (!*first)
+		rt_buf_putc(b, ',');
+	*first = 0;
+	rt_buf_putc(b, '"');
+	rt_buf_puts(b, k);
+	rt_buf_puts(b, "\":");
+}
+
+static void str_or_null(struct rt_buf *b, const char *s)
+{
+	if (s && *s)
+		rt_buf_json_str(b, s);
+	else
+		rt_buf_puts(b, "null");
+}
+
+static void write_section(struct rt_buf *b, int sec, const struct rt_derived *d,
+			  const struct rt_run_info *ri);
+
+static void write_value(struct rt_buf *b, const struct field *f, const struct rt_derived *d,
+			const struct rt_run_info *ri)
+{
+	const char *base = (const char *)d;
+	if (f->kind == K_FN) {
+		if (f->fn)
+			f->fn(b, d, ri);
+		else
+			write_section(b, !strcmp(f->json, "cpu") ? S_CPU : S_MEM, d, ri);
+	} else if (!present(f, d)) {
+		rt_buf_puts(b, "null");
+	} else if (f->kind == K_I64) {
+		rt_buf_i64(b, *(const int64_t *)(base + f->off));
+	} else {
+		rt_buf_f64_json(b, *(const double *)(base + f->off));
+	}
+}
+
+static void write_section(struct rt_buf *b, int sec, const struct rt_derived *d,
+			  const struct rt_run_info *ri)
+{
+	int first = 1;
+	rt_buf_putc(b, '{');
+	for (int k = 0; k < norder[sec]; k++) {
+		const struct field *f = &fields[order[sec][k]];
+		/* actual_interval_ms is absent (not null) on the run's first sample */
+		if (f->off == D(interval_ms) && f->kind == K_I64 && !d->has_interval)
+			continue;
+		key(b, f->json, &first);
+		write_value(b, f, d, ri);
+	}
+	rt_buf_putc(b, '}');
+}
+
+void rt_format_json(struct rt_buf *out, const struct rt_derived *d, const struct rt_run_info *ri)
+{
+	if (!order_ready)
+		build_order();
+	write_section(out, S_TOP, d, ri);
+	rt_buf_putc(out, '\n');
+}
+
+void rt_format_csv_header(struct rt_buf *out)
+{
+	int first = 1;
+	for (size_t i = 0; i < NFIELDS; i++) {
+		if (!fields[i].csv)
+			continue;
+		if (!first)
+			rt_buf_putc(out, ',');
+		first = 0;
+		rt_buf_puts(out, fields[i].csv);
+	}
+	rt_buf_putc(out, '\n');
+}
+
+void rt_format_csv(struct rt_buf *out, const struct rt_derived *d, const struct rt_run_info *ri)
+{
+	(void)ri;
+	int first = 1;
+	const char *base = (const char *)d;
+	for (size_t i = 0; i < NFIELDS; i++) {
+		const struct field *f = &fields[i];
+		if (!f->csv)
+			continue;
+		if (!first)
+			rt_buf_putc(out, ',');
+		first = 0;
+		if (!present(f, d))
+			continue; /* empty column */
+		if (f->kind == K_I64)
+			rt_buf_i64(out, *(const int64_t *)(base + f->off));
+		else
+			rt_buf_f64_fixed(out, *(const double *)(base + f->off), f->prec);
+	}
+	rt_buf_putc(out, '\n');
+}
+
+/* ---- JSON writers for nested values ------------------------------------ */
+
+static void j_job(struct rt_buf *b, const struct rt_derived *d, const struct rt_run_info *ri)
+{
+	(void)d;
+	str_or_null(b, ri ? ri->job_name : NULL);
+}
+
+static void j_pid(struct rt_buf *b, const struct rt_derived *d, const struct rt_run_info *ri)
+{
+	(void)d;
+	if (ri && ri->tracked_pid > 0)
+		rt_buf_i64(b, ri->tracked_pid);
+	else
+		rt_buf_puts(b, "null");
+}
+
+static void j_version(struct rt_buf *b, const struct rt_derived *d, const struct rt_run_info *ri)
+{
+	(void)d;
+	(void)ri;
+	rt_buf_puts(b, "\"" RT_VERSION "\"");
+}
+
+static void j_seq(struct rt_buf *b, const struct rt_derived *d, const struct rt_run_info *ri)
+{
+	(void)ri;
+	rt_buf_u64(b, d->seq);
+}
+
+/* Precise sample time: seconds with microseconds, from integer ns. */
+static void j_timestamp(struct rt_buf *b, const struct rt_derived *d, const struct rt_run_info *ri)
+{
+	(void)ri;
+	uint64_t us = d->wall_ns / 1000;
+	char frac[8];
+	rt_buf_u64(b, us / 1000000);
+	uint64_t f = us % 1000000;
+	frac[0] = '.';
+	for (int i = 6; i >= 1; i--, f /= 10)
+		frac[i] = (char)('0' + f % 10);
+	rt_buf_put(b, frac, 7);
+}
+
+static void j_per_core(struct rt_buf *b, const struct rt_derived *d, const struct rt_run_info *ri)
+{
+	(void)ri;
+	rt_buf_putc(b, '[');
+	for (unsigned i = 0; i < d->cur.rec->h->ncpu; i++) {
+		if (i)
+			rt_buf_putc(b, ',');
+		rt_buf_f64_json(b, d->core_pct[i]);
+	}
+	rt_buf_putc(b, ']');
+}
+
+static void kv_str(struct rt_buf *b, const char *k, const char *v, int *first)
+{
+	key(b, k, first);
+	str_or_null(b, v);
+}
+
+static void kv_u64(struct rt_buf *b, const char *k, uint64_t v, int *first)
+{
+	key(b, k, first);
+	rt_buf_u64(b, v);
+}
+
+static void kv_f64(struct rt_buf *b, const char *k, double v, int *first)
+{
+	key(b, k, first);
+	rt_buf_f64_json(b, v);
+}
+
+static const char *disk_type_name(unsigned t)
+{
+	return t == RT_DISK_NVME ? "nvme" : t == RT_DISK_SSD ? "ssd" : t == RT_DISK_HDD ? "hdd" : NULL;
+}
+
+static void j_mounts(struct rt_buf *b, const struct rt_derived *d, unsigned disk)
+{
+	rt_buf_putc(b, '[');
+	int any = 0;
+	for (unsigned m = 0; m < d->cur.rec->h->nmount; m++) {
+		const struct rt_inv_mount *im = &d->cur.inv->mount[m];
+		if (im->disk != disk)
+			continue;
+		const struct rt_rec_mount *rm = &d->cur.rec->mount[m];
+		uint64_t used = rm->total_bytes > rm->free_bytes ? rm->total_bytes - rm->free_bytes : 0;
+		int first = 1;
+		if (any)
+			rt_buf_putc(b, ',');
+		any = 1;
+		rt_buf_putc(b, '{');
+		kv_u64(b, "available_bytes", rm->avail_bytes, &first);
+		kv_str(b, "filesystem", im->fstype, &first);
+		kv_str(b, "mount_point", im->mount_point, &first);
+		kv_u64(b, "total_bytes", rm->total_bytes, &first);
+		kv_u64(b, "used_bytes", used, &first);
+		kv_f64(b, "used_pct", rm->total_bytes ? (double)used / (double)rm->total_bytes * 100.0 : 0.0,
+		       &first);
+		rt_buf_putc(b, '}');
+	}
+	rt_buf_putc(b, ']');
+}
+
+static void j_disks(struct rt_buf *b, const struct rt_derived *d, const struct rt_run_info *ri)
+{
+	(void)ri;
+	rt_buf_putc(b, '[');
+	for (unsigned i = 0; i < d->cur.rec->h->ndisk; i++) {
+		const struct rt_inv_disk *id = &d->cur.inv->disk[i];
+		const struct rt_rec_disk *rd = &d->cur.rec->disk[i];
+		int first = 1;
+		if (i)
+			rt_buf_putc(b, ',');
+		rt_buf_putc(b, '{');
+		key(b, "capacity_bytes", &first);
+		if (id->has_capacity)
+			rt_buf_u64(b, id->capacity_bytes);
+		else
+			rt_buf_puts(b, "null");
+		kv_str(b, "device", id->name, &first);
+		kv_str(b, "device_type", disk_type_name(id->type), &first);
+		kv_str(b, "model", id->model, &first);
+		key(b, "mounts", &first);
+		j_mounts(b, d, i);
+		kv_f64(b, "read_bytes_per_sec", d->dt > 0 ? (double)d->disk_rd_delta[i] / d->dt : 0.0, &first);
+		kv_u64(b, "read_bytes_total", rd->rd_sectors * 512, &first);
+		kv_str(b, "serial", id->serial, &first);
+		kv_str(b, "vendor", id->vendor, &first);
+		kv_f64(b, "write_bytes_per_sec", d->dt > 0 ? (double)d->disk_wr_delta[i] / d->dt : 0.0, &first);
+		kv_u64(b, "write_bytes_total", rd->wr_sectors * 512, &first);
+		rt_buf_putc(b, '}');
+	}
+	rt_buf_putc(b, ']');
+}
+
+static void j_nics(struct rt_buf *b, const struct rt_derived *d, const struct rt_run_info *ri)
+{
+	(void)ri;
+	rt_buf_putc(b, '[');
+	for (unsigned i = 0; i < d->cur.rec->h->nnic; i++) {
+		const struct rt_inv_nic *in = &d->cur.inv->nic[i];
+		const struct rt_rec_nic *rn = &d->cur.rec->nic[i];
+		int first = 1;
+		if (i)
+			rt_buf_putc(b, ',');
+		rt_buf_putc(b, '{');
+		kv_str(b, "driver", in->driver, &first);
+		kv_str(b, "interface", in->name, &first);
+		kv_str(b, "mac_address", in->mac, &first);
+		key(b, "mtu", &first);
+		if (in->has_mtu)
+			rt_buf_u64(b, in->mtu);
+		else
+			rt_buf_puts(b, "null");
+		kv_str(b, "operstate", in->operstate, &first);
+		kv_f64(b, "rx_bytes_per_sec", d->dt > 0 ? (double)d->nic_rx_delta[i] / d->dt : 0.0, &first);
+		kv_u64(b, "rx_bytes_total", rn->rx_bytes, &first);
+		key(b, "speed_mbps", &first);
+		if (in->has_speed)
+			rt_buf_i64(b, in->speed_mbps);
+		else
+			rt_buf_puts(b, "null");
+		kv_f64(b, "tx_bytes_per_sec", d->dt > 0 ? (double)d->nic_tx_delta[i] / d->dt : 0.0, &first);
+		kv_u64(b, "tx_bytes_total", rn->tx_bytes, &first);
+		rt_buf_putc(b, '}');
+	}
+	rt_buf_putc(b, ']');
+}
+
+static void j_gpus(struct rt_buf *b, const struct rt_derived *d, const struct rt_run_info *ri)
+{
+	(void)ri;
+	rt_buf_putc(b, '[');
+	for (unsigned i = 0; i < d->cur.rec->h->ngpu; i++) {
+		const struct rt_inv_gpu *ig = &d->cur.inv->gpu[i];
+		const struct rt_rec_gpu *g = &d->cur.rec->gpu[i];
+		int first = 1, f2 = 1;
+		if (i)
+			rt_buf_putc(b, ',');
+		rt_buf_putc(b, '{');
+		key(b, "core_count", &first);
+		if (ig->core_count)
+			rt_buf_u64(b, ig->core_count);
+		else
+			rt_buf_puts(b, "null");
+		key(b, "detail", &first);
+		rt_buf_putc(b, '{');
+		if (ig->driver_version[0])
+			kv_str(b, "driver_version", ig->driver_version, &f2);
+		if (ig->pci_bus_id[0])
+			kv_str(b, "pci_bus_id", ig->pci_bus_id, &f2);
+		rt_buf_putc(b, '}');
+		kv_str(b, "device_type", "GPU", &first);
+		key(b, "frequency_mhz", &first);
+		if (g->valid & RT_GPU_V_CLOCK)
+			rt_buf_u64(b, g->clock_mhz);
+		else
+			rt_buf_puts(b, "null");
+		kv_str(b, "host_id", ig->host_id, &first);
+		kv_str(b, "name", ig->name, &first);
+		key(b, "power_watts", &first);
+		if (g->valid & RT_GPU_V_POWER)
+			rt_buf_f64_json(b, g->power_mw / 1000.0);
+		else
+			rt_buf_puts(b, "null");
+		key(b, "temperature_celsius", &first);
+		if (g->valid & RT_GPU_V_TEMP)
+			rt_buf_i64(b, g->temp_c);
+		else
+			rt_buf_puts(b, "null");
+		key(b, "utilization_pct", &first);
+		if (g->valid & RT_GPU_V_UTIL)
+			rt_buf_f64_json(b, (double)g->util_pct);
+		else
+			rt_buf_puts(b, "null");
+		kv_str(b, "uuid", ig->uuid, &first);
+		if (g->valid & RT_GPU_V_MEM) {
+			kv_u64(b, "vram_total_bytes", g->vram_total, &first);
+			kv_u64(b, "vram_used_bytes", g->vram_used, &first);
+			kv_f64(b, "vram_used_pct",
+			       g->vram_total ? (double)g->vram_used / (double)g->vram_total * 100.0 : 0.0,
+			       &first);
+		} else {
+			kv_str(b, "vram_total_bytes", NULL, &first);
+			kv_str(b, "vram_used_bytes", NULL, &first);
+			kv_str(b, "vram_used_pct", NULL, &first);
+		}
+		rt_buf_putc(b, '}');
+	}
+	rt_buf_putc(b, ']');
+}

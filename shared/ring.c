@@ -1,0 +1,290 @@
+/*
+ * ring.c - the /dev/shm sample ring (see ring.h for the protocol).
+ *
+ * Writer, for seq n in slot s = n % N, k = n / N + 1 (k-th write of s):
+ *   version = 2k-1 (relaxed) ; release fence ; copy payload ;
+ *   version = 2k (release) ; head = n+1 (release)
+ * Reader: acquire version; 2k means complete for seq n, less means not yet,
+ * more means lapped; copy; acquire fence; re-read version; a change means
+ * the copy may be torn and the slot was lapped meanwhile.
+ */
+#include "rt/ring.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rt/common.h"
+
+struct ring_hdr {
+	uint32_t magic;
+	uint16_t layout;
+	uint16_t header_size;
+	uint32_t slot_size;  /* payload bytes per slot */
+	uint32_t slot_count;
+	int32_t writer_pid;
+	uint32_t reserved0;
+	uint64_t run_id;
+	uint64_t generation; /* bumped if a writer ever re-creates the ring */
+	_Atomic uint64_t heartbeat_ns;
+	_Atomic uint32_t state;
+	uint32_t reserved1;
+	_Atomic uint64_t head;
+	uint64_t reserved[8];
+};
+
+struct slot_hdr {
+	_Atomic uint64_t version;
+	uint32_t len;
+	uint32_t reserved;
+};
+
+struct rt_ring {
+	int fd;
+	int writer;
+	unsigned char *map;
+	size_t map_len;
+	struct ring_hdr *h;
+	uint32_t slot_size, slot_count;
+	size_t stride;
+	char path[4096];
+};
+
+static size_t stride_of(uint32_t slot_size)
+{
+	return (sizeof(struct slot_hdr) + slot_size + 63u) & ~(size_t)63u;
+}
+
+static struct slot_hdr *slot_at(const struct rt_ring *r, uint64_t seq)
+{
+	size_t idx = (size_t)(seq % r->slot_count);
+	return (struct slot_hdr *)(r->map + sizeof(struct ring_hdr) + idx * r->stride);
+}
+
+int rt_ring_path(char *buf, size_t cap, const char *store_dir, uint64_t run_id)
+{
+	const char *dir = getenv("RT_SHM_DIR");
+	if (!dir || !*dir)
+		dir = "/dev/shm";
+	/* FNV-1a of the store path keeps two stores of one user apart */
+	uint32_t hsh = 2166136261u;
+	for (const char *p = store_dir; *p; p++)
+		hsh = (hsh ^ (unsigned char)*p) * 16777619u;
+	int n = snprintf(buf, cap, "%s/rt-%u-%08x-%llu.ring", dir, (unsigned)getuid(), hsh,
+			 (unsigned long long)run_id);
+	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
+}
+
+int rt_ring_create(const char *path, uint64_t run_id, uint32_t slot_size, uint32_t slot_count,
+		   struct rt_ring **out)
+{
+	if (slot_count == 0 || slot_size == 0 || slot_size > (64u << 20) / slot_count)
+		return -EINVAL;
+	struct rt_ring *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (r->fd < 0) {
+		int e = -errno;
+		free(r);
+		return e;
+	}
+	int err;
+	if (flock(r->fd, LOCK_EX | LOCK_NB) < 0)
+		goto fail;
+	r->slot_size = slot_size;
+	r->slot_count = slot_count;
+	r->stride = stride_of(slot_size);
+	r->map_len = sizeof(struct ring_hdr) + r->stride * slot_count;
+	if (ftruncate(r->fd, (off_t)r->map_len) < 0)
+		goto fail;
+	r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	if (r->map == MAP_FAILED)
+		goto fail;
+	r->h = (struct ring_hdr *)r->map;
+	r->h->layout = RT_RING_LAYOUT;
+	r->h->header_size = sizeof(struct ring_hdr);
+	r->h->slot_size = slot_size;
+	r->h->slot_count = slot_count;
+	r->h->writer_pid = (int32_t)getpid();
+	r->h->run_id = run_id;
+	r->h->generation = 1;
+	atomic_store_explicit(&r->h->state, RT_RING_RUNNING, memory_order_relaxed);
+	atomic_store_explicit(&r->h->head, 0, memory_order_relaxed);
+	/* magic last: a reader that sees it sees a complete header */
+	atomic_thread_fence(memory_order_release);
+	__atomic_store_n(&r->h->magic, RT_RING_MAGIC, __ATOMIC_RELEASE);
+	r->writer = 1;
+	snprintf(r->path, sizeof(r->path), "%s", path);
+	*out = r;
+	return 0;
+fail:
+	err = -errno;
+	if (r->map && r->map != MAP_FAILED)
+		munmap(r->map, r->map_len);
+	unlink(path);
+	close(r->fd);
+	free(r);
+	return err;
+}
+
+int rt_ring_publish(struct rt_ring *r, uint64_t seq, const void *rec, size_t len)
+{
+	if (len > r->slot_size)
+		return -EMSGSIZE;
+	struct slot_hdr *s = slot_at(r, seq);
+	uint64_t k = seq / r->slot_count + 1;
+	atomic_store_explicit(&s->version, 2 * k - 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	s->len = (uint32_t)len;
+	memcpy((unsigned char *)(s + 1), rec, len);
+	atomic_store_explicit(&s->version, 2 * k, memory_order_release);
+	atomic_store_explicit(&r->h->head, seq + 1, memory_order_release);
+	return 0;
+}
+
+void rt_ring_heartbeat(struct rt_ring *r, uint64_t mono_ns)
+{
+	atomic_store_explicit(&r->h->heartbeat_ns, mono_ns, memory_order_relaxed);
+}
+
+void rt_ring_set_state(struct rt_ring *r, enum rt_ring_state st)
+{
+	atomic_store_explicit(&r->h->state, (uint32_t)st, memory_order_release);
+}
+
+int rt_ring_open(const char *path, struct rt_ring **out)
+{
+	struct rt_ring *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	int err = 0;
+	r->fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (r->fd < 0) {
+		err = -errno;
+		free(r);
+		return err;
+	}
+	struct stat st;
+	if (fstat(r->fd, &st) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != getuid() ||
+	    (size_t)st.st_size < sizeof(struct ring_hdr)) {
+		err = RT_E_CORRUPT;
+		goto fail;
+	}
+	r->map_len = (size_t)st.st_size;
+	r->map = mmap(NULL, r->map_len, PROT_READ, MAP_SHARED, r->fd, 0);
+	if (r->map == MAP_FAILED) {
+		err = -errno;
+		r->map = NULL;
+		goto fail;
+	}
+	r->h = (struct ring_hdr *)r->map;
+	if (__atomic_load_n(&r->h->magic, __ATOMIC_ACQUIRE) != RT_RING_MAGIC) {
+		err = RT_E_CORRUPT;
+		goto fail;
+	}
+	if (r->h->layout != RT_RING_LAYOUT || r->h->header_size != sizeof(struct ring_hdr)) {
+		err = RT_E_LAYOUT;
+		goto fail;
+	}
+	/* hostile header: sizes must describe exactly this file */
+	r->slot_size = r->h->slot_size;
+	r->slot_count = r->h->slot_count;
+	if (r->slot_count == 0 || r->slot_size == 0 || r->slot_size > (64u << 20)) {
+		err = RT_E_CORRUPT;
+		goto fail;
+	}
+	r->stride = stride_of(r->slot_size);
+	if (r->map_len != sizeof(struct ring_hdr) + r->stride * (size_t)r->slot_count) {
+		err = RT_E_CORRUPT;
+		goto fail;
+	}
+	snprintf(r->path, sizeof(r->path), "%s", path);
+	*out = r;
+	return 0;
+fail:
+	if (r->map)
+		munmap(r->map, r->map_len);
+	close(r->fd);
+	free(r);
+	return err;
+}
+
+uint64_t rt_ring_head(const struct rt_ring *r)
+{
+	return atomic_load_explicit(&r->h->head, memory_order_acquire);
+}
+
+uint32_t rt_ring_slot_count(const struct rt_ring *r) { return r->slot_count; }
+uint64_t rt_ring_run_id(const struct rt_ring *r) { return r->h->run_id; }
+
+enum rt_ring_state rt_ring_state(const struct rt_ring *r)
+{
+	return (enum rt_ring_state)atomic_load_explicit(&r->h->state, memory_order_acquire);
+}
+
+int rt_ring_read(const struct rt_ring *r, uint64_t seq, void *buf, size_t cap, size_t *len)
+{
+	const struct slot_hdr *s = slot_at(r, seq);
+	uint64_t want = 2 * (seq / r->slot_count + 1);
+	uint64_t v1 = atomic_load_explicit(&((struct slot_hdr *)s)->version, memory_order_acquire);
+	if (v1 < want)
+		return (v1 + 1 == want) ? RT_E_AGAIN : RT_E_AGAIN;
+	if (v1 > want)
+		return RT_E_LAPPED;
+	uint32_t n = s->len;
+	if (n > r->slot_size)
+		return RT_E_CORRUPT;
+	if (n > cap)
+		return -EMSGSIZE;
+	memcpy(buf, (const unsigned char *)(s + 1), n);
+	atomic_thread_fence(memory_order_acquire);
+	uint64_t v2 = atomic_load_explicit(&((struct slot_hdr *)s)->version, memory_order_relaxed);
+	if (v2 != v1)
+		return RT_E_LAPPED;
+	*len = n;
+	return 0;
+}
+
+int rt_ring_writer_alive(const struct rt_ring *r)
+{
+	if (r->writer)
+		return 1;
+	/* The writer holds LOCK_EX for its whole life; if we can take a shared
+	 * lock, nobody holds it any more. Works across pid reuse. */
+	int fd = open(r->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return rt_ring_state(r) == RT_RING_RUNNING ? 0 : 0;
+	int alive = 1;
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		alive = 0;
+		flock(fd, LOCK_UN);
+	} else if (errno != EWOULDBLOCK) {
+		alive = 0;
+	}
+	close(fd);
+	return alive;
+}
+
+void rt_ring_close(struct rt_ring *r, int unlink_file)
+{
+	if (!r)
+		return;
+	if (unlink_file)
+		unlink(r->path);
+	if (r->map)
+		munmap(r->map, r->map_len);
+	close(r->fd);
+	free(r);
+}

@@ -1,0 +1,700 @@
+/*
+ * store.c - the LMDB time-series store (see store.h).
+ *
+ * Keys are big-endian so LMDB's byte order is (run, seq) order and appends
+ * of a live run hit the right edge of the B-tree (MDB_APPEND). The
+ * environment is opened MDB_NOSYNC|MDB_NOTLS: commits reach the page cache
+ * at once (a killed process loses nothing it committed) and the recorder
+ * calls rt_store_sync() every few seconds to bound the loss on power
+ * failure. MDB_NOTLS lets one thread hold nested short read transactions.
+ */
+#define _GNU_SOURCE
+#include "rt/store.h"
+
+#include <errno.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rt/common.h"
+#include "rt/record.h"
+
+#define INITIAL_MAP (64ull << 20)
+#define SCAN_TXN_BATCH 4096 /* samples per read transaction in long scans */
+#define DELETE_TXN_BATCH 20000
+
+struct rt_store {
+	MDB_env *env;
+	MDB_dbi runs, samples, inv;
+	int have_dbis;
+	int rdwr;
+	uint64_t cap;
+	char dir[4096];
+	char err[256];
+	void *scratch; /* 8-byte aligned copy of a value */
+	size_t scratch_cap;
+};
+
+static void put_be64(unsigned char *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (unsigned char)v;
+}
+
+static uint64_t get_be64(const unsigned char *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static int lmdb_fail(struct rt_store *s, const char *what, int rc)
+{
+	snprintf(s->err, sizeof(s->err), "%s: %s", what, mdb_strerror(rc));
+	if (rc > 0 && rc < 4096)
+		return -rc; /* errno from the OS */
+	return RT_E_STORE;
+}
+
+const char *rt_store_last_error(const struct rt_store *s) { return s->err; }
+const char *rt_store_dir(const struct rt_store *s) { return s->dir; }
+void rt_store_set_cap(struct rt_store *s, uint64_t cap_bytes) { s->cap = cap_bytes; }
+
+int rt_store_resolve_dir(const char *flag, char *buf, size_t cap)
+{
+	const char *v;
+	int n;
+	if (flag && *flag)
+		n = snprintf(buf, cap, "%s", flag);
+	else if ((v = getenv("RT_STORE")) && *v)
+		n = snprintf(buf, cap, "%s", v);
+	else if ((v = getenv("XDG_DATA_HOME")) && *v == '/')
+		n = snprintf(buf, cap, "%s/resource-tracker", v);
+	else if ((v = getenv("HOME")) && *v)
+		n = snprintf(buf, cap, "%s/.local/share/resource-tracker", v);
+	else
+		return -ENOENT;
+	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char tmp[4096];
+	if (snprintf(tmp, sizeof(tmp), "%s", dir) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Begin a transaction, following a map grown by another process. */
+static int txn_begin(struct rt_store *s, unsigned flags, MDB_txn **txn)
+{
+	for (int tries = 0; tries < 4; tries++) {
+		int rc = mdb_txn_begin(s->env, NULL, flags, txn);
+		if (rc != MDB_MAP_RESIZED)
+			return rc ? lmdb_fail(s, "begin transaction", rc) : 0;
+		mdb_env_set_mapsize(s->env, 0);
+	}
+	return lmdb_fail(s, "begin transaction", MDB_MAP_RESIZED);
+}
+
+static int open_dbis(struct rt_store *s)
+{
+	MDB_txn *txn;
+	int rc = txn_begin(s, s->rdwr ? 0 : MDB_RDONLY, &txn);
+	if (rc)
+		return rc;
+	unsigned f = s->rdwr ? MDB_CREATE : 0;
+	if ((rc = mdb_dbi_open(txn, "runs", f, &s->runs)) ||
+	    (rc = mdb_dbi_open(txn, "samples", f, &s->samples)) ||
+	    (rc = mdb_dbi_open(txn, "inventory", f, &s->inv))) {
+		mdb_txn_abort(txn);
+		if (rc == MDB_NOTFOUND)
+			return 0; /* read-only view of an empty store */
+		return lmdb_fail(s, "open databases", rc);
+	}
+	if ((rc = mdb_txn_commit(txn)))
+		return lmdb_fail(s, "open databases", rc);
+	s->have_dbis = 1;
+	return 0;
+}
+
+int rt_store_open(const char *dir, int flags, struct rt_store **out)
+{
+	struct rt_store *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->rdwr = flags & RT_STORE_RDWR;
+	snprintf(s->dir, sizeof(s->dir), "%s", dir);
+	int rc;
+	if (s->rdwr && (rc = mkdir_p(dir)) < 0) {
+		free(s);
+		return rc;
+	}
+	if (!s->rdwr) {
+		char p[4200];
+		snprintf(p, sizeof(p), "%s/data.mdb", dir);
+		if (access(p, F_OK) < 0) {
+			free(s);
+			return -ENOENT;
+		}
+	}
+	if ((rc = mdb_env_create(&s->env))) {
+		free(s);
+		return RT_E_STORE;
+	}
+	mdb_env_set_maxdbs(s->env, 8);
+	mdb_env_set_maxreaders(s->env, 254);
+	mdb_env_set_mapsize(s->env, INITIAL_MAP);
+	/* Readers open read-write too: LMDB needs the lock file's reader table. */
+	rc = mdb_env_open(s->env, dir, MDB_NOSYNC | MDB_NOTLS | MDB_NORDAHEAD, 0600);
+	if (rc) {
+		int e = (rc > 0 && rc < 4096) ? -rc : RT_E_STORE;
+		mdb_env_close(s->env);
+		free(s);
+		return e;
+	}
+	int dead = 0;
+	mdb_reader_check(s->env, &dead); /* clear slots of killed readers */
+	if ((rc = open_dbis(s))) {
+		rt_store_close(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+void rt_store_close(struct rt_store *s)
+{
+	if (!s)
+		return;
+	if (s->env)
+		mdb_env_close(s->env);
+	free(s->scratch);
+	free(s);
+}
+
+/* Double the map after MDB_MAP_FULL (no transaction may be open). */
+static int grow_map(struct rt_store *s)
+{
+	MDB_envinfo info;
+	mdb_env_info(s->env, &info);
+	size_t next = info.me_mapsize * 2;
+	int rc = mdb_env_set_mapsize(s->env, next);
+	return rc ? lmdb_fail(s, "grow map", rc) : 0;
+}
+
+typedef int (*write_fn)(struct rt_store *s, MDB_txn *txn, void *ctx);
+
+/* Run fn in a write transaction; retry after growing the map if full. */
+static int with_write(struct rt_store *s, write_fn fn, void *ctx)
+{
+	if (!s->rdwr || !s->have_dbis)
+		return -EROFS;
+	for (int tries = 0; tries < 16; tries++) {
+		MDB_txn *txn;
+		int rc = txn_begin(s, 0, &txn);
+		if (rc)
+			return rc;
+		rc = fn(s, txn, ctx);
+		if (rc == 0)
+			rc = mdb_txn_commit(txn);
+		else
+			mdb_txn_abort(txn);
+		if (rc == MDB_MAP_FULL) {
+			if ((rc = grow_map(s)))
+				return rc;
+			continue;
+		}
+		if (rc < 0)
+			return rc; /* already an rt error from fn */
+		return rc ? lmdb_fail(s, "write", rc) : 0;
+	}
+	return lmdb_fail(s, "write", MDB_MAP_FULL);
+}
+
+struct put_ctx {
+	MDB_dbi dbi;
+	MDB_val k, v;
+	unsigned flags;
+	uint64_t *run_id; /* new_run: allocate */
+};
+
+static int do_put(struct rt_store *s, MDB_txn *txn, void *vctx)
+{
+	struct put_ctx *c = vctx;
+	unsigned char key[8];
+	if (c->run_id) { /* next run id = last id + 1 */
+		MDB_cursor *cur;
+		MDB_val k, v;
+		uint64_t next = 1;
+		int rc = mdb_cursor_open(txn, s->runs, &cur);
+		if (rc)
+			return rc;
+		if (mdb_cursor_get(cur, &k, &v, MDB_LAST) == 0 && k.mv_size == 8)
+			next = get_be64(k.mv_data) + 1;
+		mdb_cursor_close(cur);
+		put_be64(key, next);
+		*c->run_id = next;
+		c->k.mv_data = key;
+		c->k.mv_size = 8;
+	}
+	int rc = mdb_put(txn, c->dbi, &c->k, &c->v, c->flags);
+	if (rc == MDB_KEYEXIST && (c->flags & MDB_APPEND)) /* another run is newer */
+		rc = mdb_put(txn, c->dbi, &c->k, &c->v, 0);
+	return rc;
+}
+
+int rt_store_new_run(struct rt_store *s, const char *meta, size_t len, uint64_t *run_id)
+{
+	struct put_ctx c = {.dbi = s->runs, .v = {len, (void *)meta}, .run_id = run_id};
+	return with_write(s, do_put, &c);
+}
+
+int rt_store_put_meta(struct rt_store *s, uint64_t run, const char *meta, size_t len)
+{
+	unsigned char key[8];
+	put_be64(key, run);
+	struct put_ctx c = {.dbi = s->runs, .k = {8, key}, .v = {len, (void *)meta}};
+	return with_write(s, do_put, &c);
+}
+
+int rt_store_put_inventory(struct rt_store *s, uint64_t run, uint32_t gen, const void *buf,
+			   size_t len)
+{
+	unsigned char key[12];
+	put_be64(key, run);
+	key[8] = (unsigned char)(gen >> 24);
+	key[9] = (unsigned char)(gen >> 16);
+	key[10] = (unsigned char)(gen >> 8);
+	key[11] = (unsigned char)gen;
+	struct put_ctx c = {.dbi = s->inv, .k = {12, key}, .v = {len, (void *)buf}};
+	return with_write(s, do_put, &c);
+}
+
+int rt_store_append(struct rt_store *s, uint64_t run, uint64_t seq, const void *rec, size_t len)
+{
+	unsigned char key[16];
+	put_be64(key, run);
+	put_be64(key + 8, seq);
+	struct put_ctx c = {
+		.dbi = s->samples, .k = {16, key}, .v = {len, (void *)rec}, .flags = MDB_APPEND};
+	return with_write(s, do_put, &c);
+}
+
+/* Read one value of dbi at key into a malloc'd copy. */
+static int get_copy(struct rt_store *s, MDB_dbi dbi, void *key, size_t klen, void **out,
+		    size_t *len, int nul)
+{
+	if (!s->have_dbis)
+		return RT_E_NOTFOUND;
+	MDB_txn *txn;
+	int rc = txn_begin(s, MDB_RDONLY, &txn);
+	if (rc)
+		return rc;
+	MDB_val k = {klen, key}, v;
+	rc = mdb_get(txn, dbi, &k, &v);
+	if (rc) {
+		mdb_txn_abort(txn);
+		return rc == MDB_NOTFOUND ? RT_E_NOTFOUND : lmdb_fail(s, "get", rc);
+	}
+	char *p = malloc(v.mv_size + 1);
+	if (!p) {
+		mdb_txn_abort(txn);
+		return -ENOMEM;
+	}
+	memcpy(p, v.mv_data, v.mv_size);
+	if (nul)
+		p[v.mv_size] = '\0';
+	*out = p;
+	*len = v.mv_size;
+	mdb_txn_abort(txn);
+	return 0;
+}
+
+int rt_store_get_meta(struct rt_store *s, uint64_t run, char **meta, size_t *len)
+{
+	unsigned char key[8];
+	put_be64(key, run);
+	return get_copy(s, s->runs, key, 8, (void **)meta, len, 1);
+}
+
+int rt_store_get_inventory(struct rt_store *s, uint64_t run, uint32_t gen, void **buf,
+			   size_t *len)
+{
+	unsigned char key[12];
+	put_be64(key, run);
+	key[8] = (unsigned char)(gen >> 24);
+	key[9] = (unsigned char)(gen >> 16);
+	key[10] = (unsigned char)(gen >> 8);
+	key[11] = (unsigned char)gen;
+	return get_copy(s, s->inv, key, 12, buf, len, 0);
+}
+
+static void *aligned_copy(struct rt_store *s, const MDB_val *v)
+{
+	if (v->mv_size > s->scratch_cap) {
+		size_t cap = (v->mv_size + 4095) & ~(size_t)4095;
+		void *p = NULL;
+		if (posix_memalign(&p, 64, cap))
+			return NULL;
+		free(s->scratch);
+		s->scratch = p;
+		s->scratch_cap = cap;
+	}
+	memcpy(s->scratch, v->mv_data, v->mv_size);
+	return s->scratch;
+}
+
+int rt_store_scan(struct rt_store *s, uint64_t run, uint64_t from, uint64_t to,
+		  rt_store_sample_cb cb, void *ctx)
+{
+	if (!s->have_dbis)
+		return RT_E_NOTFOUND;
+	uint64_t next = from;
+	while (next <= to) {
+		MDB_txn *txn;
+		MDB_cursor *cur;
+		int rc = txn_begin(s, MDB_RDONLY, &txn);
+		if (rc)
+			return rc;
+		if ((rc = mdb_cursor_open(txn, s->samples, &cur))) {
+			mdb_txn_abort(txn);
+			return lmdb_fail(s, "cursor", rc);
+		}
+		unsigned char key[16];
+		put_be64(key, run);
+		put_be64(key + 8, next);
+		MDB_val k = {16, key}, v;
+		MDB_cursor_op op = MDB_SET_RANGE;
+		int done = 0, n = 0, ret = 0;
+		while (n < SCAN_TXN_BATCH) {
+			rc = mdb_cursor_get(cur, &k, &v, op);
+			op = MDB_NEXT;
+			if (rc || k.mv_size != 16 || get_be64(k.mv_data) != run) {
+				done = 1;
+				break;
+			}
+			uint64_t seq = get_be64((unsigned char *)k.mv_data + 8);
+			if (seq > to) {
+				done = 1;
+				break;
+			}
+			void *copy = aligned_copy(s, &v);
+			if (!copy) {
+				ret = -ENOMEM;
+				break;
+			}
+			next = seq + 1;
+			n++;
+			if ((ret = cb(ctx, seq, copy, v.mv_size)))
+				break;
+			if (seq == UINT64_MAX) {
+				done = 1;
+				break;
+			}
+		}
+		mdb_cursor_close(cur);
+		mdb_txn_abort(txn); /* short transactions: let the writer reuse pages */
+		if (ret)
+			return ret;
+		if (done)
+			break;
+	}
+	return 0;
+}
+
+struct one_ctx {
+	void *buf;
+	size_t cap, len;
+	int found;
+};
+
+static int one_cb(void *vctx, uint64_t seq, const void *rec, size_t len)
+{
+	(void)seq;
+	struct one_ctx *c = vctx;
+	if (len > c->cap)
+		return -EMSGSIZE;
+	memcpy(c->buf, rec, len);
+	c->len = len;
+	c->found = 1;
+	return 1;
+}
+
+int rt_store_get_sample(struct rt_store *s, uint64_t run, uint64_t seq, void *buf, size_t cap,
+			size_t *len)
+{
+	struct one_ctx c = {buf, cap, 0, 0};
+	int rc = rt_store_scan(s, run, seq, seq, one_cb, &c);
+	if (rc < 0)
+		return rc;
+	if (!c.found)
+		return RT_E_NOTFOUND;
+	*len = c.len;
+	return 0;
+}
+
+int rt_store_seq_bounds(struct rt_store *s, uint64_t run, uint64_t *first, uint64_t *last)
+{
+	if (!s->have_dbis)
+		return RT_E_NOTFOUND;
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	int rc = txn_begin(s, MDB_RDONLY, &txn);
+	if (rc)
+		return rc;
+	if ((rc = mdb_cursor_open(txn, s->samples, &cur))) {
+		mdb_txn_abort(txn);
+		return lmdb_fail(s, "cursor", rc);
+	}
+	unsigned char key[16];
+	put_be64(key, run);
+	put_be64(key + 8, 0);
+	MDB_val k = {16, key}, v;
+	int ret = RT_E_NOTFOUND;
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	if (rc == 0 && k.mv_size == 16 && get_be64(k.mv_data) == run) {
+		*first = get_be64((unsigned char *)k.mv_data + 8);
+		/* last: position after the run, step back */
+		put_be64(key, run + 1);
+		put_be64(key + 8, 0);
+		k.mv_data = key;
+		k.mv_size = 16;
+		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+		rc = rc == 0 ? mdb_cursor_get(cur, &k, &v, MDB_PREV)
+			     : mdb_cursor_get(cur, &k, &v, MDB_LAST);
+		if (rc == 0 && k.mv_size == 16 && get_be64(k.mv_data) == run) {
+			*last = get_be64((unsigned char *)k.mv_data + 8);
+			ret = 0;
+		}
+	}
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	return ret;
+}
+
+int rt_store_seq_at_time(struct rt_store *s, uint64_t run, uint64_t wall_ns, uint64_t *seq)
+{
+	uint64_t lo, hi;
+	int rc = rt_store_seq_bounds(s, run, &lo, &hi);
+	if (rc)
+		return rc;
+	uint64_t first = lo, last = hi;
+	hi = last + 1;
+	size_t cap = rt_record_max_size();
+	void *buf = NULL;
+	if (posix_memalign(&buf, 64, cap))
+		return -ENOMEM;
+	/* find the first seq in [first, last] with wall >= wall_ns */
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		size_t len;
+		struct rt_record r;
+		rc = rt_store_get_sample(s, run, mid, buf, cap, &len);
+		if (rc == RT_E_NOTFOUND) { /* hole: treat as later */
+			hi = mid;
+			continue;
+		}
+		if (rc || rt_record_decode(buf, len, &r)) {
+			free(buf);
+			return rc ? rc : RT_E_CORRUPT;
+		}
+		if (r.h->wall_ns < wall_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	free(buf);
+	if (lo > last)
+		return RT_E_NOTFOUND;
+	*seq = lo < first ? first : lo;
+	return 0;
+}
+
+int rt_store_list_runs(struct rt_store *s, rt_store_run_cb cb, void *ctx)
+{
+	if (!s->have_dbis)
+		return 0;
+	/* Copy ids first so callbacks may open their own transactions freely. */
+	uint64_t *ids = NULL;
+	size_t n = 0, cap = 0;
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	int rc = txn_begin(s, MDB_RDONLY, &txn);
+	if (rc)
+		return rc;
+	if ((rc = mdb_cursor_open(txn, s->runs, &cur))) {
+		mdb_txn_abort(txn);
+		return lmdb_fail(s, "cursor", rc);
+	}
+	MDB_val k, v;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if (k.mv_size != 8)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			uint64_t *p = realloc(ids, cap * sizeof(*ids));
+			if (!p) {
+				free(ids);
+				mdb_cursor_close(cur);
+				mdb_txn_abort(txn);
+				return -ENOMEM;
+			}
+			ids = p;
+		}
+		ids[n++] = get_be64(k.mv_data);
+	}
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	int ret = 0;
+	for (size_t i = 0; i < n && !ret; i++) {
+		char *meta;
+		size_t len;
+		if (rt_store_get_meta(s, ids[i], &meta, &len))
+			continue;
+		ret = cb(ctx, ids[i], meta, len);
+		free(meta);
+	}
+	free(ids);
+	return ret;
+}
+
+struct del_ctx {
+	uint64_t run;
+	int done;
+};
+
+/* Delete up to DELETE_TXN_BATCH samples (then inventories, then the run). */
+static int do_delete(struct rt_store *s, MDB_txn *txn, void *vctx)
+{
+	struct del_ctx *c = vctx;
+	MDB_cursor *cur;
+	unsigned char key[16] = {0};
+	put_be64(key, c->run);
+	MDB_dbi dbis[2] = {s->samples, s->inv};
+	size_t klen[2] = {16, 12};
+	int budget = DELETE_TXN_BATCH;
+	for (int d = 0; d < 2; d++) {
+		int rc = mdb_cursor_open(txn, dbis[d], &cur);
+		if (rc)
+			return rc;
+		MDB_val k = {klen[d], key}, v;
+		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+		while (rc == 0 && k.mv_size >= 8 && get_be64(k.mv_data) == c->run) {
+			if (budget-- <= 0) {
+				mdb_cursor_close(cur);
+				return 0;
+			}
+			if ((rc = mdb_cursor_del(cur, 0)))
+				break;
+			rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
+			if (rc == MDB_NOTFOUND || rc == EINVAL)
+				rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+		}
+		mdb_cursor_close(cur);
+		if (rc && rc != MDB_NOTFOUND)
+			return rc;
+	}
+	MDB_val k = {8, key};
+	int rc = mdb_del(txn, s->runs, &k, NULL);
+	if (rc && rc != MDB_NOTFOUND)
+		return rc;
+	c->done = 1;
+	return 0;
+}
+
+int rt_store_delete_run(struct rt_store *s, uint64_t run)
+{
+	struct del_ctx c = {run, 0};
+	while (!c.done) {
+		int rc = with_write(s, do_delete, &c);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int rt_store_used_bytes(struct rt_store *s, uint64_t *bytes)
+{
+	MDB_txn *txn;
+	int rc = txn_begin(s, MDB_RDONLY, &txn);
+	if (rc)
+		return rc;
+	MDB_stat st;
+	uint64_t pages = 0, psize = 4096;
+	MDB_dbi dbis[4] = {0 /* main */, s->runs, s->samples, s->inv};
+	for (int i = 0; i < (s->have_dbis ? 4 : 1); i++) {
+		if (mdb_stat(txn, dbis[i], &st) == 0) {
+			pages += st.ms_branch_pages + st.ms_leaf_pages + st.ms_overflow_pages;
+			psize = st.ms_psize;
+		}
+	}
+	mdb_txn_abort(txn);
+	*bytes = (pages + 2) * psize;
+	return 0;
+}
+
+struct oldest_ctx {
+	uint64_t keep, victim;
+};
+
+static int oldest_cb(void *vctx, uint64_t run, const char *meta, size_t len)
+{
+	struct oldest_ctx *c = vctx;
+	(void)len;
+	if (run == c->keep || strstr(meta, "\"status\":\"running\""))
+		return 0;
+	c->victim = run;
+	return 1;
+}
+
+int rt_store_enforce_cap(struct rt_store *s, uint64_t keep, unsigned *deleted)
+{
+	*deleted = 0;
+	if (!s->cap)
+		return 0;
+	for (;;) {
+		uint64_t used;
+		int rc = rt_store_used_bytes(s, &used);
+		if (rc)
+			return rc;
+		if (used <= s->cap)
+			return 0;
+		struct oldest_ctx c = {keep, 0};
+		rt_store_list_runs(s, oldest_cb, &c);
+		if (!c.victim)
+			return 0; /* nothing we may delete */
+		if ((rc = rt_store_delete_run(s, c.victim)))
+			return rc;
+		(*deleted)++;
+	}
+}
+
+int rt_store_sync(struct rt_store *s)
+{
+	int rc = mdb_env_sync(s->env, 1);
+	return rc ? lmdb_fail(s, "sync", rc) : 0;
+}
+
+void rt_store_trim_rss(struct rt_store *s)
+{
+	MDB_envinfo info;
+	if (mdb_env_info(s->env, &info) == 0 && info.me_mapaddr)
+		madvise(info.me_mapaddr, info.me_mapsize, MADV_DONTNEED);
+}

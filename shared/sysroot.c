@@ -1,0 +1,105 @@
+/* sysroot.c - /proc and /sys roots, small-file reads, statvfs hook. */
+#define _GNU_SOURCE
+#include "rt/sysroot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+static char proc_root[1024] = "/proc";
+static char sys_root[1024] = "/sys";
+
+static void set_root(char *dst, size_t cap, const char *env, const char *dflt)
+{
+	const char *v = getenv(env);
+	if (!v || !*v)
+		v = dflt;
+	snprintf(dst, cap, "%s", v);
+	size_t n = strlen(dst);
+	while (n > 1 && dst[n - 1] == '/')
+		dst[--n] = '\0';
+}
+
+void rt_sysroot_init(void)
+{
+	set_root(proc_root, sizeof(proc_root), "RT_PROC_ROOT", "/proc");
+	set_root(sys_root, sizeof(sys_root), "RT_SYS_ROOT", "/sys");
+}
+
+const char *rt_root(enum rt_root which) { return which == RT_PROC ? proc_root : sys_root; }
+
+int rt_path(char *buf, size_t cap, enum rt_root which, const char *rel)
+{
+	while (*rel == '/')
+		rel++;
+	int n = snprintf(buf, cap, "%s/%s", rt_root(which), rel);
+	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
+}
+
+int rt_open(enum rt_root which, const char *rel)
+{
+	char p[4096];
+	int rc = rt_path(p, sizeof(p), which, rel);
+	if (rc)
+		return rc;
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+ssize_t rt_pread_all(int fd, char *buf, size_t cap)
+{
+	size_t len = 0;
+	if (cap == 0)
+		return -EINVAL;
+	while (len < cap - 1) {
+		ssize_t n = pread(fd, buf + len, cap - 1 - len, (off_t)len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+ssize_t rt_read_small(enum rt_root which, const char *rel, char *buf, size_t cap)
+{
+	int fd = rt_open(which, rel);
+	if (fd < 0) {
+		if (cap)
+			buf[0] = '\0';
+		return fd;
+	}
+	ssize_t n = rt_pread_all(fd, buf, cap);
+	close(fd);
+	if (n < 0) {
+		buf[0] = '\0';
+		return n;
+	}
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ' || buf[n - 1] == '\t' ||
+			 buf[n - 1] == '\r'))
+		buf[--n] = '\0';
+	return n;
+}
+
+static int real_statvfs(const char *mp, struct rt_fsstat *out)
+{
+	struct statvfs sv;
+	if (statvfs(mp, &sv) < 0)
+		return -errno;
+	uint64_t f = sv.f_frsize ? sv.f_frsize : sv.f_bsize;
+	out->total = (uint64_t)sv.f_blocks * f;
+	out->free = (uint64_t)sv.f_bfree * f;
+	out->avail = (uint64_t)sv.f_bavail * f;
+	return 0;
+}
+
+int (*rt_statvfs_hook)(const char *mount_point, struct rt_fsstat *out) = real_statvfs;
