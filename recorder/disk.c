@@ -174,9 +174,21 @@ static void mount_cb(void *vctx, const struct rt_mountinfo *m)
 	im->dev = dev;
 }
 
+static int by_name(const void *a, const void *b, void *arg)
+{
+	const struct rt_diskstat *ds = arg;
+	return strcmp(ds[*(const int *)a].name, ds[*(const int *)b].name);
+}
+
 void rt_disk_inventory(struct rt_collector *c, struct rt_inventory *inv)
 {
-	for (size_t i = 0; i < c->nds && inv->ndisk < RT_MAX_DISKS; i++) {
+	/* disk[] is sorted by device name */
+	static int idx[RT_MAX_DISKSTATS];
+	for (size_t i = 0; i < c->nds; i++)
+		idx[i] = (int)i;
+	qsort_r(idx, c->nds, sizeof(int), by_name, c->ds);
+	for (size_t k = 0; k < c->nds && inv->ndisk < RT_MAX_DISKS; k++) {
+		size_t i = (size_t)idx[k];
 		const char *name = c->ds[i].name;
 		if (excluded(name) || !sys_exists(name, ""))
 			continue;

@@ -58,14 +58,26 @@ static int parse_i64(const char *s, int64_t *out)
 	return 0;
 }
 
+static int by_name(const void *a, const void *b, void *arg)
+{
+	const struct rt_netdev *nd = arg;
+	return strcmp(nd[*(const int *)a].name, nd[*(const int *)b].name);
+}
+
 void rt_net_inventory(struct rt_collector *c, struct rt_inventory *inv)
 {
+	/* network[] is sorted by interface name, as in the reference */
+	int idx[RT_MAX_NETDEVS];
+	for (size_t i = 0; i < c->nnd; i++)
+		idx[i] = (int)i;
+	qsort_r(idx, c->nnd, sizeof(int), by_name, c->nd);
 	for (int i = 0; i < RT_MAX_NICS; i++) {
 		if (c->fd_oper[i] >= 0)
 			close(c->fd_oper[i]);
 		c->fd_oper[i] = -1;
 	}
-	for (size_t i = 0; i < c->nnd && inv->nnic < RT_MAX_NICS; i++) {
+	for (size_t k = 0; k < c->nnd && inv->nnic < RT_MAX_NICS; k++) {
+		size_t i = (size_t)idx[k];
 		const char *name = c->nd[i].name;
 		if (!strcmp(name, "lo"))
 			continue;

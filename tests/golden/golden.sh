@@ -1,0 +1,20 @@
+#!/bin/sh
+# golden.sh BUILD_DIR FIXTURE_NAME [--update]
+# Records tests/fixtures/NAME with golden_run on a fake clock, replays it with
+# the real rt-export, and compares with tests/golden/NAME.{jsonl,csv}.
+set -eu
+build=$1; name=$2
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export RT_SHM_DIR="$tmp"
+"$build/golden_run" "$here/../fixtures/$name" "$tmp/root" "$tmp/store"
+"$build/rt-export" --store "$tmp/store" replay 1 -f json > "$tmp/out.jsonl"
+"$build/rt-export" --store "$tmp/store" replay 1 -f csv > "$tmp/out.csv"
+if [ "${3:-}" = "--update" ]; then
+	cp "$tmp/out.jsonl" "$here/$name.jsonl"; cp "$tmp/out.csv" "$here/$name.csv"
+	exit 0
+fi
+diff -u "$here/$name.jsonl" "$tmp/out.jsonl"
+diff -u "$here/$name.csv" "$tmp/out.csv"
+echo "golden $name: ok"
