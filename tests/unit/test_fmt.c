@@ -1,0 +1,94 @@
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt/common.h"
+#include "rt/fmt.h"
+
+static char *json_num(double v)
+{
+	static char out[64];
+	struct rt_buf b = {0};
+	rt_buf_f64_json(&b, v);
+	snprintf(out, sizeof(out), "%s", b.p);
+	rt_buf_free(&b);
+	return out;
+}
+
+Test(fmt, json_floats_are_shortest_round_trip_in_serde_style)
+{
+	cr_expect_str_eq(json_num(4.0), "4.0");
+	cr_expect_str_eq(json_num(0.0), "0.0");
+	cr_expect_str_eq(json_num(-0.0), "-0.0");
+	cr_expect_str_eq(json_num(0.1), "0.1");
+	cr_expect_str_eq(json_num(1.2), "1.2");
+	cr_expect_str_eq(json_num(100.0 / 3.0), "33.333333333333336");
+	cr_expect_str_eq(json_num(1048576.0), "1048576.0");
+	cr_expect_str_eq(json_num(1e15), "1000000000000000.0");
+	cr_expect_str_eq(json_num(1e16), "1e16");
+	cr_expect_str_eq(json_num(1.5e17), "1.5e17");
+	cr_expect_str_eq(json_num(0.0001), "0.0001");
+	cr_expect_str_eq(json_num(0.00001), "0.00001");
+	cr_expect_str_eq(json_num(1e-7), "1e-7");
+	cr_expect_str_eq(json_num(NAN), "null");
+	cr_expect_str_eq(json_num(INFINITY), "null");
+}
+
+Test(fmt, json_floats_read_back_exactly)
+{
+	srandom(7);
+	for (int i = 0; i < 20000; i++) {
+		double v = (double)random() / (double)random() * pow(10, (int)(random() % 30) - 15);
+		cr_assert_eq(strtod(json_num(v), NULL), v, "%.17g -> %s", v, json_num(v));
+	}
+}
+
+Test(fmt, fixed_decimals_match_printf_byte_for_byte)
+{
+	srandom(11);
+	char want[64];
+	struct rt_buf b = {0};
+	for (int i = 0; i < 200000; i++) {
+		double v = (double)(random() % 2000000) / 1000.0 + (double)random() / 1e12;
+		if (i % 3 == 0)
+			v = (double)(random() % 100000) / 8000.0; /* exact ties */
+		if (i % 5 == 0)
+			v = -v;
+		int prec = (int)(random() % 7);
+		snprintf(want, sizeof(want), "%.*f", prec, v);
+		rt_buf_reset(&b);
+		rt_buf_f64_fixed(&b, v, prec);
+		cr_assert_str_eq(b.p, want, "%.17g prec %d", v, prec);
+	}
+	rt_buf_free(&b);
+}
+
+Test(fmt, json_strings_are_escaped_and_valid_utf8)
+{
+	struct rt_buf b = {0};
+	rt_buf_json_str(&b, "a\"b\\c\n\x01\xc3\xa9\xff");
+	cr_expect_str_eq(b.p, "\"a\\\"b\\\\c\\n\\u0001\xc3\xa9\xef\xbf\xbd\"");
+	rt_buf_free(&b);
+}
+
+Test(fmt, times_parse_as_iso8601_or_epoch)
+{
+	uint64_t ns;
+	cr_assert_eq(rt_parse_time("2026-01-01T00:00:00Z", &ns), 0);
+	cr_expect_eq(ns, 1767225600ull * 1000000000ull);
+	cr_assert_eq(rt_parse_time("2026-01-01T02:00:00+02:00", &ns), 0);
+	cr_expect_eq(ns, 1767225600ull * 1000000000ull);
+	cr_assert_eq(rt_parse_time("2026-01-01", &ns), 0);
+	cr_expect_eq(ns, 1767225600ull * 1000000000ull);
+	cr_assert_eq(rt_parse_time("1767225600.5", &ns), 0);
+	cr_expect_eq(ns, 1767225600500000000ull);
+	cr_expect_eq(rt_parse_time("yesterday", &ns), RT_E_SYNTAX);
+	cr_expect_eq(rt_parse_time("2026-13-01", &ns), RT_E_SYNTAX);
+	char iso[32];
+	rt_fmt_iso8601(iso, sizeof(iso), 1767225600ull * 1000000000ull);
+	cr_expect_str_eq(iso, "2026-01-01T00:00:00Z");
+}

@@ -1,0 +1,104 @@
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <string.h>
+
+#include "procfs.h"
+
+Test(procfs, stat_reads_totals_and_per_cpu_lines)
+{
+	static struct rt_stat_parse st;
+	const char *t = "cpu  10 1 2 30 4 0 0 0 0 0\ncpu0 5 1 1 15 2 0 0 0\ncpu3 5 0 1 15 2\n"
+			"intr 1\nprocs_running 7\n";
+	rt_parse_proc_stat(t, strlen(t), &st);
+	cr_expect(st.have_agg);
+	cr_expect_eq(st.agg[0], 10);
+	cr_expect_eq(st.ncpu, 2);
+	cr_expect_eq(st.cpu[1].id, 3);
+	cr_expect_eq(st.cpu[0].total, 24);
+	cr_expect_eq(st.cpu[0].idle, 17);
+	cr_expect_eq(st.procs_running, 7);
+}
+
+Test(procfs, stat_without_final_newline_or_with_short_lines)
+{
+	static struct rt_stat_parse st;
+	const char *t = "cpu0 1 2\ncpu1 1 2 3 4";
+	rt_parse_proc_stat(t, strlen(t), &st);
+	cr_expect_eq(st.ncpu, 1, "a cpu line with < 4 fields is ignored");
+	cr_expect_eq(st.cpu[0].id, 1);
+	rt_parse_proc_stat(t, 12, &st); /* cut in the middle: no overread */
+	cr_expect_eq(st.ncpu, 0);
+}
+
+Test(procfs, numbers_saturate_instead_of_overflowing)
+{
+	const char *t = "99999999999999999999999";
+	const char *p = t;
+	uint64_t v;
+	cr_assert_eq(rt_scan_u64(&p, t + strlen(t), &v), 0);
+	cr_expect_eq(v, UINT64_MAX);
+}
+
+Test(procfs, diskstats_and_netdev)
+{
+	struct rt_diskstat ds[4];
+	const char *d = " 259 0 nvme0n1 1 2 3 4 5 6 7 8 9\n 8 0 sda 1 2\n";
+	cr_assert_eq(rt_parse_diskstats(d, strlen(d), ds, 4), 1);
+	cr_expect_str_eq(ds[0].name, "nvme0n1");
+	cr_expect_eq(ds[0].rd_sectors, 3);
+	cr_expect_eq(ds[0].wr_sectors, 7);
+	struct rt_netdev nd[4];
+	const char *n = "Inter-| x\n face |y\n  eth0:100 1 0 0 0 0 0 0 200 2 0 0 0 0 0 0\n"
+			"bad line\n verylonginterfacenamethatdoesnotfit0123456789: 1 2 3 4 5 6 7 8 9\n";
+	cr_assert_eq(rt_parse_netdev(n, strlen(n), nd, 4), 1);
+	cr_expect_str_eq(nd[0].name, "eth0");
+	cr_expect_eq(nd[0].rx_bytes, 100);
+	cr_expect_eq(nd[0].tx_bytes, 200);
+}
+
+static int nm;
+static struct rt_mountinfo last;
+static void mcb(void *ctx, const struct rt_mountinfo *m)
+{
+	(void)ctx;
+	nm++;
+	last = *m;
+}
+
+Test(procfs, mountinfo_decodes_escapes_and_optional_fields)
+{
+	const char *t = "36 35 98:0 / /mnt\\040x rw,noatime master:1 shared:2 - ext3 /dev/root rw\n"
+			"junk\n";
+	nm = 0;
+	cr_expect_eq(rt_parse_mountinfo(t, strlen(t), mcb, NULL), 1);
+	cr_expect_str_eq(last.mount_point, "/mnt x");
+	cr_expect_str_eq(last.fstype, "ext3");
+	cr_expect_eq(last.major, 98);
+}
+
+Test(procfs, cgroup_files)
+{
+	uint64_t u;
+	int64_t q;
+	uint64_t p;
+	cr_expect_eq(rt_parse_cg_usage_v2("usage_usec 42\nuser_usec 1\n", 26, &u), 0);
+	cr_expect_eq(u, 42);
+	cr_expect_eq(rt_parse_cg_usage_v1("5000\n", 5, &u), 0);
+	cr_expect_eq(u, 5);
+	cr_expect_eq(rt_parse_cg_max("max 100000\n", 11, &q, &p), 0);
+	cr_expect_eq(q, -1);
+	cr_expect_eq(rt_parse_cg_max("200000 100000", 13, &q, &p), 0);
+	cr_expect_eq(q, 200000);
+	cr_expect_eq(rt_parse_cg_max("x", 1, &q, &p), -1);
+}
+
+Test(procfs, meminfo_ignores_garbage)
+{
+	uint64_t kb[RT_MEM_NFIELDS];
+	const char *t = "MemTotal: 100 kB\ngarbage\nMemFree:\nCached: 7 kB\n";
+	unsigned f = rt_parse_meminfo(t, strlen(t), kb);
+	cr_expect(f & (1u << RT_MEM_TOTAL));
+	cr_expect(!(f & (1u << RT_MEM_FREE)));
+	cr_expect_eq(kb[RT_MEM_CACHED], 7);
+}

@@ -1,0 +1,130 @@
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rt/common.h"
+#include "rt/ring.h"
+
+static char path[256];
+
+static void setup(void)
+{
+	snprintf(path, sizeof(path), "/tmp/rt-test-ring-%d-%ld", getpid(), random());
+}
+
+static void teardown(void) { unlink(path); }
+
+TestSuite(ring, .init = setup, .fini = teardown);
+
+Test(ring, reader_sees_published_samples_in_order)
+{
+	struct rt_ring *w, *r;
+	cr_assert_eq(rt_ring_create(path, 9, 64, 4, &w), 0);
+	cr_assert_eq(rt_ring_open(path, &r), 0);
+	uint64_t v;
+	char out[64];
+	size_t len;
+	cr_expect_eq(rt_ring_read(r, 0, out, sizeof(out), &len), RT_E_AGAIN);
+	for (v = 0; v < 3; v++)
+		cr_assert_eq(rt_ring_publish(w, v, &v, sizeof(v)), 0);
+	cr_expect_eq(rt_ring_head(r), 3);
+	cr_expect_eq(rt_ring_run_id(r), 9);
+	for (uint64_t s = 0; s < 3; s++) {
+		cr_assert_eq(rt_ring_read(r, s, out, sizeof(out), &len), 0);
+		cr_expect_eq(len, sizeof(uint64_t));
+		cr_expect_eq(memcmp(out, &s, sizeof(s)), 0);
+	}
+	rt_ring_close(r, 0);
+	rt_ring_close(w, 0);
+}
+
+Test(ring, lapped_reader_is_told_so)
+{
+	struct rt_ring *w, *r;
+	cr_assert_eq(rt_ring_create(path, 1, 16, 4, &w), 0);
+	cr_assert_eq(rt_ring_open(path, &r), 0);
+	for (uint64_t v = 0; v < 10; v++)
+		rt_ring_publish(w, v, &v, sizeof(v));
+	char out[16];
+	size_t len;
+	cr_expect_eq(rt_ring_read(r, 2, out, sizeof(out), &len), RT_E_LAPPED);
+	cr_expect_eq(rt_ring_read(r, 9, out, sizeof(out), &len), 0);
+	cr_expect_eq(rt_ring_read(r, 10, out, sizeof(out), &len), RT_E_AGAIN);
+	rt_ring_close(r, 0);
+	rt_ring_close(w, 0);
+}
+
+Test(ring, oversized_sample_is_refused)
+{
+	struct rt_ring *w;
+	char big[100] = {0};
+	cr_assert_eq(rt_ring_create(path, 1, 16, 4, &w), 0);
+	cr_expect_eq(rt_ring_publish(w, 0, big, sizeof(big)), -EMSGSIZE);
+	rt_ring_close(w, 1);
+}
+
+Test(ring, file_is_private_and_never_reused)
+{
+	struct rt_ring *w, *w2;
+	cr_assert_eq(rt_ring_create(path, 1, 16, 4, &w), 0);
+	struct stat st;
+	cr_assert_eq(stat(path, &st), 0);
+	cr_expect_eq(st.st_mode & 0777, 0600);
+	cr_expect_eq(rt_ring_create(path, 1, 16, 4, &w2), -EEXIST);
+	rt_ring_close(w, 0);
+}
+
+Test(ring, dead_writer_is_detected_and_ring_stays_readable)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct rt_ring *w;
+		if (rt_ring_create(path, 5, 16, 4, &w))
+			_exit(1);
+		uint64_t v = 77;
+		rt_ring_publish(w, 0, &v, sizeof(v));
+		pause(); /* killed below, never finishes */
+		_exit(0);
+	}
+	struct rt_ring *r = NULL;
+	for (int i = 0; i < 200 && rt_ring_open(path, &r) != 0; i++)
+		usleep(10000);
+	cr_assert(r);
+	while (rt_ring_head(r) < 1)
+		usleep(1000);
+	cr_expect_eq(rt_ring_writer_alive(r), 1);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	cr_expect_eq(rt_ring_writer_alive(r), 0);
+	cr_expect_eq(rt_ring_state(r), RT_RING_RUNNING);
+	uint64_t v;
+	size_t len;
+	cr_expect_eq(rt_ring_read(r, 0, &v, sizeof(v), &len), 0);
+	cr_expect_eq(v, 77);
+	rt_ring_close(r, 0);
+}
+
+Test(ring, hostile_header_is_rejected)
+{
+	int fd = open(path, O_CREAT | O_WRONLY, 0600);
+	char junk[300];
+	memset(junk, 0x5a, sizeof(junk));
+	cr_assert_eq(write(fd, junk, sizeof(junk)), (ssize_t)sizeof(junk));
+	close(fd);
+	struct rt_ring *r;
+	cr_expect_eq(rt_ring_open(path, &r), RT_E_CORRUPT);
+	/* a valid ring cut short is rejected too */
+	unlink(path);
+	struct rt_ring *w;
+	cr_assert_eq(rt_ring_create(path, 1, 64, 8, &w), 0);
+	cr_assert_eq(truncate(path, 400), 0);
+	cr_expect_eq(rt_ring_open(path, &r), RT_E_CORRUPT);
+	rt_ring_close(w, 0);
+}

@@ -1,0 +1,167 @@
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rt/common.h"
+#include "rt/record.h"
+#include "rt/store.h"
+
+static char dir[256];
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/rt-test-store-%d-%ld", getpid(), random());
+}
+
+static void teardown(void)
+{
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd)) {
+	}
+}
+
+TestSuite(store, .init = setup, .fini = teardown);
+
+static _Alignas(64) unsigned char rec[4096];
+
+static size_t make_rec(uint64_t seq, uint64_t wall_s, unsigned ncpu)
+{
+	struct rt_record r;
+	rt_record_init(rec, sizeof(rec), ncpu, 0, 0, 0, 0, &r);
+	r.h->seq = seq;
+	r.h->wall_ns = wall_s * 1000000000ull;
+	r.h->mono_ns = seq * 1000000000ull;
+	rt_record_seal(&r);
+	return r.h->size;
+}
+
+static int count_cb(void *ctx, uint64_t seq, const void *bytes, size_t len)
+{
+	uint64_t *n = ctx;
+	struct rt_record r;
+	cr_assert_eq(((uintptr_t)bytes) % 8, 0, "scan must hand out aligned copies");
+	cr_assert_eq(rt_record_decode(bytes, len, &r), 0);
+	cr_assert_eq(r.h->seq, seq);
+	(*n)++;
+	return 0;
+}
+
+Test(store, default_dir_follows_flag_env_xdg_home)
+{
+	char b[512];
+	setenv("RT_STORE", "/e", 1);
+	setenv("XDG_DATA_HOME", "/x", 1);
+	setenv("HOME", "/h", 1);
+	rt_store_resolve_dir("/f", b, sizeof(b));
+	cr_expect_str_eq(b, "/f");
+	rt_store_resolve_dir(NULL, b, sizeof(b));
+	cr_expect_str_eq(b, "/e");
+	unsetenv("RT_STORE");
+	rt_store_resolve_dir(NULL, b, sizeof(b));
+	cr_expect_str_eq(b, "/x/resource-tracker");
+	unsetenv("XDG_DATA_HOME");
+	rt_store_resolve_dir(NULL, b, sizeof(b));
+	cr_expect_str_eq(b, "/h/.local/share/resource-tracker");
+}
+
+Test(store, runs_get_increasing_ids_and_samples_stay_per_run)
+{
+	struct rt_store *s;
+	cr_assert_eq(rt_store_open(dir, RT_STORE_RDWR, &s), 0);
+	uint64_t a, b;
+	cr_assert_eq(rt_store_new_run(s, "{\"a\":1}", 7, &a), 0);
+	cr_assert_eq(rt_store_new_run(s, "{\"b\":2}", 7, &b), 0);
+	cr_expect_eq(b, a + 1);
+	/* interleaved appends of two live runs (MDB_APPEND falls back) */
+	for (uint64_t i = 0; i < 50; i++) {
+		cr_assert_eq(rt_store_append(s, a, i, rec, make_rec(i, 1000 + i, 2)), 0);
+		cr_assert_eq(rt_store_append(s, b, i, rec, make_rec(i, 2000 + i, 2)), 0);
+	}
+	uint64_t first, last, n = 0;
+	cr_assert_eq(rt_store_seq_bounds(s, a, &first, &last), 0);
+	cr_expect_eq(first, 0);
+	cr_expect_eq(last, 49);
+	cr_assert_eq(rt_store_scan(s, b, 10, 19, count_cb, &n), 0);
+	cr_expect_eq(n, 10);
+	uint64_t seq;
+	cr_assert_eq(rt_store_seq_at_time(s, b, 2020ull * 1000000000ull, &seq), 0);
+	cr_expect_eq(seq, 20);
+	cr_expect_eq(rt_store_seq_at_time(s, b, 9999ull * 1000000000ull, &seq), RT_E_NOTFOUND);
+	char *meta;
+	size_t len;
+	cr_assert_eq(rt_store_get_meta(s, b, &meta, &len), 0);
+	cr_expect_str_eq(meta, "{\"b\":2}");
+	free(meta);
+	cr_expect_eq(rt_store_get_meta(s, 99, &meta, &len), RT_E_NOTFOUND);
+	rt_store_close(s);
+}
+
+Test(store, reader_follows_a_map_grown_by_the_writer)
+{
+	struct rt_store *w, *r;
+	cr_assert_eq(rt_store_open(dir, RT_STORE_RDWR, &w), 0);
+	uint64_t run;
+	cr_assert_eq(rt_store_new_run(w, "{}", 2, &run), 0);
+	rt_store_close(w);
+	cr_assert_eq(rt_store_open(dir, RT_STORE_RDONLY, &r), 0);
+	pid_t pid = fork();
+	if (pid == 0) { /* writer: > 64 MiB initial map, so it must grow */
+		struct rt_store *cw;
+		if (rt_store_open(dir, RT_STORE_RDWR, &cw))
+			_exit(1);
+		for (uint64_t i = 0; i < 90000; i++)
+			if (rt_store_append(cw, run, i, rec, make_rec(i, 1000 + i, 48)))
+				_exit(2);
+		rt_store_close(cw);
+		_exit(0);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "writer failed: %d", st);
+	uint64_t n = 0;
+	cr_assert_eq(rt_store_scan(r, run, 0, UINT64_MAX, count_cb, &n), 0);
+	cr_expect_eq(n, 90000);
+	rt_store_close(r);
+}
+
+Test(store, size_cap_deletes_oldest_finished_runs_first)
+{
+	struct rt_store *s;
+	cr_assert_eq(rt_store_open(dir, RT_STORE_RDWR, &s), 0);
+	uint64_t ids[4];
+	for (int k = 0; k < 4; k++) {
+		const char *m = k == 1 ? "{\"status\":\"running\"}" : "{\"status\":\"finished\"}";
+		cr_assert_eq(rt_store_new_run(s, m, strlen(m), &ids[k]), 0);
+		for (uint64_t i = 0; i < 3000; i++)
+			rt_store_append(s, ids[k], i, rec, make_rec(i, i, 8));
+	}
+	uint64_t used;
+	cr_assert_eq(rt_store_used_bytes(s, &used), 0);
+	rt_store_set_cap(s, used / 2);
+	unsigned deleted;
+	cr_assert_eq(rt_store_enforce_cap(s, ids[3], &deleted), 0);
+	cr_expect_geq(deleted, 1);
+	char *meta;
+	size_t len;
+	cr_expect_eq(rt_store_get_meta(s, ids[0], &meta, &len), RT_E_NOTFOUND, "oldest goes first");
+	cr_expect_eq(rt_store_get_meta(s, ids[1], &meta, &len), 0, "running run kept");
+	free(meta);
+	cr_expect_eq(rt_store_get_meta(s, ids[3], &meta, &len), 0, "current run kept");
+	free(meta);
+	uint64_t first, last;
+	cr_expect_eq(rt_store_seq_bounds(s, ids[0], &first, &last), RT_E_NOTFOUND);
+	rt_store_close(s);
+}
+
+Test(store, reader_of_a_missing_store_gets_enoent)
+{
+	struct rt_store *s;
+	cr_expect_eq(rt_store_open(dir, RT_STORE_RDONLY, &s), -ENOENT);
+}
