@@ -169,15 +169,20 @@ static int open_store(const struct args *a, struct rt_store **s)
 	return 0;
 }
 
+/* --to is inclusive at the precision written: "--to 10:00:05" keeps
+ * samples taken during that second. */
 static int parse_time_opt(const char *opt, const char *v, uint64_t *ns)
 {
+	uint64_t unit;
 	if (!v)
 		return 0;
-	if (rt_parse_time(v, ns)) {
+	if (rt_parse_time_prec(v, ns, &unit)) {
 		rt_say("%s: '%s' is not a time (use ISO 8601 like 2026-11-21T10:00:00Z, or epoch "
 		       "seconds)", opt, v);
 		return -1;
 	}
+	if (!strcmp(opt, "--to"))
+		*ns += unit - 1;
 	return 0;
 }
 

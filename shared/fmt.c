@@ -300,8 +300,27 @@ static int digits_n(const char **p, int n, int *out)
 
 int rt_parse_time(const char *s, uint64_t *wall_ns)
 {
+	uint64_t unit;
+	return rt_parse_time_prec(s, wall_ns, &unit);
+}
+
+/* Units of the last digit given: "10:00:05" -> 1 s, "1767225600.25" -> 10 ms. */
+static uint64_t unit_of(const char *frac_start, const char *frac_end)
+{
+	uint64_t u = 1000000000ull;
+	for (const char *p = frac_start; p < frac_end && u > 1; p++)
+		if (*p >= '0' && *p <= '9')
+			u /= 10;
+	return u;
+}
+
+int rt_parse_time_prec(const char *s, uint64_t *wall_ns, uint64_t *unit_ns)
+{
 	if (!s || !*s)
 		return RT_E_SYNTAX;
+	const char *dot = strchr(s, '.');
+	const char *fend = dot ? dot + 1 + strspn(dot + 1, "0123456789") : NULL;
+	*unit_ns = dot ? unit_of(dot + 1, fend) : 1000000000ull;
 	/* epoch seconds, optionally fractional */
 	if (strspn(s, "0123456789") > 4 && (s[strspn(s, "0123456789")] == '\0' ||
 					    s[strspn(s, "0123456789")] == '.')) {

@@ -41,5 +41,8 @@ void rt_fmt_iso8601(char *buf, size_t cap, uint64_t wall_ns);
  * epoch seconds ("1763719200", "1763719200.25") into ns since the epoch.
  * Returns 0 or RT_E_SYNTAX. */
 int rt_parse_time(const char *s, uint64_t *wall_ns);
+/* Same, and *unit_ns is the precision given (1 s for "...T10:00:05Z", 1 ms
+ * for "...05.123Z"), so a range end can include the whole last unit. */
+int rt_parse_time_prec(const char *s, uint64_t *wall_ns, uint64_t *unit_ns);
 
 #endif

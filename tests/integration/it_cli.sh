@@ -1,0 +1,55 @@
+#!/bin/sh
+# CLI, env and TOML: precedence and one-line errors.
+. "$(dirname "$0")/lib.sh"
+
+expect_fail() { # CODE PATTERN CMD...
+	code=$1 pat=$2; shift 2
+	set +e; "$@" > "$T/out" 2> "$T/err"; rc=$?; set -e
+	[ $rc -eq "$code" ] || fail "$*: exit $rc, wanted $code ($(cat "$T/err"))"
+	grep -q -- "$pat" "$T/err" || fail "$*: message '$(cat "$T/err")' lacks '$pat'"
+	[ "$(wc -l < "$T/err")" -eq 1 ] || fail "$*: not a one-line error: $(cat "$T/err")"
+}
+expect_fail 1 "interval must be" "$RT" --interval 0
+expect_fail 1 "interval must be" "$RT" -i -2
+expect_fail 1 "interval must be" "$RT" -i 0.001
+expect_fail 2 "unknown option '--bogus'" "$RT" --bogus
+expect_fail 1 "format must be json or csv" "$RT" -f xml
+expect_fail 2 "needs a value" "$RT" --job-name
+expect_fail 2 "not available in this version" "$RT" -- true
+"$RT" --version | grep -qx "resource-tracker 0.1.0" || fail "--version"
+"$REC" --help | grep -q -- "--interval" || fail "--help"
+ok "CLI errors"
+
+cd "$T"
+# TOML [tracker] interval_secs applies; CLI beats it; env beats TOML for the job name
+printf '[job]\nname = "toml-job"\n[tracker]\ninterval_secs = 0.03\n' > resource-tracker.toml
+"$RT" --count 1 --quiet
+"$EXP" show latest > show.json
+grep -q '"interval_secs":.*0.03' show.json || fail "TOML interval not applied: $(cat show.json)"
+grep -q '"job_name":.*"toml-job"' show.json || fail "TOML job name not applied"
+TRACKER_JOB_NAME=env-job "$RT" --count 1 --quiet -i 0.02
+"$EXP" show latest > show.json
+grep -q '"interval_secs":.*0.02' show.json || fail "CLI interval did not win"
+grep -q '"job_name":.*"env-job"' show.json || fail "env job name did not beat TOML"
+ok "CLI > env > TOML"
+
+# an unparsable file: one warning naming file and line, defaults used
+printf '[tracker]\ninterval_secs = 0.05\noops = = 1\n' > bad.toml
+"$RT" -c bad.toml --count 1 --quiet 2> err
+grep -q "bad.toml' line 3" err || fail "warning: $(cat err)"
+"$EXP" show latest | python3 -c 'import json,sys; assert json.load(sys.stdin)["interval_secs"] == 1' \
+	|| fail "defaults not used"
+# a --config path that does not exist: warning, defaults
+"$RT" -c missing.toml --count 1 -i 0.01 --quiet 2> err
+grep -q "missing.toml' not found" err || fail "warning: $(cat err)"
+# the default file missing: silent
+rm resource-tracker.toml
+"$RT" --count 1 -i 0.01 --quiet 2> err
+[ ! -s err ] || fail "missing default config should be silent: $(cat err)"
+ok "TOML warnings"
+
+expect_fail 1 "not found in" "$EXP" show 99
+expect_fail 2 "is not a time" "$EXP" replay 1 --from yesterday
+expect_fail 2 "unknown verb" "$EXP" frobnicate
+expect_fail 1 "no store at" "$EXP" --store "$T/none" runs
+ok "rt-export errors"

@@ -1,0 +1,34 @@
+# lib.sh - helpers for integration tests. Sourced with BUILD set to the build dir.
+set -eu
+BUILD=${BUILD:?set BUILD to the build directory}
+REC="$BUILD/rt-recorder"
+RT="$BUILD/resource-tracker"
+EXP="$BUILD/rt-export"
+T=$(mktemp -d)
+export RT_STORE="$T/store" RT_SHM_DIR="$T/shm"
+mkdir -p "$RT_SHM_DIR"
+cleanup() {
+	# stop anything this test started, then remove its files
+	for p in $(jobs -p); do kill -9 "$p" 2>/dev/null || true; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+ok() { echo "ok: $*"; }
+# wait_for CMD... : poll up to 10 s
+wait_for() {
+	i=0
+	while ! "$@" >/dev/null 2>&1; do
+		i=$((i + 1)); [ $i -gt 200 ] && return 1
+		sleep 0.05
+	done
+}
+# wait_pid PID SECONDS : wait for a background job with a time bound
+wait_pid() {
+	i=0
+	while kill -0 "$1" 2>/dev/null; do
+		i=$((i + 1)); [ $i -gt $(($2 * 20)) ] && return 1
+		sleep 0.05
+	done
+	wait "$1" 2>/dev/null || true
+}
