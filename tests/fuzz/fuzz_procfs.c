@@ -1,0 +1,34 @@
+/* libFuzzer target: every /proc parser on hostile bytes. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "procfs.h"
+
+static void mcb(void *ctx, const struct rt_mountinfo *m)
+{
+	(void)ctx;
+	(void)strlen(m->mount_point);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct rt_stat_parse st;
+	static struct rt_diskstat ds[64];
+	static struct rt_netdev nd[64];
+	uint64_t kb[RT_MEM_NFIELDS], u;
+	int64_t q;
+	/* exact-size heap copy: ASan catches any read past the end */
+	char *b = malloc(size ? size : 1);
+	memcpy(b, data, size);
+	rt_parse_proc_stat(b, size, &st);
+	rt_parse_meminfo(b, size, kb);
+	rt_parse_diskstats(b, size, ds, 64);
+	rt_parse_netdev(b, size, nd, 64);
+	rt_parse_mountinfo(b, size, mcb, NULL);
+	rt_parse_cg_usage_v2(b, size, &u);
+	rt_parse_cg_usage_v1(b, size, &u);
+	rt_parse_cg_max(b, size, &q, &u);
+	free(b);
+	return 0;
+}
