@@ -25,12 +25,12 @@ void rt_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* ---- runs.c ---- */
 struct rt_runinfo {
 	uint64_t id;
-	char status[16];   /* as stored, or "crashed" when its recorder is gone */
-	char *job_name;    /* malloc'd or NULL */
+	char status[16]; /* as stored, or "crashed" when its recorder is gone */
+	char *job_name;  /* malloc'd or NULL */
 	int64_t tracked_pid;
 	double interval;
 	uint64_t start_ns, end_ns;
-	char *meta_json;   /* the stored JSON */
+	char *meta_json; /* the stored JSON */
 };
 
 /* Resolve "latest" / an id to run metadata. Returns 0 or an error with a
@@ -48,8 +48,8 @@ int rt_cmd_show(struct rt_store *s, const char *spec);
 struct rt_sink {
 	int fd;
 	int own_fd;
-	int line_flush;  /* write each line at once (live output) */
-	int failed;      /* errno of the first write error, reported once */
+	int line_flush; /* write each line at once (live output) */
+	int failed;     /* errno of the first write error, reported once */
 	struct rt_buf buf;
 	const char *name;
 };
@@ -86,7 +86,7 @@ struct rt_emitter {
 };
 
 int rt_emitter_init(struct rt_emitter *e, struct rt_store *s, const struct rt_runinfo *ri,
-		    enum rt_format fmt, struct rt_sink *sink);
+                    enum rt_format fmt, struct rt_sink *sink);
 void rt_emitter_free(struct rt_emitter *e);
 /* CSV header (once). */
 void rt_emit_header(struct rt_emitter *e);

@@ -65,7 +65,7 @@ static int from_store(struct follower *f)
 {
 	size_t len;
 	int rc = rt_store_get_sample(f->e->store, f->e->run, f->next, f->cur.buf,
-				     rt_record_max_size(), &len);
+	                             rt_record_max_size(), &len);
 	if (rc)
 		return rc;
 	rc = rt_recbuf_set(&f->cur, f->cur.buf, len);
@@ -128,8 +128,10 @@ int rt_follow(struct rt_emitter *e, uint64_t start)
 			if (!running)
 				break;
 			if (mono_ns() - missing_since > RING_MISSING_GRACE_NS) {
-				rt_say("run %llu is not being recorded any more (its recorder is gone); "
-				       "printed up to sample %llu", (unsigned long long)e->run,
+				rt_say("run %llu is not being recorded any more (its recorder is "
+				       "gone); "
+				       "printed up to sample %llu",
+				       (unsigned long long)e->run,
 				       (unsigned long long)(f.next ? f.next - 1 : 0));
 				break;
 			}
@@ -163,7 +165,8 @@ int rt_follow(struct rt_emitter *e, uint64_t start)
 		if (!rt_ring_writer_alive(ring)) {
 			rc = drain_store(&f);
 			rt_say("the recorder of run %llu stopped without finishing it (killed?); "
-			       "printed up to sample %llu", (unsigned long long)e->run,
+			       "printed up to sample %llu",
+			       (unsigned long long)e->run,
 			       (unsigned long long)(f.next ? f.next - 1 : 0));
 			break;
 		}

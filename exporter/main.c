@@ -33,22 +33,22 @@ void rt_say(const char *fmt, ...)
 }
 
 static const char usage[] =
-	"Usage: rt-export [--store DIR] VERB [ARGS]\n"
-	"Reads runs recorded by resource-tracker (rt-recorder).\n\n"
-	"Verbs:\n"
-	"  runs                         list runs (id, start, end, duration, samples, status, job)\n"
-	"  show RUN                     print one run's metadata as JSON\n"
-	"  replay RUN [-f json|csv] [--from T] [--to T] [--every N] [-o FILE]\n"
-	"                               print a recorded run or a time range of it;\n"
-	"                               --every N prints every Nth sample (rates over N intervals)\n"
-	"  tail [RUN] [-f json|csv] [-n N | --all] [-o FILE]\n"
-	"                               follow a live run (default: the newest one being\n"
-	"                               recorded), starting with its last N samples (default 1)\n"
-	"  live RUN [-f json|csv] [-o FILE]\n"
-	"                               stream a run from its first sample (used by the recorder)\n\n"
-	"RUN is a run id or 'latest'. T is ISO 8601 (2026-11-21T10:00:00Z) or epoch seconds.\n"
-	"The store is --store DIR, else $RT_STORE, else $XDG_DATA_HOME/resource-tracker,\n"
-	"else ~/.local/share/resource-tracker.\n";
+    "Usage: rt-export [--store DIR] VERB [ARGS]\n"
+    "Reads runs recorded by resource-tracker (rt-recorder).\n\n"
+    "Verbs:\n"
+    "  runs                         list runs (id, start, end, duration, samples, status, job)\n"
+    "  show RUN                     print one run's metadata as JSON\n"
+    "  replay RUN [-f json|csv] [--from T] [--to T] [--every N] [-o FILE]\n"
+    "                               print a recorded run or a time range of it;\n"
+    "                               --every N prints every Nth sample (rates over N intervals)\n"
+    "  tail [RUN] [-f json|csv] [-n N | --all] [-o FILE]\n"
+    "                               follow a live run (default: the newest one being\n"
+    "                               recorded), starting with its last N samples (default 1)\n"
+    "  live RUN [-f json|csv] [-o FILE]\n"
+    "                               stream a run from its first sample (used by the recorder)\n\n"
+    "RUN is a run id or 'latest'. T is ISO 8601 (2026-11-21T10:00:00Z) or epoch seconds.\n"
+    "The store is --store DIR, else $RT_STORE, else $XDG_DATA_HOME/resource-tracker,\n"
+    "else ~/.local/share/resource-tracker.\n";
 
 struct args {
 	const char *store, *verb, *run, *output, *from, *to;
@@ -158,8 +158,9 @@ static int open_store(const struct args *a, struct rt_store **s)
 	}
 	int rc = rt_store_open(dir, RT_STORE_RDONLY, s);
 	if (rc == -ENOENT) {
-		rt_say("no store at %s (record a run with resource-tracker first, or use --store DIR)",
-		       dir);
+		rt_say(
+		    "no store at %s (record a run with resource-tracker first, or use --store DIR)",
+		    dir);
 		return -1;
 	}
 	if (rc) {
@@ -178,7 +179,8 @@ static int parse_time_opt(const char *opt, const char *v, uint64_t *ns)
 		return 0;
 	if (rt_parse_time_prec(v, ns, &unit)) {
 		rt_say("%s: '%s' is not a time (use ISO 8601 like 2026-11-21T10:00:00Z, or epoch "
-		       "seconds)", opt, v);
+		       "seconds)",
+		       opt, v);
 		return -1;
 	}
 	if (!strcmp(opt, "--to"))
@@ -238,7 +240,7 @@ int main(int argc, char **argv)
 		if (live) /* Ctrl-C reaches the whole group: the recorder decides when we stop */
 			signal(SIGINT, SIG_IGN), signal(SIGQUIT, SIG_IGN), signal(SIGHUP, SIG_IGN);
 		int r = (!strcmp(v, "tail") && !a.run) ? rt_run_newest_live(s, &ri)
-						      : rt_run_resolve(s, a.run, &ri);
+		                                       : rt_run_resolve(s, a.run, &ri);
 		if (r) {
 			rt_store_close(s);
 			return 1;
@@ -261,7 +263,9 @@ int main(int argc, char **argv)
 		} else {
 			uint64_t first = 0, last = 0, start = 1;
 			if (rt_store_seq_bounds(s, ri.id, &first, &last) == 0) {
-				start = a.all ? first + 1 : last + 1 > a.last_n ? last + 1 - a.last_n : 1;
+				start = a.all                 ? first + 1
+				        : last + 1 > a.last_n ? last + 1 - a.last_n
+				                              : 1;
 				if (start <= first)
 					start = first + 1;
 			}

@@ -85,7 +85,7 @@ int rt_recbuf_set(struct rt_recbuf *r, const void *bytes, size_t len)
 }
 
 int rt_emitter_init(struct rt_emitter *e, struct rt_store *s, const struct rt_runinfo *ri,
-		    enum rt_format fmt, struct rt_sink *sink)
+                    enum rt_format fmt, struct rt_sink *sink)
 {
 	memset(e, 0, sizeof(*e));
 	e->store = s;
@@ -108,7 +108,7 @@ void rt_emitter_free(struct rt_emitter *e)
 
 /* Inventory of generation gen, cached; never evicts `keep`. */
 static const struct rt_inventory *inventory(struct rt_emitter *e, uint32_t gen,
-					    const struct rt_inventory *keep)
+                                            const struct rt_inventory *keep)
 {
 	for (int i = 0; i < 4; i++)
 		if (e->inv[i] && e->inv_gen[i] == gen)

@@ -44,7 +44,7 @@ static int parse_meta(struct rt_store *s, uint64_t id, const char *json, struct 
 		return RT_E_CORRUPT;
 	const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "status");
 	snprintf(ri->status, sizeof(ri->status), "%s",
-		 cJSON_IsString(st) ? st->valuestring : "unknown");
+	         cJSON_IsString(st) ? st->valuestring : "unknown");
 	const cJSON *md = cJSON_GetObjectItemCaseSensitive(o, "metadata");
 	const cJSON *jn = cJSON_GetObjectItemCaseSensitive(md, "job_name");
 	if (cJSON_IsString(jn))
@@ -117,8 +117,9 @@ int rt_run_resolve(struct rt_store *s, const char *spec, struct rt_runinfo *ri)
 		errno = 0;
 		unsigned long long v = strtoull(spec, &end, 10);
 		if (!*spec || *end || errno || v == 0) {
-			rt_say("'%s' is not a run id (use a number from 'rt-export runs' or 'latest')",
-			       spec);
+			rt_say(
+			    "'%s' is not a run id (use a number from 'rt-export runs' or 'latest')",
+			    spec);
 			return RT_E_SYNTAX;
 		}
 		id = v;
@@ -139,7 +140,8 @@ int rt_run_newest_live(struct rt_store *s, struct rt_runinfo *ri)
 	rt_store_list_runs(s, last_cb, &c);
 	if (!c.id) {
 		rt_say("no run is being recorded in %s (start one with resource-tracker, or "
-		       "name a run: rt-export tail RUN)", rt_store_dir(s));
+		       "name a run: rt-export tail RUN)",
+		       rt_store_dir(s));
 		return RT_E_NOTFOUND;
 	}
 	return load(s, c.id, ri);
@@ -150,10 +152,10 @@ static void fmt_duration(char *buf, size_t cap, uint64_t ns)
 	uint64_t s = ns / 1000000000ull;
 	if (s >= 3600)
 		snprintf(buf, cap, "%lluh%02llum%02llus", (unsigned long long)(s / 3600),
-			 (unsigned long long)(s / 60 % 60), (unsigned long long)(s % 60));
+		         (unsigned long long)(s / 60 % 60), (unsigned long long)(s % 60));
 	else if (s >= 60)
 		snprintf(buf, cap, "%llum%02llus", (unsigned long long)(s / 60),
-			 (unsigned long long)(s % 60));
+		         (unsigned long long)(s % 60));
 	else
 		snprintf(buf, cap, "%.1fs", (double)ns / 1e9);
 }
@@ -210,8 +212,8 @@ static int list_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 
 int rt_cmd_runs(struct rt_store *s)
 {
-	printf("%-6s %-20s %-20s %10s %8s  %-9s %s\n", "ID", "START", "END", "DURATION",
-	       "SAMPLES", "STATUS", "JOB");
+	printf("%-6s %-20s %-20s %10s %8s  %-9s %s\n", "ID", "START", "END", "DURATION", "SAMPLES",
+	       "STATUS", "JOB");
 	struct list_ctx c = {s, 0};
 	int rc = rt_store_list_runs(s, list_cb, &c);
 	return rc < 0 ? rc : 0;

@@ -60,7 +60,7 @@ int rt_collector_open(struct rt_collector *c)
 	c->fd_cg_usage = -1;
 	rt_cpu_open(c);
 	c->mounts_dirty = 1;
-	c->inv->gen = 0; /* first sample builds generation 1 */
+	c->inv->gen = 0;                            /* first sample builds generation 1 */
 	c->disk_names_hash = c->nic_names_hash = 1; /* never a real hash: forces a build */
 	return 0;
 }
@@ -91,7 +91,7 @@ void rt_collector_close(struct rt_collector *c)
 }
 
 int rt_collector_sample(struct rt_collector *c, void *buf, size_t cap, struct rt_record *rec,
-			int *inv_changed)
+                        int *inv_changed)
 {
 	int changed = c->inv->gen == 0;
 	rt_cpu_read(c, &changed);
@@ -112,8 +112,8 @@ int rt_collector_sample(struct rt_collector *c, void *buf, size_t cap, struct rt
 		}
 	}
 	const struct rt_inventory *inv = c->inv;
-	int rc = rt_record_init(buf, cap, inv->ncpu, inv->ndisk, inv->nmount, inv->nnic, inv->ngpu,
-				rec);
+	int rc =
+	    rt_record_init(buf, cap, inv->ncpu, inv->ndisk, inv->nmount, inv->nnic, inv->ngpu, rec);
 	if (rc)
 		return rc;
 	rec->h->inv_gen = inv->gen;

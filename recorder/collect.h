@@ -58,7 +58,7 @@ void rt_collector_close(struct rt_collector *c);
  * seq and times, then seals it. Returns 0 or -ENOSPC.
  */
 int rt_collector_sample(struct rt_collector *c, void *buf, size_t cap, struct rt_record *rec,
-			int *inv_changed);
+                        int *inv_changed);
 
 /* Per-source pieces (cpu.c, memory.c, disk.c, net.c). */
 int rt_read_fd(struct rt_collector *c, int fd, size_t *len);

@@ -46,14 +46,15 @@ void rt_cpu_open(struct rt_collector *c)
 	if (v2path[0] && !v1acct[0]) {
 		for (size_t i = 0; i < 2 && c->fd_cg_usage < 0; i++) {
 			snprintf(rel, sizeof(rel), "%s%s/cpu.stat", v2roots[i],
-				 strcmp(v2path, "/") ? v2path : "");
+			         strcmp(v2path, "/") ? v2path : "");
 			c->fd_cg_usage = rt_open(RT_SYS, rel);
 			if (c->fd_cg_usage >= 0) {
 				c->cg_v2 = 1;
 				snprintf(rel, sizeof(rel), "%s%s/cpu.max", v2roots[i],
-					 strcmp(v2path, "/") ? v2path : "");
+				         strcmp(v2path, "/") ? v2path : "");
 				if (rt_read_small(RT_SYS, rel, path, sizeof(path)) > 0 &&
-				    rt_parse_cg_max(path, strlen(path), &c->cg_quota, &c->cg_period) == 0)
+				    rt_parse_cg_max(path, strlen(path), &c->cg_quota,
+				                    &c->cg_period) == 0)
 					c->has_cg_quota = 1;
 			}
 		}
@@ -64,7 +65,7 @@ void rt_cpu_open(struct rt_collector *c)
 	static const char *v1acct_dirs[] = {"fs/cgroup/cpuacct", "fs/cgroup/cpu,cpuacct"};
 	for (size_t i = 0; i < 2 && c->fd_cg_usage < 0; i++) {
 		snprintf(rel, sizeof(rel), "%s%s/cpuacct.usage", v1acct_dirs[i],
-			 strcmp(v1acct, "/") ? v1acct : "");
+		         strcmp(v1acct, "/") ? v1acct : "");
 		c->fd_cg_usage = rt_open(RT_SYS, rel);
 	}
 	c->cg_v2 = 0;
@@ -172,7 +173,7 @@ void rt_cpu_fill(struct rt_collector *c, struct rt_record *rec)
 	uint64_t usec;
 	if (c->fd_cg_usage >= 0 && rt_read_fd(c, c->fd_cg_usage, &len) == 0 &&
 	    (c->cg_v2 ? rt_parse_cg_usage_v2(c->buf, len, &usec)
-		      : rt_parse_cg_usage_v1(c->buf, len, &usec)) == 0) {
+	              : rt_parse_cg_usage_v1(c->buf, len, &usec)) == 0) {
 		rec->sys->cg_usage_usec = usec;
 		rec->h->flags |= RT_REC_HAS_CGROUP;
 		if (c->has_cg_quota) {

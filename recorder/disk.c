@@ -119,7 +119,7 @@ static void disk_identity(struct rt_inv_disk *d)
 	sys_attr(d->name, "queue/logical_block_size", v, sizeof(v));
 	d->logical_block_size = (uint32_t)strtoul(v, NULL, 10);
 	d->stacked = !strncmp(d->name, "dm-", 3) || !strncmp(d->name, "md", 2) ||
-		     dir_nonempty(d->name, "slaves");
+	             dir_nonempty(d->name, "slaves");
 }
 
 struct mount_ctx {
@@ -217,7 +217,8 @@ void rt_disk_fill(struct rt_collector *c, struct rt_record *rec)
 		rec->h->flags |= RT_REC_HAS_DISKSTATS;
 	for (unsigned i = 0; i < rec->h->ndisk; i++) {
 		int line = c->disk_line[i];
-		if (line < 0 || (size_t)line >= c->nds || strcmp(c->ds[line].name, inv->disk[i].name))
+		if (line < 0 || (size_t)line >= c->nds ||
+		    strcmp(c->ds[line].name, inv->disk[i].name))
 			continue; /* vanished this very sample: zeros */
 		rec->disk[i].rd_sectors = c->ds[line].rd_sectors;
 		rec->disk[i].wr_sectors = c->ds[line].wr_sectors;

@@ -140,8 +140,10 @@ static pid_t spawn_exporter(const struct rt_config *cfg, const char *store_dir, 
 			execv(exe, (char **)argv);
 		else
 			execvp(exe, (char **)argv);
-		fprintf(stderr, "%s: cannot start %s (%s); samples are still recorded, "
-			"replay them with: rt-export replay %s\n", prog, exe, strerror(errno), runid);
+		fprintf(stderr,
+		        "%s: cannot start %s (%s); samples are still recorded, "
+		        "replay them with: rt-export replay %s\n",
+		        prog, exe, strerror(errno), runid);
 		_exit(127);
 	}
 	return pid;
@@ -159,7 +161,8 @@ static void wait_exporter(pid_t pid, uint64_t run)
 		nanosleep(&step, NULL);
 	}
 	say("output is still being written after 10 s; leaving it. The run is complete in the "
-	    "store: rt-export replay %llu", (unsigned long long)run);
+	    "store: rt-export replay %llu",
+	    (unsigned long long)run);
 }
 
 int main(int argc, char **argv)
@@ -197,7 +200,8 @@ int main(int argc, char **argv)
 		say("warning: %s", err);
 	if (cfg.ncommand > 0 || cfg.pid) {
 		say("%s is not available in this version yet; run without it to record "
-		    "the whole system", cfg.ncommand > 0 ? "wrapper mode (a command)" : "--pid");
+		    "the whole system",
+		    cfg.ncommand > 0 ? "wrapper mode (a command)" : "--pid");
 		return 2;
 	}
 
@@ -220,17 +224,17 @@ int main(int argc, char **argv)
 	struct rt_time t0;
 	rt_clock_now(&t0);
 	struct rt_run_meta meta = {
-		.status = "running",
-		.start_ns = t0.wall_ns,
-		.interval_secs = cfg.interval,
-		.recorder_pid = getpid(),
-		.tracked_pid = cfg.pid,
-		.tags = cfg.tags,
-		.ntags = cfg.ntags,
-		.hostname = host.hostname[0] ? host.hostname : NULL,
-		.cpu_model = host.cpu_model[0] ? host.cpu_model : NULL,
-		.vcpus = host.vcpus,
-		.memory_mib = host.memory_mib,
+	    .status = "running",
+	    .start_ns = t0.wall_ns,
+	    .interval_secs = cfg.interval,
+	    .recorder_pid = getpid(),
+	    .tracked_pid = cfg.pid,
+	    .tags = cfg.tags,
+	    .ntags = cfg.ntags,
+	    .hostname = host.hostname[0] ? host.hostname : NULL,
+	    .cpu_model = host.cpu_model[0] ? host.cpu_model : NULL,
+	    .vcpus = host.vcpus,
+	    .memory_mib = host.memory_mib,
 	};
 	memcpy(meta.meta, cfg.meta, sizeof(meta.meta));
 	struct rt_buf mb = {0};

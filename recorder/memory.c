@@ -12,7 +12,7 @@ void rt_memory_fill(struct rt_collector *c, struct rt_record *rec)
 	/* kernels before 3.14 have no MemAvailable: estimate it */
 	if (!(found & (1u << RT_MEM_AVAILABLE)))
 		rec->sys->mem_kb[RT_MEM_AVAILABLE] = rec->sys->mem_kb[RT_MEM_FREE] +
-						     rec->sys->mem_kb[RT_MEM_BUFFERS] +
-						     rec->sys->mem_kb[RT_MEM_CACHED];
+		                                     rec->sys->mem_kb[RT_MEM_BUFFERS] +
+		                                     rec->sys->mem_kb[RT_MEM_CACHED];
 	rec->h->flags |= RT_REC_HAS_MEM;
 }

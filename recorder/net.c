@@ -122,7 +122,8 @@ void rt_net_fill(struct rt_collector *c, struct rt_record *rec)
 		rec->h->flags |= RT_REC_HAS_NETDEV;
 	for (unsigned i = 0; i < rec->h->nnic; i++) {
 		int line = c->nic_line[i];
-		if (line < 0 || (size_t)line >= c->nnd || strcmp(c->nd[line].name, c->inv->nic[i].name))
+		if (line < 0 || (size_t)line >= c->nnd ||
+		    strcmp(c->nd[line].name, c->inv->nic[i].name))
 			continue;
 		rec->nic[i].rx_bytes = c->nd[line].rx_bytes;
 		rec->nic[i].tx_bytes = c->nd[line].tx_bytes;

@@ -106,11 +106,11 @@ static const struct {
 	const char *key;
 	int field;
 } meminfo_keys[] = {
-	{"MemTotal:", RT_MEM_TOTAL},         {"MemFree:", RT_MEM_FREE},
-	{"MemAvailable:", RT_MEM_AVAILABLE}, {"Buffers:", RT_MEM_BUFFERS},
-	{"Cached:", RT_MEM_CACHED},          {"SReclaimable:", RT_MEM_SRECLAIMABLE},
-	{"Active:", RT_MEM_ACTIVE},          {"Inactive:", RT_MEM_INACTIVE},
-	{"SwapTotal:", RT_MEM_SWAP_TOTAL},   {"SwapFree:", RT_MEM_SWAP_FREE},
+    {"MemTotal:", RT_MEM_TOTAL},         {"MemFree:", RT_MEM_FREE},
+    {"MemAvailable:", RT_MEM_AVAILABLE}, {"Buffers:", RT_MEM_BUFFERS},
+    {"Cached:", RT_MEM_CACHED},          {"SReclaimable:", RT_MEM_SRECLAIMABLE},
+    {"Active:", RT_MEM_ACTIVE},          {"Inactive:", RT_MEM_INACTIVE},
+    {"SwapTotal:", RT_MEM_SWAP_TOTAL},   {"SwapFree:", RT_MEM_SWAP_FREE},
 };
 
 unsigned rt_parse_meminfo(const char *buf, size_t len, uint64_t kb[RT_MEM_NFIELDS])
@@ -146,7 +146,7 @@ size_t rt_parse_diskstats(const char *buf, size_t len, struct rt_diskstat *out, 
 		uint64_t maj, min, f[7];
 		struct rt_diskstat *d = &out[n];
 		int ok = rt_scan_u64(&q, le, &maj) == 0 && rt_scan_u64(&q, le, &min) == 0 &&
-			 scan_word(&q, le, d->name, sizeof(d->name)) == 0;
+		         scan_word(&q, le, d->name, sizeof(d->name)) == 0;
 		/* reads, reads merged, sectors read, ms, writes, merged, sectors written */
 		for (int i = 0; ok && i < 7; i++)
 			ok = rt_scan_u64(&q, le, &f[i]) == 0;
@@ -218,7 +218,7 @@ static int scan_escaped(const char **p, const char *end, char *dst, size_t cap)
 }
 
 size_t rt_parse_mountinfo(const char *buf, size_t len,
-			  void (*cb)(void *ctx, const struct rt_mountinfo *m), void *ctx)
+                          void (*cb)(void *ctx, const struct rt_mountinfo *m), void *ctx)
 {
 	const char *p = buf, *end = buf + len;
 	size_t n = 0;
@@ -229,10 +229,10 @@ size_t rt_parse_mountinfo(const char *buf, size_t len,
 		struct rt_mountinfo m;
 		char opts[512];
 		int ok = rt_scan_u64(&q, le, &id) == 0 && rt_scan_u64(&q, le, &parent) == 0 &&
-			 rt_scan_u64(&q, le, &maj) == 0 && q < le && *q++ == ':' &&
-			 rt_scan_u64(&q, le, &min) == 0 &&
-			 scan_escaped(&q, le, m.root, sizeof(m.root)) == 0 &&
-			 scan_escaped(&q, le, m.mount_point, sizeof(m.mount_point)) == 0;
+		         rt_scan_u64(&q, le, &maj) == 0 && q < le && *q++ == ':' &&
+		         rt_scan_u64(&q, le, &min) == 0 &&
+		         scan_escaped(&q, le, m.root, sizeof(m.root)) == 0 &&
+		         scan_escaped(&q, le, m.mount_point, sizeof(m.mount_point)) == 0;
 		/* skip mount options and optional fields up to the " - " separator */
 		while (ok) {
 			if (scan_word(&q, le, opts, sizeof(opts)) < 0) {

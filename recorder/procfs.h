@@ -59,7 +59,7 @@ struct rt_mountinfo {
 /* /proc/self/mountinfo: calls cb for each well-formed line (octal escapes
  * such as \040 decoded). Returns the number of lines passed to cb. */
 size_t rt_parse_mountinfo(const char *buf, size_t len,
-			  void (*cb)(void *ctx, const struct rt_mountinfo *m), void *ctx);
+                          void (*cb)(void *ctx, const struct rt_mountinfo *m), void *ctx);
 
 /* cgroup v2 cpu.stat "usage_usec N" or v1 cpuacct.usage (ns). */
 int rt_parse_cg_usage_v2(const char *buf, size_t len, uint64_t *usec);

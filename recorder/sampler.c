@@ -20,8 +20,7 @@
 #define TRIM_EVERY 64                        /* samples between RSS trims */
 #define CAP_EVERY 256                        /* samples between size-cap checks */
 
-int rt_sampler_init(struct rt_sampler *s, struct rt_store *store, uint64_t run,
-		    uint32_t ring_slots)
+int rt_sampler_init(struct rt_sampler *s, struct rt_store *store, uint64_t run, uint32_t ring_slots)
 {
 	memset(s, 0, sizeof(*s));
 	s->store = store;
@@ -44,17 +43,18 @@ static void store_warn(struct rt_sampler *s, const char *what, int rc, char *war
 	if (s->store_failed)
 		return;
 	s->store_failed = 1;
-	snprintf(warn, cap, "cannot %s in the store %s (%s); sampling goes on, "
-		 "samples not stored are only in the live ring",
-		 what, rt_store_dir(s->store),
-		 rc == RT_E_STORE ? rt_store_last_error(s->store) : rt_strerror(rc));
+	snprintf(warn, cap,
+	         "cannot %s in the store %s (%s); sampling goes on, "
+	         "samples not stored are only in the live ring",
+	         what, rt_store_dir(s->store),
+	         rc == RT_E_STORE ? rt_store_last_error(s->store) : rt_strerror(rc));
 }
 
 static int create_ring(struct rt_sampler *s, const struct rt_record *rec)
 {
 	/* room for devices that may appear later; bigger records go via the store */
 	size_t slot = rt_record_size(rec->h->ncpu, rec->h->ndisk + 4u, rec->h->nmount + 8u,
-				     rec->h->nnic + 8u, rec->h->ngpu + 2u);
+	                             rec->h->nnic + 8u, rec->h->ngpu + 2u);
 	slot = (slot + 63) & ~(size_t)63;
 	int rc = rt_ring_path(s->ring_path, sizeof(s->ring_path), rt_store_dir(s->store), s->run);
 	if (rc)
@@ -82,8 +82,8 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 	if (inv_changed) {
 		long n = rt_inventory_encode(s->col.inv, s->inv_buf, s->inv_cap);
 		rc = n < 0 ? (int)n
-			   : rt_store_put_inventory(s->store, s->run, s->col.inv->gen, s->inv_buf,
-						    (size_t)n);
+		           : rt_store_put_inventory(s->store, s->run, s->col.inv->gen, s->inv_buf,
+		                                    (size_t)n);
 		if (rc)
 			store_warn(s, "write the inventory", rc, warn, warncap);
 	}

@@ -18,23 +18,23 @@ struct rt_sampler {
 	struct rt_store *store;
 	struct rt_ring *ring; /* created after the first sample (sizes) */
 	uint64_t run;
-	uint64_t seq;          /* seq of the next sample */
-	void *rec;             /* aligned record buffer */
+	uint64_t seq; /* seq of the next sample */
+	void *rec;    /* aligned record buffer */
 	size_t rec_cap;
 	size_t last_len;
 	void *inv_buf;
 	size_t inv_cap;
 	uint64_t last_sync_ns;
 	unsigned since_trim, since_cap;
-	int store_failed;      /* reported once */
+	int store_failed; /* reported once */
 	char ring_path[4096];
 	uint32_t ring_slots;
-	struct rt_time last;   /* time of the last sample */
+	struct rt_time last; /* time of the last sample */
 };
 
 /* Open the collectors. ring_slots: 0 for the default. */
 int rt_sampler_init(struct rt_sampler *s, struct rt_store *store, uint64_t run,
-		    uint32_t ring_slots);
+                    uint32_t ring_slots);
 
 /*
  * Take sample s->seq now. Commits it to the store (a failure is reported

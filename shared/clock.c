@@ -16,7 +16,10 @@ void rt_clock_set_fake(uint64_t wall_ns)
 	fake_wall0 = wall_ns - fake_mono;
 }
 
-int rt_clock_is_fake(void) { return fake; }
+int rt_clock_is_fake(void)
+{
+	return fake;
+}
 
 static uint64_t ts_ns(const struct timespec *ts)
 {

@@ -18,8 +18,19 @@
 #include "rt/toml.h"
 
 enum opt_id {
-	O_PID, O_INTERVAL, O_CONFIG, O_FORMAT, O_OUTPUT, O_QUIET, O_META, O_TAG, O_STORE,
-	O_STORE_MAX, O_COUNT, O_HELP, O_VERSION
+	O_PID,
+	O_INTERVAL,
+	O_CONFIG,
+	O_FORMAT,
+	O_OUTPUT,
+	O_QUIET,
+	O_META,
+	O_TAG,
+	O_STORE,
+	O_STORE_MAX,
+	O_COUNT,
+	O_HELP,
+	O_VERSION
 };
 
 struct opt {
@@ -33,34 +44,37 @@ struct opt {
 };
 
 static const struct opt opts[] = {
-	{"pid", 'p', 1, O_PID, 0, NULL, "PID      root of the process tree to track"},
-	{"interval", 'i', 1, O_INTERVAL, 0, NULL, "SECS     sample interval, >= 0.01 (default 1)"},
-	{"config", 'c', 1, O_CONFIG, 0, NULL, "FILE     TOML config (default resource-tracker.toml)"},
-	{"format", 'f', 1, O_FORMAT, 0, NULL, "FMT      json or csv (default json)"},
-	{"output", 'o', 1, O_OUTPUT, 0, "TRACKER_OUTPUT", "FILE     write metrics to FILE (default stderr)"},
-	{"quiet", 0, 0, O_QUIET, 0, "TRACKER_QUIET", "         no metric output"},
-	{"job-name", 'n', 1, O_META, RT_META_JOB_NAME, "TRACKER_JOB_NAME", "NAME"},
-	{"project-name", 0, 1, O_META, RT_META_PROJECT_NAME, "TRACKER_PROJECT_NAME", "NAME"},
-	{"stage-name", 0, 1, O_META, RT_META_STAGE_NAME, "TRACKER_STAGE_NAME", "NAME"},
-	{"task-name", 0, 1, O_META, RT_META_TASK_NAME, "TRACKER_TASK_NAME", "NAME"},
-	{"team", 0, 1, O_META, RT_META_TEAM, "TRACKER_TEAM", "NAME"},
-	{"env", 0, 1, O_META, RT_META_ENV, "TRACKER_ENV", "NAME"},
-	{"language", 0, 1, O_META, RT_META_LANGUAGE, "TRACKER_LANGUAGE", "NAME"},
-	{"orchestrator", 0, 1, O_META, RT_META_ORCHESTRATOR, "TRACKER_ORCHESTRATOR", "NAME"},
-	{"executor", 0, 1, O_META, RT_META_EXECUTOR, "TRACKER_EXECUTOR", "NAME"},
-	{"external-run-id", 0, 1, O_META, RT_META_EXTERNAL_RUN_ID, "TRACKER_EXTERNAL_RUN_ID", "ID"},
-	{"container-image", 0, 1, O_META, RT_META_CONTAINER_IMAGE, "TRACKER_CONTAINER_IMAGE", "IMAGE"},
-	{"tag", 0, 1, O_TAG, 0, NULL, "KEY=VALUE free tag (repeatable)"},
-	{"store", 0, 1, O_STORE, 0, NULL, "DIR      store directory (default $RT_STORE, then ~/.local/share/resource-tracker)"},
-	{"store-max-mb", 0, 1, O_STORE_MAX, 0, NULL, "MB       store size cap; oldest runs are deleted first (default 1024)"},
-	{"count", 0, 1, O_COUNT, 0, NULL, "N        stop after N samples"},
-	{"help", 'h', 0, O_HELP, 0, NULL, "         this help"},
-	{"version", 'V', 0, O_VERSION, 0, NULL, "         print the version"},
+    {"pid", 'p', 1, O_PID, 0, NULL, "PID      root of the process tree to track"},
+    {"interval", 'i', 1, O_INTERVAL, 0, NULL, "SECS     sample interval, >= 0.01 (default 1)"},
+    {"config", 'c', 1, O_CONFIG, 0, NULL, "FILE     TOML config (default resource-tracker.toml)"},
+    {"format", 'f', 1, O_FORMAT, 0, NULL, "FMT      json or csv (default json)"},
+    {"output", 'o', 1, O_OUTPUT, 0, "TRACKER_OUTPUT",
+     "FILE     write metrics to FILE (default stderr)"},
+    {"quiet", 0, 0, O_QUIET, 0, "TRACKER_QUIET", "         no metric output"},
+    {"job-name", 'n', 1, O_META, RT_META_JOB_NAME, "TRACKER_JOB_NAME", "NAME"},
+    {"project-name", 0, 1, O_META, RT_META_PROJECT_NAME, "TRACKER_PROJECT_NAME", "NAME"},
+    {"stage-name", 0, 1, O_META, RT_META_STAGE_NAME, "TRACKER_STAGE_NAME", "NAME"},
+    {"task-name", 0, 1, O_META, RT_META_TASK_NAME, "TRACKER_TASK_NAME", "NAME"},
+    {"team", 0, 1, O_META, RT_META_TEAM, "TRACKER_TEAM", "NAME"},
+    {"env", 0, 1, O_META, RT_META_ENV, "TRACKER_ENV", "NAME"},
+    {"language", 0, 1, O_META, RT_META_LANGUAGE, "TRACKER_LANGUAGE", "NAME"},
+    {"orchestrator", 0, 1, O_META, RT_META_ORCHESTRATOR, "TRACKER_ORCHESTRATOR", "NAME"},
+    {"executor", 0, 1, O_META, RT_META_EXECUTOR, "TRACKER_EXECUTOR", "NAME"},
+    {"external-run-id", 0, 1, O_META, RT_META_EXTERNAL_RUN_ID, "TRACKER_EXTERNAL_RUN_ID", "ID"},
+    {"container-image", 0, 1, O_META, RT_META_CONTAINER_IMAGE, "TRACKER_CONTAINER_IMAGE", "IMAGE"},
+    {"tag", 0, 1, O_TAG, 0, NULL, "KEY=VALUE free tag (repeatable)"},
+    {"store", 0, 1, O_STORE, 0, NULL,
+     "DIR      store directory (default $RT_STORE, then ~/.local/share/resource-tracker)"},
+    {"store-max-mb", 0, 1, O_STORE_MAX, 0, NULL,
+     "MB       store size cap; oldest runs are deleted first (default 1024)"},
+    {"count", 0, 1, O_COUNT, 0, NULL, "N        stop after N samples"},
+    {"help", 'h', 0, O_HELP, 0, NULL, "         this help"},
+    {"version", 'V', 0, O_VERSION, 0, NULL, "         print the version"},
 };
 
 static const char *meta_names[RT_META_COUNT] = {
-	"job_name", "project_name", "stage_name", "task_name", "team", "env",
-	"language", "orchestrator", "executor", "external_run_id", "container_image",
+    "job_name",     "project_name", "stage_name",      "task_name",       "team", "env", "language",
+    "orchestrator", "executor",     "external_run_id", "container_image",
 };
 
 const char *rt_meta_name(enum rt_meta_key k)
@@ -110,7 +124,7 @@ static int parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
 }
 
 static int apply_opt(struct rt_config *c, const struct opt *o, const char *arg, char *err,
-		     size_t errcap)
+                     size_t errcap)
 {
 	int64_t v;
 	int rc;
@@ -127,7 +141,7 @@ static int apply_opt(struct rt_config *c, const struct opt *o, const char *arg, 
 		rc = rt_config_parse_interval(arg, &c->interval);
 		if (rc) {
 			snprintf(err, errcap,
-				 "--interval must be a number of seconds >= 0.01 (got '%s')", arg);
+			         "--interval must be a number of seconds >= 0.01 (got '%s')", arg);
 			return RT_E_RANGE;
 		}
 		c->set |= RT_SET_INTERVAL;
@@ -167,8 +181,8 @@ static int apply_opt(struct rt_config *c, const struct opt *o, const char *arg, 
 	case O_STORE: c->store = arg; break;
 	case O_STORE_MAX:
 		if (parse_i64(arg, 1, INT64_MAX / (1 << 20), &v)) {
-			snprintf(err, errcap, "--store-max-mb must be a positive integer (got '%s')",
-				 arg);
+			snprintf(err, errcap,
+			         "--store-max-mb must be a positive integer (got '%s')", arg);
 			return RT_E_RANGE;
 		}
 		c->store_max_mb = (uint64_t)v;
@@ -203,15 +217,18 @@ int rt_config_parse_args(struct rt_config *c, int argc, char **argv, char *err, 
 			const char *name = a + 2;
 			size_t nlen = strcspn(name, "=");
 			for (size_t k = 0; k < RT_ARRAY_LEN(opts); k++)
-				if (strlen(opts[k].lng) == nlen && !strncmp(opts[k].lng, name, nlen))
+				if (strlen(opts[k].lng) == nlen &&
+				    !strncmp(opts[k].lng, name, nlen))
 					o = &opts[k];
 			if (!o) {
-				snprintf(err, errcap, "unknown option '%.*s' (see --help)", (int)nlen + 2, a);
+				snprintf(err, errcap, "unknown option '%.*s' (see --help)",
+				         (int)nlen + 2, a);
 				return RT_E_SYNTAX;
 			}
 			if (name[nlen] == '=') {
 				if (!o->has_arg) {
-					snprintf(err, errcap, "option '--%s' takes no value", o->lng);
+					snprintf(err, errcap, "option '--%s' takes no value",
+					         o->lng);
 					return RT_E_SYNTAX;
 				}
 				arg = name + nlen + 1;
@@ -284,8 +301,9 @@ void rt_config_apply_env(struct rt_config *c, char *warn, size_t warncap)
 				c->quiet = q;
 			else
 				snprintf(warn, warncap,
-					 "TRACKER_QUIET='%s' is not a boolean (use 1/0, true/false); ignored",
-					 v);
+				         "TRACKER_QUIET='%s' is not a boolean (use 1/0, "
+				         "true/false); ignored",
+				         v);
 		}
 	}
 }
@@ -303,11 +321,11 @@ static void toml_cb(void *vctx, const char *table, const char *key, const struct
 	struct toml_vals *t = vctx;
 	if (!strcmp(table, "tracker") && !strcmp(key, "interval_secs")) {
 		double d = v->type == RT_TOML_INT ? (double)v->i : v->f;
-		if ((v->type != RT_TOML_INT && v->type != RT_TOML_FLOAT) || !(d >= RT_INTERVAL_MIN) ||
-		    d > 86400.0 * 7) {
+		if ((v->type != RT_TOML_INT && v->type != RT_TOML_FLOAT) ||
+		    !(d >= RT_INTERVAL_MIN) || d > 86400.0 * 7) {
 			if (!t->bad)
 				snprintf(t->why, sizeof(t->why),
-					 "[tracker] interval_secs must be a number >= 0.01");
+				         "[tracker] interval_secs must be a number >= 0.01");
 			t->bad = 1;
 			return;
 		}
@@ -342,7 +360,7 @@ int rt_config_apply_toml(struct rt_config *c, char *warn, size_t warncap)
 	if (!f) {
 		if (c->config_explicit)
 			snprintf(warn, warncap, "config file '%s' not found (%s); using defaults",
-				 c->config_path, strerror(errno));
+			         c->config_path, strerror(errno));
 		return 0;
 	}
 	/* bounded read: a config file is small; refuse absurd sizes */
@@ -358,7 +376,7 @@ int rt_config_apply_toml(struct rt_config *c, char *warn, size_t warncap)
 	fclose(f);
 	if (too_big || rerr) {
 		snprintf(warn, warncap, "config file '%s' %s; using defaults", c->config_path,
-			 too_big ? "is larger than 1 MiB" : "cannot be read");
+		         too_big ? "is larger than 1 MiB" : "cannot be read");
 		free(buf);
 		return 0;
 	}
@@ -368,14 +386,15 @@ int rt_config_apply_toml(struct rt_config *c, char *warn, size_t warncap)
 	int rc = rt_toml_parse(buf, len, toml_cb, &t, &line, why, sizeof(why));
 	free(buf);
 	if (rc) {
-		snprintf(warn, warncap, "config file '%s' line %d: %s; ignoring the file, using defaults",
-			 c->config_path, line, why);
+		snprintf(warn, warncap,
+		         "config file '%s' line %d: %s; ignoring the file, using defaults",
+		         c->config_path, line, why);
 		free(t.name);
 		return 0;
 	}
 	if (t.bad) {
 		snprintf(warn, warncap, "config file '%s': %s; ignoring the file, using defaults",
-			 c->config_path, t.why);
+		         c->config_path, t.why);
 		free(t.name);
 		return 0;
 	}
@@ -397,10 +416,11 @@ const char *rt_config_usage(void)
 	static char text[4096];
 	if (text[0])
 		return text;
-	size_t n = (size_t)snprintf(text, sizeof(text),
-		"Usage: resource-tracker [OPTIONS] [--] [COMMAND [ARGS...]]\n"
-		"Samples CPU, memory, disk, network and GPU of the host (and of a process tree)\n"
-		"into a local store, and prints samples as JSON Lines or CSV.\n\nOptions:\n");
+	size_t n = (size_t)snprintf(
+	    text, sizeof(text),
+	    "Usage: resource-tracker [OPTIONS] [--] [COMMAND [ARGS...]]\n"
+	    "Samples CPU, memory, disk, network and GPU of the host (and of a process tree)\n"
+	    "into a local store, and prints samples as JSON Lines or CSV.\n\nOptions:\n");
 	for (size_t k = 0; k < RT_ARRAY_LEN(opts) && n < sizeof(text); k++) {
 		const struct opt *o = &opts[k];
 		char flag[64];
@@ -408,12 +428,14 @@ const char *rt_config_usage(void)
 			snprintf(flag, sizeof(flag), "-%c, --%s", o->shrt, o->lng);
 		else
 			snprintf(flag, sizeof(flag), "    --%s", o->lng);
-		n += (size_t)snprintf(text + n, sizeof(text) - n, "  %-22s %s%s%s%s\n", flag, o->help,
-				      o->env ? " [env: " : "", o->env ? o->env : "", o->env ? "]" : "");
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "  %-22s %s%s%s%s\n", flag,
+		                      o->help, o->env ? " [env: " : "", o->env ? o->env : "",
+		                      o->env ? "]" : "");
 	}
 	if (n < sizeof(text))
-		snprintf(text + n, sizeof(text) - n,
-			 "\nPrecedence: command line > environment > TOML file > defaults.\n"
-			 "Replay and follow recorded runs with rt-export (see rt-export --help).\n");
+		snprintf(
+		    text + n, sizeof(text) - n,
+		    "\nPrecedence: command line > environment > TOML file > defaults.\n"
+		    "Replay and follow recorded runs with rt-export (see rt-export --help).\n");
 	return text;
 }

@@ -18,10 +18,16 @@
 
 /* ---- derivation ------------------------------------------------------- */
 
-static uint64_t delta(uint64_t cur, uint64_t prev) { return cur >= prev ? cur - prev : 0; }
+static uint64_t delta(uint64_t cur, uint64_t prev)
+{
+	return cur >= prev ? cur - prev : 0;
+}
 
 /* Counter delta across a device reset: the new counter started from 0. */
-static uint64_t delta_reset(uint64_t cur, uint64_t prev) { return cur >= prev ? cur - prev : cur; }
+static uint64_t delta_reset(uint64_t cur, uint64_t prev)
+{
+	return cur >= prev ? cur - prev : cur;
+}
 
 static int prev_slot_disk(const struct rt_derived *d, unsigned i)
 {
@@ -69,13 +75,15 @@ static void derive_cpu(struct rt_derived *d)
 		for (int f = 0; f < RT_CPU_NFIELDS; f++)
 			tot += delta(c->sys->cpu[f], p->sys->cpu[f]);
 		uint64_t idle = delta(c->sys->cpu[RT_CPU_IDLE], p->sys->cpu[RT_CPU_IDLE]) +
-				delta(c->sys->cpu[RT_CPU_IOWAIT], p->sys->cpu[RT_CPU_IOWAIT]);
+		                delta(c->sys->cpu[RT_CPU_IOWAIT], p->sys->cpu[RT_CPU_IOWAIT]);
 		unsigned n = c->h->ncpu ? c->h->ncpu : 1;
-		d->cpu_util = tot ? (double)(tot - (idle > tot ? tot : idle)) / (double)tot * n : 0.0;
+		d->cpu_util =
+		    tot ? (double)(tot - (idle > tot ? tot : idle)) / (double)tot * n : 0.0;
 		d->utime = (double)(delta(c->sys->cpu[RT_CPU_USER], p->sys->cpu[RT_CPU_USER]) +
-				    delta(c->sys->cpu[RT_CPU_NICE], p->sys->cpu[RT_CPU_NICE])) /
-			   hz;
-		d->stime = (double)delta(c->sys->cpu[RT_CPU_SYSTEM], p->sys->cpu[RT_CPU_SYSTEM]) / hz;
+		                    delta(c->sys->cpu[RT_CPU_NICE], p->sys->cpu[RT_CPU_NICE])) /
+		           hz;
+		d->stime =
+		    (double)delta(c->sys->cpu[RT_CPU_SYSTEM], p->sys->cpu[RT_CPU_SYSTEM]) / hz;
 	}
 	for (unsigned i = 0; i < c->h->ncpu; i++) {
 		int j = prev_slot_cpu(d, i);
@@ -91,7 +99,8 @@ static void derive_cpu(struct rt_derived *d)
 	d->nprocs = c->sys->nprocs;
 	d->has_cgroup = (c->h->flags & p->h->flags & RT_REC_HAS_CGROUP) != 0;
 	if (d->has_cgroup) {
-		d->cg_usage_secs = (double)delta(c->sys->cg_usage_usec, p->sys->cg_usage_usec) / 1e6;
+		d->cg_usage_secs =
+		    (double)delta(c->sys->cg_usage_usec, p->sys->cg_usage_usec) / 1e6;
 		double limit = c->h->ncpu ? c->h->ncpu : 1;
 		if ((c->h->flags & RT_REC_HAS_CG_QUOTA) && c->sys->cg_quota_usec > 0 &&
 		    c->sys->cg_period_usec > 0)
@@ -109,8 +118,9 @@ static void derive_mem(struct rt_derived *d)
 	const uint64_t *m = c->sys->mem_kb;
 	uint64_t avail = m[RT_MEM_AVAILABLE];
 	uint64_t used = m[RT_MEM_TOTAL] > avail ? m[RT_MEM_TOTAL] - avail : 0;
-	uint64_t swap_used =
-		m[RT_MEM_SWAP_TOTAL] > m[RT_MEM_SWAP_FREE] ? m[RT_MEM_SWAP_TOTAL] - m[RT_MEM_SWAP_FREE] : 0;
+	uint64_t swap_used = m[RT_MEM_SWAP_TOTAL] > m[RT_MEM_SWAP_FREE]
+	                         ? m[RT_MEM_SWAP_TOTAL] - m[RT_MEM_SWAP_FREE]
+	                         : 0;
 	d->mem_total = (int64_t)(m[RT_MEM_TOTAL] / 1024);
 	d->mem_free = (int64_t)(m[RT_MEM_FREE] / 1024);
 	d->mem_avail = (int64_t)(avail / 1024);
@@ -123,7 +133,7 @@ static void derive_mem(struct rt_derived *d)
 	d->swap_used = (int64_t)(swap_used / 1024);
 	d->mem_used_pct = m[RT_MEM_TOTAL] ? (double)used / (double)m[RT_MEM_TOTAL] * 100.0 : 0.0;
 	d->swap_used_pct =
-		m[RT_MEM_SWAP_TOTAL] ? (double)swap_used / (double)m[RT_MEM_SWAP_TOTAL] * 100.0 : 0.0;
+	    m[RT_MEM_SWAP_TOTAL] ? (double)swap_used / (double)m[RT_MEM_SWAP_TOTAL] * 100.0 : 0.0;
 }
 
 static void derive_devices(struct rt_derived *d)
@@ -133,8 +143,14 @@ static void derive_devices(struct rt_derived *d)
 	for (unsigned i = 0; i < c->h->ndisk; i++) {
 		int j = both_disk ? prev_slot_disk(d, i) : -1;
 		/* a device first seen in this interval has no rate yet */
-		d->disk_rd_delta[i] = j < 0 ? 0 : (int64_t)delta_reset(c->disk[i].rd_sectors, p->disk[j].rd_sectors) * 512;
-		d->disk_wr_delta[i] = j < 0 ? 0 : (int64_t)delta_reset(c->disk[i].wr_sectors, p->disk[j].wr_sectors) * 512;
+		d->disk_rd_delta[i] =
+		    j < 0
+		        ? 0
+		        : (int64_t)delta_reset(c->disk[i].rd_sectors, p->disk[j].rd_sectors) * 512;
+		d->disk_wr_delta[i] =
+		    j < 0
+		        ? 0
+		        : (int64_t)delta_reset(c->disk[i].wr_sectors, p->disk[j].wr_sectors) * 512;
 		if (!d->cur.inv->disk[i].stacked) {
 			d->disk_read += d->disk_rd_delta[i];
 			d->disk_write += d->disk_wr_delta[i];
@@ -151,8 +167,10 @@ static void derive_devices(struct rt_derived *d)
 	int both_net = (c->h->flags & p->h->flags & RT_REC_HAS_NETDEV) != 0;
 	for (unsigned i = 0; i < c->h->nnic; i++) {
 		int j = both_net ? prev_slot_nic(d, i) : -1;
-		d->nic_rx_delta[i] = j < 0 ? 0 : (int64_t)delta_reset(c->nic[i].rx_bytes, p->nic[j].rx_bytes);
-		d->nic_tx_delta[i] = j < 0 ? 0 : (int64_t)delta_reset(c->nic[i].tx_bytes, p->nic[j].tx_bytes);
+		d->nic_rx_delta[i] =
+		    j < 0 ? 0 : (int64_t)delta_reset(c->nic[i].rx_bytes, p->nic[j].rx_bytes);
+		d->nic_tx_delta[i] =
+		    j < 0 ? 0 : (int64_t)delta_reset(c->nic[i].tx_bytes, p->nic[j].tx_bytes);
 		if (rt_net_counted(d->cur.inv, i)) {
 			d->net_rx += d->nic_rx_delta[i];
 			d->net_tx += d->nic_tx_delta[i];
@@ -205,7 +223,8 @@ void rt_derive(const struct rt_view *prev, const struct rt_view *cur, struct rt_
 	d->wall_ns = c->wall_ns;
 	d->dt = c->mono_ns > p->mono_ns ? (double)(c->mono_ns - p->mono_ns) / 1e9 : 0.0;
 	d->has_interval = p->seq != 0;
-	d->interval_ms = c->mono_ns > p->mono_ns ? (int64_t)((c->mono_ns - p->mono_ns + 500000) / 1000000) : 0;
+	d->interval_ms =
+	    c->mono_ns > p->mono_ns ? (int64_t)((c->mono_ns - p->mono_ns + 500000) / 1000000) : 0;
 	d->timestamp_secs = (int64_t)(c->wall_ns / 1000000000ull);
 	derive_cpu(d);
 	derive_mem(d);
@@ -225,10 +244,10 @@ struct field {
 	const char *csv;  /* CSV column; NULL: JSON only */
 	enum section sec;
 	enum kind kind;
-	int prec;         /* CSV decimals of a K_F64 */
-	size_t off;       /* value in struct rt_derived */
-	size_t present;   /* int flag in struct rt_derived, or ALWAYS */
-	json_fn fn;       /* K_FN: writes the JSON value */
+	int prec;       /* CSV decimals of a K_F64 */
+	size_t off;     /* value in struct rt_derived */
+	size_t present; /* int flag in struct rt_derived, or ALWAYS */
+	json_fn fn;     /* K_FN: writes the JSON value */
 };
 
 #define ALWAYS ((size_t)-1)
@@ -246,61 +265,68 @@ static void j_seq(struct rt_buf *, const struct rt_derived *, const struct rt_ru
 
 /* CSV columns in order (reference.md §3), then JSON-only rows. */
 static const struct field fields[] = {
-	{"timestamp_secs", "timestamp", S_TOP, K_I64, 0, D(timestamp_secs), ALWAYS, NULL},
-	{"process_count", "system_processes", S_CPU, K_I64, 0, D(nprocs), D(has_nprocs), NULL},
-	{"utime_secs", "system_utime", S_CPU, K_F64, 3, D(utime), ALWAYS, NULL},
-	{"stime_secs", "system_stime", S_CPU, K_F64, 3, D(stime), ALWAYS, NULL},
-	{"utilization_pct", "system_cpu_usage", S_CPU, K_F64, 4, D(cpu_util), ALWAYS, NULL},
-	{"free_mib", "system_memory_free_mib", S_MEM, K_I64, 0, D(mem_free), D(has_mem), NULL},
-	{"used_mib", "system_memory_used_mib", S_MEM, K_I64, 0, D(mem_used), D(has_mem), NULL},
-	{"buffers_mib", "system_memory_buffers_mib", S_MEM, K_I64, 0, D(mem_buffers), D(has_mem), NULL},
-	{"cached_mib", "system_memory_cached_mib", S_MEM, K_I64, 0, D(mem_cached), D(has_mem), NULL},
-	{"active_mib", "system_memory_active_mib", S_MEM, K_I64, 0, D(mem_active), D(has_mem), NULL},
-	{"inactive_mib", "system_memory_inactive_mib", S_MEM, K_I64, 0, D(mem_inactive), D(has_mem), NULL},
-	{NULL, "system_disk_read_bytes", S_TOP, K_I64, 0, D(disk_read), ALWAYS, NULL},
-	{NULL, "system_disk_write_bytes", S_TOP, K_I64, 0, D(disk_write), ALWAYS, NULL},
-	{NULL, "system_disk_space_total_gb", S_TOP, K_F64, 6, D(space_total_gb), ALWAYS, NULL},
-	{NULL, "system_disk_space_used_gb", S_TOP, K_F64, 6, D(space_used_gb), ALWAYS, NULL},
-	{NULL, "system_disk_space_free_gb", S_TOP, K_F64, 6, D(space_free_gb), ALWAYS, NULL},
-	{NULL, "system_net_recv_bytes", S_TOP, K_I64, 0, D(net_rx), ALWAYS, NULL},
-	{NULL, "system_net_sent_bytes", S_TOP, K_I64, 0, D(net_tx), ALWAYS, NULL},
-	{NULL, "system_gpu_usage", S_TOP, K_F64, 4, D(gpu_usage), ALWAYS, NULL},
-	{NULL, "system_gpu_vram_mib", S_TOP, K_F64, 4, D(gpu_vram_mib), ALWAYS, NULL},
-	{NULL, "system_gpu_utilized", S_TOP, K_I64, 0, D(gpu_utilized), ALWAYS, NULL},
-	{NULL, "process_pid", S_TOP, K_I64, 0, D(proc_pid), D(has_proc), NULL},
-	{"process_child_count", "process_children", S_CPU, K_I64, 0, D(proc_children), D(has_proc), NULL},
-	{"process_utime_secs", "process_utime", S_CPU, K_F64, 4, D(proc_utime), D(has_proc), NULL},
-	{"process_stime_secs", "process_stime", S_CPU, K_F64, 4, D(proc_stime), D(has_proc), NULL},
-	{"process_cores_used", "process_cpu_usage", S_CPU, K_F64, 4, D(proc_cores), D(has_proc), NULL},
-	{"process_pss_mib", "process_memory_mib", S_CPU, K_I64, 0, D(proc_pss_mib), D(has_proc), NULL},
-	{"process_disk_read_bytes", "process_disk_read_bytes", S_CPU, K_I64, 0, D(proc_read), D(has_proc), NULL},
-	{"process_disk_write_bytes", "process_disk_write_bytes", S_CPU, K_I64, 0, D(proc_write), D(has_proc), NULL},
-	{"process_gpu_usage", "process_gpu_usage", S_CPU, K_F64, 4, D(proc_gpu_usage), D(has_proc), NULL},
-	{"process_gpu_vram_mib", "process_gpu_vram_mib", S_CPU, K_F64, 4, D(proc_gpu_vram_mib), D(has_proc), NULL},
-	{"process_gpu_utilized", "process_gpu_utilized", S_CPU, K_I64, 0, D(proc_gpu_utilized), D(has_proc), NULL},
-	/* JSON only */
-	{"actual_interval_ms", NULL, S_TOP, K_I64, 0, D(interval_ms), D(has_interval), NULL},
-	{"job_name", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_job},
-	{"tracked_pid", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_pid},
-	{"resource-tracker-version", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_version},
-	{"seq", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_seq},
-	{"timestamp", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_timestamp},
-	{"network", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_nics},
-	{"disk", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_disks},
-	{"gpu", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_gpus},
-	{"per_core_pct", NULL, S_CPU, K_FN, 0, 0, ALWAYS, j_per_core},
-	{"cgroup_usage_secs", NULL, S_CPU, K_F64, 0, D(cg_usage_secs), D(has_cgroup), NULL},
-	{"cgroup_utilization_pct", NULL, S_CPU, K_F64, 0, D(cg_util_pct), D(has_cgroup), NULL},
-	{"process_rss_mib", NULL, S_CPU, K_I64, 0, D(proc_rss_mib), D(has_proc), NULL},
-	{"total_mib", NULL, S_MEM, K_I64, 0, D(mem_total), D(has_mem), NULL},
-	{"available_mib", NULL, S_MEM, K_I64, 0, D(mem_avail), D(has_mem), NULL},
-	{"used_pct", NULL, S_MEM, K_F64, 0, D(mem_used_pct), D(has_mem), NULL},
-	{"swap_total_mib", NULL, S_MEM, K_I64, 0, D(swap_total), D(has_mem), NULL},
-	{"swap_used_mib", NULL, S_MEM, K_I64, 0, D(swap_used), D(has_mem), NULL},
-	{"swap_used_pct", NULL, S_MEM, K_F64, 0, D(swap_used_pct), D(has_mem), NULL},
-	/* sections are objects at the top level */
-	{"cpu", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL},
-	{"memory", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL},
+    {"timestamp_secs", "timestamp", S_TOP, K_I64, 0, D(timestamp_secs), ALWAYS, NULL},
+    {"process_count", "system_processes", S_CPU, K_I64, 0, D(nprocs), D(has_nprocs), NULL},
+    {"utime_secs", "system_utime", S_CPU, K_F64, 3, D(utime), ALWAYS, NULL},
+    {"stime_secs", "system_stime", S_CPU, K_F64, 3, D(stime), ALWAYS, NULL},
+    {"utilization_pct", "system_cpu_usage", S_CPU, K_F64, 4, D(cpu_util), ALWAYS, NULL},
+    {"free_mib", "system_memory_free_mib", S_MEM, K_I64, 0, D(mem_free), D(has_mem), NULL},
+    {"used_mib", "system_memory_used_mib", S_MEM, K_I64, 0, D(mem_used), D(has_mem), NULL},
+    {"buffers_mib", "system_memory_buffers_mib", S_MEM, K_I64, 0, D(mem_buffers), D(has_mem), NULL},
+    {"cached_mib", "system_memory_cached_mib", S_MEM, K_I64, 0, D(mem_cached), D(has_mem), NULL},
+    {"active_mib", "system_memory_active_mib", S_MEM, K_I64, 0, D(mem_active), D(has_mem), NULL},
+    {"inactive_mib", "system_memory_inactive_mib", S_MEM, K_I64, 0, D(mem_inactive), D(has_mem),
+     NULL},
+    {NULL, "system_disk_read_bytes", S_TOP, K_I64, 0, D(disk_read), ALWAYS, NULL},
+    {NULL, "system_disk_write_bytes", S_TOP, K_I64, 0, D(disk_write), ALWAYS, NULL},
+    {NULL, "system_disk_space_total_gb", S_TOP, K_F64, 6, D(space_total_gb), ALWAYS, NULL},
+    {NULL, "system_disk_space_used_gb", S_TOP, K_F64, 6, D(space_used_gb), ALWAYS, NULL},
+    {NULL, "system_disk_space_free_gb", S_TOP, K_F64, 6, D(space_free_gb), ALWAYS, NULL},
+    {NULL, "system_net_recv_bytes", S_TOP, K_I64, 0, D(net_rx), ALWAYS, NULL},
+    {NULL, "system_net_sent_bytes", S_TOP, K_I64, 0, D(net_tx), ALWAYS, NULL},
+    {NULL, "system_gpu_usage", S_TOP, K_F64, 4, D(gpu_usage), ALWAYS, NULL},
+    {NULL, "system_gpu_vram_mib", S_TOP, K_F64, 4, D(gpu_vram_mib), ALWAYS, NULL},
+    {NULL, "system_gpu_utilized", S_TOP, K_I64, 0, D(gpu_utilized), ALWAYS, NULL},
+    {NULL, "process_pid", S_TOP, K_I64, 0, D(proc_pid), D(has_proc), NULL},
+    {"process_child_count", "process_children", S_CPU, K_I64, 0, D(proc_children), D(has_proc),
+     NULL},
+    {"process_utime_secs", "process_utime", S_CPU, K_F64, 4, D(proc_utime), D(has_proc), NULL},
+    {"process_stime_secs", "process_stime", S_CPU, K_F64, 4, D(proc_stime), D(has_proc), NULL},
+    {"process_cores_used", "process_cpu_usage", S_CPU, K_F64, 4, D(proc_cores), D(has_proc), NULL},
+    {"process_pss_mib", "process_memory_mib", S_CPU, K_I64, 0, D(proc_pss_mib), D(has_proc), NULL},
+    {"process_disk_read_bytes", "process_disk_read_bytes", S_CPU, K_I64, 0, D(proc_read),
+     D(has_proc), NULL},
+    {"process_disk_write_bytes", "process_disk_write_bytes", S_CPU, K_I64, 0, D(proc_write),
+     D(has_proc), NULL},
+    {"process_gpu_usage", "process_gpu_usage", S_CPU, K_F64, 4, D(proc_gpu_usage), D(has_proc),
+     NULL},
+    {"process_gpu_vram_mib", "process_gpu_vram_mib", S_CPU, K_F64, 4, D(proc_gpu_vram_mib),
+     D(has_proc), NULL},
+    {"process_gpu_utilized", "process_gpu_utilized", S_CPU, K_I64, 0, D(proc_gpu_utilized),
+     D(has_proc), NULL},
+    /* JSON only */
+    {"actual_interval_ms", NULL, S_TOP, K_I64, 0, D(interval_ms), D(has_interval), NULL},
+    {"job_name", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_job},
+    {"tracked_pid", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_pid},
+    {"resource-tracker-version", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_version},
+    {"seq", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_seq},
+    {"timestamp", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_timestamp},
+    {"network", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_nics},
+    {"disk", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_disks},
+    {"gpu", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_gpus},
+    {"per_core_pct", NULL, S_CPU, K_FN, 0, 0, ALWAYS, j_per_core},
+    {"cgroup_usage_secs", NULL, S_CPU, K_F64, 0, D(cg_usage_secs), D(has_cgroup), NULL},
+    {"cgroup_utilization_pct", NULL, S_CPU, K_F64, 0, D(cg_util_pct), D(has_cgroup), NULL},
+    {"process_rss_mib", NULL, S_CPU, K_I64, 0, D(proc_rss_mib), D(has_proc), NULL},
+    {"total_mib", NULL, S_MEM, K_I64, 0, D(mem_total), D(has_mem), NULL},
+    {"available_mib", NULL, S_MEM, K_I64, 0, D(mem_avail), D(has_mem), NULL},
+    {"used_pct", NULL, S_MEM, K_F64, 0, D(mem_used_pct), D(has_mem), NULL},
+    {"swap_total_mib", NULL, S_MEM, K_I64, 0, D(swap_total), D(has_mem), NULL},
+    {"swap_used_mib", NULL, S_MEM, K_I64, 0, D(swap_used), D(has_mem), NULL},
+    {"swap_used_pct", NULL, S_MEM, K_F64, 0, D(swap_used_pct), D(has_mem), NULL},
+    /* sections are objects at the top level */
+    {"cpu", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL},
+    {"memory", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL},
 };
 
 #define NFIELDS RT_ARRAY_LEN(fields)
@@ -351,10 +377,10 @@ static void str_or_null(struct rt_buf *b, const char *s)
 }
 
 static void write_section(struct rt_buf *b, int sec, const struct rt_derived *d,
-			  const struct rt_run_info *ri);
+                          const struct rt_run_info *ri);
 
 static void write_value(struct rt_buf *b, const struct field *f, const struct rt_derived *d,
-			const struct rt_run_info *ri)
+                        const struct rt_run_info *ri)
 {
 	const char *base = (const char *)d;
 	if (f->kind == K_FN) {
@@ -372,7 +398,7 @@ static void write_value(struct rt_buf *b, const struct field *f, const struct rt
 }
 
 static void write_section(struct rt_buf *b, int sec, const struct rt_derived *d,
-			  const struct rt_run_info *ri)
+                          const struct rt_run_info *ri)
 {
 	int first = 1;
 	rt_buf_putc(b, '{');
@@ -507,7 +533,10 @@ static void kv_f64(struct rt_buf *b, const char *k, double v, int *first)
 
 static const char *disk_type_name(unsigned t)
 {
-	return t == RT_DISK_NVME ? "nvme" : t == RT_DISK_SSD ? "ssd" : t == RT_DISK_HDD ? "hdd" : NULL;
+	return t == RT_DISK_NVME  ? "nvme"
+	       : t == RT_DISK_SSD ? "ssd"
+	       : t == RT_DISK_HDD ? "hdd"
+	                          : NULL;
 }
 
 static void j_mounts(struct rt_buf *b, const struct rt_derived *d, unsigned disk)
@@ -519,7 +548,8 @@ static void j_mounts(struct rt_buf *b, const struct rt_derived *d, unsigned disk
 		if (im->disk != disk)
 			continue;
 		const struct rt_rec_mount *rm = &d->cur.rec->mount[m];
-		uint64_t used = rm->total_bytes > rm->free_bytes ? rm->total_bytes - rm->free_bytes : 0;
+		uint64_t used =
+		    rm->total_bytes > rm->free_bytes ? rm->total_bytes - rm->free_bytes : 0;
 		int first = 1;
 		if (any)
 			rt_buf_putc(b, ',');
@@ -530,7 +560,8 @@ static void j_mounts(struct rt_buf *b, const struct rt_derived *d, unsigned disk
 		kv_str(b, "mount_point", im->mount_point, &first);
 		kv_u64(b, "total_bytes", rm->total_bytes, &first);
 		kv_u64(b, "used_bytes", used, &first);
-		kv_f64(b, "used_pct", rm->total_bytes ? (double)used / (double)rm->total_bytes * 100.0 : 0.0,
+		kv_f64(b, "used_pct",
+		       rm->total_bytes ? (double)used / (double)rm->total_bytes * 100.0 : 0.0,
 		       &first);
 		rt_buf_putc(b, '}');
 	}
@@ -558,11 +589,13 @@ static void j_disks(struct rt_buf *b, const struct rt_derived *d, const struct r
 		kv_str(b, "model", id->model, &first);
 		key(b, "mounts", &first);
 		j_mounts(b, d, i);
-		kv_f64(b, "read_bytes_per_sec", d->dt > 0 ? (double)d->disk_rd_delta[i] / d->dt : 0.0, &first);
+		kv_f64(b, "read_bytes_per_sec",
+		       d->dt > 0 ? (double)d->disk_rd_delta[i] / d->dt : 0.0, &first);
 		kv_u64(b, "read_bytes_total", rd->rd_sectors * 512, &first);
 		kv_str(b, "serial", id->serial, &first);
 		kv_str(b, "vendor", id->vendor, &first);
-		kv_f64(b, "write_bytes_per_sec", d->dt > 0 ? (double)d->disk_wr_delta[i] / d->dt : 0.0, &first);
+		kv_f64(b, "write_bytes_per_sec",
+		       d->dt > 0 ? (double)d->disk_wr_delta[i] / d->dt : 0.0, &first);
 		kv_u64(b, "write_bytes_total", rd->wr_sectors * 512, &first);
 		rt_buf_putc(b, '}');
 	}
@@ -589,14 +622,16 @@ static void j_nics(struct rt_buf *b, const struct rt_derived *d, const struct rt
 		else
 			rt_buf_puts(b, "null");
 		kv_str(b, "operstate", in->operstate, &first);
-		kv_f64(b, "rx_bytes_per_sec", d->dt > 0 ? (double)d->nic_rx_delta[i] / d->dt : 0.0, &first);
+		kv_f64(b, "rx_bytes_per_sec", d->dt > 0 ? (double)d->nic_rx_delta[i] / d->dt : 0.0,
+		       &first);
 		kv_u64(b, "rx_bytes_total", rn->rx_bytes, &first);
 		key(b, "speed_mbps", &first);
 		if (in->has_speed)
 			rt_buf_i64(b, in->speed_mbps);
 		else
 			rt_buf_puts(b, "null");
-		kv_f64(b, "tx_bytes_per_sec", d->dt > 0 ? (double)d->nic_tx_delta[i] / d->dt : 0.0, &first);
+		kv_f64(b, "tx_bytes_per_sec", d->dt > 0 ? (double)d->nic_tx_delta[i] / d->dt : 0.0,
+		       &first);
 		kv_u64(b, "tx_bytes_total", rn->tx_bytes, &first);
 		rt_buf_putc(b, '}');
 	}
@@ -654,7 +689,8 @@ static void j_gpus(struct rt_buf *b, const struct rt_derived *d, const struct rt
 			kv_u64(b, "vram_total_bytes", g->vram_total, &first);
 			kv_u64(b, "vram_used_bytes", g->vram_used, &first);
 			kv_f64(b, "vram_used_pct",
-			       g->vram_total ? (double)g->vram_used / (double)g->vram_total * 100.0 : 0.0,
+			       g->vram_total ? (double)g->vram_used / (double)g->vram_total * 100.0
+			                     : 0.0,
 			       &first);
 		} else {
 			kv_str(b, "vram_total_bytes", NULL, &first);

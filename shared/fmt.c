@@ -42,7 +42,10 @@ void rt_buf_free(struct rt_buf *b)
 	memset(b, 0, sizeof(*b));
 }
 
-void rt_buf_reset(struct rt_buf *b) { b->len = 0; }
+void rt_buf_reset(struct rt_buf *b)
+{
+	b->len = 0;
+}
 
 void rt_buf_put(struct rt_buf *b, const char *s, size_t n)
 {
@@ -53,7 +56,10 @@ void rt_buf_put(struct rt_buf *b, const char *s, size_t n)
 	b->p[b->len] = '\0';
 }
 
-void rt_buf_puts(struct rt_buf *b, const char *s) { rt_buf_put(b, s, strlen(s)); }
+void rt_buf_puts(struct rt_buf *b, const char *s)
+{
+	rt_buf_put(b, s, strlen(s));
+}
 
 void rt_buf_putc(struct rt_buf *b, char c)
 {
@@ -249,8 +255,12 @@ void rt_buf_json_str(struct rt_buf *b, const char *s)
 			char e[2] = {'\\', (char)c};
 			rt_buf_put(b, e, 2);
 		} else if (c < 0x20) {
-			const char *esc = c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '\r' ? "\\r"
-				: c == '\b' ? "\\b" : c == '\f' ? "\\f" : NULL;
+			const char *esc = c == '\n'   ? "\\n"
+			                  : c == '\t' ? "\\t"
+			                  : c == '\r' ? "\\r"
+			                  : c == '\b' ? "\\b"
+			                  : c == '\f' ? "\\f"
+			                              : NULL;
 			if (esc) {
 				rt_buf_puts(b, esc);
 			} else {
@@ -322,8 +332,8 @@ int rt_parse_time_prec(const char *s, uint64_t *wall_ns, uint64_t *unit_ns)
 	const char *fend = dot ? dot + 1 + strspn(dot + 1, "0123456789") : NULL;
 	*unit_ns = dot ? unit_of(dot + 1, fend) : 1000000000ull;
 	/* epoch seconds, optionally fractional */
-	if (strspn(s, "0123456789") > 4 && (s[strspn(s, "0123456789")] == '\0' ||
-					    s[strspn(s, "0123456789")] == '.')) {
+	if (strspn(s, "0123456789") > 4 &&
+	    (s[strspn(s, "0123456789")] == '\0' || s[strspn(s, "0123456789")] == '.')) {
 		char *end;
 		double v = strtod(s, &end);
 		if (*end || v < 0 || v > 1e11)

@@ -31,10 +31,22 @@ static void w_bytes(struct wr *w, const void *src, size_t n)
 	memcpy(w->p + w->len, src, n);
 	w->len += n;
 }
-static void w_u8(struct wr *w, uint8_t v) { w_bytes(w, &v, 1); }
-static void w_u16(struct wr *w, uint16_t v) { w_bytes(w, &v, 2); }
-static void w_u32(struct wr *w, uint32_t v) { w_bytes(w, &v, 4); }
-static void w_u64(struct wr *w, uint64_t v) { w_bytes(w, &v, 8); }
+static void w_u8(struct wr *w, uint8_t v)
+{
+	w_bytes(w, &v, 1);
+}
+static void w_u16(struct wr *w, uint16_t v)
+{
+	w_bytes(w, &v, 2);
+}
+static void w_u32(struct wr *w, uint32_t v)
+{
+	w_bytes(w, &v, 4);
+}
+static void w_u64(struct wr *w, uint64_t v)
+{
+	w_bytes(w, &v, 8);
+}
 static void w_str(struct wr *w, const char *s)
 {
 	size_t n = strnlen(s, 65535);
@@ -58,10 +70,30 @@ static void r_bytes(struct rd *r, void *dst, size_t n)
 	memcpy(dst, r->p + r->off, n);
 	r->off += n;
 }
-static uint8_t r_u8(struct rd *r) { uint8_t v; r_bytes(r, &v, 1); return v; }
-static uint16_t r_u16(struct rd *r) { uint16_t v; r_bytes(r, &v, 2); return v; }
-static uint32_t r_u32(struct rd *r) { uint32_t v; r_bytes(r, &v, 4); return v; }
-static uint64_t r_u64(struct rd *r) { uint64_t v; r_bytes(r, &v, 8); return v; }
+static uint8_t r_u8(struct rd *r)
+{
+	uint8_t v;
+	r_bytes(r, &v, 1);
+	return v;
+}
+static uint16_t r_u16(struct rd *r)
+{
+	uint16_t v;
+	r_bytes(r, &v, 2);
+	return v;
+}
+static uint32_t r_u32(struct rd *r)
+{
+	uint32_t v;
+	r_bytes(r, &v, 4);
+	return v;
+}
+static uint64_t r_u64(struct rd *r)
+{
+	uint64_t v;
+	r_bytes(r, &v, 8);
+	return v;
+}
 /* A string that does not fit its field (or contains NUL) is corrupt. */
 static void r_str(struct rd *r, char *dst, size_t cap)
 {
@@ -80,8 +112,7 @@ static void r_str(struct rd *r, char *dst, size_t cap)
 
 size_t rt_inventory_encoded_max(void)
 {
-	return 64 + RT_MAX_CPUS * 2 +
-	       RT_MAX_DISKS * (sizeof(struct rt_inv_disk) + 16) +
+	return 64 + RT_MAX_CPUS * 2 + RT_MAX_DISKS * (sizeof(struct rt_inv_disk) + 16) +
 	       RT_MAX_MOUNTS * (sizeof(struct rt_inv_mount) + 16) +
 	       RT_MAX_NICS * (sizeof(struct rt_inv_nic) + 16) +
 	       RT_MAX_GPUS * (sizeof(struct rt_inv_gpu) + 16);

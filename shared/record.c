@@ -12,7 +12,6 @@
 
 #include "rt/common.h"
 
-
 static uint32_t crc_table[8][256];
 static int crc_ready;
 
@@ -26,8 +25,8 @@ static void crc_init(void)
 	}
 	for (uint32_t i = 0; i < 256; i++)
 		for (int t = 1; t < 8; t++)
-			crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^
-					  crc_table[0][crc_table[t - 1][i] & 0xff];
+			crc_table[t][i] =
+			    (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xff];
 	__atomic_store_n(&crc_ready, 1, __ATOMIC_RELEASE);
 }
 
@@ -54,8 +53,7 @@ uint32_t rt_crc32c(uint32_t crc, const void *buf, size_t len)
 	return ~crc;
 }
 
-size_t rt_record_size(unsigned ncpu, unsigned ndisk, unsigned nmount, unsigned nnic,
-		      unsigned ngpu)
+size_t rt_record_size(unsigned ncpu, unsigned ndisk, unsigned nmount, unsigned nnic, unsigned ngpu)
 {
 	return sizeof(struct rt_rec_header) + sizeof(struct rt_rec_system) +
 	       sizeof(struct rt_rec_process) + ncpu * sizeof(struct rt_rec_cpu) +
@@ -89,7 +87,7 @@ static void layout(unsigned char *buf, const struct rt_rec_header *h, struct rt_
 }
 
 int rt_record_init(void *buf, size_t cap, unsigned ncpu, unsigned ndisk, unsigned nmount,
-		   unsigned nnic, unsigned ngpu, struct rt_record *rec)
+                   unsigned nnic, unsigned ngpu, struct rt_record *rec)
 {
 	if (ncpu > RT_MAX_CPUS || ndisk > RT_MAX_DISKS || nmount > RT_MAX_MOUNTS ||
 	    nnic > RT_MAX_NICS || ngpu > RT_MAX_GPUS)
@@ -143,4 +141,3 @@ int rt_record_decode(const void *buf, size_t len, struct rt_record *rec)
 	layout((unsigned char *)(uintptr_t)buf, &h, rec);
 	return 0;
 }
-

@@ -27,7 +27,7 @@ struct ring_hdr {
 	uint32_t magic;
 	uint16_t layout;
 	uint16_t header_size;
-	uint32_t slot_size;  /* payload bytes per slot */
+	uint32_t slot_size; /* payload bytes per slot */
 	uint32_t slot_count;
 	int32_t writer_pid;
 	uint32_t reserved0;
@@ -78,12 +78,12 @@ int rt_ring_path(char *buf, size_t cap, const char *store_dir, uint64_t run_id)
 	for (const char *p = store_dir; *p; p++)
 		hsh = (hsh ^ (unsigned char)*p) * 16777619u;
 	int n = snprintf(buf, cap, "%s/rt-%u-%08x-%llu.ring", dir, (unsigned)getuid(), hsh,
-			 (unsigned long long)run_id);
+	                 (unsigned long long)run_id);
 	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
 }
 
 int rt_ring_create(const char *path, uint64_t run_id, uint32_t slot_size, uint32_t slot_count,
-		   struct rt_ring **out)
+                   struct rt_ring **out)
 {
 	if (slot_count == 0 || slot_size == 0 || slot_size > (64u << 20) / slot_count)
 		return -EINVAL;
@@ -226,8 +226,14 @@ uint64_t rt_ring_head(const struct rt_ring *r)
 	return atomic_load_explicit(&r->h->head, memory_order_acquire);
 }
 
-uint32_t rt_ring_slot_count(const struct rt_ring *r) { return r->slot_count; }
-uint64_t rt_ring_run_id(const struct rt_ring *r) { return r->h->run_id; }
+uint32_t rt_ring_slot_count(const struct rt_ring *r)
+{
+	return r->slot_count;
+}
+uint64_t rt_ring_run_id(const struct rt_ring *r)
+{
+	return r->h->run_id;
+}
 
 enum rt_ring_state rt_ring_state(const struct rt_ring *r)
 {

@@ -61,9 +61,18 @@ static int lmdb_fail(struct rt_store *s, const char *what, int rc)
 	return RT_E_STORE;
 }
 
-const char *rt_store_last_error(const struct rt_store *s) { return s->err; }
-const char *rt_store_dir(const struct rt_store *s) { return s->dir; }
-void rt_store_set_cap(struct rt_store *s, uint64_t cap_bytes) { s->cap = cap_bytes; }
+const char *rt_store_last_error(const struct rt_store *s)
+{
+	return s->err;
+}
+const char *rt_store_dir(const struct rt_store *s)
+{
+	return s->dir;
+}
+void rt_store_set_cap(struct rt_store *s, uint64_t cap_bytes)
+{
+	s->cap = cap_bytes;
+}
 
 int rt_store_resolve_dir(const char *flag, char *buf, size_t cap)
 {
@@ -274,7 +283,7 @@ int rt_store_put_meta(struct rt_store *s, uint64_t run, const char *meta, size_t
 }
 
 int rt_store_put_inventory(struct rt_store *s, uint64_t run, uint32_t gen, const void *buf,
-			   size_t len)
+                           size_t len)
 {
 	unsigned char key[12];
 	put_be64(key, run);
@@ -292,13 +301,13 @@ int rt_store_append(struct rt_store *s, uint64_t run, uint64_t seq, const void *
 	put_be64(key, run);
 	put_be64(key + 8, seq);
 	struct put_ctx c = {
-		.dbi = s->samples, .k = {16, key}, .v = {len, (void *)rec}, .flags = MDB_APPEND};
+	    .dbi = s->samples, .k = {16, key}, .v = {len, (void *)rec}, .flags = MDB_APPEND};
 	return with_write(s, do_put, &c);
 }
 
 /* Read one value of dbi at key into a malloc'd copy. */
 static int get_copy(struct rt_store *s, MDB_dbi dbi, void *key, size_t klen, void **out,
-		    size_t *len, int nul)
+                    size_t *len, int nul)
 {
 	if (!s->have_dbis)
 		return RT_E_NOTFOUND;
@@ -333,8 +342,7 @@ int rt_store_get_meta(struct rt_store *s, uint64_t run, char **meta, size_t *len
 	return get_copy(s, s->runs, key, 8, (void **)meta, len, 1);
 }
 
-int rt_store_get_inventory(struct rt_store *s, uint64_t run, uint32_t gen, void **buf,
-			   size_t *len)
+int rt_store_get_inventory(struct rt_store *s, uint64_t run, uint32_t gen, void **buf, size_t *len)
 {
 	unsigned char key[12];
 	put_be64(key, run);
@@ -361,7 +369,7 @@ static void *aligned_copy(struct rt_store *s, const MDB_val *v)
 }
 
 int rt_store_scan(struct rt_store *s, uint64_t run, uint64_t from, uint64_t to,
-		  rt_store_sample_cb cb, void *ctx)
+                  rt_store_sample_cb cb, void *ctx)
 {
 	if (!s->have_dbis)
 		return RT_E_NOTFOUND;
@@ -437,7 +445,7 @@ static int one_cb(void *vctx, uint64_t seq, const void *rec, size_t len)
 }
 
 int rt_store_get_sample(struct rt_store *s, uint64_t run, uint64_t seq, void *buf, size_t cap,
-			size_t *len)
+                        size_t *len)
 {
 	struct one_ctx c = {buf, cap, 0, 0};
 	int rc = rt_store_scan(s, run, seq, seq, one_cb, &c);
@@ -477,7 +485,7 @@ int rt_store_seq_bounds(struct rt_store *s, uint64_t run, uint64_t *first, uint6
 		k.mv_size = 16;
 		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
 		rc = rc == 0 ? mdb_cursor_get(cur, &k, &v, MDB_PREV)
-			     : mdb_cursor_get(cur, &k, &v, MDB_LAST);
+		             : mdb_cursor_get(cur, &k, &v, MDB_LAST);
 		if (rc == 0 && k.mv_size == 16 && get_be64(k.mv_data) == run) {
 			*last = get_be64((unsigned char *)k.mv_data + 8);
 			ret = 0;

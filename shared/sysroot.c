@@ -30,7 +30,10 @@ void rt_sysroot_init(void)
 	set_root(sys_root, sizeof(sys_root), "RT_SYS_ROOT", "/sys");
 }
 
-const char *rt_root(enum rt_root which) { return which == RT_PROC ? proc_root : sys_root; }
+const char *rt_root(enum rt_root which)
+{
+	return which == RT_PROC ? proc_root : sys_root;
+}
 
 int rt_path(char *buf, size_t cap, enum rt_root which, const char *rel)
 {
@@ -85,7 +88,7 @@ ssize_t rt_read_small(enum rt_root which, const char *rel, char *buf, size_t cap
 		return n;
 	}
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ' || buf[n - 1] == '\t' ||
-			 buf[n - 1] == '\r'))
+	                 buf[n - 1] == '\r'))
 		buf[--n] = '\0';
 	return n;
 }

@@ -36,7 +36,10 @@ static int fail(struct ps *p, const char *why)
 	return RT_E_SYNTAX;
 }
 
-static int peek(const struct ps *p) { return p->pos < p->len ? (unsigned char)p->s[p->pos] : -1; }
+static int peek(const struct ps *p)
+{
+	return p->pos < p->len ? (unsigned char)p->s[p->pos] : -1;
+}
 static int peek_at(const struct ps *p, size_t k)
 {
 	return p->pos + k < p->len ? (unsigned char)p->s[p->pos + k] : -1;
@@ -168,9 +171,9 @@ static int parse_string(struct ps *p, char *out, size_t *olen)
 				for (int i = 0; i < n; i++) {
 					int h = peek(p);
 					int d = h >= '0' && h <= '9'   ? h - '0'
-						: h >= 'a' && h <= 'f' ? h - 'a' + 10
-						: h >= 'A' && h <= 'F' ? h - 'A' + 10
-								       : -1;
+					        : h >= 'a' && h <= 'f' ? h - 'a' + 10
+					        : h >= 'A' && h <= 'F' ? h - 'A' + 10
+					                               : -1;
 					if (d < 0)
 						return fail(p, "bad \\u escape");
 					v = v * 16 + (unsigned long)d;
@@ -198,8 +201,7 @@ static int parse_string(struct ps *p, char *out, size_t *olen)
 					p->pos++;
 				}
 				break;
-			default:
-				return fail(p, "bad escape in string");
+			default: return fail(p, "bad escape in string");
 			}
 			continue;
 		}
@@ -484,8 +486,8 @@ static int parse_keyval(struct ps *p)
 	return end_of_line(p);
 }
 
-int rt_toml_parse(const char *buf, size_t len, rt_toml_cb cb, void *ctx, int *err_line,
-		  char *err, size_t errcap)
+int rt_toml_parse(const char *buf, size_t len, rt_toml_cb cb, void *ctx, int *err_line, char *err,
+                  size_t errcap)
 {
 	struct ps p = {.s = buf, .len = len, .line = 1, .cb = cb, .ctx = ctx};
 	p.scratch = malloc(len + 16);

@@ -44,10 +44,10 @@ struct rt_config {
 	const char *meta[RT_META_COUNT];
 	const char *tags[RT_MAX_TAGS];
 	int ntags;
-	const char *store;      /* NULL: default */
-	uint64_t store_max_mb;  /* 0: default cap */
-	uint64_t count;         /* samples to take, 0 = until stopped */
-	char **command;         /* wrapper mode: argv of the command */
+	const char *store;     /* NULL: default */
+	uint64_t store_max_mb; /* 0: default cap */
+	uint64_t count;        /* samples to take, 0 = until stopped */
+	char **command;        /* wrapper mode: argv of the command */
 	int ncommand;
 	int help, version;
 	/* which settings came from the CLI or env (bit per rt_config_src) */

@@ -31,8 +31,8 @@ struct rt_run_info {
 struct rt_derived {
 	struct rt_view prev, cur;
 	uint64_t seq;
-	double dt;           /* seconds between the records (monotonic) */
-	int has_interval;    /* prev is not the run's warm-up record */
+	double dt;        /* seconds between the records (monotonic) */
+	int has_interval; /* prev is not the run's warm-up record */
 	int64_t timestamp_secs;
 	int64_t interval_ms;
 	uint64_t wall_ns;
@@ -46,7 +46,7 @@ struct rt_derived {
 
 	int has_mem;
 	int64_t mem_total, mem_free, mem_avail, mem_used, mem_buffers, mem_cached, mem_active,
-		mem_inactive, swap_total, swap_used;
+	    mem_inactive, swap_total, swap_used;
 	double mem_used_pct, swap_used_pct;
 
 	int64_t disk_read, disk_write; /* bytes this interval, stacked excluded */

@@ -24,8 +24,8 @@ struct rt_inv_disk {
 	char model[96];
 	char vendor[48];
 	char serial[96];
-	uint8_t type;     /* rt_disk_type */
-	uint8_t stacked;  /* dm/md: I/O already counted on its members */
+	uint8_t type;    /* rt_disk_type */
+	uint8_t stacked; /* dm/md: I/O already counted on its members */
 	uint8_t has_capacity;
 	uint64_t capacity_bytes;
 	uint32_t logical_block_size;
@@ -60,7 +60,7 @@ struct rt_inv_gpu {
 
 struct rt_inventory {
 	uint32_t gen;
-	uint32_t hz;         /* USER_HZ: ticks per second */
+	uint32_t hz; /* USER_HZ: ticks per second */
 	uint32_t ncpu;
 	uint32_t ndisk, nmount, nnic, ngpu;
 	uint16_t cpu_id[RT_MAX_CPUS]; /* N of "cpuN" per CPU slot */

@@ -50,29 +50,29 @@ enum rt_cpu_field {
 };
 
 enum rt_mem_field { /* kB, as in /proc/meminfo */
-	RT_MEM_TOTAL,
-	RT_MEM_FREE,
-	RT_MEM_AVAILABLE,
-	RT_MEM_BUFFERS,
-	RT_MEM_CACHED,
-	RT_MEM_SRECLAIMABLE,
-	RT_MEM_ACTIVE,
-	RT_MEM_INACTIVE,
-	RT_MEM_SWAP_TOTAL,
-	RT_MEM_SWAP_FREE,
-	RT_MEM_NFIELDS
+	            RT_MEM_TOTAL,
+	            RT_MEM_FREE,
+	            RT_MEM_AVAILABLE,
+	            RT_MEM_BUFFERS,
+	            RT_MEM_CACHED,
+	            RT_MEM_SRECLAIMABLE,
+	            RT_MEM_ACTIVE,
+	            RT_MEM_INACTIVE,
+	            RT_MEM_SWAP_TOTAL,
+	            RT_MEM_SWAP_FREE,
+	            RT_MEM_NFIELDS
 };
 
 enum rt_rec_flags {
-	RT_REC_HAS_CPU = 1u << 0,        /* /proc/stat was read */
-	RT_REC_HAS_MEM = 1u << 1,        /* /proc/meminfo was read */
-	RT_REC_HAS_CGROUP = 1u << 2,     /* cgroup usage valid */
-	RT_REC_HAS_CG_QUOTA = 1u << 3,   /* cgroup quota/period valid */
-	RT_REC_HAS_PROCESS = 1u << 4,    /* process section valid */
-	RT_REC_HAS_NPROCS = 1u << 5,     /* process count valid */
-	RT_REC_HAS_DISKSTATS = 1u << 6,  /* /proc/diskstats was read */
-	RT_REC_HAS_NETDEV = 1u << 7,     /* /proc/net/dev was read */
-	RT_REC_FINAL = 1u << 8,          /* last sample of the run */
+	RT_REC_HAS_CPU = 1u << 0,       /* /proc/stat was read */
+	RT_REC_HAS_MEM = 1u << 1,       /* /proc/meminfo was read */
+	RT_REC_HAS_CGROUP = 1u << 2,    /* cgroup usage valid */
+	RT_REC_HAS_CG_QUOTA = 1u << 3,  /* cgroup quota/period valid */
+	RT_REC_HAS_PROCESS = 1u << 4,   /* process section valid */
+	RT_REC_HAS_NPROCS = 1u << 5,    /* process count valid */
+	RT_REC_HAS_DISKSTATS = 1u << 6, /* /proc/diskstats was read */
+	RT_REC_HAS_NETDEV = 1u << 7,    /* /proc/net/dev was read */
+	RT_REC_FINAL = 1u << 8,         /* last sample of the run */
 };
 
 struct rt_rec_header {
@@ -93,20 +93,20 @@ struct rt_rec_system {
 	uint64_t cpu[RT_CPU_NFIELDS]; /* ticks, aggregate "cpu" line */
 	uint32_t nprocs;              /* numeric entries in /proc */
 	uint32_t procs_running;
-	uint64_t cg_usage_usec;  /* cgroup CPU usage, cumulative */
-	int64_t cg_quota_usec;   /* -1: no limit */
+	uint64_t cg_usage_usec; /* cgroup CPU usage, cumulative */
+	int64_t cg_quota_usec;  /* -1: no limit */
 	uint64_t cg_period_usec;
 	uint64_t mem_kb[RT_MEM_NFIELDS];
 };
 
 struct rt_rec_process {
-	int32_t pid;             /* root of the tracked tree, 0 when none */
-	uint32_t nprocs;         /* live processes in the tree, root included */
-	uint64_t utime_ticks;    /* cumulative tree CPU, see proctree */
+	int32_t pid;          /* root of the tracked tree, 0 when none */
+	uint32_t nprocs;      /* live processes in the tree, root included */
+	uint64_t utime_ticks; /* cumulative tree CPU, see proctree */
 	uint64_t stime_ticks;
 	uint64_t pss_kb;
 	uint64_t rss_kb;
-	uint64_t read_bytes;     /* cumulative tree I/O */
+	uint64_t read_bytes; /* cumulative tree I/O */
 	uint64_t write_bytes;
 	uint64_t gpu_vram_bytes;
 	uint32_t gpu_util_pct_x100;
@@ -166,8 +166,7 @@ struct rt_record {
 };
 
 /* Size in bytes of a record with these counts. */
-size_t rt_record_size(unsigned ncpu, unsigned ndisk, unsigned nmount, unsigned nnic,
-		      unsigned ngpu);
+size_t rt_record_size(unsigned ncpu, unsigned ndisk, unsigned nmount, unsigned nnic, unsigned ngpu);
 
 /* Largest possible record (all capacities full). */
 size_t rt_record_max_size(void);
@@ -179,7 +178,7 @@ size_t rt_record_max_size(void);
  * too small.
  */
 int rt_record_init(void *buf, size_t cap, unsigned ncpu, unsigned ndisk, unsigned nmount,
-		   unsigned nnic, unsigned ngpu, struct rt_record *rec);
+                   unsigned nnic, unsigned ngpu, struct rt_record *rec);
 
 /* Compute and store the CRC; call once every field is written. */
 void rt_record_seal(struct rt_record *rec);

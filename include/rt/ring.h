@@ -34,7 +34,7 @@ struct rt_ring;
  * record it must hold. Returns 0 or -errno (-EEXIST if path exists).
  */
 int rt_ring_create(const char *path, uint64_t run_id, uint32_t slot_size, uint32_t slot_count,
-		   struct rt_ring **out);
+                   struct rt_ring **out);
 
 /* Publish record seq (len bytes). seq must be the previous seq + 1.
  * Returns 0 or -EMSGSIZE when len exceeds the slot size. */

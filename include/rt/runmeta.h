@@ -26,7 +26,7 @@ struct rt_run_meta {
 	int64_t recorder_pid;
 	char *const *command; /* NULL: null */
 	int ncommand;
-	int64_t tracked_pid;  /* 0: null */
+	int64_t tracked_pid; /* 0: null */
 	int has_exit_code;
 	int exit_code;
 	const char *meta[RT_META_COUNT];

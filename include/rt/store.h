@@ -47,10 +47,9 @@ int rt_store_put_meta(struct rt_store *s, uint64_t run, const char *meta, size_t
 int rt_store_get_meta(struct rt_store *s, uint64_t run, char **meta, size_t *len);
 
 int rt_store_put_inventory(struct rt_store *s, uint64_t run, uint32_t gen, const void *buf,
-			   size_t len);
+                           size_t len);
 /* *buf is malloc'd. */
-int rt_store_get_inventory(struct rt_store *s, uint64_t run, uint32_t gen, void **buf,
-			   size_t *len);
+int rt_store_get_inventory(struct rt_store *s, uint64_t run, uint32_t gen, void **buf, size_t *len);
 
 /* Append sample seq of run and commit. */
 int rt_store_append(struct rt_store *s, uint64_t run, uint64_t seq, const void *rec, size_t len);
@@ -62,11 +61,11 @@ int rt_store_append(struct rt_store *s, uint64_t run, uint64_t seq, const void *
  */
 typedef int (*rt_store_sample_cb)(void *ctx, uint64_t seq, const void *rec, size_t len);
 int rt_store_scan(struct rt_store *s, uint64_t run, uint64_t from, uint64_t to,
-		  rt_store_sample_cb cb, void *ctx);
+                  rt_store_sample_cb cb, void *ctx);
 
 /* Fetch one sample into buf (aligned, cap bytes). */
 int rt_store_get_sample(struct rt_store *s, uint64_t run, uint64_t seq, void *buf, size_t cap,
-			size_t *len);
+                        size_t *len);
 
 /* First/last seq of run; RT_E_NOTFOUND when it has no samples. */
 int rt_store_seq_bounds(struct rt_store *s, uint64_t run, uint64_t *first, uint64_t *last);

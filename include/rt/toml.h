@@ -25,14 +25,14 @@ struct rt_toml_value {
 
 /* Called for each scalar key; table is "" or "job", key the last part. */
 typedef void (*rt_toml_cb)(void *ctx, const char *table, const char *key,
-			   const struct rt_toml_value *v);
+                           const struct rt_toml_value *v);
 
 /*
  * Parse len bytes. Returns 0, or RT_E_SYNTAX with *err_line (1-based) and
  * a short reason in err (errcap bytes). Values seen before an error have
  * already been passed to cb; callers that want all-or-nothing collect first.
  */
-int rt_toml_parse(const char *buf, size_t len, rt_toml_cb cb, void *ctx, int *err_line,
-		  char *err, size_t errcap);
+int rt_toml_parse(const char *buf, size_t len, rt_toml_cb cb, void *ctx, int *err_line, char *err,
+                  size_t errcap);
 
 #endif

@@ -79,9 +79,14 @@ int main(int argc, char **argv)
 	if (rt_store_open(store_dir, RT_STORE_RDWR, &s))
 		return 1;
 	const char *tags[] = {"fixture=yes"};
-	struct rt_run_meta m = {.status = "running", .start_ns = 1767225600ull * 1000000000ull,
-				.interval_secs = 1.0, .recorder_pid = 1, .tags = tags, .ntags = 1,
-				.hostname = "fixture", .vcpus = 2};
+	struct rt_run_meta m = {.status = "running",
+	                        .start_ns = 1767225600ull * 1000000000ull,
+	                        .interval_secs = 1.0,
+	                        .recorder_pid = 1,
+	                        .tags = tags,
+	                        .ntags = 1,
+	                        .hostname = "fixture",
+	                        .vcpus = 2};
 	m.meta[RT_META_JOB_NAME] = "golden";
 	struct rt_buf b = {0};
 	rt_runmeta_write(&b, &m);

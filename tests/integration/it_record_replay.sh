@@ -51,8 +51,9 @@ PY
 ok "--every"
 
 # --from/--to select by time
-from=$(sed -n 5p "$T/replay.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["timestamp"])')
-to=$(sed -n 9p "$T/replay.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["timestamp"])')
+# (the text of "timestamp", not a float that may lose its last digit)
+from=$(sed -n 5p "$T/replay.jsonl" | sed 's/.*"timestamp":\([0-9.]*\).*/\1/')
+to=$(sed -n 9p "$T/replay.jsonl" | sed 's/.*"timestamp":\([0-9.]*\).*/\1/')
 "$EXP" replay 2 --from "$from" --to "$to" > "$T/range.jsonl"
 python3 -c "
 import json,sys

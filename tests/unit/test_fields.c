@@ -32,7 +32,7 @@ static void setup(void)
 TestSuite(fields, .init = setup);
 
 static struct rt_record rec(void *buf, const struct rt_inventory *inv, uint64_t seq,
-			    uint64_t rx_eth0, uint64_t busy)
+                            uint64_t rx_eth0, uint64_t busy)
 {
 	struct rt_record r;
 	rt_record_init(buf, 4096, 1, 0, 0, inv->nnic, 0, &r);
@@ -105,8 +105,8 @@ static void assert_sorted(const cJSON *o)
 	const cJSON *prev = NULL;
 	for (const cJSON *it = o->child; it; it = it->next) {
 		if (cJSON_IsObject(o) && prev)
-			cr_assert_lt(strcmp(prev->string, it->string), 0, "%s before %s", prev->string,
-				     it->string);
+			cr_assert_lt(strcmp(prev->string, it->string), 0, "%s before %s",
+			             prev->string, it->string);
 		if (cJSON_IsObject(it) || cJSON_IsArray(it))
 			assert_sorted(it);
 		prev = it;
@@ -125,24 +125,32 @@ Test(fields, json_keys_are_sorted_and_csv_has_32_columns)
 	cJSON *o = cJSON_Parse(b.p);
 	cr_assert(o, "invalid JSON: %s", b.p);
 	assert_sorted(o);
-	const char *must[] = {"timestamp_secs", "actual_interval_ms", "job_name", "tracked_pid", "cpu",
-			      "memory", "network", "disk", "gpu", "resource-tracker-version"};
+	const char *must[] = {"timestamp_secs",
+	                      "actual_interval_ms",
+	                      "job_name",
+	                      "tracked_pid",
+	                      "cpu",
+	                      "memory",
+	                      "network",
+	                      "disk",
+	                      "gpu",
+	                      "resource-tracker-version"};
 	for (size_t i = 0; i < sizeof(must) / sizeof(must[0]); i++)
 		cr_expect(cJSON_GetObjectItemCaseSensitive(o, must[i]), "missing %s", must[i]);
 	cr_expect_str_eq(cJSON_GetObjectItem(o, "job_name")->valuestring, "job \"x\"");
 	cJSON_Delete(o);
 	rt_buf_reset(&b);
 	rt_format_csv_header(&b);
-	cr_expect_str_eq(b.p,
-		"timestamp,system_processes,system_utime,system_stime,system_cpu_usage,"
-		"system_memory_free_mib,system_memory_used_mib,system_memory_buffers_mib,"
-		"system_memory_cached_mib,system_memory_active_mib,system_memory_inactive_mib,"
-		"system_disk_read_bytes,system_disk_write_bytes,system_disk_space_total_gb,"
-		"system_disk_space_used_gb,system_disk_space_free_gb,system_net_recv_bytes,"
-		"system_net_sent_bytes,system_gpu_usage,system_gpu_vram_mib,system_gpu_utilized,"
-		"process_pid,process_children,process_utime,process_stime,process_cpu_usage,"
-		"process_memory_mib,process_disk_read_bytes,process_disk_write_bytes,"
-		"process_gpu_usage,process_gpu_vram_mib,process_gpu_utilized\n");
+	cr_expect_str_eq(
+	    b.p, "timestamp,system_processes,system_utime,system_stime,system_cpu_usage,"
+	         "system_memory_free_mib,system_memory_used_mib,system_memory_buffers_mib,"
+	         "system_memory_cached_mib,system_memory_active_mib,system_memory_inactive_mib,"
+	         "system_disk_read_bytes,system_disk_write_bytes,system_disk_space_total_gb,"
+	         "system_disk_space_used_gb,system_disk_space_free_gb,system_net_recv_bytes,"
+	         "system_net_sent_bytes,system_gpu_usage,system_gpu_vram_mib,system_gpu_utilized,"
+	         "process_pid,process_children,process_utime,process_stime,process_cpu_usage,"
+	         "process_memory_mib,process_disk_read_bytes,process_disk_write_bytes,"
+	         "process_gpu_usage,process_gpu_vram_mib,process_gpu_utilized\n");
 	rt_buf_reset(&b);
 	rt_format_csv(&b, &d, &ri);
 	int commas = 0;

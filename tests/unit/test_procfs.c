@@ -9,7 +9,7 @@ Test(procfs, stat_reads_totals_and_per_cpu_lines)
 {
 	static struct rt_stat_parse st;
 	const char *t = "cpu  10 1 2 30 4 0 0 0 0 0\ncpu0 5 1 1 15 2 0 0 0\ncpu3 5 0 1 15 2\n"
-			"intr 1\nprocs_running 7\n";
+	                "intr 1\nprocs_running 7\n";
 	rt_parse_proc_stat(t, strlen(t), &st);
 	cr_expect(st.have_agg);
 	cr_expect_eq(st.agg[0], 10);
@@ -49,8 +49,9 @@ Test(procfs, diskstats_and_netdev)
 	cr_expect_eq(ds[0].rd_sectors, 3);
 	cr_expect_eq(ds[0].wr_sectors, 7);
 	struct rt_netdev nd[4];
-	const char *n = "Inter-| x\n face |y\n  eth0:100 1 0 0 0 0 0 0 200 2 0 0 0 0 0 0\n"
-			"bad line\n verylonginterfacenamethatdoesnotfit0123456789: 1 2 3 4 5 6 7 8 9\n";
+	const char *n =
+	    "Inter-| x\n face |y\n  eth0:100 1 0 0 0 0 0 0 200 2 0 0 0 0 0 0\n"
+	    "bad line\n verylonginterfacenamethatdoesnotfit0123456789: 1 2 3 4 5 6 7 8 9\n";
 	cr_assert_eq(rt_parse_netdev(n, strlen(n), nd, 4), 1);
 	cr_expect_str_eq(nd[0].name, "eth0");
 	cr_expect_eq(nd[0].rx_bytes, 100);
@@ -69,7 +70,7 @@ static void mcb(void *ctx, const struct rt_mountinfo *m)
 Test(procfs, mountinfo_decodes_escapes_and_optional_fields)
 {
 	const char *t = "36 35 98:0 / /mnt\\040x rw,noatime master:1 shared:2 - ext3 /dev/root rw\n"
-			"junk\n";
+	                "junk\n";
 	nm = 0;
 	cr_expect_eq(rt_parse_mountinfo(t, strlen(t), mcb, NULL), 1);
 	cr_expect_str_eq(last.mount_point, "/mnt x");

@@ -19,7 +19,10 @@ static void setup(void)
 	snprintf(path, sizeof(path), "/tmp/rt-test-ring-%d-%ld", getpid(), random());
 }
 
-static void teardown(void) { unlink(path); }
+static void teardown(void)
+{
+	unlink(path);
+}
 
 TestSuite(ring, .init = setup, .fini = teardown);
 

@@ -39,10 +39,10 @@ Test(toml, reads_the_reference_config_keys)
 	struct seen s;
 	int line;
 	const char *t = "# comment\n[job]\nname    = \"my job\" # trailing\npid = 12_345\n\n"
-			"[tracker]\ninterval_secs = 0.5\nflag = true\n";
+	                "[tracker]\ninterval_secs = 0.5\nflag = true\n";
 	cr_assert_eq(parse(t, &s, &line), 0);
 	cr_expect_str_eq(s.log, "job.name=s:my job;job.pid=i:12345;tracker.interval_secs=f:0.5;"
-				"tracker.flag=b:1;");
+	                        "tracker.flag=b:1;");
 }
 
 Test(toml, skips_arrays_inline_tables_and_dates_it_does_not_use)
@@ -50,8 +50,8 @@ Test(toml, skips_arrays_inline_tables_and_dates_it_does_not_use)
 	struct seen s;
 	int line;
 	const char *t = "tags = [\"a\", [1, 2], { x = 1 },\n  # c\n  'b',]\n"
-			"when = 1979-05-27T07:32:00Z\nt = { a.b = \"c\" }\n"
-			"s = '''\nraw \\ text'''\nu = \"\\u00e9\\n\"\nh = 0xff\n";
+	                "when = 1979-05-27T07:32:00Z\nt = { a.b = \"c\" }\n"
+	                "s = '''\nraw \\ text'''\nu = \"\\u00e9\\n\"\nh = 0xff\n";
 	cr_assert_eq(parse(t, &s, &line), 0);
 	cr_expect_str_eq(s.log, ".s=s:raw \\ text;.u=s:\xc3\xa9\n;.h=i:255;");
 }

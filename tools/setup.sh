@@ -1,0 +1,20 @@
+#!/bin/sh
+# setup.sh - install rt's build and test dependencies (Debian 12 packages)
+# and configure + build into ./build. Safe to run again.
+set -eu
+cd "$(dirname "$0")/.."
+pkgs="build-essential cmake pkg-config clang liblmdb-dev libcurl4-openssl-dev libssl-dev
+zlib1g-dev libcjson-dev libcriterion-dev python3 procps"
+missing=""
+for p in $pkgs; do
+	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo="sudo"
+	echo "setup: installing$missing"
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)"

@@ -1,0 +1,18 @@
+#!/bin/sh
+# test.sh - set up, then run the whole test suite: unit, golden and
+# integration tests (ctest), the same suite under ASan+UBSan, and every
+# fuzz target for a bounded time (RT_FUZZ_SECONDS, default 15).
+set -eu
+cd "$(dirname "$0")/.."
+sh tools/setup.sh
+echo "== ctest"
+(cd build && ctest --output-on-failure -j2)
+echo "== ctest under AddressSanitizer + UndefinedBehaviorSanitizer"
+cmake -S . -B build-asan -DRT_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-asan -j"$(nproc)"
+(cd build-asan && ctest --output-on-failure -j2)
+echo "== fuzzing (libFuzzer, ${RT_FUZZ_SECONDS:-15} s per target)"
+CC=clang cmake -S . -B build-fuzz -DRT_FUZZ=ON -DBUILD_TESTING=OFF >/dev/null
+cmake --build build-fuzz -j"$(nproc)" --target fuzz_procfs fuzz_record fuzz_toml fuzz_inventory
+sh tests/fuzz/run.sh build-fuzz "${RT_FUZZ_SECONDS:-15}"
+echo "== all tests passed"
