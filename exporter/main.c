@@ -20,18 +20,6 @@
 #include "rt/common.h"
 #include "rt/store.h"
 
-const char *rt_prog = "rt-export";
-
-void rt_say(const char *fmt, ...)
-{
-	char msg[2048];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "%s: %s\n", rt_prog, msg);
-}
-
 static const char usage[] =
     "Usage: rt-export [--store DIR] VERB [ARGS]\n"
     "Reads runs recorded by resource-tracker (rt-recorder).\n\n"

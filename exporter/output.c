@@ -7,6 +7,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,6 +17,18 @@
 #include "rt/common.h"
 
 #define SINK_FLUSH_AT (64 * 1024)
+
+const char *rt_prog = "rt-export";
+
+void rt_say(const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s\n", rt_prog, msg);
+}
 
 int rt_sink_open(struct rt_sink *k, const char *path, int default_fd, int line_flush)
 {

@@ -257,9 +257,10 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	uint64_t interval_ns = (uint64_t)(cfg.interval * 1e9 + 0.5);
-	/* ring: about 10 s of samples, 16..512 slots */
-	uint64_t slots = 10000000000ull / interval_ns;
-	slots = slots < 16 ? 16 : slots > 512 ? 512 : slots;
+	/* ring: about 5 s of samples, 16..256 slots (a reader further behind
+	 * catches up from the store) */
+	uint64_t slots = 5000000000ull / interval_ns;
+	slots = slots < 16 ? 16 : slots > 256 ? 256 : slots;
 	const char *rs = getenv("RT_RING_SLOTS"); /* testing aid: force lapped readers */
 	if (rs && strtoul(rs, NULL, 10) >= 2 && strtoul(rs, NULL, 10) <= 65536)
 		slots = strtoul(rs, NULL, 10);

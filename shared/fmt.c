@@ -338,7 +338,7 @@ int rt_parse_time_prec(const char *s, uint64_t *wall_ns, uint64_t *unit_ns)
 		double v = strtod(s, &end);
 		if (*end || v < 0 || v > 1e11)
 			return RT_E_SYNTAX;
-		*wall_ns = (uint64_t)llround(v * 1e9);
+		*wall_ns = (uint64_t)(v * 1e9 + 0.5);
 		return 0;
 	}
 	const char *p = s;
@@ -387,6 +387,6 @@ int rt_parse_time_prec(const char *s, uint64_t *wall_ns, uint64_t *unit_ns)
 	time_t t = timegm(&tm);
 	if (t < 0)
 		return RT_E_SYNTAX;
-	*wall_ns = (uint64_t)(t - off) * 1000000000ull + (uint64_t)llround(frac * 1e9);
+	*wall_ns = (uint64_t)(t - off) * 1000000000ull + (uint64_t)(frac * 1e9 + 0.5);
 	return 0;
 }

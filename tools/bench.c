@@ -1,4 +1,376 @@
-int main(void)
+/*
+ * bench.c - rt's figures, measured side by side in one run.
+ *
+ *   rt-bench [--quick]
+ *
+ * Prints: CPU µs per system-wide sample for (a) merely pread'ing the files
+ * the recorder reads, (b) collecting them into a record, (c) the full
+ * recorder step (collect + encode + LMDB commit + ring publish), and
+ * sysstat's sadc when installed; stored bytes per sample; replay throughput
+ * to CSV and JSON; the real rt-recorder's RSS and CPU at 100 Hz; stripped
+ * binary sizes. A benchmark, not a test: it asserts nothing.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "export.h"
+#include "rt/runmeta.h"
+#include "rt/store.h"
+#include "rt/sysroot.h"
+#include "sampler.h"
+
+static double cpu_now(void)
 {
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double wall_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* 0: back to back; else sleep to the next deadline between samples, as the
+ * recorder does (cold caches and the wakeup are then part of the cost) */
+static double pace;
+
+static void pace_wait(double *deadline)
+{
+	if (!pace)
+		return;
+	*deadline += pace;
+	struct timespec ts = {(time_t)*deadline, (long)((*deadline - (double)(time_t)*deadline) * 1e9)};
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
+/* (a) the floor: pread of the same files, getdents of /proc, no parsing */
+static double bench_pread(int n)
+{
+	const char *files[] = {"/proc/stat", "/proc/meminfo", "/proc/diskstats", "/proc/net/dev"};
+	int fds[16], nfd = 0;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		fds[nfd++] = open(files[i], O_RDONLY);
+	DIR *d = opendir("/sys/class/net");
+	struct dirent *e;
+	while (d && (e = readdir(d)) && nfd < 15) {
+		char p[512];
+		if (e->d_name[0] == '.' || !strcmp(e->d_name, "lo"))
+			continue;
+		snprintf(p, sizeof(p), "/sys/class/net/%s/operstate", e->d_name);
+		fds[nfd++] = open(p, O_RDONLY);
+	}
+	if (d)
+		closedir(d);
+	int procfd = open("/proc", O_RDONLY | O_DIRECTORY);
+	static char buf[65536];
+	double t0 = cpu_now(), dl = wall_now();
+	for (int i = 0; i < n; i++) {
+		pace_wait(&dl);
+		for (int k = 0; k < nfd; k++)
+			if (fds[k] >= 0 && pread(fds[k], buf, sizeof(buf), 0) < 0)
+				return -1;
+		lseek(procfd, 0, SEEK_SET);
+		while (syscall(SYS_getdents64, procfd, buf, sizeof(buf)) > 0) {
+		}
+	}
+	double us = (cpu_now() - t0) / n * 1e6;
+	for (int k = 0; k < nfd; k++)
+		if (fds[k] >= 0)
+			close(fds[k]);
+	close(procfd);
+	return us;
+}
+
+/* (b) collectors only */
+static double bench_collect(int n)
+{
+	struct rt_collector c;
+	if (rt_collector_open(&c))
+		return -1;
+	size_t cap = rt_record_max_size();
+	void *buf;
+	if (posix_memalign(&buf, 64, cap))
+		return -1;
+	struct rt_record r;
+	int ch;
+	rt_collector_sample(&c, buf, cap, &r, &ch);
+	double t0 = cpu_now(), dl = wall_now();
+	for (int i = 0; i < n; i++) {
+		pace_wait(&dl);
+		rt_collector_sample(&c, buf, cap, &r, &ch);
+	}
+	double us = (cpu_now() - t0) / n * 1e6;
+	rt_collector_close(&c);
+	free(buf);
+	return us;
+}
+
+/* (c) the full recorder step into a real store and ring */
+static double bench_sampler(const char *store_dir, int n, uint64_t *run, size_t *rec_size)
+{
+	struct rt_store *s;
+	if (rt_store_open(store_dir, RT_STORE_RDWR, &s))
+		return -1;
+	struct rt_run_meta m = {.status = "finished", .interval_secs = 1, .start_ns = 1};
+	struct rt_buf b = {0};
+	rt_runmeta_write(&b, &m);
+	rt_store_new_run(s, b.p, b.len, run);
+	struct rt_sampler sm;
+	if (rt_sampler_init(&sm, s, *run, 64))
+		return -1;
+	char warn[512];
+	rt_sampler_take(&sm, 0, warn, sizeof(warn));
+	double t0 = cpu_now(), dl = wall_now();
+	for (int i = 0; i < n; i++) {
+		pace_wait(&dl);
+		rt_sampler_take(&sm, 0, warn, sizeof(warn));
+	}
+	double us = (cpu_now() - t0) / n * 1e6;
+	*rec_size = sm.last_len;
+	rt_sampler_finish(&sm);
+	rt_sampler_close(&sm, 1);
+	rt_store_close(s);
+	rt_buf_free(&b);
+	return us;
+}
+
+static double bench_replay(const char *store_dir, uint64_t run, enum rt_format fmt, int reps,
+			   uint64_t *lines)
+{
+	struct rt_store *s;
+	if (rt_store_open(store_dir, RT_STORE_RDONLY, &s))
+		return -1;
+	struct rt_runinfo ri = {.id = run, .interval = 1};
+	struct rt_sink k;
+	rt_sink_open(&k, "/dev/null", 1, 0);
+	*lines = 0;
+	double t0 = wall_now();
+	for (int i = 0; i < reps; i++) {
+		struct rt_emitter e;
+		rt_emitter_init(&e, s, &ri, fmt, &k);
+		struct rt_replay_opts o = {0, 0, 1};
+		rt_replay(&e, &o);
+		*lines += e.lines;
+		rt_emitter_free(&e);
+	}
+	rt_sink_flush(&k);
+	double secs = wall_now() - t0;
+	rt_sink_close(&k);
+	rt_store_close(s);
+	return (double)*lines / secs;
+}
+
+static long status_kb(pid_t pid, const char *key)
+{
+	char p[64], line[256];
+	snprintf(p, sizeof(p), "/proc/%d/status", pid);
+	FILE *f = fopen(p, "r");
+	long v = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)))
+			v = strtol(line + strlen(key) + 1, NULL, 10);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* Run a command, return its CPU seconds (user+sys) and wall seconds. */
+static int run_cmd(char *const argv[], double *cpu, double *wall)
+{
+	double t0 = wall_now();
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 1);
+		dup2(null, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	int st;
+	struct rusage ru;
+	if (wait4(pid, &st, 0, &ru) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+		return -1;
+	*wall = wall_now() - t0;
+	*cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
+	return 0;
+}
+
+static long stripped_size(const char *bin)
+{
+	char tmp[] = "/tmp/rt-bench-strip-XXXXXX", cmd[8400];
+	int fd = mkstemp(tmp);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && strip '%s'", bin, tmp, tmp);
+	struct stat st;
+	long sz = (system(cmd) == 0 && stat(tmp, &st) == 0) ? (long)st.st_size : -1;
+	unlink(tmp);
+	return sz;
+}
+
+int main(int argc, char **argv)
+{
+	int quick = argc > 1 && !strcmp(argv[1], "--quick");
+	int n = quick ? 500 : 5000;
+	rt_sysroot_init();
+	char self[4096], dir[4096], rec_bin[4200], exp_bin[4200];
+	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[sl > 0 ? sl : 0] = '\0';
+	snprintf(dir, sizeof(dir), "%s", dirname(self));
+	snprintf(rec_bin, sizeof(rec_bin), "%s/rt-recorder", dir);
+	snprintf(exp_bin, sizeof(exp_bin), "%s/rt-export", dir);
+	char tmp[] = "/tmp/rt-bench-XXXXXX";
+	if (!mkdtemp(tmp))
+		return 1;
+	char store[4200], shm[4200];
+	snprintf(store, sizeof(store), "%s/store", tmp);
+	snprintf(shm, sizeof(shm), "%s/shm", tmp);
+	mkdir(shm, 0700);
+	setenv("RT_SHM_DIR", shm, 1);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	printf("rt-bench: %ld CPUs, %d samples per measurement\n\n", ncpu, n);
+	double a = bench_pread(n);
+	double b = bench_collect(n);
+	uint64_t run;
+	size_t rec_size = 0;
+	int nstore = quick ? 2000 : 20000;
+	double c = bench_sampler(store, nstore, &run, &rec_size);
+	printf("CPU per system-wide sample (process CPU time, back to back):\n");
+	printf("  pread of the same /proc,/sys files + getdents /proc  %8.1f us  (floor)\n", a);
+	printf("  rt collectors (read + parse + fill record)          %8.1f us  (%.2fx floor)\n", b,
+	       b / a);
+	printf("  rt recorder step (+ CRC, LMDB commit, ring publish) %8.1f us  (%.2fx floor)\n", c,
+	       c / a);
+	char sadc[] = "/usr/lib/sysstat/sadc";
+	if (access(sadc, X_OK) == 0) {
+		char out[4300];
+		snprintf(out, sizeof(out), "%s/sa.data", tmp);
+		char *args[] = {sadc, "1", "6", out, NULL};
+		double cpu, wall;
+		if (run_cmd(args, &cpu, &wall) == 0)
+			printf("  sysstat sadc (1 s, 6 samples, incl. startup)        %8.1f us  (%.2fx rt step)\n",
+			       cpu / 6 * 1e6, cpu / 6 * 1e6 / c);
+	} else {
+		printf("  sysstat sadc: not installed (apt-get install sysstat to compare)\n");
+	}
+	printf("  Python resource-tracker: not measurable here (no PyPI access)\n\n");
+	/* the same three, paced at 100 Hz */
+	int np = quick ? 200 : 1000;
+	char store_p[4300];
+	snprintf(store_p, sizeof(store_p), "%s/store-paced", tmp);
+	pace = 0.01;
+	double ap = bench_pread(np), bp = bench_collect(np);
+	uint64_t run_p;
+	size_t rs_p;
+	double cp = bench_sampler(store_p, np, &run_p, &rs_p);
+	pace = 0;
+	printf("CPU per sample paced at 100 Hz (%d samples, wakeups included):\n", np);
+	printf("  pread of the same files + getdents /proc             %8.1f us  (floor)\n", ap);
+	printf("  rt collectors                                       %8.1f us  (%.2fx floor)\n", bp,
+	       bp / ap);
+	printf("  rt recorder step                                    %8.1f us  (%.2fx floor)\n", cp,
+	       cp / ap);
+
+
+	uint64_t used = 0;
+	struct rt_store *s;
+	if (rt_store_open(store, RT_STORE_RDONLY, &s) == 0) {
+		rt_store_used_bytes(s, &used);
+		rt_store_close(s);
+	}
+	char datafile[4300];
+	snprintf(datafile, sizeof(datafile), "%s/data.mdb", store);
+	struct stat st;
+	stat(datafile, &st);
+	printf("Storage (%d samples of this host):\n", nstore + 1);
+	printf("  record size                                        %8zu B\n", rec_size);
+	printf("  LMDB pages in use per sample                       %8.0f B\n",
+	       (double)used / (nstore + 1));
+	printf("  data.mdb file size per sample                      %8.0f B\n\n",
+	       (double)st.st_size / (nstore + 1));
+
+	uint64_t lines;
+	double csv = bench_replay(store, run, RT_FMT_CSV, quick ? 2 : 10, &lines);
+	printf("Replay to /dev/null (%llu lines):\n", (unsigned long long)lines);
+	printf("  CSV                                                %8.0f samples/s\n", csv);
+	double js = bench_replay(store, run, RT_FMT_JSON, quick ? 1 : 3, &lines);
+	printf("  JSON                                               %8.0f samples/s\n\n", js);
+
+	/* the real binary at 100 Hz */
+	int secs = quick ? 3 : 10;
+	char count[32];
+	snprintf(count, sizeof(count), "%d", secs * 100);
+	char store2[4300];
+	snprintf(store2, sizeof(store2), "%s/store2", tmp);
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl(rec_bin, "rt-recorder", "--quiet", "-i", "0.01", "--count", count, "--store",
+		      store2, (char *)NULL);
+		_exit(127);
+	}
+	usleep((useconds_t)(secs * 1000000 / 2));
+	long rss_half = status_kb(pid, "VmRSS:");
+	usleep((useconds_t)(secs * 1000000 / 2 - 300000));
+	long rss = status_kb(pid, "VmRSS:"), anon = status_kb(pid, "RssAnon:"),
+	     file = status_kb(pid, "RssFile:"), shmem = status_kb(pid, "RssShmem:");
+	char rollup[64];
+	snprintf(rollup, sizeof(rollup), "/proc/%d/smaps_rollup", pid);
+	long pss = -1, priv = 0;
+	FILE *rf = fopen(rollup, "r");
+	char line[256];
+	while (rf && fgets(line, sizeof(line), rf)) {
+		if (!strncmp(line, "Pss:", 4))
+			pss = strtol(line + 4, NULL, 10);
+		if (!strncmp(line, "Private_", 8))
+			priv += strtol(strchr(line, ':') + 1, NULL, 10);
+	}
+	if (rf)
+		fclose(rf);
+	int wst;
+	struct rusage ru;
+	double t0 = wall_now();
+	wait4(pid, &wst, 0, &ru);
+	(void)t0;
+	double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+		     (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	printf("rt-recorder --quiet -i 0.01 for %d s (100 Hz, real binary):\n", secs);
+	printf("  CPU                                                %8.2f %% of one core\n",
+	       cpu / secs * 100);
+	printf("  CPU per sample (incl. startup)                     %8.1f us\n",
+	       cpu / (secs * 100) * 1e6);
+	printf("  VmRSS at %d s / %d s                               %5ld / %ld KiB\n", secs / 2, secs,
+	       rss_half, rss);
+	printf("  of which anon / file / shmem                       %ld / %ld / %ld KiB\n", anon,
+	       file, shmem);
+	printf("  Pss / private (unshared) pages                     %ld / %ld KiB\n\n", pss, priv);
+
+	printf("Stripped binaries:\n");
+	printf("  rt-recorder                                        %8ld B\n",
+	       stripped_size(rec_bin));
+	printf("  rt-export                                          %8ld B\n",
+	       stripped_size(exp_bin));
+	char cmd[4300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	if (system(cmd) != 0)
+		return 1;
 	return 0;
 }
