@@ -17,8 +17,8 @@
 #include "rt/inventory.h"
 
 #define SYNC_EVERY_NS (5ull * 1000000000ull) /* bounded loss on power failure */
-#define TRIM_EVERY 64                        /* samples between RSS trims */
-#define CAP_EVERY 256                        /* samples between size-cap checks */
+#define TRIM_EVERY 16 /* samples between RSS trims (each commit maps ~3 new pages) */
+#define CAP_EVERY 256 /* samples between size-cap checks */
 
 int rt_sampler_init(struct rt_sampler *s, struct rt_store *store, uint64_t run, uint32_t ring_slots)
 {

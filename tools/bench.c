@@ -55,7 +55,8 @@ static void pace_wait(double *deadline)
 	if (!pace)
 		return;
 	*deadline += pace;
-	struct timespec ts = {(time_t)*deadline, (long)((*deadline - (double)(time_t)*deadline) * 1e9)};
+	struct timespec ts = {(time_t)*deadline,
+	                      (long)((*deadline - (double)(time_t)*deadline) * 1e9)};
 	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 }
 
@@ -151,7 +152,7 @@ static double bench_sampler(const char *store_dir, int n, uint64_t *run, size_t 
 }
 
 static double bench_replay(const char *store_dir, uint64_t run, enum rt_format fmt, int reps,
-			   uint64_t *lines)
+                           uint64_t *lines)
 {
 	struct rt_store *s;
 	if (rt_store_open(store_dir, RT_STORE_RDONLY, &s))
@@ -267,7 +268,8 @@ int main(int argc, char **argv)
 		char *args[] = {sadc, "1", "6", out, NULL};
 		double cpu, wall;
 		if (run_cmd(args, &cpu, &wall) == 0)
-			printf("  sysstat sadc (1 s, 6 samples, incl. startup)        %8.1f us  (%.2fx rt step)\n",
+			printf("  sysstat sadc (1 s, 6 samples, incl. startup)        %8.1f us  "
+			       "(%.2fx rt step)\n",
 			       cpu / 6 * 1e6, cpu / 6 * 1e6 / c);
 	} else {
 		printf("  sysstat sadc: not installed (apt-get install sysstat to compare)\n");
@@ -285,11 +287,10 @@ int main(int argc, char **argv)
 	pace = 0;
 	printf("CPU per sample paced at 100 Hz (%d samples, wakeups included):\n", np);
 	printf("  pread of the same files + getdents /proc             %8.1f us  (floor)\n", ap);
-	printf("  rt collectors                                       %8.1f us  (%.2fx floor)\n", bp,
-	       bp / ap);
-	printf("  rt recorder step                                    %8.1f us  (%.2fx floor)\n", cp,
-	       cp / ap);
-
+	printf("  rt collectors                                       %8.1f us  (%.2fx floor)\n",
+	       bp, bp / ap);
+	printf("  rt recorder step                                    %8.1f us  (%.2fx floor)\n",
+	       cp, cp / ap);
 
 	uint64_t used = 0;
 	struct rt_store *s;
@@ -351,14 +352,14 @@ int main(int argc, char **argv)
 	wait4(pid, &wst, 0, &ru);
 	(void)t0;
 	double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-		     (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	             (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 	printf("rt-recorder --quiet -i 0.01 for %d s (100 Hz, real binary):\n", secs);
 	printf("  CPU                                                %8.2f %% of one core\n",
 	       cpu / secs * 100);
 	printf("  CPU per sample (incl. startup)                     %8.1f us\n",
 	       cpu / (secs * 100) * 1e6);
-	printf("  VmRSS at %d s / %d s                               %5ld / %ld KiB\n", secs / 2, secs,
-	       rss_half, rss);
+	printf("  VmRSS at %d s / %d s                               %5ld / %ld KiB\n", secs / 2,
+	       secs, rss_half, rss);
 	printf("  of which anon / file / shmem                       %ld / %ld / %ld KiB\n", anon,
 	       file, shmem);
 	printf("  Pss / private (unshared) pages                     %ld / %ld KiB\n\n", pss, priv);
