@@ -331,14 +331,30 @@ int rt_parse_time_prec(const char *s, uint64_t *wall_ns, uint64_t *unit_ns)
 	const char *dot = strchr(s, '.');
 	const char *fend = dot ? dot + 1 + strspn(dot + 1, "0123456789") : NULL;
 	*unit_ns = dot ? unit_of(dot + 1, fend) : 1000000000ull;
-	/* epoch seconds, optionally fractional */
-	if (strspn(s, "0123456789") > 4 &&
-	    (s[strspn(s, "0123456789")] == '\0' || s[strspn(s, "0123456789")] == '.')) {
-		char *end;
-		double v = strtod(s, &end);
-		if (*end || v < 0 || v > 1e11)
+	/* epoch seconds, optionally fractional: integer arithmetic, since a
+	 * double cannot hold ns since the epoch exactly */
+	size_t nint = strspn(s, "0123456789");
+	if (nint > 4 && (s[nint] == '\0' || s[nint] == '.')) {
+		if (nint > 11)
 			return RT_E_SYNTAX;
-		*wall_ns = (uint64_t)(v * 1e9 + 0.5);
+		uint64_t secs = 0, frac = 0, scale = 1000000000ull;
+		for (size_t i = 0; i < nint; i++)
+			secs = secs * 10 + (uint64_t)(s[i] - '0');
+		const char *f = s + nint;
+		if (*f == '.') {
+			f++;
+			if (!*f)
+				return RT_E_SYNTAX;
+			for (; *f >= '0' && *f <= '9'; f++) {
+				if (scale > 1) {
+					scale /= 10;
+					frac += (uint64_t)(*f - '0') * scale;
+				}
+			}
+			if (*f)
+				return RT_E_SYNTAX;
+		}
+		*wall_ns = secs * 1000000000ull + frac;
 		return 0;
 	}
 	const char *p = s;
