@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -28,7 +30,9 @@
 #include "rt/runmeta.h"
 #include "rt/store.h"
 #include "rt/sysroot.h"
+#include "proctree.h"
 #include "sampler.h"
+#include "wrapper.h"
 
 #define DEFAULT_STORE_MAX_MB 1024
 #define EXPORTER_WAIT_NS (10ull * 1000000000ull)
@@ -165,6 +169,68 @@ static void wait_exporter(pid_t pid, uint64_t run)
 	    (unsigned long long)run);
 }
 
+/* Reap every child that exited: the command, the exporter, orphans that
+ * were reparented to us (their rusage is the tree's, exactly). */
+static void reap(struct rt_proctree *tree, pid_t cmd, pid_t *exporter, int *cmd_status,
+                 int *cmd_done)
+{
+	int st;
+	struct rusage ru;
+	pid_t p;
+	while ((p = wait4(-1, &st, WNOHANG, &ru)) > 0) {
+		if (p == *exporter) {
+			*exporter = -1;
+			continue;
+		}
+		if (tree)
+			rt_proctree_reaped(tree, p, &ru);
+		if (p == cmd) {
+			*cmd_status = st;
+			*cmd_done = 1;
+		}
+	}
+}
+
+/* Pass a signal on to the command. One typed at the terminal already
+ * reached it (same process group): passing it again would deliver it
+ * twice. Ctrl-C three times kills the command. */
+static void forward(pid_t cmd, const struct signalfd_siginfo *si, int *stops)
+{
+	int sig = (int)si->ssi_signo;
+	int from_tty = si->ssi_code == SI_KERNEL;
+	if (sig == SIGINT || sig == SIGTERM) {
+		if (++*stops >= 3) {
+			say("killing the command (signal received %d times)", *stops);
+			kill(cmd, SIGKILL);
+			return;
+		}
+	}
+	if (!from_tty)
+		kill(cmd, sig);
+}
+
+/* Store the run's final metadata, let readers drain, close everything. */
+static void finish_run(struct rt_store *store, struct rt_sampler *s, struct rt_run_meta *meta,
+                       struct rt_buf *mb, pid_t exporter)
+{
+	struct rt_time end;
+	rt_clock_now(&end);
+	meta->end_ns = end.wall_ns;
+	meta->has_last_seq = 1;
+	meta->last_seq = s->seq - 1;
+	rt_buf_reset(mb);
+	rt_runmeta_write(mb, meta);
+	int rc = rt_store_put_meta(store, meta->run_id, mb->p, mb->len);
+	if (rc)
+		say("warning: cannot mark run %llu finished in the store: %s",
+		    (unsigned long long)meta->run_id, rt_strerror(rc));
+	rt_sampler_finish(s);
+	wait_exporter(exporter, meta->run_id);
+	rt_sampler_close(s, 1);
+	rt_store_close(store);
+	rt_buf_free(mb);
+}
+
 int main(int argc, char **argv)
 {
 	const char *base = strrchr(argv[0], '/');
@@ -198,11 +264,14 @@ int main(int argc, char **argv)
 	rt_config_apply_toml(&cfg, err, sizeof(err));
 	if (err[0])
 		say("warning: %s", err);
-	if (cfg.ncommand > 0 || cfg.pid) {
-		say("%s is not available in this version yet; run without it to record "
-		    "the whole system",
-		    cfg.ncommand > 0 ? "wrapper mode (a command)" : "--pid");
+	int wrapper = cfg.ncommand > 0;
+	if (wrapper && cfg.pid) {
+		say("--pid and a command cannot be combined: the command's own tree is tracked");
 		return 2;
+	}
+	if (cfg.pid && kill((pid_t)cfg.pid, 0) < 0 && errno == ESRCH) {
+		say("--pid %lld: no such process", (long long)cfg.pid);
+		return 1;
 	}
 
 	char store_dir[4096];
@@ -229,6 +298,8 @@ int main(int argc, char **argv)
 	    .interval_secs = cfg.interval,
 	    .recorder_pid = getpid(),
 	    .tracked_pid = cfg.pid,
+	    .command = wrapper ? cfg.command : NULL,
+	    .ncommand = wrapper ? cfg.ncommand : 0,
 	    .tags = cfg.tags,
 	    .ntags = cfg.ntags,
 	    .hostname = host.hostname[0] ? host.hostname : NULL,
@@ -252,7 +323,13 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGHUP);
 	sigaddset(&sigs, SIGQUIT);
+	sigaddset(&sigs, SIGUSR1);
+	sigaddset(&sigs, SIGUSR2);
+	sigaddset(&sigs, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	/* daemonized grandchildren are reparented to us and stay in the tree */
+	if (wrapper)
+		prctl(PR_SET_CHILD_SUBREAPER, 1);
 	int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -269,31 +346,69 @@ int main(int argc, char **argv)
 		say("cannot start sampling: %s", rt_strerror(rc));
 		return 1;
 	}
+	struct rt_proctree *tree = NULL;
+	if ((wrapper || cfg.pid) && rt_proctree_open(&tree, wrapper ? 0 : (pid_t)cfg.pid) == 0)
+		s.tree = tree;
+	s.tracked_pid = (int32_t)cfg.pid;
 	char warn[1024];
+	/* the warm-up sample comes before the command starts: its tree is empty,
+	 * so every tick of the command lands in some interval */
 	if ((rc = rt_sampler_take(&s, 0, warn, sizeof(warn)))) {
 		say("cannot take the first sample: %s", rt_strerror(rc));
 		return 1;
 	}
 	if (warn[0])
 		say("warning: %s", warn);
+	pid_t cmd = -1;
+	if (wrapper) {
+		int code;
+		cmd = rt_spawn_command(cfg.command, &code, err, sizeof(err));
+		if (cmd < 0) {
+			say("%s", err);
+			meta.status = "failed";
+			meta.has_exit_code = 1;
+			meta.exit_code = code;
+			finish_run(store, &s, &meta, &mb, -1);
+			return code;
+		}
+		s.tracked_pid = (int32_t)cmd;
+		meta.tracked_pid = cmd;
+		rt_buf_reset(&mb);
+		rt_runmeta_write(&mb, &meta);
+		rt_store_put_meta(store, meta.run_id, mb.p, mb.len);
+	}
 	pid_t exporter = cfg.quiet ? -1 : spawn_exporter(&cfg, store_dir, meta.run_id);
+	if (tree && exporter > 0)
+		rt_proctree_exclude(tree, exporter);
 
 	/* absolute deadlines: the schedule never drifts, an overrun skips ahead */
 	uint64_t deadline = s.last.mono_ns;
-	int stopped = 0;
-	while (!cfg.count || s.seq <= cfg.count) {
+	int stopped = 0, cmd_status = 0, cmd_done = 0, stops = 0;
+	while (wrapper || !cfg.count || s.seq <= cfg.count) {
 		deadline += interval_ns;
 		struct rt_time now;
 		rt_clock_now(&now);
 		if (deadline <= now.mono_ns)
 			deadline += ((now.mono_ns - deadline) / interval_ns + 1) * interval_ns;
-		if (rt_clock_wait(deadline, sfd) == 1) {
+		int sig_ready = 0;
+		while (!cmd_done && !stopped && rt_clock_wait(deadline, sfd) == 1) {
 			struct signalfd_siginfo si;
-			if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-				stopped = (int)si.ssi_signo;
-				break;
+			sig_ready = 1;
+			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				int sig = (int)si.ssi_signo;
+				if (sig == SIGCHLD) {
+					reap(tree, cmd, &exporter, &cmd_status, &cmd_done);
+				} else if (!wrapper) {
+					if (sig != SIGUSR1 && sig != SIGUSR2)
+						stopped = sig;
+				} else if (!cmd_done) {
+					forward(cmd, &si, &stops);
+				}
 			}
 		}
+		(void)sig_ready;
+		if (stopped || cmd_done)
+			break;
 		rc = rt_sampler_take(&s, 0, warn, sizeof(warn));
 		if (warn[0])
 			say("warning: %s", warn);
@@ -303,30 +418,25 @@ int main(int argc, char **argv)
 		}
 	}
 	/* a final sample covers the partial last interval */
-	if (stopped) {
+	if (stopped || cmd_done) {
 		struct rt_time now;
 		rt_clock_now(&now);
 		if (now.mono_ns - s.last.mono_ns >= 1000000ull &&
 		    rt_sampler_take(&s, RT_REC_FINAL, warn, sizeof(warn)) == 0 && warn[0])
 			say("warning: %s", warn);
 	}
-
-	struct rt_time end;
-	rt_clock_now(&end);
+	int exit_code = 0;
 	meta.status = "finished";
-	meta.end_ns = end.wall_ns;
-	meta.has_last_seq = 1;
-	meta.last_seq = s.seq - 1;
-	rt_buf_reset(&mb);
-	rt_runmeta_write(&mb, &meta);
-	if ((rc = rt_store_put_meta(store, meta.run_id, mb.p, mb.len)))
-		say("warning: cannot mark run %llu finished in the store: %s",
-		    (unsigned long long)meta.run_id, rt_strerror(rc));
-	rt_sampler_finish(&s);
-	wait_exporter(exporter, meta.run_id);
-	rt_sampler_close(&s, 1);
-	rt_store_close(store);
-	rt_buf_free(&mb);
+	if (wrapper) {
+		exit_code = rt_exit_code(cmd_status);
+		meta.has_exit_code = 1;
+		meta.exit_code = exit_code;
+		meta.status = WIFSIGNALED(cmd_status) ? "killed"
+		              : exit_code             ? "failed"
+		                                      : "finished";
+	}
+	finish_run(store, &s, &meta, &mb, exporter);
+	rt_proctree_close(tree);
 	rt_config_free(&cfg);
-	return 0;
+	return exit_code;
 }

@@ -303,3 +303,16 @@ uint64_t rt_name_hash(uint64_t h, const char *s)
 		h = (h ^ (unsigned char)*s) * 1099511628211ull;
 	return (h ^ 0xff) * 1099511628211ull; /* name separator */
 }
+
+int rt_scan_u64_signed(const char **p, const char *end, uint64_t *out)
+{
+	skip_sp(p, end);
+	int neg = *p < end && **p == '-';
+	if (neg)
+		(*p)++;
+	if (rt_scan_u64(p, end, out))
+		return -1;
+	if (neg) /* only ppid 0 / priority-like fields are negative: clamp */
+		*out = 0;
+	return 0;
+}

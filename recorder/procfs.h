@@ -70,6 +70,9 @@ int rt_parse_cg_max(const char *buf, size_t len, int64_t *quota, uint64_t *perio
 /* Parse an unsigned decimal at *p (< end); advances *p. Returns 0 or -1. */
 int rt_scan_u64(const char **p, const char *end, uint64_t *out);
 
+/* Same, accepting a leading '-' (the value then reads as 0). */
+int rt_scan_u64_signed(const char **p, const char *end, uint64_t *out);
+
 /* FNV-1a step over a NUL-terminated name, for device-set change checks.
  * Start from RT_NAME_HASH_INIT. */
 #define RT_NAME_HASH_INIT 14695981039346656037ull

@@ -72,6 +72,11 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 	int rc = rt_collector_sample(&s->col, s->rec, s->rec_cap, &rec, &inv_changed);
 	if (rc)
 		return rc;
+	if (s->tree) {
+		rt_proctree_sample(s->tree, rec.proc);
+		rec.proc->pid = s->tracked_pid;
+		rec.h->flags |= RT_REC_HAS_PROCESS;
+	}
 	rec.h->seq = s->seq;
 	rec.h->mono_ns = t.mono_ns;
 	rec.h->wall_ns = t.wall_ns;

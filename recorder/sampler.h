@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "collect.h"
+#include "proctree.h"
 #include "rt/clock.h"
 #include "rt/ring.h"
 #include "rt/store.h"
@@ -29,7 +30,9 @@ struct rt_sampler {
 	int store_failed; /* reported once */
 	char ring_path[4096];
 	uint32_t ring_slots;
-	struct rt_time last; /* time of the last sample */
+	struct rt_time last;      /* time of the last sample */
+	struct rt_proctree *tree; /* NULL: no process tree is tracked */
+	int32_t tracked_pid;
 };
 
 /* Open the collectors. ring_slots: 0 for the default. */

@@ -194,14 +194,48 @@ static void derive_proc(struct rt_derived *d)
 	if (!d->has_proc)
 		return;
 	uint32_t hz = d->cur.inv->hz ? d->cur.inv->hz : 100;
-	int prev_ok = (p->h->flags & RT_REC_HAS_PROCESS) && p->proc->pid == c->proc->pid;
-	uint64_t du = prev_ok ? delta(c->proc->utime_ticks, p->proc->utime_ticks) : 0;
-	uint64_t ds = prev_ok ? delta(c->proc->stime_ticks, p->proc->stime_ticks) : 0;
+	/* pid 0: a wrapped command not started yet, its tree totals are 0 */
+	int prev_ok = (p->h->flags & RT_REC_HAS_PROCESS) &&
+	              (p->proc->pid == c->proc->pid || p->proc->pid == 0);
+	uint64_t du = prev_ok ? delta(c->proc->utime_us, p->proc->utime_us) : 0;
+	uint64_t ds = prev_ok ? delta(c->proc->stime_us, p->proc->stime_us) : 0;
+	/* The last, partial interval ends with the exact rusage of the reaped
+	 * command, while earlier samples saw /proc ticks rounded down: the
+	 * rounding (a tick or two per process) would land in a few
+	 * milliseconds as a spike of "cores". The tree cannot have used more
+	 * CPU than the host did in that interval (+ 0.1 core for the host's
+	 * own tick sampling), so it is capped there. */
+	if ((c->h->flags & RT_REC_FINAL) && (c->h->flags & p->h->flags & RT_REC_HAS_CPU)) {
+		uint64_t busy = 0, all = 0;
+		for (int f = 0; f < RT_CPU_NFIELDS; f++) {
+			uint64_t x = delta(c->sys->cpu[f], p->sys->cpu[f]);
+			all += x;
+			if (f != RT_CPU_IDLE && f != RT_CPU_IOWAIT)
+				busy += x;
+		}
+		/* host ticks are sampled too: allow 0.1 core of slack; in µs */
+		busy += c->h->ncpu ? all / c->h->ncpu / 10 : 0;
+		busy = busy * 1000000u / hz;
+		if (du + ds > busy) {
+			uint64_t keep_u = du + ds ? du * busy / (du + ds) : 0;
+			ds = busy - keep_u;
+			du = keep_u;
+		}
+	}
 	d->proc_pid = c->proc->pid;
 	d->proc_children = c->proc->nprocs ? (int64_t)c->proc->nprocs - 1 : 0;
-	d->proc_utime = (double)du / hz;
-	d->proc_stime = (double)ds / hz;
-	d->proc_cores = d->dt > 0 ? (d->proc_utime + d->proc_stime) / d->dt : 0.0;
+	d->proc_utime = (double)du / 1e6;
+	d->proc_stime = (double)ds / 1e6;
+	/* cores in the same tick domain as the system figure: tree ticks over
+	 * the ticks that elapsed per CPU (wall time when /proc/stat is missing) */
+	uint64_t tot = 0;
+	if (c->h->flags & p->h->flags & RT_REC_HAS_CPU)
+		for (int f = 0; f < RT_CPU_NFIELDS; f++)
+			tot += delta(c->sys->cpu[f], p->sys->cpu[f]);
+	if (tot && c->h->ncpu)
+		d->proc_cores = (double)(du + ds) / 1e6 / ((double)tot / c->h->ncpu / hz);
+	else
+		d->proc_cores = d->dt > 0 ? (d->proc_utime + d->proc_stime) / d->dt : 0.0;
 	d->proc_pss_mib = (int64_t)(c->proc->pss_kb / 1024);
 	d->proc_rss_mib = (int64_t)(c->proc->rss_kb / 1024);
 	d->proc_read = prev_ok ? (int64_t)delta(c->proc->read_bytes, p->proc->read_bytes) : 0;

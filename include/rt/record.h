@@ -100,10 +100,10 @@ struct rt_rec_system {
 };
 
 struct rt_rec_process {
-	int32_t pid;          /* root of the tracked tree, 0 when none */
-	uint32_t nprocs;      /* live processes in the tree, root included */
-	uint64_t utime_ticks; /* cumulative tree CPU, see proctree */
-	uint64_t stime_ticks;
+	int32_t pid;       /* root of the tracked tree, 0 when none */
+	uint32_t nprocs;   /* live processes in the tree, root included */
+	uint64_t utime_us; /* cumulative tree CPU in µs, see proctree.h */
+	uint64_t stime_us;
 	uint64_t pss_kb;
 	uint64_t rss_kb;
 	uint64_t read_bytes; /* cumulative tree I/O */

@@ -15,7 +15,6 @@ expect_fail 1 "interval must be" "$RT" -i 0.001
 expect_fail 2 "unknown option '--bogus'" "$RT" --bogus
 expect_fail 1 "format must be json or csv" "$RT" -f xml
 expect_fail 2 "needs a value" "$RT" --job-name
-expect_fail 2 "not available in this version" "$RT" -- true
 "$RT" --version | grep -qx "resource-tracker 0.1.0" || fail "--version"
 "$REC" --help | grep -q -- "--interval" || fail "--help"
 ok "CLI errors"

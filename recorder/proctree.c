@@ -1,0 +1,390 @@
+/*
+ * proctree.c - process-tree accounting (see proctree.h for the model).
+ *
+ * The table is an open-addressing hash keyed by pid; an entry remembers the
+ * process's identity (starttime), its parent at the last sighting and its
+ * last totals, which is all a departure needs.
+ */
+#define _GNU_SOURCE
+#include "proctree.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "procfs.h"
+#include "rt/sysroot.h"
+
+struct pt_proc {
+	int32_t pid; /* 0: empty slot */
+	int32_t ppid;
+	uint64_t start;
+	uint64_t ut, st; /* utime+cutime, stime+cstime (ticks) */
+	uint64_t rd, wr; /* read_bytes, write_bytes */
+	uint64_t seen;   /* generation of the last sighting */
+	uint8_t gone;    /* departed, kept until the departure is settled */
+};
+
+struct rt_proctree {
+	pid_t root; /* 0: descendants of this process */
+	pid_t self;
+	pid_t exclude[8];
+	int nexclude;
+	struct pt_proc *tab;
+	size_t cap, used;
+	uint64_t gen;
+	uint64_t dep_ut, dep_st, dep_rd, dep_wr; /* departed, last seen */
+	uint64_t reaped_ut_us, reaped_st_us, reaped_rd, reaped_wr;
+	uint32_t hz;
+	pid_t *queue;
+	size_t qcap;
+	char buf[8192];
+};
+
+static struct pt_proc *find(struct rt_proctree *t, pid_t pid)
+{
+	size_t i = ((size_t)pid * 2654435761u) & (t->cap - 1);
+	while (t->tab[i].pid) {
+		if (t->tab[i].pid == pid)
+			return &t->tab[i];
+		i = (i + 1) & (t->cap - 1);
+	}
+	return NULL;
+}
+
+static int grow(struct rt_proctree *t);
+
+static struct pt_proc *insert(struct rt_proctree *t, pid_t pid)
+{
+	if ((t->used + 1) * 2 > t->cap && grow(t))
+		return NULL;
+	size_t i = ((size_t)pid * 2654435761u) & (t->cap - 1);
+	while (t->tab[i].pid)
+		i = (i + 1) & (t->cap - 1);
+	memset(&t->tab[i], 0, sizeof(t->tab[i]));
+	t->tab[i].pid = pid;
+	t->used++;
+	return &t->tab[i];
+}
+
+static int grow(struct rt_proctree *t)
+{
+	size_t ocap = t->cap;
+	struct pt_proc *old = t->tab;
+	struct pt_proc *n = calloc(ocap * 2, sizeof(*n));
+	if (!n)
+		return -1;
+	t->tab = n;
+	t->cap = ocap * 2;
+	t->used = 0;
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i].pid) {
+			struct pt_proc *p = insert(t, old[i].pid);
+			*p = old[i];
+		}
+	free(old);
+	return 0;
+}
+
+/* Remove an entry, re-inserting the rest of its probe cluster. */
+static void erase(struct rt_proctree *t, struct pt_proc *e)
+{
+	size_t i = (size_t)(e - t->tab);
+	t->tab[i].pid = 0;
+	t->used--;
+	for (size_t j = (i + 1) & (t->cap - 1); t->tab[j].pid; j = (j + 1) & (t->cap - 1)) {
+		struct pt_proc tmp = t->tab[j];
+		t->tab[j].pid = 0;
+		t->used--;
+		struct pt_proc *p = insert(t, tmp.pid);
+		*p = tmp;
+	}
+}
+
+int rt_proctree_open(struct rt_proctree **out, pid_t root_pid)
+{
+	struct rt_proctree *t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->root = root_pid;
+	t->self = getpid();
+	t->cap = 64;
+	t->tab = calloc(t->cap, sizeof(*t->tab));
+	t->qcap = 256;
+	t->queue = malloc(t->qcap * sizeof(*t->queue));
+	long hz = sysconf(_SC_CLK_TCK);
+	t->hz = hz > 0 ? (uint32_t)hz : 100;
+	if (!t->tab || !t->queue) {
+		rt_proctree_close(t);
+		return -ENOMEM;
+	}
+	*out = t;
+	return 0;
+}
+
+void rt_proctree_close(struct rt_proctree *t)
+{
+	if (!t)
+		return;
+	free(t->tab);
+	free(t->queue);
+	free(t);
+}
+
+void rt_proctree_exclude(struct rt_proctree *t, pid_t pid)
+{
+	if (t->nexclude < 8)
+		t->exclude[t->nexclude++] = pid;
+}
+
+static int excluded(const struct rt_proctree *t, pid_t pid)
+{
+	for (int i = 0; i < t->nexclude; i++)
+		if (t->exclude[i] == pid)
+			return 1;
+	return 0;
+}
+
+void rt_proctree_reaped(struct rt_proctree *t, pid_t pid, const struct rusage *ru)
+{
+	if (excluded(t, pid))
+		return;
+	t->reaped_ut_us +=
+	    (uint64_t)ru->ru_utime.tv_sec * 1000000u + (uint64_t)ru->ru_utime.tv_usec;
+	t->reaped_st_us +=
+	    (uint64_t)ru->ru_stime.tv_sec * 1000000u + (uint64_t)ru->ru_stime.tv_usec;
+	t->reaped_rd += (uint64_t)ru->ru_inblock * 512u;
+	t->reaped_wr += (uint64_t)ru->ru_oublock * 512u;
+	/* its entry must not also count as departed */
+	struct pt_proc *e = find(t, pid);
+	if (e)
+		e->ppid = t->self;
+}
+
+static ssize_t read_proc(struct rt_proctree *t, const char *rel)
+{
+	int fd = rt_open(RT_PROC, rel);
+	if (fd < 0)
+		return fd;
+	ssize_t n = rt_pread_all(fd, t->buf, sizeof(t->buf));
+	close(fd);
+	return n;
+}
+
+struct pstat {
+	int32_t ppid;
+	uint32_t threads;
+	uint64_t ut, st, start, rss_pages;
+};
+
+/* /proc/<pid>/stat: fields after the last ')' (comm may hold anything). */
+static int parse_stat(const char *b, size_t len, struct pstat *ps)
+{
+	const char *end = b + len, *p = NULL;
+	for (const char *q = b; q < end; q++)
+		if (*q == ')')
+			p = q;
+	if (!p)
+		return -1;
+	p++;
+	/* field 3 is the state letter, then numbers from field 4 (ppid) */
+	while (p < end && *p == ' ')
+		p++;
+	if (p >= end)
+		return -1;
+	p++;
+	uint64_t f[22];
+	for (int i = 0; i < 21; i++)
+		if (rt_scan_u64_signed(&p, end, &f[i]))
+			return -1;
+	/* f[0]=ppid(4) ... f[10]=utime(14) f[11]=stime f[12]=cutime f[13]=cstime
+	 * f[16]=num_threads(20) f[18]=starttime(22) f[20]=rss(24) */
+	ps->ppid = (int32_t)f[0];
+	ps->ut = f[10] + f[12];
+	ps->st = f[11] + f[13];
+	ps->threads = (uint32_t)f[16];
+	ps->start = f[18];
+	ps->rss_pages = f[20];
+	return 0;
+}
+
+static void push(struct rt_proctree *t, size_t *n, pid_t pid)
+{
+	if (*n == t->qcap) {
+		pid_t *q = realloc(t->queue, t->qcap * 2 * sizeof(*q));
+		if (!q)
+			return;
+		t->queue = q;
+		t->qcap *= 2;
+	}
+	t->queue[(*n)++] = pid;
+}
+
+/* Append the children of pid (all its threads') to the queue. */
+static void children(struct rt_proctree *t, pid_t pid, uint32_t threads, size_t *n)
+{
+	char rel[96];
+	pid_t tids[1] = {pid};
+	DIR *d = NULL;
+	if (threads > 1) {
+		char path[4200];
+		snprintf(rel, sizeof(rel), "%d/task", pid);
+		if (rt_path(path, sizeof(path), RT_PROC, rel) == 0)
+			d = opendir(path);
+	}
+	struct dirent *e;
+	for (int k = 0;; k++) {
+		pid_t tid;
+		if (d) {
+			if (!(e = readdir(d)))
+				break;
+			if (e->d_name[0] < '0' || e->d_name[0] > '9')
+				continue;
+			tid = (pid_t)atoi(e->d_name);
+		} else {
+			if (k > 0)
+				break;
+			tid = tids[0];
+		}
+		snprintf(rel, sizeof(rel), "%d/task/%d/children", pid, tid);
+		ssize_t len = read_proc(t, rel);
+		const char *p = t->buf, *end = t->buf + (len > 0 ? len : 0);
+		uint64_t c;
+		while (len > 0 && rt_scan_u64(&p, end, &c) == 0)
+			if (c > 0 && c < (1u << 22) && !excluded(t, (pid_t)c))
+				push(t, n, (pid_t)c);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* Whether a departed entry's ticks now live in a live member's cutime (or
+ * in the tracker's exact rusage): follow last-known parents. */
+static int absorbed(struct rt_proctree *t, const struct pt_proc *e)
+{
+	for (int depth = 0; depth < 64; depth++) {
+		if (t->root == 0 && e->ppid == t->self)
+			return 1; /* reaped by us: counted exactly by rt_proctree_reaped */
+		const struct pt_proc *p = find(t, e->ppid);
+		if (!p)
+			return 0; /* reaped outside the tree */
+		if (p->seen == t->gen && !p->gone)
+			return 1;
+		e = p;
+	}
+	return 0;
+}
+
+void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
+{
+	t->gen++;
+	size_t n = 0;
+	if (t->root)
+		push(t, &n, t->root);
+	else
+		children(t, t->self, 1, &n);
+	uint64_t ut = 0, st = 0, rd = 0, wr = 0, rss_kb = 0, pss_kb = 0;
+	uint32_t members = 0;
+	long page_kb = sysconf(_SC_PAGESIZE) / 1024;
+	for (size_t qi = 0; qi < n; qi++) {
+		pid_t pid = t->queue[qi];
+		char rel[64];
+		snprintf(rel, sizeof(rel), "%d/stat", pid);
+		ssize_t len = read_proc(t, rel);
+		struct pstat ps;
+		if (len <= 0 || parse_stat(t->buf, (size_t)len, &ps))
+			continue; /* gone meanwhile */
+		struct pt_proc *e = find(t, pid);
+		if (e && e->seen == t->gen)
+			continue; /* already visited (a loop in hostile data) */
+		if (e && e->start != ps.start) {
+			/* pid reused: the old process departed */
+			e->gone = 1;
+			if (!absorbed(t, e)) {
+				t->dep_ut += e->ut;
+				t->dep_st += e->st;
+				t->dep_rd += e->rd;
+				t->dep_wr += e->wr;
+			}
+			erase(t, e);
+			e = NULL;
+		}
+		if (!e && !(e = insert(t, pid)))
+			continue;
+		e->start = ps.start;
+		e->ppid = ps.ppid;
+		e->ut = ps.ut;
+		e->st = ps.st;
+		e->seen = t->gen;
+		snprintf(rel, sizeof(rel), "%d/io", pid);
+		len = read_proc(t, rel);
+		if (len > 0) { /* other users' processes: not readable, counted as 0 */
+			const char *p = strstr(t->buf, "read_bytes:");
+			const char *q = strstr(t->buf, "\nwrite_bytes:");
+			const char *end = t->buf + len;
+			uint64_t v;
+			if (p && (p += 11) && rt_scan_u64(&p, end, &v) == 0)
+				e->rd = v;
+			if (q && (q += 13) && rt_scan_u64(&q, end, &v) == 0)
+				e->wr = v;
+		}
+		uint64_t pss = 0;
+		snprintf(rel, sizeof(rel), "%d/smaps_rollup", pid);
+		len = read_proc(t, rel);
+		const char *pp = len > 0 ? strstr(t->buf, "\nPss:") : NULL;
+		if (pp) {
+			pp += 5;
+			rt_scan_u64(&pp, t->buf + len, &pss);
+		} else {
+			pss = ps.rss_pages * (uint64_t)page_kb; /* not readable: RSS */
+		}
+		ut += e->ut;
+		st += e->st;
+		rd += e->rd;
+		wr += e->wr;
+		rss_kb += ps.rss_pages * (uint64_t)page_kb;
+		pss_kb += pss;
+		members++;
+		children(t, pid, ps.threads, &n);
+	}
+	/* settle departures: whoever was not seen this time */
+	for (size_t i = 0; i < t->cap; i++) {
+		struct pt_proc *e = &t->tab[i];
+		if (!e->pid || e->seen == t->gen)
+			continue;
+		e->gone = 1;
+	}
+	for (size_t i = 0; i < t->cap; i++) {
+		struct pt_proc *e = &t->tab[i];
+		if (!e->pid || !e->gone || e->seen == t->gen)
+			continue;
+		if (!absorbed(t, e)) {
+			t->dep_ut += e->ut;
+			t->dep_st += e->st;
+			t->dep_rd += e->rd;
+			t->dep_wr += e->wr;
+		}
+	}
+	for (size_t i = 0; i < t->cap;) {
+		struct pt_proc *e = &t->tab[i];
+		if (e->pid && e->gone && e->seen != t->gen) {
+			erase(t, e); /* the slot may now hold another entry: look again */
+			continue;
+		}
+		i++;
+	}
+	memset(out, 0, sizeof(*out));
+	out->pid = t->root;
+	out->nprocs = members;
+	/* µs, so the exact rusage of reaped members keeps its precision */
+	out->utime_us = (ut + t->dep_ut) * 1000000u / t->hz + t->reaped_ut_us;
+	out->stime_us = (st + t->dep_st) * 1000000u / t->hz + t->reaped_st_us;
+	out->read_bytes = rd + t->dep_rd + t->reaped_rd;
+	out->write_bytes = wr + t->dep_wr + t->reaped_wr;
+	out->rss_kb = rss_kb;
+	out->pss_kb = pss_kb;
+}

@@ -1,0 +1,43 @@
+/*
+ * proctree.h - exact CPU, memory and I/O accounting of a process tree.
+ *
+ * The tree's cumulative CPU is
+ *   T = Σ over live members (utime + stime + cutime + cstime)
+ *       + what departed members had when last seen (only when they left
+ *         the tree: reaped by a process outside it)
+ *       + the exact rusage of members the tracker reaped itself (wait4).
+ * Σ(utime+stime+cutime+cstime) does not jump when a member reaps another
+ * (the child's ticks move into the parent's cutime), a process first seen
+ * now was born in this interval so all its ticks belong to it, and a
+ * process is identified by (pid, starttime) so pid reuse is harmless.
+ * I/O (read_bytes/write_bytes) folds into the reaper the same way and is
+ * summed the same way. The walk follows /proc/<pid>/task/<tid>/children,
+ * so its cost grows with the tree, not with the host.
+ */
+#ifndef RT_PROCTREE_H
+#define RT_PROCTREE_H
+
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "rt/record.h"
+
+struct rt_proctree;
+
+/*
+ * Track the tree under root_pid (--pid), or, with root_pid = 0, every
+ * descendant of this process (wrapper mode, with PR_SET_CHILD_SUBREAPER)
+ * except the pids later passed to rt_proctree_exclude().
+ */
+int rt_proctree_open(struct rt_proctree **out, pid_t root_pid);
+void rt_proctree_close(struct rt_proctree *t);
+void rt_proctree_exclude(struct rt_proctree *t, pid_t pid);
+
+/* The tracker reaped pid (a member) with this rusage: count it exactly. */
+void rt_proctree_reaped(struct rt_proctree *t, pid_t pid, const struct rusage *ru);
+
+/* Walk the tree now and fill the process section of a record. */
+void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out);
+
+#endif

@@ -1,0 +1,23 @@
+/*
+ * wrapper.h - run the wrapped command.
+ *
+ * The command inherits stdin/stdout/stderr, the process group and the
+ * terminal, exactly as if it had been started without the tracker; only the
+ * tracker's blocked signal mask and ignored SIGPIPE are undone before exec.
+ */
+#ifndef RT_WRAPPER_H
+#define RT_WRAPPER_H
+
+#include <sys/types.h>
+
+/*
+ * Start argv[0] (searched in PATH). Returns the pid, or -1 with *exit_code
+ * set as a shell would (127 not found, 126 not executable) and a one-line
+ * reason in err.
+ */
+pid_t rt_spawn_command(char *const argv[], int *exit_code, char *err, size_t errcap);
+
+/* Exit status of the tracker for a wait status: the code, or 128+signal. */
+int rt_exit_code(int wstatus);
+
+#endif

@@ -1,0 +1,75 @@
+#!/bin/sh
+# Wrapper mode: exit codes, signal forwarding, untouched stdout, final
+# sample on exit, EPIPE on the output, --pid.
+. "$(dirname "$0")/lib.sh"
+
+code() { set +e; "$@" >/dev/null 2>&1; echo $?; set -e; }
+[ "$(code "$RT" --quiet -- true)" -eq 0 ] || fail "exit 0"
+[ "$(code "$RT" --quiet -- false)" -eq 1 ] || fail "exit 1"
+[ "$(code "$RT" --quiet -- sh -c 'exit 42')" -eq 42 ] || fail "exit 42"
+[ "$(code "$RT" --quiet -- sh -c 'kill -9 $$')" -eq 137 ] || fail "SIGKILL -> 137"
+[ "$(code "$RT" --quiet -- /nonexistent/cmd)" -eq 127 ] || fail "not found -> 127"
+[ "$(code "$RT" --quiet -- "$T")" -eq 126 ] || fail "not executable -> 126"
+"$EXP" runs > "$T/runs"
+grep -q killed "$T/runs" && grep -q failed "$T/runs" || fail "statuses: $(cat "$T/runs")"
+ok "exit codes"
+
+# SIGTERM to the tracker is forwarded; the tracker exits 128+15
+"$RT" --quiet -i 0.05 -- sleep 30 &
+tr=$!
+sleep 0.5
+kill -TERM $tr
+set +e; wait $tr; rc=$?; set -e
+[ $rc -eq 143 ] || fail "forwarded SIGTERM: exit $rc"
+ok "SIGTERM forwarded (143)"
+
+# SIGUSR1 reaches the command
+"$RT" --quiet -- sh -c 'trap "echo got >'"$T"'/usr1; exit 5" USR1; while :; do sleep 0.05; done' &
+tr=$!
+sleep 0.5
+kill -USR1 $tr
+set +e; wait $tr; rc=$?; set -e
+[ $rc -eq 5 ] && [ -f "$T/usr1" ] || fail "SIGUSR1 not forwarded (exit $rc)"
+ok "SIGUSR1 forwarded"
+
+# the command's stdout is untouched; metrics go to stderr
+"$RT" -i 0.05 -- sh -c 'echo hello; sleep 0.2' > "$T/out" 2> "$T/err"
+[ "$(cat "$T/out")" = "hello" ] || fail "stdout: $(cat "$T/out")"
+grep -q '"process_cores_used"' "$T/err" || fail "no metrics on stderr"
+ok "stdout untouched"
+
+# exit is noticed at once; a final sample covers the partial interval
+t0=$(date +%s.%N)
+"$RT" -i 10 -o "$T/final.jsonl" -- sleep 0.3
+t1=$(date +%s.%N)
+python3 - "$T/final.jsonl" "$t0" "$t1" <<'PY' || fail "final sample"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+took = float(sys.argv[3]) - float(sys.argv[2])
+assert len(rows) == 1, len(rows)
+assert took < 2.0, "tracker took %.2f s for a 0.3 s command at -i 10" % took
+print("final sample after %.3f s; tracker done in %.3f s" % (rows[0]["timestamp"] - int(rows[0]["timestamp"]) if False else 0, took))
+PY
+ok "final sample, prompt exit"
+
+# EPIPE on the output: the command and the recording go on
+set +e
+"$RT" -i 0.02 -o /dev/stdout -- sh -c 'sleep 0.5; exit 3' 2>"$T/err" | head -n 1 > /dev/null
+rc=$?
+set -e
+n=$("$EXP" replay latest | wc -l)
+[ "$n" -ge 15 ] || fail "only $n samples recorded after EPIPE"
+ok "EPIPE: command ran on, $n samples recorded"
+
+# --pid follows an existing tree; when it exits the tracker keeps running
+sh -c 'sleep 0.6' &
+target=$!
+"$RT" --pid $target -i 0.1 --count 12 -o "$T/pid.jsonl"
+python3 - "$T/pid.jsonl" "$target" <<'PY' || fail "--pid"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) == 12
+assert all(r["tracked_pid"] == int(sys.argv[2]) for r in rows)
+assert rows[-1]["cpu"]["process_child_count"] == 0 and rows[-1]["cpu"]["process_cores_used"] == 0
+PY
+ok "--pid"
