@@ -1,0 +1,197 @@
+/* Accounting of process trees on fixture /proc trees, step by step. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "proctree.h"
+#include "rt/sysroot.h"
+
+static char root[256];
+static long hz;
+
+static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
+/* Write /proc/<pid>: stat (ticks), children, io. */
+static void proc(int pid, int ppid, unsigned long start, unsigned long ut, unsigned long st,
+		 unsigned long cut, unsigned long cst, const char *children, const char *state)
+{
+	char dir[512], path[600];
+	snprintf(dir, sizeof(dir), "%s/proc/%d/task/%d", root, pid, pid);
+	sh("mkdir -p '%s'", dir);
+	snprintf(path, sizeof(path), "%s/proc/%d/stat", root, pid);
+	FILE *f = fopen(path, "w");
+	fprintf(f, "%d (odd) name) %s %d 1 1 0 -1 0 0 0 0 0 %lu %lu %lu %lu 20 0 1 0 %lu 1000 25\n",
+		pid, state, ppid, ut, st, cut, cst, start);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/children", dir);
+	f = fopen(path, "w");
+	fprintf(f, "%s", children);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/proc/%d/io", root, pid);
+	f = fopen(path, "w");
+	/* like the kernel, a reaper's I/O includes its reaped children's */
+	fprintf(f, "rchar: 1\nwchar: 1\nread_bytes: %lu\nwrite_bytes: %lu\n", (ut + cut) * 10,
+		(st + cst) * 10);
+	fclose(f);
+}
+
+static void gone(int pid) { sh("rm -rf '%s/proc/%d'", root, pid); }
+
+static void setup(void)
+{
+	snprintf(root, sizeof(root), "/tmp/rt-test-proctree-%d", getpid());
+	sh("rm -rf '%s' && mkdir -p '%s/proc'", root, root);
+	char p[300];
+	snprintf(p, sizeof(p), "%s/proc", root);
+	setenv("RT_PROC_ROOT", p, 1);
+	rt_sysroot_init();
+	hz = sysconf(_SC_CLK_TCK);
+}
+
+static void teardown(void)
+{
+	sh("rm -rf '%s'", root);
+	unsetenv("RT_PROC_ROOT");
+	rt_sysroot_init();
+}
+
+TestSuite(proctree, .init = setup, .fini = teardown);
+
+/* tree CPU in ticks (utime + stime) */
+static unsigned long cpu(struct rt_proctree *t, struct rt_rec_process *r)
+{
+	rt_proctree_sample(t, r);
+	return (unsigned long)((r->utime_us + r->stime_us) * (unsigned long)hz / 1000000u);
+}
+
+Test(proctree, new_child_counts_all_its_ticks_in_the_interval_it_appears)
+{
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	proc(100, 1, 10, 100, 10, 0, 0, "", "S");
+	cr_assert_eq(rt_proctree_open(&t, 100), 0);
+	unsigned long c0 = cpu(t, &r);
+	cr_expect_eq(c0, 110);
+	cr_expect_eq(r.nprocs, 1);
+	proc(100, 1, 10, 120, 10, 0, 0, "200 ", "S");
+	proc(200, 100, 50, 40, 5, 0, 0, "", "R");
+	cr_expect_eq(cpu(t, &r) - c0, 20 + 45, "the child's 45 ticks since birth count now");
+	cr_expect_eq(r.nprocs, 2);
+	cr_expect_eq(r.read_bytes, 1600, "I/O of both");
+	rt_proctree_close(t);
+}
+
+Test(proctree, reaped_child_ticks_move_to_parent_without_spike)
+{
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	proc(100, 1, 10, 100, 0, 0, 0, "200 ", "S");
+	proc(200, 100, 50, 500, 100, 0, 0, "", "R");
+	cr_assert_eq(rt_proctree_open(&t, 100), 0);
+	unsigned long c0 = cpu(t, &r);
+	uint64_t io0 = r.read_bytes + r.write_bytes;
+	/* the child ran 10 more ticks, exited and was reaped by 100 */
+	gone(200);
+	proc(100, 1, 10, 100, 0, 510, 100, "", "S");
+	unsigned long c1 = cpu(t, &r);
+	cr_expect_eq(c1 - c0, 10, "only the 10 new ticks, not the child's lifetime");
+	cr_expect_eq(r.nprocs, 1);
+	cr_expect_eq(r.read_bytes + r.write_bytes - io0, 100, "reaped child's I/O not counted twice");
+	rt_proctree_close(t);
+}
+
+Test(proctree, zombie_is_counted_until_reaped)
+{
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	proc(100, 1, 10, 0, 0, 0, 0, "200 ", "S");
+	proc(200, 100, 50, 30, 0, 0, 0, "", "R");
+	cr_assert_eq(rt_proctree_open(&t, 100), 0);
+	unsigned long c0 = cpu(t, &r);
+	proc(200, 100, 50, 35, 0, 0, 0, "", "Z");
+	cr_expect_eq(cpu(t, &r) - c0, 5);
+	cr_expect_eq(r.nprocs, 2);
+	gone(200);
+	proc(100, 1, 10, 0, 0, 35, 0, "", "S");
+	cr_expect_eq(cpu(t, &r) - c0, 5, "reaping moves ticks, adds none");
+	rt_proctree_close(t);
+}
+
+Test(proctree, grandchild_reparented_to_a_member_stays_counted)
+{
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	proc(100, 1, 10, 0, 0, 0, 0, "200 ", "S");
+	proc(200, 100, 20, 10, 0, 0, 0, "300 ", "S");
+	proc(300, 200, 30, 10, 0, 0, 0, "", "R");
+	cr_assert_eq(rt_proctree_open(&t, 100), 0);
+	unsigned long c0 = cpu(t, &r);
+	/* 200 exits (reaped by 100 with its 10 ticks); 300 moves under 100 */
+	gone(200);
+	proc(100, 1, 10, 0, 0, 10, 0, "300 ", "S");
+	proc(300, 100, 30, 25, 0, 0, 0, "", "R");
+	cr_expect_eq(cpu(t, &r) - c0, 15);
+	cr_expect_eq(r.nprocs, 2);
+	rt_proctree_close(t);
+}
+
+Test(proctree, pid_reuse_is_a_new_process)
+{
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	proc(100, 1, 10, 0, 0, 0, 0, "300 ", "S");
+	proc(300, 100, 30, 40, 0, 0, 0, "", "R");
+	cr_assert_eq(rt_proctree_open(&t, 100), 0);
+	unsigned long c0 = cpu(t, &r);
+	/* 300 was reaped by 100 (40 ticks), a new 300 (born later) has 5 */
+	proc(100, 1, 10, 0, 0, 40, 0, "300 ", "S");
+	proc(300, 100, 99, 5, 0, 0, 0, "", "R");
+	cr_expect_eq(cpu(t, &r) - c0, 5);
+	rt_proctree_close(t);
+}
+
+Test(proctree, root_exit_keeps_totals_and_zeroes_the_tree)
+{
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	proc(100, 1, 10, 70, 0, 0, 0, "", "S");
+	cr_assert_eq(rt_proctree_open(&t, 100), 0);
+	unsigned long c0 = cpu(t, &r);
+	gone(100); /* reaped by its parent, outside the tree */
+	cr_expect_eq(cpu(t, &r), c0, "no drop, no jump");
+	cr_expect_eq(r.nprocs, 0);
+	cr_expect_eq(r.pss_kb, 0);
+	rt_proctree_close(t);
+}
+
+Test(proctree, hostile_stat_and_children_files_are_survived)
+{
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	proc(100, 1, 10, 5, 0, 0, 0, "100 100 99999999999 abc 200", "S");
+	proc(200, 100, 20, 5, 0, 0, 0, "", "S");
+	char path[600];
+	snprintf(path, sizeof(path), "%s/proc/200/stat", root);
+	FILE *f = fopen(path, "w");
+	fprintf(f, "200 (unterminated");
+	fclose(f);
+	cr_assert_eq(rt_proctree_open(&t, 100), 0);
+	cr_expect_eq(cpu(t, &r), 5, "a loop and garbage: root counted once, garbage skipped");
+	cr_expect_eq(r.nprocs, 1);
+	rt_proctree_close(t);
+}
