@@ -109,7 +109,7 @@ int rt_follow(struct rt_emitter *e, uint64_t start)
 	uint64_t missing_since = mono_ns();
 	/* poll a few times per interval: latency well under one interval */
 	uint64_t pollns = (uint64_t)(e->interval * 1e9 / 4);
-	pollns = pollns < 5000000ull ? 5000000ull : pollns > 200000000ull ? 200000000ull : pollns;
+	pollns = pollns < 5000000ull ? 5000000ull : pollns > 50000000ull ? 50000000ull : pollns;
 	int rc = 0, done = 0;
 	while (!done && !rc) {
 		if (!ring && rt_ring_open(path, &ring) != 0)

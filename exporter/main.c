@@ -182,8 +182,14 @@ static int finish(struct rt_sink *k, int rc)
 	int frc = rt_sink_flush(k);
 	if (!rc)
 		rc = frc;
-	if (k->failed == EPIPE)
+	if (k->failed == EPIPE) {
+		/* replay | head is normal; a live stream losing its reader is worth a line */
+		if (k->line_flush)
+			rt_say("output closed (broken pipe); the run is still being recorded, "
+			       "replay it "
+			       "with: rt-export replay latest");
 		return 0;
+	}
 	if (k->failed) {
 		rt_say("cannot write to %s: %s", k->name, strerror(k->failed));
 		return 1;

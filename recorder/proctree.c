@@ -23,10 +23,15 @@ struct pt_proc {
 	int32_t pid; /* 0: empty slot */
 	int32_t ppid;
 	uint64_t start;
-	uint64_t ut, st; /* utime+cutime, stime+cstime (ticks) */
-	uint64_t rd, wr; /* read_bytes, write_bytes */
-	uint64_t seen;   /* generation of the last sighting */
-	uint8_t gone;    /* departed, kept until the departure is settled */
+	uint64_t ut, st;                           /* utime+cutime, stime+cstime (ticks) */
+	uint64_t rd, wr;                           /* read_bytes, write_bytes */
+	uint64_t seen;                             /* generation of the last sighting */
+	uint64_t pss_kb, pss_for_rss;              /* last PSS and the RSS it was read at */
+	uint64_t io_for;                           /* ut+st when io was last read */
+	int fd_stat, fd_io, fd_smaps, fd_children; /* kept open, -1: none */
+	uint32_t threads;
+	uint8_t gone;  /* departed, kept until the departure is settled */
+	uint8_t fresh; /* stat descriptor not opened yet */
 };
 
 struct rt_proctree {
@@ -67,6 +72,8 @@ static struct pt_proc *insert(struct rt_proctree *t, pid_t pid)
 		i = (i + 1) & (t->cap - 1);
 	memset(&t->tab[i], 0, sizeof(t->tab[i]));
 	t->tab[i].pid = pid;
+	t->tab[i].fd_stat = t->tab[i].fd_io = t->tab[i].fd_smaps = t->tab[i].fd_children = -1;
+	t->tab[i].fresh = 1;
 	t->used++;
 	return &t->tab[i];
 }
@@ -90,9 +97,21 @@ static int grow(struct rt_proctree *t)
 	return 0;
 }
 
+static void close_fds(struct pt_proc *e)
+{
+	int *fds[4] = {&e->fd_stat, &e->fd_io, &e->fd_smaps, &e->fd_children};
+	for (int k = 0; k < 4; k++) {
+		if (*fds[k] >= 0)
+			close(*fds[k]);
+		*fds[k] = -1;
+	}
+	e->fresh = 1;
+}
+
 /* Remove an entry, re-inserting the rest of its probe cluster. */
 static void erase(struct rt_proctree *t, struct pt_proc *e)
 {
+	close_fds(e);
 	size_t i = (size_t)(e - t->tab);
 	t->tab[i].pid = 0;
 	t->used--;
@@ -118,6 +137,12 @@ int rt_proctree_open(struct rt_proctree **out, pid_t root_pid)
 	t->queue = malloc(t->qcap * sizeof(*t->queue));
 	long hz = sysconf(_SC_CLK_TCK);
 	t->hz = hz > 0 ? (uint32_t)hz : 100;
+	/* each tracked process keeps a few /proc files open: allow many */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max > 65536 ? 65536 : rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	if (!t->tab || !t->queue) {
 		rt_proctree_close(t);
 		return -ENOMEM;
@@ -130,6 +155,9 @@ void rt_proctree_close(struct rt_proctree *t)
 {
 	if (!t)
 		return;
+	for (size_t i = 0; t->tab && i < t->cap; i++)
+		if (t->tab[i].pid)
+			close_fds(&t->tab[i]);
 	free(t->tab);
 	free(t->queue);
 	free(t);
@@ -173,6 +201,23 @@ static ssize_t read_proc(struct rt_proctree *t, const char *rel)
 	ssize_t n = rt_pread_all(fd, t->buf, sizeof(t->buf));
 	close(fd);
 	return n;
+}
+
+/* Read <pid>/<file> through a descriptor kept in *fd (opened on first use;
+ * when no descriptor can be kept, read by path). */
+static ssize_t read_kept(struct rt_proctree *t, int *fd, pid_t pid, const char *file)
+{
+	char rel[96];
+	snprintf(rel, sizeof(rel), "%d/%s", pid, file);
+	if (*fd < 0) {
+		int f = rt_open(RT_PROC, rel);
+		if (f == -EMFILE || f == -ENFILE)
+			return read_proc(t, rel);
+		if (f < 0)
+			return f;
+		*fd = f;
+	}
+	return rt_pread_all(*fd, t->buf, sizeof(t->buf));
 }
 
 struct pstat {
@@ -224,9 +269,24 @@ static void push(struct rt_proctree *t, size_t *n, pid_t pid)
 	t->queue[(*n)++] = pid;
 }
 
-/* Append the children of pid (all its threads') to the queue. */
-static void children(struct rt_proctree *t, pid_t pid, uint32_t threads, size_t *n)
+static void push_children(struct rt_proctree *t, ssize_t len, size_t *n)
 {
+	const char *p = t->buf, *end = t->buf + (len > 0 ? len : 0);
+	uint64_t c;
+	while (len > 0 && rt_scan_u64(&p, end, &c) == 0)
+		if (c > 0 && c < (1u << 22) && !excluded(t, (pid_t)c))
+			push(t, n, (pid_t)c);
+}
+
+/* Append the children of pid (all its threads') to the queue. */
+static void children(struct rt_proctree *t, pid_t pid, uint32_t threads, size_t *n, int *keep)
+{
+	if (threads <= 1 && keep) {
+		char file[64];
+		snprintf(file, sizeof(file), "task/%d/children", pid);
+		push_children(t, read_kept(t, keep, pid, file), n);
+		return;
+	}
 	char rel[96];
 	pid_t tids[1] = {pid};
 	DIR *d = NULL;
@@ -251,12 +311,7 @@ static void children(struct rt_proctree *t, pid_t pid, uint32_t threads, size_t 
 			tid = tids[0];
 		}
 		snprintf(rel, sizeof(rel), "%d/task/%d/children", pid, tid);
-		ssize_t len = read_proc(t, rel);
-		const char *p = t->buf, *end = t->buf + (len > 0 ? len : 0);
-		uint64_t c;
-		while (len > 0 && rt_scan_u64(&p, end, &c) == 0)
-			if (c > 0 && c < (1u << 22) && !excluded(t, (pid_t)c))
-				push(t, n, (pid_t)c);
+		push_children(t, read_proc(t, rel), n);
 	}
 	if (d)
 		closedir(d);
@@ -286,21 +341,28 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 	if (t->root)
 		push(t, &n, t->root);
 	else
-		children(t, t->self, 1, &n);
+		children(t, t->self, 1, &n, NULL);
 	uint64_t ut = 0, st = 0, rd = 0, wr = 0, rss_kb = 0, pss_kb = 0;
 	uint32_t members = 0;
 	long page_kb = sysconf(_SC_PAGESIZE) / 1024;
 	for (size_t qi = 0; qi < n; qi++) {
 		pid_t pid = t->queue[qi];
 		char rel[64];
-		snprintf(rel, sizeof(rel), "%d/stat", pid);
-		ssize_t len = read_proc(t, rel);
 		struct pstat ps;
-		if (len <= 0 || parse_stat(t->buf, (size_t)len, &ps))
-			continue; /* gone meanwhile */
 		struct pt_proc *e = find(t, pid);
 		if (e && e->seen == t->gen)
 			continue; /* already visited (a loop in hostile data) */
+		/* through the kept descriptor; a dead process's one reads nothing */
+		ssize_t len = -1;
+		if (e && e->fd_stat >= 0 &&
+		    (len = rt_pread_all(e->fd_stat, t->buf, sizeof(t->buf))) <= 0)
+			close_fds(e);
+		if (len <= 0) {
+			snprintf(rel, sizeof(rel), "%d/stat", pid);
+			len = read_proc(t, rel);
+		}
+		if (len <= 0 || parse_stat(t->buf, (size_t)len, &ps))
+			continue; /* gone meanwhile */
 		if (e && e->start != ps.start) {
 			/* pid reused: the old process departed */
 			e->gone = 1;
@@ -315,41 +377,57 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 		}
 		if (!e && !(e = insert(t, pid)))
 			continue;
+		if (e->fresh) {
+			snprintf(rel, sizeof(rel), "%d/stat", pid);
+			int f = rt_open(RT_PROC, rel);
+			e->fd_stat = f >= 0 ? f : -1;
+			e->fresh = 0;
+		}
+		int first = e->seen == 0;
 		e->start = ps.start;
 		e->ppid = ps.ppid;
 		e->ut = ps.ut;
 		e->st = ps.st;
 		e->seen = t->gen;
-		snprintf(rel, sizeof(rel), "%d/io", pid);
-		len = read_proc(t, rel);
-		if (len > 0) { /* other users' processes: not readable, counted as 0 */
-			const char *p = strstr(t->buf, "read_bytes:");
-			const char *q = strstr(t->buf, "\nwrite_bytes:");
-			const char *end = t->buf + len;
-			uint64_t v;
-			if (p && (p += 11) && rt_scan_u64(&p, end, &v) == 0)
-				e->rd = v;
-			if (q && (q += 13) && rt_scan_u64(&q, end, &v) == 0)
-				e->wr = v;
+		/* I/O needs CPU: re-read it when the process ran (what it did
+		 * meanwhile is cumulative, so nothing is lost, only seen later) */
+		if (first || e->ut + e->st != e->io_for) {
+			len = read_kept(t, &e->fd_io, pid, "io");
+			if (len > 0) { /* other users' processes: not readable, 0 */
+				const char *p = strstr(t->buf, "read_bytes:");
+				const char *q = strstr(t->buf, "\nwrite_bytes:");
+				const char *end = t->buf + len;
+				uint64_t v;
+				if (p && (p += 11) && rt_scan_u64(&p, end, &v) == 0)
+					e->rd = v;
+				if (q && (q += 13) && rt_scan_u64(&q, end, &v) == 0)
+					e->wr = v;
+			}
+			e->io_for = e->ut + e->st;
 		}
-		uint64_t pss = 0;
-		snprintf(rel, sizeof(rel), "%d/smaps_rollup", pid);
-		len = read_proc(t, rel);
-		const char *pp = len > 0 ? strstr(t->buf, "\nPss:") : NULL;
-		if (pp) {
-			pp += 5;
-			rt_scan_u64(&pp, t->buf + len, &pss);
-		} else {
-			pss = ps.rss_pages * (uint64_t)page_kb; /* not readable: RSS */
+		/* PSS walks the page tables: only when the resident size moved */
+		if (first || ps.rss_pages != e->pss_for_rss) {
+			len = read_kept(t, &e->fd_smaps, pid, "smaps_rollup");
+			const char *pp = len > 0 ? strstr(t->buf, "\nPss:") : NULL;
+			uint64_t pss = 0;
+			if (pp) {
+				pp += 5;
+				rt_scan_u64(&pp, t->buf + len, &pss);
+			} else {
+				pss = ps.rss_pages * (uint64_t)page_kb; /* not readable: RSS */
+			}
+			e->pss_kb = pss;
+			e->pss_for_rss = ps.rss_pages;
 		}
 		ut += e->ut;
 		st += e->st;
 		rd += e->rd;
 		wr += e->wr;
 		rss_kb += ps.rss_pages * (uint64_t)page_kb;
-		pss_kb += pss;
+		pss_kb += e->pss_kb;
 		members++;
-		children(t, pid, ps.threads, &n);
+		e->threads = ps.threads;
+		children(t, pid, ps.threads, &n, &e->fd_children);
 	}
 	/* settle departures: whoever was not seen this time */
 	for (size_t i = 0; i < t->cap; i++) {

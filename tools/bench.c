@@ -30,6 +30,7 @@
 #include "rt/runmeta.h"
 #include "rt/store.h"
 #include "rt/sysroot.h"
+#include "proctree.h"
 #include "sampler.h"
 
 static double cpu_now(void)
@@ -227,6 +228,79 @@ static long stripped_size(const char *bin)
 	return sz;
 }
 
+/* CPU per rt_proctree_sample on a tree of n sleeping processes. */
+static double bench_tree(int n, int reps)
+{
+	int ready[2];
+	if (pipe(ready))
+		return -1;
+	pid_t root = fork();
+	if (root == 0) {
+		setpgid(0, 0); /* one group: killed as one below */
+		int null = open("/dev/null", O_RDWR);
+		dup2(null, 1);
+		dup2(null, 2);
+		for (int i = 1; i < n; i++)
+			if (fork() == 0) {
+				pause();
+				_exit(0);
+			}
+		if (write(ready[1], "x", 1) < 0) {
+		}
+		pause();
+		_exit(0);
+	}
+	char c;
+	if (read(ready[0], &c, 1) != 1)
+		return -1;
+	usleep(100000);
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	rt_proctree_open(&t, root);
+	rt_proctree_sample(t, &r);
+	double t0 = cpu_now();
+	for (int i = 0; i < reps; i++)
+		rt_proctree_sample(t, &r);
+	double us = (cpu_now() - t0) / reps * 1e6;
+	if ((int)r.nprocs != n)
+		printf("  (tree of %d: saw %u processes)\n", n, r.nprocs);
+	rt_proctree_close(t);
+	kill(-root, SIGKILL);
+	waitpid(root, NULL, 0);
+	close(ready[0]);
+	close(ready[1]);
+	return us;
+}
+
+/* Wall time from a wrapped command's exit to the tracker's exit. */
+static double exit_delay(const char *rec_bin, const char *store, int quiet)
+{
+	char *argv[12];
+	int a = 0;
+	argv[a++] = (char *)rec_bin;
+	if (quiet)
+		argv[a++] = "--quiet";
+	else {
+		argv[a++] = "-o";
+		argv[a++] = "/dev/null";
+	}
+	argv[a++] = "--store";
+	argv[a++] = (char *)store;
+	argv[a++] = "--";
+	argv[a++] = "true";
+	argv[a] = NULL;
+	double best = 1e9, total = 0;
+	for (int i = 0; i < 10; i++) {
+		double cpu, wall;
+		if (run_cmd(argv, &cpu, &wall))
+			return -1;
+		total += wall;
+		if (wall < best)
+			best = wall;
+	}
+	return total / 10;
+}
+
 int main(int argc, char **argv)
 {
 	int quick = argc > 1 && !strcmp(argv[1], "--quick");
@@ -363,6 +437,22 @@ int main(int argc, char **argv)
 	printf("  of which anon / file / shmem                       %ld / %ld / %ld KiB\n", anon,
 	       file, shmem);
 	printf("  Pss / private (unshared) pages                     %ld / %ld KiB\n\n", pss, priv);
+
+	printf("Process tree (CPU per sample of the tree walk, back to back):\n");
+	int sizes[3] = {1, 100, 1000};
+	for (int i = 0; i < 3; i++) {
+		double us = bench_tree(sizes[i], quick ? 20 : 200);
+		printf("  %4d processes                                     %8.1f us  (%.2f us per "
+		       "process)\n",
+		       sizes[i], us, us / sizes[i]);
+	}
+	char store3[4300];
+	snprintf(store3, sizeof(store3), "%s/store3", tmp);
+	printf("Wrapper: resource-tracker -- true, command start to tracker exit (mean of 10):\n");
+	printf("  --quiet                                            %8.1f ms\n",
+	       exit_delay(rec_bin, store3, 1) * 1e3);
+	printf("  with output (waits for rt-export to drain)         %8.1f ms\n\n",
+	       exit_delay(rec_bin, store3, 0) * 1e3);
 
 	printf("Stripped binaries:\n");
 	printf("  rt-recorder                                        %8ld B\n",
