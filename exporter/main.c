@@ -184,7 +184,7 @@ static int finish(struct rt_sink *k, int rc)
 		rc = frc;
 	if (k->failed == EPIPE) {
 		/* replay | head is normal; a live stream losing its reader is worth a line */
-		if (k->line_flush)
+		if (k->line_flush && k->fd != 1)
 			rt_say("output closed (broken pipe); the run is still being recorded, "
 			       "replay it "
 			       "with: rt-export replay latest");
