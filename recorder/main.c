@@ -369,6 +369,8 @@ int main(int argc, char **argv)
 			meta.has_exit_code = 1;
 			meta.exit_code = code;
 			finish_run(store, &s, &meta, &mb, -1);
+			rt_proctree_close(tree);
+			rt_config_free(&cfg);
 			return code;
 		}
 		s.tracked_pid = (int32_t)cmd;
