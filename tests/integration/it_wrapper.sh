@@ -73,3 +73,31 @@ assert all(r["tracked_pid"] == int(sys.argv[2]) for r in rows)
 assert rows[-1]["cpu"]["process_child_count"] == 0 and rows[-1]["cpu"]["process_cores_used"] == 0
 PY
 ok "--pid"
+
+# Ctrl-C on a terminal reaches the command once (not once from the tty and
+# again from the tracker), and the tracker exits with the command's code
+python3 - "$RT" "$T/ctrlc" <<'PY' || fail "Ctrl-C on a terminal"
+import os, pty, sys, time
+rt, log = sys.argv[1], sys.argv[2]
+script = 'trap "echo INT >> %s" INT; i=0; while [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done; exit 7' % log
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(rt, [rt, "--quiet", "--", "sh", "-c", script])
+time.sleep(0.4)
+os.write(fd, b"\x03")
+out = b""
+while True:
+    try:
+        chunk = os.read(fd, 1024)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+_, status = os.waitpid(pid, 0)
+code = os.waitstatus_to_exitcode(status)
+lines = open(log).read().split()
+assert lines == ["INT"], "the command saw SIGINT %d times" % len(lines)
+assert code == 7, "exit code %d" % code
+PY
+ok "Ctrl-C on a terminal: delivered once"
