@@ -47,6 +47,11 @@ struct rt_proctree {
 	uint32_t hz;
 	pid_t *queue;
 	size_t qcap;
+	/* kernels without CONFIG_PROC_CHILDREN: children come from one scan
+	 * of every /proc/<pid>/stat per sample (pid, ppid pairs) */
+	int scan_mode;
+	pid_t (*pairs)[2];
+	size_t npairs, pcap;
 	char buf[8192];
 };
 
@@ -160,6 +165,7 @@ void rt_proctree_close(struct rt_proctree *t)
 			close_fds(&t->tab[i]);
 	free(t->tab);
 	free(t->queue);
+	free(t->pairs);
 	free(t);
 }
 
@@ -269,6 +275,41 @@ static void push(struct rt_proctree *t, size_t *n, pid_t pid)
 	t->queue[(*n)++] = pid;
 }
 
+/* Fill t->pairs with (pid, ppid) of every process: the fallback when the
+ * kernel has no children files. */
+static void scan_all(struct rt_proctree *t)
+{
+	char path[4200];
+	t->npairs = 0;
+	if (rt_path(path, sizeof(path), RT_PROC, "") != 0)
+		return;
+	DIR *d = opendir(path);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		char rel[300];
+		snprintf(rel, sizeof(rel), "%s/stat", e->d_name);
+		ssize_t len = read_proc(t, rel);
+		struct pstat ps;
+		if (len <= 0 || parse_stat(t->buf, (size_t)len, &ps))
+			continue;
+		if (t->npairs == t->pcap) {
+			size_t cap = t->pcap ? t->pcap * 2 : 1024;
+			void *p = realloc(t->pairs, cap * sizeof(*t->pairs));
+			if (!p)
+				break;
+			t->pairs = p;
+			t->pcap = cap;
+		}
+		t->pairs[t->npairs][0] = (pid_t)atoi(e->d_name);
+		t->pairs[t->npairs][1] = ps.ppid;
+		t->npairs++;
+	}
+	if (d)
+		closedir(d);
+}
+
 static void push_children(struct rt_proctree *t, ssize_t len, size_t *n)
 {
 	const char *p = t->buf, *end = t->buf + (len > 0 ? len : 0);
@@ -281,10 +322,25 @@ static void push_children(struct rt_proctree *t, ssize_t len, size_t *n)
 /* Append the children of pid (all its threads') to the queue. */
 static void children(struct rt_proctree *t, pid_t pid, uint32_t threads, size_t *n, int *keep)
 {
+	if (t->scan_mode) {
+		for (size_t i = 0; i < t->npairs; i++)
+			if (t->pairs[i][1] == pid && !excluded(t, t->pairs[i][0]))
+				push(t, n, t->pairs[i][0]);
+		return;
+	}
 	if (threads <= 1 && keep) {
 		char file[64];
 		snprintf(file, sizeof(file), "task/%d/children", pid);
-		push_children(t, read_kept(t, keep, pid, file), n);
+		ssize_t len = read_kept(t, keep, pid, file);
+		if (len == -ENOENT && !t->scan_mode) {
+			/* the process exists (its stat was read) but has no children
+			 * file: this kernel lacks CONFIG_PROC_CHILDREN */
+			t->scan_mode = 1;
+			scan_all(t);
+			children(t, pid, threads, n, keep);
+			return;
+		}
+		push_children(t, len, n);
 		return;
 	}
 	char rel[96];
@@ -311,7 +367,14 @@ static void children(struct rt_proctree *t, pid_t pid, uint32_t threads, size_t 
 			tid = tids[0];
 		}
 		snprintf(rel, sizeof(rel), "%d/task/%d/children", pid, tid);
-		push_children(t, read_proc(t, rel), n);
+		ssize_t len = read_proc(t, rel);
+		if (len == -ENOENT && tid == pid && !d) {
+			t->scan_mode = 1; /* no CONFIG_PROC_CHILDREN, see above */
+			scan_all(t);
+			children(t, pid, threads, n, keep);
+			return;
+		}
+		push_children(t, len, n);
 	}
 	if (d)
 		closedir(d);
@@ -338,6 +401,8 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 {
 	t->gen++;
 	size_t n = 0;
+	if (t->scan_mode)
+		scan_all(t);
 	if (t->root)
 		push(t, &n, t->root);
 	else

@@ -202,3 +202,17 @@ Test(proctree, hostile_stat_and_children_files_are_survived)
 	cr_expect_eq(r.nprocs, 1);
 	rt_proctree_close(t);
 }
+
+Test(proctree, kernels_without_children_files_fall_back_to_a_scan)
+{
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	proc(100, 1, 10, 5, 0, 0, 0, "", "S");
+	proc(200, 100, 20, 7, 0, 0, 0, "", "S");
+	proc(300, 1, 30, 1000, 0, 0, 0, "", "S"); /* not ours */
+	sh("rm -f %s/proc/*/task/*/children", root);
+	cr_assert_eq(rt_proctree_open(&t, 100), 0);
+	cr_expect_eq(cpu(t, &r), 12);
+	cr_expect_eq(r.nprocs, 2);
+	rt_proctree_close(t);
+}
