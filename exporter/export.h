@@ -50,6 +50,7 @@ struct rt_sink {
 	int own_fd;
 	int line_flush; /* write each line at once (live output) */
 	int failed;     /* errno of the first write error, reported once */
+	int memory;     /* collect in buf, never write (batches) */
 	struct rt_buf buf;
 	const char *name;
 };
@@ -100,6 +101,8 @@ struct rt_replay_opts {
 	uint64_t every;          /* >= 1 */
 };
 int rt_replay(struct rt_emitter *e, const struct rt_replay_opts *o);
+/* Lines for seq first_line..last_line (header first, for CSV). */
+int rt_replay_range(struct rt_emitter *e, uint64_t first_line, uint64_t last_line);
 
 /* Follow run from line seq `start` (>= 1) until the run ends or its
  * recorder dies. */

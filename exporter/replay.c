@@ -55,6 +55,41 @@ static int replay_cb(void *vctx, uint64_t seq, const void *bytes, size_t len)
 	return 0;
 }
 
+/* Lines for seq start, start+every, ... <= end; bases from first on. */
+static int replay_lines(struct rt_emitter *e, uint64_t first, uint64_t start, uint64_t end,
+                        uint64_t every)
+{
+	if (start > end)
+		return 0;
+	struct replay_ctx x = {.e = e, .every = every, .next_line = start};
+	x.prev_seq = (start < every || start - every < first) ? first : start - every;
+	if (rt_recbuf_init(&x.prev) || rt_recbuf_init(&x.cur)) {
+		rt_recbuf_free(&x.prev);
+		rt_recbuf_free(&x.cur);
+		return -ENOMEM;
+	}
+	int rc = rt_store_scan(e->store, e->run, x.prev_seq, end, replay_cb, &x);
+	rt_recbuf_free(&x.prev);
+	rt_recbuf_free(&x.cur);
+	if (x.err)
+		return x.err;
+	return rc < 0 ? rc : 0;
+}
+
+int rt_replay_range(struct rt_emitter *e, uint64_t first_line, uint64_t last_line)
+{
+	uint64_t first, last;
+	rt_emit_header(e);
+	int rc = rt_store_seq_bounds(e->store, e->run, &first, &last);
+	if (rc == RT_E_NOTFOUND)
+		return 0;
+	if (rc)
+		return rc;
+	if (first_line <= first)
+		first_line = first + 1;
+	return replay_lines(e, first, first_line, last_line < last ? last_line : last, 1);
+}
+
 int rt_replay(struct rt_emitter *e, const struct rt_replay_opts *o)
 {
 	uint64_t first, last;
@@ -67,37 +102,21 @@ int rt_replay(struct rt_emitter *e, const struct rt_replay_opts *o)
 	uint64_t every = o->every ? o->every : 1;
 	uint64_t start = first + every; /* first line: its base is the first sample */
 	if (o->from_ns) {
-		uint64_t s;
-		rc = rt_store_seq_at_time(e->store, e->run, o->from_ns, &s);
+		uint64_t sq;
+		rc = rt_store_seq_at_time(e->store, e->run, o->from_ns, &sq);
 		if (rc == RT_E_NOTFOUND)
 			return 0;
 		if (rc)
 			return rc;
-		if (s > start)
-			start = s;
+		if (sq > start)
+			start = sq;
 	}
 	uint64_t end = last;
 	if (o->to_ns) {
-		uint64_t s;
-		rc = rt_store_seq_at_time(e->store, e->run, o->to_ns + 1, &s);
+		uint64_t sq;
+		rc = rt_store_seq_at_time(e->store, e->run, o->to_ns + 1, &sq);
 		if (rc == 0)
-			end = s ? s - 1 : 0;
+			end = sq ? sq - 1 : 0;
 	}
-	if (start > end)
-		return 0;
-	struct replay_ctx x = {.e = e, .every = every, .next_line = start};
-	x.prev_seq = start - every < first ? first : start - every;
-	if (start < every || start - every < first)
-		x.prev_seq = first;
-	if (rt_recbuf_init(&x.prev) || rt_recbuf_init(&x.cur)) {
-		rt_recbuf_free(&x.prev);
-		rt_recbuf_free(&x.cur);
-		return -ENOMEM;
-	}
-	rc = rt_store_scan(e->store, e->run, x.prev_seq, end, replay_cb, &x);
-	rt_recbuf_free(&x.prev);
-	rt_recbuf_free(&x.cur);
-	if (x.err)
-		return x.err;
-	return rc < 0 ? rc : 0;
+	return replay_lines(e, first, start, end, every);
 }
