@@ -43,6 +43,8 @@ void rt_run_free(struct rt_runinfo *ri);
 int rt_run_recorder_alive(struct rt_store *s, uint64_t run);
 int rt_cmd_runs(struct rt_store *s);
 int rt_cmd_show(struct rt_store *s, const char *spec);
+/* upload.c: `rt-export upload RUN` (exit status). */
+int rt_cmd_upload(struct rt_store *s, const char *spec);
 
 /* ---- output.c ---- */
 struct rt_sink {

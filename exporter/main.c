@@ -209,11 +209,13 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	const char *v = a.verb;
 	int is_stream = !strcmp(v, "replay") || !strcmp(v, "tail") || !strcmp(v, "live");
-	if (strcmp(v, "runs") && strcmp(v, "show") && !is_stream) {
-		rt_say("unknown verb '%s' (verbs: runs, show, replay, tail, live)", v);
+	if (strcmp(v, "runs") && strcmp(v, "show") && strcmp(v, "upload") && !is_stream) {
+		rt_say("unknown verb '%s' (verbs: runs, show, replay, tail, live, upload)", v);
 		return 2;
 	}
-	if ((!strcmp(v, "show") || !strcmp(v, "replay") || !strcmp(v, "live")) && !a.run) {
+	if ((!strcmp(v, "show") || !strcmp(v, "replay") || !strcmp(v, "live") ||
+	     !strcmp(v, "upload")) &&
+	    !a.run) {
 		rt_say("%s needs a RUN (an id from 'rt-export runs', or 'latest')", v);
 		return 2;
 	}
@@ -228,6 +230,8 @@ int main(int argc, char **argv)
 		rc = rt_cmd_runs(s) ? 1 : 0;
 	} else if (!strcmp(v, "show")) {
 		rc = rt_cmd_show(s, a.run) ? 1 : 0;
+	} else if (!strcmp(v, "upload")) {
+		rc = rt_cmd_upload(s, a.run);
 	} else {
 		struct rt_runinfo ri;
 		int live = !strcmp(v, "live");

@@ -2,7 +2,7 @@
 """sentinel_server.py - a Sentinel API test server for rt's tests (stdlib only).
 
     sentinel_server.py PORT LOG [--bucket B] [--fail-start N] [--fail-finish N]
-                                [--expire-secs S]
+                                [--expire-secs S] [--secret SECRET]
 
 Implements POST /runs, /runs/{id}/refresh-credentials and /runs/{id}/finish
 as the backend does (reference.md section 4), issues credentials accepted by
@@ -21,13 +21,14 @@ opts = dict(zip(args[2::2], args[3::2]))
 bucket = opts.get("--bucket", "rt-test")
 fails = {"start": int(opts.get("--fail-start", 0)), "finish": int(opts.get("--fail-finish", 0))}
 expire = int(opts.get("--expire-secs", 3600))
+secret = opts.get("--secret", "S3RVER")  # a wrong one proves S3 checks signatures
 token = __import__("os").environ.get("SENTINEL_TEST_TOKEN", "test-token")
 lock = threading.Lock()
 
 
 def creds():
     exp = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=expire)
-    return {"access_key": "S3RVER", "secret_key": "S3RVER",
+    return {"access_key": "S3RVER", "secret_key": secret,
             "session_token": "tok-" + uuid.uuid4().hex,
             "expiration": exp.strftime("%Y-%m-%dT%H:%M:%SZ")}
 

@@ -1,0 +1,167 @@
+/*
+ * checkpoint.c - the uploader's state, one small JSON file per run next to
+ * the store (never inside the recorder's LMDB environment): the Sentinel
+ * run id, bucket, prefix, credentials, the first seq not yet confirmed by
+ * S3 and the confirmed object URIs. It only moves forward after S3 (or
+ * Sentinel, for finish) confirmed, and is replaced atomically.
+ */
+#define _GNU_SOURCE
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "net.h"
+#include "rt/common.h"
+
+static void cp_path(char *buf, size_t cap, const char *dir, uint64_t run, const char *ext)
+{
+	snprintf(buf, cap, "%s/upload/%llu.%s", dir, (unsigned long long)run, ext);
+}
+
+static void copy_str(char *dst, size_t cap, const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	dst[0] = '\0';
+	if (cJSON_IsString(v) && strlen(v->valuestring) < cap)
+		snprintf(dst, cap, "%s", v->valuestring);
+}
+
+int rt_checkpoint_load(const char *dir, uint64_t run, struct rt_checkpoint *cp)
+{
+	memset(cp, 0, sizeof(*cp));
+	cp->next_seq = 1;
+	char path[4200];
+	cp_path(path, sizeof(path), dir, run, "json");
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return errno == ENOENT ? 0 : -errno;
+	static char buf[16 << 20];
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	cJSON *o = cJSON_Parse(buf);
+	if (!o)
+		return RT_E_CORRUPT;
+	copy_str(cp->sentinel_run, sizeof(cp->sentinel_run), o, "sentinel_run");
+	copy_str(cp->bucket, sizeof(cp->bucket), o, "bucket");
+	copy_str(cp->prefix, sizeof(cp->prefix), o, "prefix");
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "credentials");
+	copy_str(cp->creds.access_key, sizeof(cp->creds.access_key), c, "access_key");
+	copy_str(cp->creds.secret_key, sizeof(cp->creds.secret_key), c, "secret_key");
+	copy_str(cp->creds.session_token, sizeof(cp->creds.session_token), c, "session_token");
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(c, "expires_s");
+	if (cJSON_IsNumber(e) && e->valuedouble > 0)
+		cp->creds.expires_ns = (uint64_t)e->valuedouble * 1000000000ull;
+	const cJSON *ns = cJSON_GetObjectItemCaseSensitive(o, "next_seq");
+	if (cJSON_IsNumber(ns) && ns->valuedouble >= 1)
+		cp->next_seq = (uint64_t)ns->valuedouble;
+	cp->finished = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "finished"));
+	const cJSON *u;
+	cJSON_ArrayForEach(u, cJSON_GetObjectItemCaseSensitive(o, "uris"))
+	{
+		if (cJSON_IsString(u) && rt_checkpoint_add_uri(cp, u->valuestring)) {
+			cJSON_Delete(o);
+			return -ENOMEM;
+		}
+	}
+	cJSON_Delete(o);
+	return 0;
+}
+
+int rt_checkpoint_add_uri(struct rt_checkpoint *cp, const char *uri)
+{
+	for (size_t i = 0; i < cp->nuris; i++)
+		if (!strcmp(cp->uris[i], uri))
+			return 0; /* a re-sent batch: same key, listed once */
+	if (cp->nuris >= RT_CP_MAX_URIS)
+		return -ENOSPC;
+	char **u = realloc(cp->uris, (cp->nuris + 1) * sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	cp->uris = u;
+	if (!(cp->uris[cp->nuris] = strdup(uri)))
+		return -ENOMEM;
+	cp->nuris++;
+	return 0;
+}
+
+void rt_checkpoint_free(struct rt_checkpoint *cp)
+{
+	for (size_t i = 0; i < cp->nuris; i++)
+		free(cp->uris[i]);
+	free(cp->uris);
+	cp->uris = NULL;
+	cp->nuris = 0;
+}
+
+int rt_checkpoint_save(const char *dir, uint64_t run, const struct rt_checkpoint *cp)
+{
+	char path[4200], tmp[4300], updir[4200];
+	snprintf(updir, sizeof(updir), "%s/upload", dir);
+	if (mkdir(updir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	cp_path(path, sizeof(path), dir, run, "json");
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "sentinel_run", cp->sentinel_run);
+	cJSON_AddStringToObject(o, "bucket", cp->bucket);
+	cJSON_AddStringToObject(o, "prefix", cp->prefix);
+	cJSON *c = cJSON_AddObjectToObject(o, "credentials");
+	cJSON_AddStringToObject(c, "access_key", cp->creds.access_key);
+	cJSON_AddStringToObject(c, "secret_key", cp->creds.secret_key);
+	cJSON_AddStringToObject(c, "session_token", cp->creds.session_token);
+	cJSON_AddNumberToObject(c, "expires_s", (double)(cp->creds.expires_ns / 1000000000ull));
+	cJSON_AddNumberToObject(o, "next_seq", (double)cp->next_seq);
+	cJSON_AddBoolToObject(o, "finished", cp->finished);
+	cJSON *u = cJSON_AddArrayToObject(o, "uris");
+	for (size_t i = 0; i < cp->nuris; i++)
+		cJSON_AddItemToArray(u, cJSON_CreateString(cp->uris[i]));
+	char *txt = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!txt)
+		return -ENOMEM;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int rc = 0;
+	if (fd < 0) {
+		rc = -errno;
+	} else {
+		size_t len = strlen(txt), off = 0;
+		while (off < len && rc == 0) {
+			ssize_t w = write(fd, txt + off, len - off);
+			if (w < 0 && errno != EINTR)
+				rc = -errno;
+			else if (w > 0)
+				off += (size_t)w;
+		}
+		if (rc == 0 && fsync(fd) < 0)
+			rc = -errno;
+		close(fd);
+		if (rc == 0 && rename(tmp, path) < 0)
+			rc = -errno;
+	}
+	free(txt);
+	return rc;
+}
+
+int rt_checkpoint_lock(const char *dir, uint64_t run, int *fd)
+{
+	char path[4200], updir[4200];
+	snprintf(updir, sizeof(updir), "%s/upload", dir);
+	if (mkdir(updir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	cp_path(path, sizeof(path), dir, run, "lock");
+	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (*fd < 0)
+		return -errno;
+	if (flock(*fd, LOCK_EX | LOCK_NB) < 0) {
+		close(*fd);
+		return -EBUSY;
+	}
+	return 0;
+}

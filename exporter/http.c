@@ -1,0 +1,102 @@
+/* http.c - a small libcurl wrapper with connection reuse (see net.h). */
+#include <curl/curl.h>
+#include <string.h>
+#include <strings.h>
+
+#include "net.h"
+
+static CURL *handle; /* reused: keeps connections alive between requests */
+
+int rt_url_allowed(const char *url)
+{
+	if (!strncmp(url, "https://", 8))
+		return 1;
+	if (strncmp(url, "http://", 7))
+		return 0;
+	const char *h = url + 7;
+	return !strncmp(h, "127.0.0.1", 9) || !strncmp(h, "localhost", 9) ||
+	       !strncmp(h, "[::1]", 5);
+}
+
+static size_t on_body(char *p, size_t sz, size_t n, void *ud)
+{
+	struct rt_buf *b = ud;
+	rt_buf_put(b, p, sz * n);
+	return b->oom ? 0 : sz * n;
+}
+
+static size_t on_header(char *p, size_t sz, size_t n, void *ud)
+{
+	struct rt_http_resp *r = ud;
+	size_t len = sz * n;
+	const char *k = "x-amz-bucket-region:";
+	if (len > strlen(k) && !strncasecmp(p, k, strlen(k))) {
+		const char *v = p + strlen(k);
+		while (*v == ' ')
+			v++;
+		size_t m = strcspn(v, "\r\n");
+		if (m < sizeof(r->amz_region)) {
+			memcpy(r->amz_region, v, m);
+			r->amz_region[m] = '\0';
+		}
+	}
+	return len;
+}
+
+int rt_http(const char *method, const char *url, const char *const *headers, const void *body,
+            size_t len, long timeout_s, struct rt_http_resp *resp)
+{
+	memset(resp, 0, sizeof(*resp));
+	if (!rt_url_allowed(url)) {
+		snprintf(resp->err, sizeof(resp->err),
+		         "refusing plain http to a non-loopback address (use https)");
+		return -1;
+	}
+	if (!handle) {
+		curl_global_init(CURL_GLOBAL_DEFAULT);
+		handle = curl_easy_init();
+		if (!handle) {
+			snprintf(resp->err, sizeof(resp->err), "cannot initialise libcurl");
+			return -1;
+		}
+	}
+	CURL *c = handle;
+	curl_easy_reset(c);
+	struct curl_slist *hl = NULL;
+	for (int i = 0; headers && headers[i]; i++)
+		hl = curl_slist_append(hl, headers[i]);
+	hl = curl_slist_append(hl, "Expect:"); /* no 100-continue round trip */
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, timeout_s < 10 ? timeout_s : 10L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp->body);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, resp);
+	if (!strcmp(method, "HEAD")) {
+		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+	} else if (!strcmp(method, "PUT") || !strcmp(method, "POST")) {
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body ? body : "");
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	}
+	CURLcode rc = curl_easy_perform(c);
+	curl_slist_free_all(hl);
+	if (rc != CURLE_OK) {
+		snprintf(resp->err, sizeof(resp->err), "%s", curl_easy_strerror(rc));
+		return -1;
+	}
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp->status);
+	rt_buf_put(&resp->body, "", 0); /* NUL-terminated even when empty */
+	return 0;
+}
+
+void rt_http_resp_free(struct rt_http_resp *r)
+{
+	rt_buf_free(&r->body);
+}

@@ -1,0 +1,85 @@
+/*
+ * net.h - HTTP (libcurl), S3 PUT with SigV4, the Sentinel API client and
+ * the upload checkpoint, for `rt-export upload`.
+ *
+ * Nothing here runs unless SENTINEL_API_TOKEN is set: without it rt makes
+ * no network connection at all. The token is read from the environment
+ * only and never printed, logged or stored.
+ */
+#ifndef RT_NET_H
+#define RT_NET_H
+
+#include <stdint.h>
+
+#include "rt/fmt.h"
+
+/* ---- http.c ---- */
+struct rt_http_resp {
+	long status; /* 0: no response (network error) */
+	struct rt_buf body;
+	char amz_region[64]; /* x-amz-bucket-region, when present */
+	char err[256];       /* curl's reason when status is 0 */
+};
+
+/* One request. headers: NULL-terminated "Name: value" list. URLs must be
+ * https, or http to a loopback address (test servers). Returns 0 when a
+ * response arrived (any status), -1 otherwise (reason in resp->err). */
+int rt_http(const char *method, const char *url, const char *const *headers, const void *body,
+            size_t len, long timeout_s, struct rt_http_resp *resp);
+void rt_http_resp_free(struct rt_http_resp *r);
+/* Whether url is https, or http to 127.0.0.1 / localhost / [::1]. */
+int rt_url_allowed(const char *url);
+
+/* ---- checkpoint.c ---- */
+#define RT_CP_MAX_URIS 100000
+
+struct rt_creds {
+	char access_key[256], secret_key[256], session_token[4096];
+	uint64_t expires_ns; /* 0: unknown */
+};
+
+struct rt_checkpoint {
+	char sentinel_run[128]; /* "" until start succeeded */
+	char bucket[64];
+	char prefix[512]; /* key prefix inside the bucket, no slashes at ends */
+	struct rt_creds creds;
+	uint64_t next_seq; /* first sample not confirmed by S3 */
+	char **uris;       /* confirmed objects, s3://bucket/key */
+	size_t nuris;
+	int finished; /* finish confirmed by Sentinel */
+};
+
+/* <store>/upload/<run>.json; missing file: a fresh checkpoint. */
+int rt_checkpoint_load(const char *store_dir, uint64_t run, struct rt_checkpoint *cp);
+/* Written to a temporary file, fsync'ed and renamed over: never torn. 0600. */
+int rt_checkpoint_save(const char *store_dir, uint64_t run, const struct rt_checkpoint *cp);
+int rt_checkpoint_add_uri(struct rt_checkpoint *cp, const char *uri);
+void rt_checkpoint_free(struct rt_checkpoint *cp);
+/* Exclusive lock for one uploader per run; -EBUSY when another holds it. */
+int rt_checkpoint_lock(const char *store_dir, uint64_t run, int *fd);
+
+/* ---- sentinel.c ---- */
+struct rt_sentinel {
+	const char *base;  /* SENTINEL_API_URL */
+	const char *token; /* SENTINEL_API_TOKEN */
+};
+
+/* POST /runs with body (JSON). Fills run id, bucket, prefix, creds after
+ * validating them. Returns 0, the HTTP status (> 0) of a refusal, or -1
+ * when the server could not be reached (msg says why). */
+int rt_sentinel_start(const struct rt_sentinel *s, const char *body, struct rt_checkpoint *cp,
+                      char *msg, size_t msgcap);
+int rt_sentinel_refresh(const struct rt_sentinel *s, struct rt_checkpoint *cp, char *msg,
+                        size_t msgcap);
+/* POST /runs/{id}/finish with body (gzip'ed when gzip). */
+int rt_sentinel_finish(const struct rt_sentinel *s, const struct rt_checkpoint *cp,
+                       const struct rt_buf *body, int gzip, char *msg, size_t msgcap);
+
+/* ---- s3.c ---- */
+/* PUT data under key. endpoint: TRACKER_S3_ENDPOINT (path-style) or NULL
+ * (https://bucket.s3.region.amazonaws.com). Returns the HTTP status, or -1
+ * when S3 could not be reached (msg says why). */
+int rt_s3_put(const char *endpoint, const char *region, const struct rt_checkpoint *cp,
+              const char *key, const void *data, size_t len, char *msg, size_t msgcap);
+
+#endif

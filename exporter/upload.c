@@ -1,0 +1,336 @@
+/*
+ * upload.c - `rt-export upload RUN`: stream a run to S3 through Sentinel.
+ *
+ * Start the Sentinel run (once: its id is checkpointed), then repeatedly
+ * gzip the samples not yet confirmed into one batch object keyed by its
+ * first seq, PUT it with SigV4, and advance the checkpoint only after S3
+ * confirmed. A crash before the checkpoint moved re-sends the batch under
+ * the same key, so the bucket holds every sample exactly once. When the run
+ * has ended and everything is confirmed, call finish (the S3 URIs, or the
+ * CSV inline when nothing was ever uploaded) and exit 0. Failures are
+ * retried without limit with exponential backoff and jitter, one warning
+ * per outage.
+ */
+#define _GNU_SOURCE
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "batch.h"
+#include "export.h"
+#include "net.h"
+#include "rt/common.h"
+
+static uint64_t now_ns(int mono)
+{
+	struct timespec ts;
+	clock_gettime(mono ? CLOCK_MONOTONIC : CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct retry {
+	int failures;
+	int outage; /* a warning was printed for this outage */
+	const char *what;
+};
+
+/* Sleep before the next attempt: 0.5 s doubling to 30 s, with jitter. */
+static void backoff(struct retry *r, const char *why)
+{
+	if (!r->outage) {
+		rt_say("%s failed (%s); retrying until it succeeds", r->what, why);
+		r->outage = 1;
+	}
+	double d = 0.5;
+	for (int i = 0; i < r->failures && d < 30; i++)
+		d *= 2;
+	if (d > 30)
+		d = 30;
+	d *= 0.5 + (double)random() / RAND_MAX / 2;
+	r->failures++;
+	struct timespec ts = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
+	nanosleep(&ts, NULL);
+}
+
+static void recovered(struct retry *r)
+{
+	if (r->outage)
+		rt_say("%s succeeded again", r->what);
+	r->failures = r->outage = 0;
+}
+
+static int retryable(int status)
+{
+	return status < 0 || status >= 500 || status == 408 || status == 429;
+}
+
+/* The start body: metadata, tags, command, host (reference.md §4). */
+static char *start_body(const struct rt_runinfo *ri)
+{
+	cJSON *m = cJSON_Parse(ri->meta_json), *b = cJSON_CreateObject();
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(m, "metadata"), *it;
+	cJSON_ArrayForEach(it, md)
+	{
+		if (cJSON_IsString(it))
+			cJSON_AddStringToObject(b, it->string, it->valuestring);
+	}
+	cJSON *tags = cJSON_GetObjectItemCaseSensitive(m, "tags");
+	cJSON_AddItemToObject(b, "tags", tags ? cJSON_Duplicate(tags, 1) : cJSON_CreateArray());
+	const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(m, "command");
+	if (cJSON_IsArray(cmd)) {
+		char *s = cJSON_PrintUnformatted(cmd);
+		cJSON_AddStringToObject(b, "command", s ? s : "[]");
+		free(s);
+	}
+	const cJSON *h = cJSON_GetObjectItemCaseSensitive(m, "host");
+	const cJSON *hn = cJSON_GetObjectItemCaseSensitive(h, "hostname");
+	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(h, "vcpus");
+	const cJSON *cm = cJSON_GetObjectItemCaseSensitive(h, "cpu_model");
+	const cJSON *mm = cJSON_GetObjectItemCaseSensitive(h, "memory_mib");
+	const char *null_keys[] = {"host_id",         "host_ip",         "host_server_allocation",
+	                           "host_gpu_model",  "host_gpu_count",  "host_gpu_memory_mib",
+	                           "host_storage_gb", "cloud_vendor_id", "cloud_account_id",
+	                           "cloud_region_id", "cloud_zone_id",   "cloud_instance_type"};
+	for (size_t i = 0; i < RT_ARRAY_LEN(null_keys); i++)
+		cJSON_AddNullToObject(b, null_keys[i]);
+	if (cJSON_IsString(hn))
+		cJSON_AddStringToObject(b, "host_hostname", hn->valuestring);
+	else
+		cJSON_AddNullToObject(b, "host_hostname");
+	cJSON_AddItemToObject(b, "host_vcpus",
+	                      cJSON_IsNumber(vc) ? cJSON_CreateNumber(vc->valuedouble)
+	                                         : cJSON_CreateNull());
+	if (cJSON_IsString(cm))
+		cJSON_AddStringToObject(b, "host_cpu_model", cm->valuestring);
+	else
+		cJSON_AddNullToObject(b, "host_cpu_model");
+	cJSON_AddItemToObject(b, "host_memory_mib",
+	                      cJSON_IsNumber(mm) ? cJSON_CreateNumber(mm->valuedouble)
+	                                         : cJSON_CreateNull());
+	char *s = cJSON_PrintUnformatted(b);
+	cJSON_Delete(b);
+	cJSON_Delete(m);
+	return s;
+}
+
+/* The finish body; inline CSV when nothing reached S3. */
+static int finish_body(struct rt_store *st, const struct rt_runinfo *ri,
+                       const struct rt_checkpoint *cp, struct rt_buf *out)
+{
+	cJSON *m = cJSON_Parse(ri->meta_json), *b = cJSON_CreateObject();
+	const cJSON *ec = cJSON_GetObjectItemCaseSensitive(m, "exit_code");
+	int code = cJSON_IsNumber(ec) ? (int)ec->valuedouble : 0;
+	cJSON_AddNumberToObject(b, "exit_code", code);
+	int ok = !strcmp(ri->status, "finished") && code == 0;
+	cJSON_AddStringToObject(b, "run_status", ok ? "finished" : "failed");
+	char when[32];
+	rt_fmt_iso8601(when, sizeof(when), ri->end_ns ? ri->end_ns : now_ns(0));
+	cJSON_AddStringToObject(b, "finished_at", when);
+	if (cp->nuris) {
+		cJSON_AddStringToObject(b, "data_source", "s3");
+		cJSON *u = cJSON_AddArrayToObject(b, "data_uris");
+		for (size_t i = 0; i < cp->nuris; i++)
+			cJSON_AddItemToArray(u, cJSON_CreateString(cp->uris[i]));
+	} else {
+		struct rt_sink k = {.fd = -1, .memory = 1};
+		struct rt_emitter e;
+		if (rt_emitter_init(&e, st, ri, RT_FMT_CSV, &k) == 0) {
+			rt_replay_range(&e, 1, UINT64_MAX);
+			rt_emitter_free(&e);
+		}
+		cJSON_AddStringToObject(b, "data_source", "inline");
+		cJSON_AddStringToObject(b, "data_csv", k.buf.p ? k.buf.p : "");
+		rt_buf_free(&k.buf);
+	}
+	char *s = cJSON_PrintUnformatted(b);
+	cJSON_Delete(b);
+	cJSON_Delete(m);
+	if (!s)
+		return -ENOMEM;
+	int rc = rt_gzip(s, strlen(s), out);
+	free(s);
+	return rc;
+}
+
+/* Whether the recorder may still add samples to the run. */
+static int still_recording(struct rt_store *s, struct rt_runinfo *ri)
+{
+	struct rt_runinfo fresh;
+	char spec[32];
+	snprintf(spec, sizeof(spec), "%llu", (unsigned long long)ri->id);
+	if (rt_run_resolve(s, spec, &fresh) == 0) {
+		rt_run_free(ri);
+		*ri = fresh;
+	}
+	return !strcmp(ri->status, "running");
+}
+
+int rt_cmd_upload(struct rt_store *s, const char *spec)
+{
+	const char *token = getenv("SENTINEL_API_TOKEN");
+	if (!token || !*token) {
+		rt_say("SENTINEL_API_TOKEN is not set: streaming is off and nothing is uploaded");
+		return 2;
+	}
+	char base[1024];
+	const char *b = getenv("SENTINEL_API_URL");
+	snprintf(base, sizeof(base), "%s", b && *b ? b : "https://api.sentinel.sparecores.net");
+	for (size_t n = strlen(base); n && base[n - 1] == '/'; n--)
+		base[n - 1] = '\0';
+	const char *iv = getenv("TRACKER_UPLOAD_INTERVAL");
+	double interval = iv && *iv ? atof(iv) : 60.0;
+	if (interval < 0)
+		interval = 60.0;
+	const char *endpoint = getenv("TRACKER_S3_ENDPOINT");
+	if (endpoint && !*endpoint)
+		endpoint = NULL;
+	struct rt_runinfo ri;
+	if (rt_run_resolve(s, spec, &ri))
+		return 1;
+	int lockfd, rc = rt_checkpoint_lock(rt_store_dir(s), ri.id, &lockfd);
+	if (rc) {
+		rt_say(rc == -EBUSY ? "run %llu is already being uploaded by another rt-export"
+		                    : "cannot lock the upload state of run %llu",
+		       (unsigned long long)ri.id);
+		rt_run_free(&ri);
+		return 1;
+	}
+	struct rt_checkpoint cp;
+	if ((rc = rt_checkpoint_load(rt_store_dir(s), ri.id, &cp))) {
+		rt_say(
+		    "the upload state of run %llu in %s/upload is unreadable (%s); move it away to "
+		    "start the upload again",
+		    (unsigned long long)ri.id, rt_store_dir(s), rt_strerror(rc));
+		rt_run_free(&ri);
+		return 1;
+	}
+	srandom((unsigned)(now_ns(1) ^ (uint64_t)getpid()));
+	struct rt_sentinel api = {base, token};
+	char msg[1024];
+	int ret = 0;
+	if (cp.finished) {
+		rt_say("run %llu is already finished on Sentinel (%zu objects)",
+		       (unsigned long long)ri.id, cp.nuris);
+		goto out;
+	}
+	struct retry r_api = {0, 0, "Sentinel API"}, r_s3 = {0, 0, "S3 upload"};
+	while (!cp.sentinel_run[0]) {
+		char *body = start_body(&ri);
+		rc = body ? rt_sentinel_start(&api, body, &cp, msg, sizeof(msg)) : -1;
+		free(body);
+		if (rc == 0) {
+			recovered(&r_api);
+			rt_checkpoint_save(rt_store_dir(s), ri.id, &cp);
+		} else if (!retryable(rc)) {
+			rt_say("Sentinel refused the run (%s); streaming is off for run %llu, it "
+			       "stays "
+			       "in the local store",
+			       msg, (unsigned long long)ri.id);
+			ret = 1;
+			goto out;
+		} else {
+			backoff(&r_api, msg);
+		}
+	}
+	const char *region = getenv("TRACKER_S3_REGION");
+	char detected[64] = "eu-central-1";
+	if (!region || !*region) {
+		region = endpoint ? "us-east-1" : detected;
+		if (!endpoint) { /* the bucket says where it lives */
+			char url[256];
+			snprintf(url, sizeof(url), "https://%s.s3.amazonaws.com", cp.bucket);
+			struct rt_http_resp hr;
+			if (rt_http("HEAD", url, NULL, NULL, 0, 5, &hr) == 0 && hr.amz_region[0])
+				snprintf(detected, sizeof(detected), "%s", hr.amz_region);
+			rt_http_resp_free(&hr);
+		}
+	}
+	uint64_t last_put = 0;
+	struct rt_buf gz = {0}, key = {0}, uri = {0};
+	for (;;) {
+		int recording = still_recording(s, &ri);
+		uint64_t first = 0, last = 0;
+		int have = rt_store_seq_bounds(s, ri.id, &first, &last) == 0 && last >= cp.next_seq;
+		int due = !recording || (double)(now_ns(1) - last_put) / 1e9 >= interval;
+		/* a run that never uploaded and has ended goes inline with finish */
+		if (have && due && (recording || cp.nuris || last_put)) {
+			if (cp.creds.expires_ns &&
+			    now_ns(0) + 300ull * 1000000000ull >= cp.creds.expires_ns &&
+			    rt_sentinel_refresh(&api, &cp, msg, sizeof(msg)) != 0) {
+				backoff(&r_api, msg);
+				continue;
+			}
+			uint64_t lines;
+			rt_buf_reset(&key);
+			rt_batch_key(&key, cp.prefix, cp.sentinel_run, cp.next_seq);
+			if ((rc = rt_batch_build(s, &ri, cp.next_seq, last, &gz, &lines))) {
+				rt_say("cannot build the batch of samples %llu-%llu: %s",
+				       (unsigned long long)cp.next_seq, (unsigned long long)last,
+				       rt_strerror(rc));
+				ret = 1;
+				break;
+			}
+			rc =
+			    rt_s3_put(endpoint, region, &cp, key.p, gz.p, gz.len, msg, sizeof(msg));
+			if (rc >= 200 && rc <= 299) {
+				recovered(&r_s3);
+				rt_buf_reset(&uri);
+				rt_buf_printf(&uri, "s3://%s/%s", cp.bucket, key.p);
+				rt_checkpoint_add_uri(&cp, uri.p);
+				cp.next_seq = last + 1;
+				rt_checkpoint_save(rt_store_dir(s), ri.id, &cp);
+				last_put = now_ns(1);
+				continue;
+			}
+			if (rc == 403 && strstr(msg, "Token")) { /* expired: new credentials */
+				if (rt_sentinel_refresh(&api, &cp, msg, sizeof(msg)) == 0) {
+					rt_checkpoint_save(rt_store_dir(s), ri.id, &cp);
+					continue;
+				}
+			}
+			backoff(&r_s3, msg);
+			continue;
+		}
+		if (!recording && (!have || (!cp.nuris && !last_put))) {
+			if ((rc = finish_body(s, &ri, &cp, &gz))) {
+				rt_say("cannot build the finish request: %s", rt_strerror(rc));
+				ret = 1;
+				break;
+			}
+			rc = rt_sentinel_finish(&api, &cp, &gz, 1, msg, sizeof(msg));
+			if (rc == 0) {
+				recovered(&r_api);
+				cp.finished = 1;
+				rt_checkpoint_save(rt_store_dir(s), ri.id, &cp);
+				rt_say("run %llu finished on Sentinel as %s (%zu objects%s)",
+				       (unsigned long long)ri.id, cp.sentinel_run, cp.nuris,
+				       cp.nuris ? "" : ", data inline");
+				break;
+			}
+			if (!retryable(rc)) {
+				rt_say("Sentinel refused to finish run %s (%s); run 'rt-export "
+				       "upload %llu' "
+				       "again to retry",
+				       cp.sentinel_run, msg, (unsigned long long)ri.id);
+				ret = 1;
+				break;
+			}
+			backoff(&r_api, msg);
+			continue;
+		}
+		struct timespec ts = {0, 200 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	rt_buf_free(&gz);
+	rt_buf_free(&key);
+	rt_buf_free(&uri);
+out:
+	rt_checkpoint_free(&cp);
+	rt_run_free(&ri);
+	close(lockfd);
+	return ret;
+}

@@ -1,0 +1,129 @@
+#!/bin/sh
+# rt-export upload against real peers on 127.0.0.1: the Sentinel test server
+# (tools/sentinel_server.py) and an S3 server that verifies SigV4
+# (@20minutes/s3rver). Every recorded sample must reach the bucket exactly
+# once and finish must be called once with every object, across kill -9 of
+# the uploader, Sentinel errors and an S3 outage.
+. "$(dirname "$0")/lib.sh"
+HERE=$(cd "$(dirname "$0")/../.." && pwd)
+[ -d "$HERE/tests/peers/node_modules/@20minutes/s3rver" ] || fail "S3 peer not installed (tools/setup.sh runs npm ci in tests/peers)"
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+S3P=$(port); APIP=$(port)
+start_s3() { node "$HERE/tests/peers/s3peer.js" $S3P "$T/s3" rt-test > "$T/s3.out" 2>&1 & S3PID=$!; wait_for grep -q ready "$T/s3.out" || fail "S3 peer did not start"; }
+start_api() { python3 "$HERE/tools/sentinel_server.py" $APIP "$T/api.log" "$@" > "$T/api.out" 2>&1 & APIPID=$!; wait_for grep -q ready "$T/api.out" || fail "Sentinel server did not start"; }
+start_s3
+start_api
+export SENTINEL_API_TOKEN=test-token SENTINEL_API_URL=http://127.0.0.1:$APIP
+export TRACKER_S3_ENDPOINT=http://127.0.0.1:$S3P
+
+# check RUN: the objects of the run's Sentinel id, unzipped and unioned,
+# hold every replayed line exactly once; finish was called once with them
+check() {
+	"$EXP" replay "$1" -f csv > "$T/replay.csv"
+	python3 - "$T" "$1" <<'PY' || fail "delivery check for run $1"
+import glob, gzip, json, os, sys
+t, run = sys.argv[1], sys.argv[2]
+cp = json.load(open(os.path.join(t, "store", "upload", run + ".json")))
+sid = cp["sentinel_run"]
+calls = [json.loads(l) for l in open(os.path.join(t, "api.log"))]
+fin = [c for c in calls if c["kind"] == "finish" and sid in c["path"]]
+assert len(fin) == 1, "finish called %d times" % len(fin)
+replay = open(os.path.join(t, "replay.csv")).read().splitlines()
+header, want = replay[0], replay[1:]
+got = []
+objs = sorted(glob.glob(os.path.join(t, "s3", "rt-test", "uploads", sid, "*.csv.gz._S3rver_object")))
+body = fin[0]["body"]
+if body["data_source"] == "inline":
+    assert not objs
+    lines = body["data_csv"].splitlines()
+    assert lines[0] == header
+    got = lines[1:]
+else:
+    uris = sorted(body["data_uris"])
+    keys = sorted("s3://rt-test/uploads/%s/%s" % (sid, os.path.basename(o)[:-len("._S3rver_object")]) for o in objs)
+    assert uris == keys, (uris, keys)
+    for o in objs:
+        lines = gzip.decompress(open(o, "rb").read()).decode().splitlines()
+        assert lines[0] == header
+        got += lines[1:]
+# lines can repeat on an idle host: compare as multisets
+from collections import Counter
+cw, cg = Counter(want), Counter(got)
+dups = sum((cg - cw).values())
+missing = sum((cw - cg).values())
+print("run %s: %d samples recorded, %d delivered, %d duplicated, %d missing, %d objects"
+      % (run, len(want), len(got), dups, missing, len(objs)))
+assert dups == 0 and missing == 0
+PY
+}
+
+# 1. a finished run that never uploaded: finish carries it inline
+"$REC" --quiet -i 0.02 --count 20 -n inline-job
+TRACKER_UPLOAD_INTERVAL=60 "$EXP" upload 1 || fail "upload 1"
+check 1
+grep -rq test-token "$T/store/upload" && fail "the token was written to the checkpoint"
+[ "$(stat -c %a "$T/store/upload/1.json")" = 600 ] || fail "checkpoint not 0600"
+"$EXP" upload 1 2>&1 | grep -q "already finished" || fail "second upload should say finished"
+ok "inline finish"
+
+# 2. a live run in several batches, with a concurrent uploader refused
+"$REC" --quiet -i 0.02 --count 150 &
+rec=$!
+wait_for sh -c "\"$EXP\" runs | grep -q running" || fail "recorder did not start"
+TRACKER_UPLOAD_INTERVAL=0.5 "$EXP" upload latest &
+up=$!
+sleep 0.5
+"$EXP" upload latest 2> "$T/err" && fail "a second uploader was not refused"
+grep -q "already being uploaded" "$T/err" || fail "message: $(cat "$T/err")"
+wait_pid $rec 20 || fail "recorder"
+wait_pid $up 30 || fail "uploader did not finish"
+check 2
+ok "live run in batches"
+
+# 3. kill -9 the uploader again and again while it uploads a live run;
+#    Sentinel fails the first start twice
+kill $APIPID; wait $APIPID 2>/dev/null || true
+start_api --fail-start 2
+"$REC" --quiet -i 0.01 --count 800 &
+rec=$!
+wait_for sh -c "\"$EXP\" runs | grep -q running" || fail "recorder did not start"
+cycle=0
+while [ $cycle -lt 12 ]; do
+	TRACKER_UPLOAD_INTERVAL=0.1 "$EXP" upload latest 2>/dev/null &
+	up=$!
+	sleep 0.$(( (cycle * 37) % 5 + 1 ))
+	kill -9 $up 2>/dev/null || true
+	wait $up 2>/dev/null || true
+	cycle=$((cycle + 1))
+done
+# 4. S3 goes away mid-upload and comes back
+kill $S3PID; wait $S3PID 2>/dev/null || true
+TRACKER_UPLOAD_INTERVAL=0.1 "$EXP" upload latest 2> "$T/outage.err" &
+up=$!
+sleep 1.5
+start_s3
+wait_pid $up 60 || fail "uploader did not finish after the outage"
+wait_pid $rec 20 || fail "recorder"
+check 3
+grep -q "retrying until it succeeds" "$T/outage.err" || fail "no outage warning: $(cat "$T/outage.err")"
+[ "$(grep -c "retrying" "$T/outage.err")" -le 2 ] || fail "more than one warning per outage"
+ok "$cycle kill -9 cycles, Sentinel errors and an S3 outage: every sample exactly once"
+
+# 5. a wrong signature is refused by S3: nothing is stored, the uploader retries
+kill $APIPID; wait $APIPID 2>/dev/null || true
+start_api --secret WRONG
+"$REC" --quiet -i 0.02 --count 200 &
+rec=$!
+wait_for sh -c "\"$EXP\" runs | grep -q running" || fail "recorder did not start"
+TRACKER_UPLOAD_INTERVAL=0 "$EXP" upload latest 2> "$T/sig.err" &
+up=$!
+sleep 2
+kill -9 $up
+wait_pid $rec 20 || true
+grep -q "SignatureDoesNotMatch" "$T/sig.err" || fail "S3 did not refuse a bad signature: $(cat "$T/sig.err")"
+ok "S3 checks the signature"
+
+# no token: no upload
+( unset SENTINEL_API_TOKEN; "$EXP" upload 1 2> "$T/tok.err" ) && fail "upload without token"
+grep -q "SENTINEL_API_TOKEN is not set" "$T/tok.err" || fail "message: $(cat "$T/tok.err")"
+ok "no token, no upload"
