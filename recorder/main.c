@@ -115,24 +115,18 @@ static void exporter_path(char *buf, size_t cap)
 	snprintf(buf, cap, "rt-export");
 }
 
-static pid_t spawn_exporter(const struct rt_config *cfg, const char *store_dir, uint64_t run)
+/* Start rt-export with args (after its name). Terminal signals are
+ * ignored in the child (dispositions survive exec): Ctrl-C reaches the whole
+ * process group, and the recorder decides when its exporters stop. */
+static pid_t spawn_export(const char *const *args, const char *runid)
 {
-	char exe[4200], runid[32];
+	char exe[4200];
 	exporter_path(exe, sizeof(exe));
-	snprintf(runid, sizeof(runid), "%llu", (unsigned long long)run);
-	const char *argv[12];
+	const char *argv[16];
 	int a = 0;
 	argv[a++] = "rt-export";
-	argv[a++] = "live";
-	argv[a++] = runid;
-	argv[a++] = "--store";
-	argv[a++] = store_dir;
-	argv[a++] = "-f";
-	argv[a++] = cfg->format == RT_FMT_CSV ? "csv" : "json";
-	if (cfg->output) {
-		argv[a++] = "--output";
-		argv[a++] = cfg->output;
-	}
+	for (int i = 0; args[i] && a < 15; i++)
+		argv[a++] = args[i];
 	argv[a] = NULL;
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -140,6 +134,9 @@ static pid_t spawn_exporter(const struct rt_config *cfg, const char *store_dir, 
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
+		signal(SIGINT, SIG_IGN);
+		signal(SIGQUIT, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
 		if (strchr(exe, '/'))
 			execv(exe, (char **)argv);
 		else
@@ -151,6 +148,29 @@ static pid_t spawn_exporter(const struct rt_config *cfg, const char *store_dir, 
 		_exit(127);
 	}
 	return pid;
+}
+
+static pid_t spawn_exporter(const struct rt_config *cfg, const char *store_dir, uint64_t run)
+{
+	char runid[32];
+	snprintf(runid, sizeof(runid), "%llu", (unsigned long long)run);
+	const char *args[] = {"live", runid, "--store", store_dir, "-f",
+			      cfg->format == RT_FMT_CSV ? "csv" : "json",
+			      cfg->output ? "--output" : NULL, cfg->output, NULL};
+	return spawn_export(args, runid);
+}
+
+/* With SENTINEL_API_TOKEN set, stream the run to S3 through Sentinel. The
+ * token stays in the environment, never in argv. */
+static pid_t spawn_uploader(const char *store_dir, uint64_t run)
+{
+	const char *tok = getenv("SENTINEL_API_TOKEN");
+	if (!tok || !*tok)
+		return -1; /* streaming off: no network connection at all */
+	char runid[32];
+	snprintf(runid, sizeof(runid), "%llu", (unsigned long long)run);
+	const char *args[] = {"upload", runid, "--store", store_dir, NULL};
+	return spawn_export(args, runid);
 }
 
 /* Wait for the exporter to drain, at most EXPORTER_WAIT_NS. */
@@ -169,10 +189,29 @@ static void wait_exporter(pid_t pid, uint64_t run)
 	    (unsigned long long)run);
 }
 
+/* Give the uploader the same bounded time to send the last batch and
+ * finish the run; past it, stop it and say how to finish later. */
+static void wait_uploader(pid_t pid, uint64_t run)
+{
+	if (pid <= 0)
+		return;
+	struct timespec step = {0, 10 * 1000 * 1000};
+	for (uint64_t waited = 0; waited < EXPORTER_WAIT_NS; waited += 10000000ull) {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return;
+		nanosleep(&step, NULL);
+	}
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	say("the upload of run %llu did not finish within 10 s (network down?); the run is "
+	    "safe in the store, finish it later with: rt-export upload %llu",
+	    (unsigned long long)run, (unsigned long long)run);
+}
+
 /* Reap every child that exited: the command, the exporter, orphans that
  * were reparented to us (their rusage is the tree's, exactly). */
-static void reap(struct rt_proctree *tree, pid_t cmd, pid_t *exporter, int *cmd_status,
-                 int *cmd_done)
+static void reap(struct rt_proctree *tree, pid_t cmd, pid_t *exporter, pid_t *uploader,
+                 int *cmd_status, int *cmd_done)
 {
 	int st;
 	struct rusage ru;
@@ -180,6 +219,10 @@ static void reap(struct rt_proctree *tree, pid_t cmd, pid_t *exporter, int *cmd_
 	while ((p = wait4(-1, &st, WNOHANG, &ru)) > 0) {
 		if (p == *exporter) {
 			*exporter = -1;
+			continue;
+		}
+		if (p == *uploader) {
+			*uploader = -1;
 			continue;
 		}
 		if (tree)
@@ -211,7 +254,7 @@ static void forward(pid_t cmd, const struct signalfd_siginfo *si, int *stops)
 
 /* Store the run's final metadata, let readers drain, close everything. */
 static void finish_run(struct rt_store *store, struct rt_sampler *s, struct rt_run_meta *meta,
-                       struct rt_buf *mb, pid_t exporter)
+                       struct rt_buf *mb, pid_t exporter, pid_t uploader)
 {
 	struct rt_time end;
 	rt_clock_now(&end);
@@ -226,6 +269,7 @@ static void finish_run(struct rt_store *store, struct rt_sampler *s, struct rt_r
 		    (unsigned long long)meta->run_id, rt_strerror(rc));
 	rt_sampler_finish(s);
 	wait_exporter(exporter, meta->run_id);
+	wait_uploader(uploader, meta->run_id);
 	rt_sampler_close(s, 1);
 	rt_store_close(store);
 	rt_buf_free(mb);
@@ -368,7 +412,7 @@ int main(int argc, char **argv)
 			meta.status = "failed";
 			meta.has_exit_code = 1;
 			meta.exit_code = code;
-			finish_run(store, &s, &meta, &mb, -1);
+			finish_run(store, &s, &meta, &mb, -1, -1);
 			rt_proctree_close(tree);
 			rt_config_free(&cfg);
 			return code;
@@ -382,6 +426,9 @@ int main(int argc, char **argv)
 	pid_t exporter = cfg.quiet ? -1 : spawn_exporter(&cfg, store_dir, meta.run_id);
 	if (tree && exporter > 0)
 		rt_proctree_exclude(tree, exporter);
+	pid_t uploader = spawn_uploader(store_dir, meta.run_id);
+	if (tree && uploader > 0)
+		rt_proctree_exclude(tree, uploader);
 
 	/* absolute deadlines: the schedule never drifts, an overrun skips ahead */
 	uint64_t deadline = s.last.mono_ns;
@@ -399,7 +446,7 @@ int main(int argc, char **argv)
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 				int sig = (int)si.ssi_signo;
 				if (sig == SIGCHLD) {
-					reap(tree, cmd, &exporter, &cmd_status, &cmd_done);
+					reap(tree, cmd, &exporter, &uploader, &cmd_status, &cmd_done);
 				} else if (!wrapper) {
 					if (sig != SIGUSR1 && sig != SIGUSR2)
 						stopped = sig;
@@ -437,7 +484,7 @@ int main(int argc, char **argv)
 		              : exit_code             ? "failed"
 		                                      : "finished";
 	}
-	finish_run(store, &s, &meta, &mb, exporter);
+	finish_run(store, &s, &meta, &mb, exporter, uploader);
 	rt_proctree_close(tree);
 	rt_config_free(&cfg);
 	return exit_code;

@@ -58,6 +58,7 @@ class H(BaseHTTPRequestHandler):
         with lock:
             with open(log, "a") as f:
                 f.write(json.dumps({"kind": kind, "path": self.path, "body": body,
+                                    "t": __import__("time").time(),
                                     "auth_ok": self.headers.get("Authorization") == "Bearer " + token}) + "\n")
             if self.headers.get("Authorization") != "Bearer " + token:
                 return self.reply(401, {"detail": "bad token"})

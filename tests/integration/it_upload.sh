@@ -15,6 +15,8 @@ start_s3
 start_api
 export SENTINEL_API_TOKEN=test-token SENTINEL_API_URL=http://127.0.0.1:$APIP
 export TRACKER_S3_ENDPOINT=http://127.0.0.1:$S3P
+# recorders that must not start their own uploader (steps 1-5 upload by hand)
+rec_only() { env -u SENTINEL_API_TOKEN "$REC" "$@"; }
 
 # check RUN: the objects of the run's Sentinel id, unzipped and unioned,
 # hold every replayed line exactly once; finish was called once with them
@@ -58,7 +60,7 @@ PY
 }
 
 # 1. a finished run that never uploaded: finish carries it inline
-"$REC" --quiet -i 0.02 --count 20 -n inline-job
+rec_only --quiet -i 0.02 --count 20 -n inline-job
 TRACKER_UPLOAD_INTERVAL=60 "$EXP" upload 1 || fail "upload 1"
 check 1
 grep -rq test-token "$T/store/upload" && fail "the token was written to the checkpoint"
@@ -67,12 +69,13 @@ grep -rq test-token "$T/store/upload" && fail "the token was written to the chec
 ok "inline finish"
 
 # 2. a live run in several batches, with a concurrent uploader refused
-"$REC" --quiet -i 0.02 --count 150 &
+rec_only --quiet -i 0.02 --count 150 &
 rec=$!
 wait_for sh -c "\"$EXP\" runs | grep -q running" || fail "recorder did not start"
 TRACKER_UPLOAD_INTERVAL=0.5 "$EXP" upload latest &
 up=$!
 sleep 0.5
+echo "uploader RSS while streaming: $(ps -o rss= -p $up) KiB"
 "$EXP" upload latest 2> "$T/err" && fail "a second uploader was not refused"
 grep -q "already being uploaded" "$T/err" || fail "message: $(cat "$T/err")"
 wait_pid $rec 20 || fail "recorder"
@@ -84,11 +87,13 @@ ok "live run in batches"
 #    Sentinel fails the first start twice
 kill $APIPID; wait $APIPID 2>/dev/null || true
 start_api --fail-start 2
-"$REC" --quiet -i 0.01 --count 800 &
+# RT_SOAK_CYCLES=60 for the long soak (a separate command, not in CI)
+cycles=${RT_SOAK_CYCLES:-12}
+rec_only --quiet -i 0.01 --count $((cycles * 40 + 400)) &
 rec=$!
 wait_for sh -c "\"$EXP\" runs | grep -q running" || fail "recorder did not start"
 cycle=0
-while [ $cycle -lt 12 ]; do
+while [ $cycle -lt $cycles ]; do
 	TRACKER_UPLOAD_INTERVAL=0.1 "$EXP" upload latest 2>/dev/null &
 	up=$!
 	sleep 0.$(( (cycle * 37) % 5 + 1 ))
@@ -112,7 +117,7 @@ ok "$cycle kill -9 cycles, Sentinel errors and an S3 outage: every sample exactl
 # 5. a wrong signature is refused by S3: nothing is stored, the uploader retries
 kill $APIPID; wait $APIPID 2>/dev/null || true
 start_api --secret WRONG
-"$REC" --quiet -i 0.02 --count 200 &
+rec_only --quiet -i 0.02 --count 200 &
 rec=$!
 wait_for sh -c "\"$EXP\" runs | grep -q running" || fail "recorder did not start"
 TRACKER_UPLOAD_INTERVAL=0 "$EXP" upload latest 2> "$T/sig.err" &
@@ -127,3 +132,47 @@ ok "S3 checks the signature"
 ( unset SENTINEL_API_TOKEN; "$EXP" upload 1 2> "$T/tok.err" ) && fail "upload without token"
 grep -q "SENTINEL_API_TOKEN is not set" "$T/tok.err" || fail "message: $(cat "$T/tok.err")"
 ok "no token, no upload"
+
+# 6. wrapper mode: the recorder streams its own run (token passed through the
+#    environment only) and the tracker exits with the command's code once
+#    the run is finished on Sentinel
+kill $APIPID; wait $APIPID 2>/dev/null || true
+start_api
+set +e
+TRACKER_UPLOAD_INTERVAL=0.3 "$RT" --quiet -i 0.05 -n wrapped -- sh -c "sleep 1.5; date +%s.%N > '$T/exit_t'; exit 3"
+rc=$?
+set -e
+[ $rc -eq 3 ] || fail "wrapper exit $rc"
+run=$("$EXP" runs | awk 'NR>1{id=$1} END{print id}')
+check "$run"
+python3 - "$T" <<'PY' || fail "finish of the wrapped run"
+import json, sys
+t = sys.argv[1]
+calls = [json.loads(l) for l in open(t + "/api.log")]
+fin = [c for c in calls if c["kind"] == "finish"][-1]
+assert fin["body"]["exit_code"] == 3 and fin["body"]["run_status"] == "failed", fin["body"]
+start = [c for c in calls if c["kind"] == "start"][-1]
+assert start["body"]["job_name"] == "wrapped" and json.loads(start["body"]["command"])[0] == "sh"
+assert "pid" not in start["body"]
+assert all(c["auth_ok"] for c in calls)
+took = fin["t"] - float(open(t + "/exit_t").read())
+print("command exit to finish call: %.3f s" % took)
+assert took < 5
+PY
+ok "wrapper mode streams and finishes its run"
+
+# 7. the network is down when the command exits: the tracker still exits
+#    with the command's code, within the bounded wait, and says what to do
+kill $APIPID; wait $APIPID 2>/dev/null || true
+kill $S3PID; wait $S3PID 2>/dev/null || true
+set +e
+TRACKER_UPLOAD_INTERVAL=0.3 "$RT" --quiet -i 0.05 -- sh -c "sleep 0.3; exit 4" 2> "$T/down.err"
+rc=$?
+set -e
+[ $rc -eq 4 ] || fail "exit $rc with the network down"
+grep -q "finish it later with: rt-export upload" "$T/down.err" || fail "message: $(cat "$T/down.err")"
+start_api
+start_s3
+run=$("$EXP" runs | awk 'NR>1{id=$1} END{print id}')
+TRACKER_UPLOAD_INTERVAL=0.3 "$EXP" upload "$run" || fail "finishing later"
+ok "network down at exit: finished later by hand"
