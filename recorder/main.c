@@ -154,9 +154,15 @@ static pid_t spawn_exporter(const struct rt_config *cfg, const char *store_dir, 
 {
 	char runid[32];
 	snprintf(runid, sizeof(runid), "%llu", (unsigned long long)run);
-	const char *args[] = {"live", runid, "--store", store_dir, "-f",
-			      cfg->format == RT_FMT_CSV ? "csv" : "json",
-			      cfg->output ? "--output" : NULL, cfg->output, NULL};
+	const char *args[] = {"live",
+	                      runid,
+	                      "--store",
+	                      store_dir,
+	                      "-f",
+	                      cfg->format == RT_FMT_CSV ? "csv" : "json",
+	                      cfg->output ? "--output" : NULL,
+	                      cfg->output,
+	                      NULL};
 	return spawn_export(args, runid);
 }
 
@@ -446,7 +452,8 @@ int main(int argc, char **argv)
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 				int sig = (int)si.ssi_signo;
 				if (sig == SIGCHLD) {
-					reap(tree, cmd, &exporter, &uploader, &cmd_status, &cmd_done);
+					reap(tree, cmd, &exporter, &uploader, &cmd_status,
+					     &cmd_done);
 				} else if (!wrapper) {
 					if (sig != SIGUSR1 && sig != SIGUSR2)
 						stopped = sig;

@@ -114,6 +114,19 @@ grep -q "retrying until it succeeds" "$T/outage.err" || fail "no outage warning:
 [ "$(grep -c "retrying" "$T/outage.err")" -le 2 ] || fail "more than one warning per outage"
 ok "$cycle kill -9 cycles, Sentinel errors and an S3 outage: every sample exactly once"
 
+# credentials that expire within 5 minutes are refreshed before a PUT
+kill $APIPID; wait $APIPID 2>/dev/null || true
+start_api --expire-secs 120
+rec_only --quiet -i 0.02 --count 100 &
+rec=$!
+wait_for sh -c "\"$EXP\" runs | grep -q running" || fail "recorder did not start"
+TRACKER_UPLOAD_INTERVAL=0.3 "$EXP" upload latest || fail "upload with short credentials"
+wait_pid $rec 20 || true
+run=$("$EXP" runs | awk 'NR>1{id=$1} END{print id}')
+check "$run"
+grep -q refresh-credentials "$T/api.log" || fail "credentials were not refreshed"
+ok "short-lived credentials refreshed"
+
 # 5. a wrong signature is refused by S3: nothing is stored, the uploader retries
 kill $APIPID; wait $APIPID 2>/dev/null || true
 start_api --secret WRONG
