@@ -68,6 +68,32 @@ static int retryable(int status)
 	return status < 0 || status >= 500 || status == 408 || status == 429;
 }
 
+/* Whether the user asked not to send a field (TRACKER_SUPPRESS_FIELDS, a
+ * comma-separated list such as "host_ip,host_hostname"). */
+static int suppressed(const char *field)
+{
+	const char *v = getenv("TRACKER_SUPPRESS_FIELDS");
+	size_t n = strlen(field);
+	for (const char *p = v; p && *p;) {
+		size_t len = strcspn(p, ", ");
+		if (len == n && !strncmp(p, field, n))
+			return 1;
+		p += len;
+		p += strspn(p, ", ");
+	}
+	return 0;
+}
+
+/* Add a host field from the run's host object, or null. */
+static void host_field(cJSON *b, const char *field, const cJSON *h, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(h, key);
+	if (suppressed(field) || !(cJSON_IsString(v) || cJSON_IsNumber(v)))
+		cJSON_AddNullToObject(b, field);
+	else
+		cJSON_AddItemToObject(b, field, cJSON_Duplicate(v, 0));
+}
+
 /* The start body: metadata, tags, command, host (reference.md §4). */
 static char *start_body(const struct rt_runinfo *ri)
 {
@@ -87,30 +113,20 @@ static char *start_body(const struct rt_runinfo *ri)
 		free(s);
 	}
 	const cJSON *h = cJSON_GetObjectItemCaseSensitive(m, "host");
-	const cJSON *hn = cJSON_GetObjectItemCaseSensitive(h, "hostname");
-	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(h, "vcpus");
-	const cJSON *cm = cJSON_GetObjectItemCaseSensitive(h, "cpu_model");
-	const cJSON *mm = cJSON_GetObjectItemCaseSensitive(h, "memory_mib");
-	const char *null_keys[] = {"host_id",         "host_ip",         "host_server_allocation",
-	                           "host_gpu_model",  "host_gpu_count",  "host_gpu_memory_mib",
-	                           "host_storage_gb", "cloud_vendor_id", "cloud_account_id",
-	                           "cloud_region_id", "cloud_zone_id",   "cloud_instance_type"};
+	host_field(b, "host_id", h, "host_id");
+	host_field(b, "host_hostname", h, "hostname");
+	host_field(b, "host_ip", h, "ip");
+	host_field(b, "host_vcpus", h, "vcpus");
+	host_field(b, "host_cpu_model", h, "cpu_model");
+	host_field(b, "host_memory_mib", h, "memory_mib");
+	host_field(b, "host_storage_gb", h, "storage_gb");
+	/* not discovered yet: GPUs (GPU issue), allocation and cloud (IMDS) */
+	const char *null_keys[] = {
+	    "host_server_allocation", "host_gpu_model",  "host_gpu_count",
+	    "host_gpu_memory_mib",    "cloud_vendor_id", "cloud_account_id",
+	    "cloud_region_id",        "cloud_zone_id",   "cloud_instance_type"};
 	for (size_t i = 0; i < RT_ARRAY_LEN(null_keys); i++)
 		cJSON_AddNullToObject(b, null_keys[i]);
-	if (cJSON_IsString(hn))
-		cJSON_AddStringToObject(b, "host_hostname", hn->valuestring);
-	else
-		cJSON_AddNullToObject(b, "host_hostname");
-	cJSON_AddItemToObject(b, "host_vcpus",
-	                      cJSON_IsNumber(vc) ? cJSON_CreateNumber(vc->valuedouble)
-	                                         : cJSON_CreateNull());
-	if (cJSON_IsString(cm))
-		cJSON_AddStringToObject(b, "host_cpu_model", cm->valuestring);
-	else
-		cJSON_AddNullToObject(b, "host_cpu_model");
-	cJSON_AddItemToObject(b, "host_memory_mib",
-	                      cJSON_IsNumber(mm) ? cJSON_CreateNumber(mm->valuedouble)
-	                                         : cJSON_CreateNull());
 	char *s = cJSON_PrintUnformatted(b);
 	cJSON_Delete(b);
 	cJSON_Delete(m);

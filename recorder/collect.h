@@ -80,6 +80,9 @@ struct rt_host_info {
 	char cpu_model[256];
 	unsigned vcpus;
 	uint64_t memory_mib;
+	char host_id[128]; /* DMI board asset tag, else /etc/machine-id */
+	char ip[64];       /* first non-loopback IPv4 */
+	double storage_gb; /* Σ whole-disk sizes, 1e9 bytes */
 };
 void rt_host_info(struct rt_host_info *h);
 

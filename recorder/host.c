@@ -1,6 +1,11 @@
 /* host.c - host facts recorded once per run (hostname, CPU model, memory). */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -29,6 +34,48 @@ void rt_host_info(struct rt_host_info *h)
 	}
 	if (f)
 		fclose(f);
+	/* host_id: the DMI asset tag (set by some clouds), else the machine id */
+	char tag[128];
+	if (rt_read_small(RT_SYS, "class/dmi/id/board_asset_tag", tag, sizeof(tag)) > 0 &&
+	    strcmp(tag, "Not Specified") && strcmp(tag, "None"))
+		snprintf(h->host_id, sizeof(h->host_id), "%s", tag);
+	else {
+		FILE *m = fopen("/etc/machine-id", "r");
+		if (m && fgets(tag, sizeof(tag), m)) {
+			tag[strcspn(tag, "\n")] = '\0';
+			snprintf(h->host_id, sizeof(h->host_id), "%s", tag);
+		}
+		if (m)
+			fclose(m);
+	}
+	struct ifaddrs *ifa = NULL;
+	if (getifaddrs(&ifa) == 0) {
+		for (struct ifaddrs *i = ifa; i && !h->ip[0]; i = i->ifa_next) {
+			if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+				continue;
+			const struct sockaddr_in *sin = (const struct sockaddr_in *)i->ifa_addr;
+			if ((ntohl(sin->sin_addr.s_addr) >> 24) == 127)
+				continue;
+			inet_ntop(AF_INET, &sin->sin_addr, h->ip, sizeof(h->ip));
+		}
+		freeifaddrs(ifa);
+	}
+	/* storage: whole disks only (not loop/ram/zram, not dm/md built on them) */
+	char dir[4096];
+	DIR *d = rt_path(dir, sizeof(dir), RT_SYS, "block") == 0 ? opendir(dir) : NULL;
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		const char *n = e->d_name;
+		if (n[0] == '.' || !strncmp(n, "loop", 4) || !strncmp(n, "ram", 3) ||
+		    !strncmp(n, "zram", 4) || !strncmp(n, "dm-", 3) || !strncmp(n, "md", 2))
+			continue;
+		char srel[300], v[64];
+		snprintf(srel, sizeof(srel), "block/%s/size", n);
+		if (rt_read_small(RT_SYS, srel, v, sizeof(v)) > 0)
+			h->storage_gb += (double)strtoull(v, NULL, 10) * 512.0 / 1e9;
+	}
+	if (d)
+		closedir(d);
 	char mem[8192];
 	uint64_t kb[RT_MEM_NFIELDS];
 	ssize_t n = rt_read_small(RT_PROC, "meminfo", mem, sizeof(mem));

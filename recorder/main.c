@@ -356,6 +356,9 @@ int main(int argc, char **argv)
 	    .cpu_model = host.cpu_model[0] ? host.cpu_model : NULL,
 	    .vcpus = host.vcpus,
 	    .memory_mib = host.memory_mib,
+	    .host_id = host.host_id[0] ? host.host_id : NULL,
+	    .ip = host.ip[0] ? host.ip : NULL,
+	    .storage_gb = host.storage_gb,
 	};
 	memcpy(meta.meta, cfg.meta, sizeof(meta.meta));
 	struct rt_buf mb = {0};

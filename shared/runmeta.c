@@ -103,6 +103,12 @@ void rt_runmeta_write(struct rt_buf *b, const struct rt_run_meta *m)
 	str_or_null(b, m->cpu_model);
 	rt_buf_puts(b, ",\"memory_mib\":");
 	rt_buf_u64(b, m->memory_mib);
+	rt_buf_puts(b, ",\"host_id\":");
+	str_or_null(b, m->host_id);
+	rt_buf_puts(b, ",\"ip\":");
+	str_or_null(b, m->ip);
+	rt_buf_puts(b, ",\"storage_gb\":");
+	rt_buf_f64_json(b, m->storage_gb);
 	rt_buf_putc(b, '}');
 	key(b, "last_seq");
 	if (m->has_last_seq)

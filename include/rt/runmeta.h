@@ -7,7 +7,8 @@
  *   start, end (ISO 8601 UTC or null), start_ns, end_ns, interval_secs,
  *   recorder_pid, command (array or null), tracked_pid (or null),
  *   exit_code (or null), metadata {job_name...}, tags ["k=v"...],
- *   host {hostname, vcpus, cpu_model, memory_mib}, last_seq (or null),
+ *   host {hostname, vcpus, cpu_model, memory_mib, host_id, ip, storage_gb},
+ *   last_seq (or null),
  *   version.
  */
 #ifndef RT_RUNMETA_H
@@ -32,7 +33,8 @@ struct rt_run_meta {
 	const char *meta[RT_META_COUNT];
 	const char *const *tags;
 	int ntags;
-	const char *hostname, *cpu_model;
+	const char *hostname, *cpu_model, *host_id, *ip;
+	double storage_gb;
 	unsigned vcpus;
 	uint64_t memory_mib;
 	int has_last_seq;

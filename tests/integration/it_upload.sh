@@ -152,7 +152,8 @@ ok "no token, no upload"
 kill $APIPID; wait $APIPID 2>/dev/null || true
 start_api
 set +e
-TRACKER_UPLOAD_INTERVAL=0.3 "$RT" --quiet -i 0.05 -n wrapped -- sh -c "sleep 1.5; date +%s.%N > '$T/exit_t'; exit 3"
+TRACKER_SUPPRESS_FIELDS=host_ip,host_hostname TRACKER_UPLOAD_INTERVAL=0.3 \
+	"$RT" --quiet -i 0.05 -n wrapped -- sh -c "sleep 1.5; date +%s.%N > '$T/exit_t'; exit 3"
 rc=$?
 set -e
 [ $rc -eq 3 ] || fail "wrapper exit $rc"
@@ -167,6 +168,9 @@ assert fin["body"]["exit_code"] == 3 and fin["body"]["run_status"] == "failed", 
 start = [c for c in calls if c["kind"] == "start"][-1]
 assert start["body"]["job_name"] == "wrapped" and json.loads(start["body"]["command"])[0] == "sh"
 assert "pid" not in start["body"]
+b = start["body"]
+assert b["host_vcpus"] >= 1 and b["host_memory_mib"] > 0 and b["host_storage_gb"] is not None
+assert b["host_hostname"] is None and b["host_ip"] is None, "suppressed fields were sent"
 assert all(c["auth_ok"] for c in calls)
 took = fin["t"] - float(open(t + "/exit_t").read())
 print("command exit to finish call: %.3f s" % took)
