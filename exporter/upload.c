@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "cloud.h"
 #include "export.h"
 #include "net.h"
 #include "rt/common.h"
@@ -94,8 +95,16 @@ static void host_field(cJSON *b, const char *field, const cJSON *h, const char *
 		cJSON_AddItemToObject(b, field, cJSON_Duplicate(v, 0));
 }
 
+static void cloud_field(cJSON *b, const char *field, const char *v)
+{
+	if (v[0] && !suppressed(field))
+		cJSON_AddStringToObject(b, field, v);
+	else
+		cJSON_AddNullToObject(b, field);
+}
+
 /* The start body: metadata, tags, command, host (reference.md §4). */
-static char *start_body(const struct rt_runinfo *ri)
+static char *start_body(const struct rt_runinfo *ri, const struct rt_cloud *cloud)
 {
 	cJSON *m = cJSON_Parse(ri->meta_json), *b = cJSON_CreateObject();
 	const cJSON *md = cJSON_GetObjectItemCaseSensitive(m, "metadata"), *it;
@@ -120,11 +129,14 @@ static char *start_body(const struct rt_runinfo *ri)
 	host_field(b, "host_cpu_model", h, "cpu_model");
 	host_field(b, "host_memory_mib", h, "memory_mib");
 	host_field(b, "host_storage_gb", h, "storage_gb");
-	/* not discovered yet: GPUs (GPU issue), allocation and cloud (IMDS) */
-	const char *null_keys[] = {
-	    "host_server_allocation", "host_gpu_model",  "host_gpu_count",
-	    "host_gpu_memory_mib",    "cloud_vendor_id", "cloud_account_id",
-	    "cloud_region_id",        "cloud_zone_id",   "cloud_instance_type"};
+	cloud_field(b, "cloud_vendor_id", cloud->vendor);
+	cloud_field(b, "cloud_account_id", cloud->account);
+	cloud_field(b, "cloud_region_id", cloud->region);
+	cloud_field(b, "cloud_zone_id", cloud->zone);
+	cloud_field(b, "cloud_instance_type", cloud->instance_type);
+	/* not discovered yet: GPUs (GPU issue) and allocation */
+	const char *null_keys[] = {"host_server_allocation", "host_gpu_model", "host_gpu_count",
+	                           "host_gpu_memory_mib"};
 	for (size_t i = 0; i < RT_ARRAY_LEN(null_keys); i++)
 		cJSON_AddNullToObject(b, null_keys[i]);
 	char *s = cJSON_PrintUnformatted(b);
@@ -234,8 +246,12 @@ int rt_cmd_upload(struct rt_store *s, const char *spec)
 		goto out;
 	}
 	struct retry r_api = {0, 0, "Sentinel API"}, r_s3 = {0, 0, "S3 upload"};
+	struct rt_cloud cloud;
+	memset(&cloud, 0, sizeof(cloud));
+	if (!cp.sentinel_run[0])
+		rt_cloud_discover(&cloud, 2000); /* in parallel, at most 2 s */
 	while (!cp.sentinel_run[0]) {
-		char *body = start_body(&ri);
+		char *body = start_body(&ri, &cloud);
 		rc = body ? rt_sentinel_start(&api, body, &cp, msg, sizeof(msg)) : -1;
 		free(body);
 		if (rc == 0) {

@@ -15,6 +15,8 @@ start_s3
 start_api
 export SENTINEL_API_TOKEN=test-token SENTINEL_API_URL=http://127.0.0.1:$APIP
 export TRACKER_S3_ENDPOINT=http://127.0.0.1:$S3P
+# cloud discovery probes go to a closed local port (refused at once)...
+export RT_IMDS_ADDR=127.0.0.1:1
 # recorders that must not start their own uploader (steps 1-5 upload by hand)
 rec_only() { env -u SENTINEL_API_TOKEN "$REC" "$@"; }
 
@@ -151,8 +153,12 @@ ok "no token, no upload"
 #    the run is finished on Sentinel
 kill $APIPID; wait $APIPID 2>/dev/null || true
 start_api
+# ...except here, where an AWS-like metadata service answers
+IMDSP=$(port)
+python3 "$HERE/tools/imds_server.py" $IMDSP aws > "$T/imds.out" 2>&1 &
+wait_for grep -q ready "$T/imds.out" || fail "IMDS server did not start"
 set +e
-TRACKER_SUPPRESS_FIELDS=host_ip,host_hostname TRACKER_UPLOAD_INTERVAL=0.3 \
+RT_IMDS_ADDR=127.0.0.1:$IMDSP TRACKER_SUPPRESS_FIELDS=host_ip,host_hostname TRACKER_UPLOAD_INTERVAL=0.3 \
 	"$RT" --quiet -i 0.05 -n wrapped -- sh -c "sleep 1.5; date +%s.%N > '$T/exit_t'; exit 3"
 rc=$?
 set -e
@@ -171,6 +177,7 @@ assert "pid" not in start["body"]
 b = start["body"]
 assert b["host_vcpus"] >= 1 and b["host_memory_mib"] > 0 and b["host_storage_gb"] is not None
 assert b["host_hostname"] is None and b["host_ip"] is None, "suppressed fields were sent"
+assert b["cloud_vendor_id"] == "aws" and b["cloud_account_id"] == "123456789012", b
 assert all(c["auth_ok"] for c in calls)
 took = fin["t"] - float(open(t + "/exit_t").read())
 print("command exit to finish call: %.3f s" % took)
