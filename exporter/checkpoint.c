@@ -51,6 +51,7 @@ int rt_checkpoint_load(const char *dir, uint64_t run, struct rt_checkpoint *cp)
 	copy_str(cp->sentinel_run, sizeof(cp->sentinel_run), o, "sentinel_run");
 	copy_str(cp->bucket, sizeof(cp->bucket), o, "bucket");
 	copy_str(cp->prefix, sizeof(cp->prefix), o, "prefix");
+	copy_str(cp->region, sizeof(cp->region), o, "region");
 	const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "credentials");
 	copy_str(cp->creds.access_key, sizeof(cp->creds.access_key), c, "access_key");
 	copy_str(cp->creds.secret_key, sizeof(cp->creds.secret_key), c, "secret_key");
@@ -112,6 +113,7 @@ int rt_checkpoint_save(const char *dir, uint64_t run, const struct rt_checkpoint
 	cJSON_AddStringToObject(o, "sentinel_run", cp->sentinel_run);
 	cJSON_AddStringToObject(o, "bucket", cp->bucket);
 	cJSON_AddStringToObject(o, "prefix", cp->prefix);
+	cJSON_AddStringToObject(o, "region", cp->region);
 	cJSON *c = cJSON_AddObjectToObject(o, "credentials");
 	cJSON_AddStringToObject(c, "access_key", cp->creds.access_key);
 	cJSON_AddStringToObject(c, "secret_key", cp->creds.secret_key);

@@ -42,6 +42,7 @@ struct rt_checkpoint {
 	char sentinel_run[128]; /* "" until start succeeded */
 	char bucket[64];
 	char prefix[512]; /* key prefix inside the bucket, no slashes at ends */
+	char region[64];  /* the bucket's region, once detected */
 	struct rt_creds creds;
 	uint64_t next_seq; /* first sample not confirmed by S3 */
 	char **uris;       /* confirmed objects, s3://bucket/key */

@@ -268,18 +268,21 @@ int rt_cmd_upload(struct rt_store *s, const char *spec)
 			backoff(&r_api, msg);
 		}
 	}
+	/* the bucket's region: the override, the endpoint's default, the
+	 * checkpoint's cache, else ask S3 (HEAD) and fall back to eu-central-1 */
 	const char *region = getenv("TRACKER_S3_REGION");
-	char detected[64] = "eu-central-1";
-	if (!region || !*region) {
-		region = endpoint ? "us-east-1" : detected;
-		if (!endpoint) { /* the bucket says where it lives */
-			char url[256];
-			snprintf(url, sizeof(url), "https://%s.s3.amazonaws.com", cp.bucket);
-			struct rt_http_resp hr;
-			if (rt_http("HEAD", url, NULL, NULL, 0, 5, &hr) == 0 && hr.amz_region[0])
-				snprintf(detected, sizeof(detected), "%s", hr.amz_region);
-			rt_http_resp_free(&hr);
-		}
+	if (!region || !*region)
+		region = endpoint ? "us-east-1" : cp.region[0] ? cp.region : NULL;
+	if (!region) {
+		char url[256];
+		snprintf(url, sizeof(url), "https://%s.s3.amazonaws.com", cp.bucket);
+		struct rt_http_resp hr;
+		snprintf(cp.region, sizeof(cp.region), "eu-central-1");
+		if (rt_http("HEAD", url, NULL, NULL, 0, 5, &hr) == 0 && hr.amz_region[0])
+			snprintf(cp.region, sizeof(cp.region), "%s", hr.amz_region);
+		rt_http_resp_free(&hr);
+		rt_checkpoint_save(rt_store_dir(s), ri.id, &cp);
+		region = cp.region;
 	}
 	uint64_t last_put = 0;
 	struct rt_buf gz = {0}, key = {0}, uri = {0};
