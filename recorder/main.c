@@ -179,39 +179,41 @@ static pid_t spawn_uploader(const char *store_dir, uint64_t run)
 	return spawn_export(args, runid);
 }
 
-/* Wait for the exporter to drain, at most EXPORTER_WAIT_NS. */
-static void wait_exporter(pid_t pid, uint64_t run)
+/* Wait for a child until the monotonic deadline; 1 when it exited. */
+static int wait_until(pid_t pid, uint64_t deadline_ns)
 {
-	if (pid <= 0)
-		return;
-	struct timespec step = {0, 10 * 1000 * 1000};
-	for (uint64_t waited = 0; waited < EXPORTER_WAIT_NS; waited += 10000000ull) {
+	struct timespec step = {0, 10 * 1000 * 1000}, now;
+	for (;;) {
 		if (waitpid(pid, NULL, WNOHANG) == pid)
-			return;
+			return 1;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec >= deadline_ns)
+			return 0;
 		nanosleep(&step, NULL);
 	}
-	say("output is still being written after 10 s; leaving it. The run is complete in the "
-	    "store: rt-export replay %llu",
-	    (unsigned long long)run);
 }
 
-/* Give the uploader the same bounded time to send the last batch and
- * finish the run; past it, stop it and say how to finish later. */
-static void wait_uploader(pid_t pid, uint64_t run)
+/* The exporters get one shared, bounded wait: the output drains, the
+ * uploader sends its last batch and finishes the run. Past it, the output
+ * is left to finish on its own and the upload is stopped, each with one
+ * line saying how to get the rest. */
+static void wait_exporters(pid_t exporter, pid_t uploader, uint64_t run)
 {
-	if (pid <= 0)
-		return;
-	struct timespec step = {0, 10 * 1000 * 1000};
-	for (uint64_t waited = 0; waited < EXPORTER_WAIT_NS; waited += 10000000ull) {
-		if (waitpid(pid, NULL, WNOHANG) == pid)
-			return;
-		nanosleep(&step, NULL);
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	uint64_t deadline =
+	    (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec + EXPORTER_WAIT_NS;
+	if (exporter > 0 && !wait_until(exporter, deadline))
+		say("output is still being written after 10 s; leaving it. The run is complete in "
+		    "the store: rt-export replay %llu",
+		    (unsigned long long)run);
+	if (uploader > 0 && !wait_until(uploader, deadline)) {
+		kill(uploader, SIGTERM);
+		waitpid(uploader, NULL, 0);
+		say("the upload of run %llu did not finish within 10 s (network down?); the run is "
+		    "safe in the store, finish it later with: rt-export upload %llu",
+		    (unsigned long long)run, (unsigned long long)run);
 	}
-	kill(pid, SIGTERM);
-	waitpid(pid, NULL, 0);
-	say("the upload of run %llu did not finish within 10 s (network down?); the run is "
-	    "safe in the store, finish it later with: rt-export upload %llu",
-	    (unsigned long long)run, (unsigned long long)run);
 }
 
 /* Reap every child that exited: the command, the exporter, orphans that
@@ -274,8 +276,7 @@ static void finish_run(struct rt_store *store, struct rt_sampler *s, struct rt_r
 		say("warning: cannot mark run %llu finished in the store: %s",
 		    (unsigned long long)meta->run_id, rt_strerror(rc));
 	rt_sampler_finish(s);
-	wait_exporter(exporter, meta->run_id);
-	wait_uploader(uploader, meta->run_id);
+	wait_exporters(exporter, uploader, meta->run_id);
 	rt_sampler_close(s, 1);
 	rt_store_close(store);
 	rt_buf_free(mb);
