@@ -5,6 +5,16 @@
 set -eu
 cd "$(dirname "$0")/.."
 sh tools/setup.sh
+# the S3 test peer (npm, locked); Debian's node when the machine has none
+if ! command -v npm >/dev/null 2>&1; then
+	sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo="sudo"
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm
+fi
+if [ ! -d tests/peers/node_modules/@20minutes/s3rver ]; then
+	(cd tests/peers && npm ci --no-audit --no-fund --engine-strict=false --loglevel=error)
+fi
 echo "== ctest"
 (cd build && ctest --output-on-failure -j2)
 echo "== ctest under AddressSanitizer + UndefinedBehaviorSanitizer"
