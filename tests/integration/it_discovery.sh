@@ -7,7 +7,7 @@ port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); 
 expect() { # VENDOR EXPECTED-JSON
 	P=$(port)
 	python3 "$HERE/tools/imds_server.py" $P "$1" > "$T/imds.out" 2>&1 &
-	pid=$!
+	pid=$!; track $pid
 	wait_for grep -q ready "$T/imds.out" || fail "IMDS server ($1) did not start"
 	got=$(RT_IMDS_ADDR=127.0.0.1:$P "$EXP" discover)
 	kill $pid; wait $pid 2>/dev/null || true
@@ -29,7 +29,7 @@ expect ovh '{"cloud_vendor_id":"ovh","cloud_account_id":null,"cloud_region_id":"
 # a metadata service that accepts and never answers: bounded by 2 s
 P=$(port)
 python3 "$HERE/tools/imds_server.py" $P --silent > "$T/imds.out" 2>&1 &
-pid=$!
+pid=$!; track $pid
 wait_for grep -q ready "$T/imds.out" || fail "silent server did not start"
 t0=$(date +%s%N)
 out=$(RT_IMDS_ADDR=127.0.0.1:$P "$EXP" discover)

@@ -6,10 +6,10 @@
 running() { "$EXP" runs | grep -q running; }
 
 "$REC" -i 0.02 --quiet &
-rec=$!
+rec=$!; track $rec
 wait_for running || fail "recorder did not start"
 "$EXP" tail --all -f csv > "$T/tail.csv" 2> "$T/tail.err" &
-tail=$!
+tail=$!; track $tail
 sleep 1
 kill -9 $rec
 wait $rec 2>/dev/null || true

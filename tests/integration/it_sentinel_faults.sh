@@ -8,11 +8,12 @@ HERE=$(cd "$(dirname "$0")/../.." && pwd)
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 S3P=$(port)
 node "$HERE/tests/peers/s3peer.js" $S3P "$T/s3" rt-test > "$T/s3.out" 2>&1 &
+track $!
 wait_for grep -q ready "$T/s3.out" || fail "S3 peer did not start"
 api() {
 	APIP=$(port)
 	python3 "$HERE/tools/sentinel_server.py" $APIP "$T/api.log" "$@" > "$T/api.out" 2>&1 &
-	APIPID=$!
+	APIPID=$!; track $APIPID
 	wait_for grep -q ready "$T/api.out" || fail "Sentinel server did not start"
 	export SENTINEL_API_URL=http://127.0.0.1:$APIP
 }
@@ -62,7 +63,7 @@ ok "422 on start: local output and exit code unaffected"
 # 500 then garbage on refresh; garbage then 500 on finish
 api --expire-secs 120 --faults start:garbage:1,start:badid:1,start:drop:1,start:slow:1,refresh-credentials:500:1,refresh-credentials:garbage:1,finish:garbage:1,finish:500:1
 rec_only --quiet -i 0.02 --count 150 &
-rec=$!
+rec=$!; track $rec
 wait_for sh -c "\"$EXP\" runs | grep -q running" || fail "recorder did not start"
 TRACKER_UPLOAD_INTERVAL=0.3 "$EXP" upload latest 2> "$T/err" || fail "upload: $(cat "$T/err")"
 wait $rec 2>/dev/null || true
@@ -74,7 +75,7 @@ ok "garbage, unsafe id, drops, slow answers: delivered once"
 # the API is down (connections dropped) for 3 s at the start of a live run
 api --down-secs 3
 rec_only --quiet -i 0.02 --count 250 &
-rec=$!
+rec=$!; track $rec
 wait_for sh -c "\"$EXP\" runs | grep -q running" || fail "recorder did not start"
 TRACKER_UPLOAD_INTERVAL=0.3 "$EXP" upload latest 2> "$T/err" || fail "upload: $(cat "$T/err")"
 wait $rec 2>/dev/null || true

@@ -6,10 +6,10 @@
 running() { "$EXP" runs | grep -q running; }
 
 "$REC" -i 0.02 --count 100 --quiet &
-rec=$!
+rec=$!; track $rec
 wait_for running || fail "recorder did not start"
 "$EXP" tail --all -f csv > "$T/tail.csv" &
-tail=$!
+tail=$!; track $tail
 wait_pid $rec 20 || fail "recorder did not finish"
 wait_pid $tail 10 || fail "tail did not exit after the run ended"
 "$EXP" replay latest -f csv > "$T/replay.csv"
@@ -18,10 +18,10 @@ ok "concurrent tail == replay"
 
 # lapped reader: 8-slot ring, the reader is stopped for 60 intervals
 RT_RING_SLOTS=8 "$REC" -i 0.01 --count 300 --quiet &
-rec=$!
+rec=$!; track $rec
 wait_for running || fail "recorder did not start"
 "$EXP" tail --all -f json > "$T/tail.jsonl" &
-tail=$!
+tail=$!; track $tail
 sleep 0.2
 kill -STOP $tail
 sleep 0.6

@@ -9,8 +9,8 @@ HERE=$(cd "$(dirname "$0")/../.." && pwd)
 [ -d "$HERE/tests/peers/node_modules/@20minutes/s3rver" ] || fail "S3 peer not installed (tools/setup.sh runs npm ci in tests/peers)"
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 S3P=$(port); APIP=$(port)
-start_s3() { node "$HERE/tests/peers/s3peer.js" $S3P "$T/s3" rt-test > "$T/s3.out" 2>&1 & S3PID=$!; wait_for grep -q ready "$T/s3.out" || fail "S3 peer did not start"; }
-start_api() { python3 "$HERE/tools/sentinel_server.py" $APIP "$T/api.log" "$@" > "$T/api.out" 2>&1 & APIPID=$!; wait_for grep -q ready "$T/api.out" || fail "Sentinel server did not start"; }
+start_s3() { node "$HERE/tests/peers/s3peer.js" $S3P "$T/s3" rt-test > "$T/s3.out" 2>&1 & S3PID=$!; track $S3PID; wait_for grep -q ready "$T/s3.out" || fail "S3 peer did not start"; }
+start_api() { python3 "$HERE/tools/sentinel_server.py" $APIP "$T/api.log" "$@" > "$T/api.out" 2>&1 & APIPID=$!; track $APIPID; wait_for grep -q ready "$T/api.out" || fail "Sentinel server did not start"; }
 start_s3
 start_api
 export SENTINEL_API_TOKEN=test-token SENTINEL_API_URL=http://127.0.0.1:$APIP
@@ -72,10 +72,10 @@ ok "inline finish"
 
 # 2. a live run in several batches, with a concurrent uploader refused
 rec_only --quiet -i 0.02 --count 150 &
-rec=$!
+rec=$!; track $rec
 wait_for sh -c "\"$EXP\" runs | grep -q running" || fail "recorder did not start"
 TRACKER_UPLOAD_INTERVAL=0.5 "$EXP" upload latest &
-up=$!
+up=$!; track $up
 sleep 0.5
 echo "uploader RSS while streaming: $(ps -o rss= -p $up) KiB"
 "$EXP" upload latest 2> "$T/err" && fail "a second uploader was not refused"
@@ -92,12 +92,12 @@ start_api --fail-start 2
 # RT_SOAK_CYCLES=60 for the long soak (a separate command, not in CI)
 cycles=${RT_SOAK_CYCLES:-12}
 rec_only --quiet -i 0.01 --count $((cycles * 40 + 400)) &
-rec=$!
+rec=$!; track $rec
 wait_for sh -c "\"$EXP\" runs | grep -q running" || fail "recorder did not start"
 cycle=0
 while [ $cycle -lt $cycles ]; do
 	TRACKER_UPLOAD_INTERVAL=0.1 "$EXP" upload latest 2>/dev/null &
-	up=$!
+	up=$!; track $up
 	sleep 0.$(( (cycle * 37) % 5 + 1 ))
 	kill -9 $up 2>/dev/null || true
 	wait $up 2>/dev/null || true
@@ -106,7 +106,7 @@ done
 # 4. S3 goes away mid-upload and comes back
 kill $S3PID; wait $S3PID 2>/dev/null || true
 TRACKER_UPLOAD_INTERVAL=0.1 "$EXP" upload latest 2> "$T/outage.err" &
-up=$!
+up=$!; track $up
 sleep 1.5
 start_s3
 wait_pid $up 60 || fail "uploader did not finish after the outage"
@@ -120,7 +120,7 @@ ok "$cycle kill -9 cycles, Sentinel errors and an S3 outage: every sample exactl
 kill $APIPID; wait $APIPID 2>/dev/null || true
 start_api --expire-secs 120
 rec_only --quiet -i 0.02 --count 100 &
-rec=$!
+rec=$!; track $rec
 wait_for sh -c "\"$EXP\" runs | grep -q running" || fail "recorder did not start"
 TRACKER_UPLOAD_INTERVAL=0.3 "$EXP" upload latest || fail "upload with short credentials"
 wait_pid $rec 20 || true
@@ -133,10 +133,10 @@ ok "short-lived credentials refreshed"
 kill $APIPID; wait $APIPID 2>/dev/null || true
 start_api --secret WRONG
 rec_only --quiet -i 0.02 --count 200 &
-rec=$!
+rec=$!; track $rec
 wait_for sh -c "\"$EXP\" runs | grep -q running" || fail "recorder did not start"
 TRACKER_UPLOAD_INTERVAL=0 "$EXP" upload latest 2> "$T/sig.err" &
-up=$!
+up=$!; track $up
 sleep 2
 kill -9 $up
 wait_pid $rec 20 || true
@@ -156,6 +156,7 @@ start_api
 # ...except here, where an AWS-like metadata service answers
 IMDSP=$(port)
 python3 "$HERE/tools/imds_server.py" $IMDSP aws > "$T/imds.out" 2>&1 &
+track $!
 wait_for grep -q ready "$T/imds.out" || fail "IMDS server did not start"
 set +e
 RT_IMDS_ADDR=127.0.0.1:$IMDSP TRACKER_SUPPRESS_FIELDS=host_ip,host_hostname TRACKER_UPLOAD_INTERVAL=0.3 \

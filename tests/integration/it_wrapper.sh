@@ -16,7 +16,7 @@ ok "exit codes"
 
 # SIGTERM to the tracker is forwarded; the tracker exits 128+15
 "$RT" --quiet -i 0.05 -- sleep 30 &
-tr=$!
+tr=$!; track $tr
 sleep 0.5
 kill -TERM $tr
 set +e; wait $tr; rc=$?; set -e
@@ -25,7 +25,7 @@ ok "SIGTERM forwarded (143)"
 
 # SIGUSR1 reaches the command
 "$RT" --quiet -- sh -c 'trap "echo got >'"$T"'/usr1; exit 5" USR1; while :; do sleep 0.05; done' &
-tr=$!
+tr=$!; track $tr
 sleep 0.5
 kill -USR1 $tr
 set +e; wait $tr; rc=$?; set -e
@@ -63,7 +63,7 @@ ok "EPIPE: command ran on, $n samples recorded"
 
 # --pid follows an existing tree; when it exits the tracker keeps running
 sh -c 'sleep 0.6' &
-target=$!
+target=$!; track $target
 "$RT" --pid $target -i 0.1 --count 12 -o "$T/pid.jsonl"
 python3 - "$T/pid.jsonl" "$target" <<'PY' || fail "--pid"
 import json, sys

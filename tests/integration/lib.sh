@@ -7,9 +7,13 @@ EXP="$BUILD/rt-export"
 T=$(mktemp -d)
 export RT_STORE="$T/store" RT_SHM_DIR="$T/shm"
 mkdir -p "$RT_SHM_DIR"
+# background peers and processes to stop at exit (dash's `jobs` is empty
+# inside the EXIT trap, so they are tracked explicitly)
+TRACKED=""
+track() { TRACKED="$TRACKED $1"; }
 cleanup() {
 	# stop anything this test started, then remove its files
-	for p in $(jobs -p); do kill -9 "$p" 2>/dev/null || true; done
+	for p in $TRACKED $(jobs -p); do kill -9 "$p" 2>/dev/null || true; done
 	rm -rf "$T"
 }
 trap cleanup EXIT
