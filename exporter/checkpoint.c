@@ -32,6 +32,41 @@ static void copy_str(char *dst, size_t cap, const cJSON *o, const char *k)
 		snprintf(dst, cap, "%s", v->valuestring);
 }
 
+int rt_checkpoint_parse(const char *text, struct rt_checkpoint *cp)
+{
+	memset(cp, 0, sizeof(*cp));
+	cp->next_seq = 1;
+	cJSON *o = cJSON_Parse(text);
+	if (!o)
+		return RT_E_CORRUPT;
+	copy_str(cp->sentinel_run, sizeof(cp->sentinel_run), o, "sentinel_run");
+	copy_str(cp->bucket, sizeof(cp->bucket), o, "bucket");
+	copy_str(cp->prefix, sizeof(cp->prefix), o, "prefix");
+	copy_str(cp->region, sizeof(cp->region), o, "region");
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "credentials");
+	copy_str(cp->creds.access_key, sizeof(cp->creds.access_key), c, "access_key");
+	copy_str(cp->creds.secret_key, sizeof(cp->creds.secret_key), c, "secret_key");
+	copy_str(cp->creds.session_token, sizeof(cp->creds.session_token), c, "session_token");
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(c, "expires_s");
+	if (cJSON_IsNumber(e) && e->valuedouble > 0 && e->valuedouble < 1e12)
+		cp->creds.expires_ns = (uint64_t)e->valuedouble * 1000000000ull;
+	const cJSON *ns = cJSON_GetObjectItemCaseSensitive(o, "next_seq");
+	if (cJSON_IsNumber(ns) && ns->valuedouble >= 1 && ns->valuedouble < 1.8e19)
+		cp->next_seq = (uint64_t)ns->valuedouble;
+	cp->finished = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "finished"));
+	const cJSON *u;
+	cJSON_ArrayForEach(u, cJSON_GetObjectItemCaseSensitive(o, "uris"))
+	{
+		if (cJSON_IsString(u) && rt_checkpoint_add_uri(cp, u->valuestring)) {
+			cJSON_Delete(o);
+			rt_checkpoint_free(cp);
+			return -ENOMEM;
+		}
+	}
+	cJSON_Delete(o);
+	return 0;
+}
+
 int rt_checkpoint_load(const char *dir, uint64_t run, struct rt_checkpoint *cp)
 {
 	memset(cp, 0, sizeof(*cp));
@@ -45,34 +80,7 @@ int rt_checkpoint_load(const char *dir, uint64_t run, struct rt_checkpoint *cp)
 	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = '\0';
-	cJSON *o = cJSON_Parse(buf);
-	if (!o)
-		return RT_E_CORRUPT;
-	copy_str(cp->sentinel_run, sizeof(cp->sentinel_run), o, "sentinel_run");
-	copy_str(cp->bucket, sizeof(cp->bucket), o, "bucket");
-	copy_str(cp->prefix, sizeof(cp->prefix), o, "prefix");
-	copy_str(cp->region, sizeof(cp->region), o, "region");
-	const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "credentials");
-	copy_str(cp->creds.access_key, sizeof(cp->creds.access_key), c, "access_key");
-	copy_str(cp->creds.secret_key, sizeof(cp->creds.secret_key), c, "secret_key");
-	copy_str(cp->creds.session_token, sizeof(cp->creds.session_token), c, "session_token");
-	const cJSON *e = cJSON_GetObjectItemCaseSensitive(c, "expires_s");
-	if (cJSON_IsNumber(e) && e->valuedouble > 0)
-		cp->creds.expires_ns = (uint64_t)e->valuedouble * 1000000000ull;
-	const cJSON *ns = cJSON_GetObjectItemCaseSensitive(o, "next_seq");
-	if (cJSON_IsNumber(ns) && ns->valuedouble >= 1)
-		cp->next_seq = (uint64_t)ns->valuedouble;
-	cp->finished = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "finished"));
-	const cJSON *u;
-	cJSON_ArrayForEach(u, cJSON_GetObjectItemCaseSensitive(o, "uris"))
-	{
-		if (cJSON_IsString(u) && rt_checkpoint_add_uri(cp, u->valuestring)) {
-			cJSON_Delete(o);
-			return -ENOMEM;
-		}
-	}
-	cJSON_Delete(o);
-	return 0;
+	return rt_checkpoint_parse(buf, cp);
 }
 
 int rt_checkpoint_add_uri(struct rt_checkpoint *cp, const char *uri)

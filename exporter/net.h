@@ -52,6 +52,8 @@ struct rt_checkpoint {
 
 /* <store>/upload/<run>.json; missing file: a fresh checkpoint. */
 int rt_checkpoint_load(const char *store_dir, uint64_t run, struct rt_checkpoint *cp);
+/* The same from text (hostile: every field is checked). */
+int rt_checkpoint_parse(const char *text, struct rt_checkpoint *cp);
 /* Written to a temporary file, fsync'ed and renamed over: never torn. 0600. */
 int rt_checkpoint_save(const char *store_dir, uint64_t run, const struct rt_checkpoint *cp);
 int rt_checkpoint_add_uri(struct rt_checkpoint *cp, const char *uri);
@@ -70,6 +72,9 @@ struct rt_sentinel {
  * when the server could not be reached (msg says why). */
 int rt_sentinel_start(const struct rt_sentinel *s, const char *body, struct rt_checkpoint *cp,
                       char *msg, size_t msgcap);
+/* Validate and take a start response (hostile bytes): 0, or -1 and cp
+ * untouched. */
+int rt_sentinel_parse_start(const char *body, struct rt_checkpoint *cp);
 int rt_sentinel_refresh(const struct rt_sentinel *s, struct rt_checkpoint *cp, char *msg,
                         size_t msgcap);
 /* POST /runs/{id}/finish with body (gzip'ed when gzip). */

@@ -100,35 +100,38 @@ static int post(const struct rt_sentinel *s, const char *path, const void *body,
 	return 0;
 }
 
+int rt_sentinel_parse_start(const char *body, struct rt_checkpoint *cp)
+{
+	cJSON *o = cJSON_Parse(body);
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "run_id");
+	const cJSON *pre = cJSON_GetObjectItemCaseSensitive(o, "upload_uri_prefix");
+	struct rt_checkpoint tmp = *cp;
+	int ok =
+	    cJSON_IsString(id) && valid_run_id(id->valuestring) && cJSON_IsString(pre) &&
+	    parse_prefix(pre->valuestring, &tmp) == 0 &&
+	    parse_creds(cJSON_GetObjectItemCaseSensitive(o, "upload_credentials"), &tmp.creds) == 0;
+	if (ok) {
+		snprintf(tmp.sentinel_run, sizeof(tmp.sentinel_run), "%s", id->valuestring);
+		*cp = tmp;
+	}
+	cJSON_Delete(o);
+	return ok ? 0 : -1;
+}
+
 int rt_sentinel_start(const struct rt_sentinel *s, const char *body, struct rt_checkpoint *cp,
                       char *msg, size_t msgcap)
 {
 	struct rt_http_resp r;
 	int rc = post(s, "/runs", body, strlen(body), 0, &r, msg, msgcap);
-	if (rc) {
-		rt_http_resp_free(&r);
-		return rc;
-	}
-	cJSON *o = cJSON_Parse(r.body.p);
-	const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "run_id");
-	const cJSON *pre = cJSON_GetObjectItemCaseSensitive(o, "upload_uri_prefix");
-	struct rt_checkpoint tmp = *cp;
-	if (!cJSON_IsString(id) || !valid_run_id(id->valuestring) || !cJSON_IsString(pre) ||
-	    parse_prefix(pre->valuestring, &tmp) ||
-	    parse_creds(cJSON_GetObjectItemCaseSensitive(o, "upload_credentials"), &tmp.creds)) {
+	if (rc == 0 && rt_sentinel_parse_start(r.body.p, cp)) {
 		snprintf(msg, msgcap,
-		         "%s/runs answered with an invalid run (run_id, "
-		         "upload_uri_prefix or upload_credentials missing or unsafe)",
+		         "%s/runs answered with an invalid run (run_id, upload_uri_prefix or "
+		         "upload_credentials missing or unsafe)",
 		         s->base);
-		cJSON_Delete(o);
-		rt_http_resp_free(&r);
-		return 502;
+		rc = 502;
 	}
-	snprintf(tmp.sentinel_run, sizeof(tmp.sentinel_run), "%s", id->valuestring);
-	*cp = tmp;
-	cJSON_Delete(o);
 	rt_http_resp_free(&r);
-	return 0;
+	return rc;
 }
 
 int rt_sentinel_refresh(const struct rt_sentinel *s, struct rt_checkpoint *cp, char *msg,
