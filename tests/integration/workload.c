@@ -26,13 +26,14 @@ static double cpu_self(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static volatile unsigned long sink; /* keeps the busy loop from being optimized away */
+
 static void busy(double secs)
 {
-	volatile unsigned long x = 0;
 	double t0 = cpu_self();
 	while (cpu_self() - t0 < secs)
 		for (int i = 0; i < 10000; i++)
-			x += (unsigned long)i;
+			sink += (unsigned long)i;
 }
 
 static double tv(struct timeval t)
