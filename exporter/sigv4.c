@@ -98,8 +98,11 @@ int rt_sigv4_authorization(const struct rt_sigv4_req *r, struct rt_buf *out)
 	struct hdr h[64];
 	for (int i = 0; i < r->nheaders; i++) {
 		h[i].name = strdup(r->headers[i].name);
-		if (!h[i].name)
+		if (!h[i].name) {
+			while (i--)
+				free(h[i].name);
 			return -ENOMEM;
+		}
 		for (char *p = h[i].name; *p; p++)
 			if (*p >= 'A' && *p <= 'Z')
 				*p = (char)(*p - 'A' + 'a');
