@@ -59,6 +59,7 @@ int rt_collector_open(struct rt_collector *c)
 		c->fd_oper[i] = -1;
 	c->fd_cg_usage = -1;
 	rt_cpu_open(c);
+	c->nvml = rt_nvml_open();
 	c->mounts_dirty = 1;
 	c->inv->gen = 0;                            /* first sample builds generation 1 */
 	c->disk_names_hash = c->nic_names_hash = 1; /* never a real hash: forces a build */
@@ -83,6 +84,8 @@ void rt_collector_close(struct rt_collector *c)
 	close_fd(&c->fd_cg_usage);
 	for (int i = 0; i < RT_MAX_NICS; i++)
 		close_fd(&c->fd_oper[i]);
+	rt_nvml_close(c->nvml);
+	c->nvml = NULL;
 	free(c->buf);
 	free(c->inv);
 	free(c->scratch);
@@ -97,6 +100,8 @@ int rt_collector_sample(struct rt_collector *c, void *buf, size_t cap, struct rt
 	rt_cpu_read(c, &changed);
 	rt_disk_read(c, &changed);
 	rt_net_read(c, &changed);
+	if (c->nvml && rt_nvml_count(c->nvml) != c->inv->ngpu)
+		changed = 1; /* a GPU appeared or fell off the bus */
 	*inv_changed = 0;
 	if (changed) {
 		struct rt_inventory *n = c->scratch;
@@ -104,6 +109,7 @@ int rt_collector_sample(struct rt_collector *c, void *buf, size_t cap, struct rt
 		rt_cpu_inventory(c, n);
 		rt_disk_inventory(c, n);
 		rt_net_inventory(c, n);
+		rt_nvml_inventory(c->nvml, n);
 		if (c->inv->gen == 0 || !rt_inventory_equal(n, c->inv)) {
 			n->gen = c->inv->gen + 1;
 			c->scratch = c->inv;
@@ -121,5 +127,7 @@ int rt_collector_sample(struct rt_collector *c, void *buf, size_t cap, struct rt
 	rt_memory_fill(c, rec);
 	rt_disk_fill(c, rec);
 	rt_net_fill(c, rec);
+	for (unsigned i = 0; i < rec->h->ngpu; i++)
+		rt_nvml_fill(c->nvml, i, &rec->gpu[i]);
 	return 0;
 }

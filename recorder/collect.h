@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpu_nvml.h"
 #include "procfs.h"
 #include "rt/inventory.h"
 #include "rt/record.h"
@@ -41,6 +42,8 @@ struct rt_collector {
 
 	uint64_t disk_names_hash, nic_names_hash;
 	int mounts_dirty;
+
+	struct rt_nvml *nvml; /* NULL: no NVIDIA GPUs */
 
 	struct rt_inventory *inv;     /* current */
 	struct rt_inventory *scratch; /* rebuild target */

@@ -4,6 +4,10 @@
 # the real rt-export, and compares with tests/golden/NAME.{jsonl,csv}.
 set -eu
 build=$1; name=$2
+# with fake GPUs (RT_NVML_LIBRARY), the expected files carry the GPU count;
+# 0 GPUs must match the plain fixture output
+out=$name
+[ -n "${FAKE_NVML_GPUS:-}" ] && [ "${FAKE_NVML_GPUS}" != 0 ] && out=$name-gpu$FAKE_NVML_GPUS
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -12,9 +16,9 @@ export RT_SHM_DIR="$tmp"
 "$build/rt-export" --store "$tmp/store" replay 1 -f json > "$tmp/out.jsonl"
 "$build/rt-export" --store "$tmp/store" replay 1 -f csv > "$tmp/out.csv"
 if [ "${3:-}" = "--update" ]; then
-	cp "$tmp/out.jsonl" "$here/$name.jsonl"; cp "$tmp/out.csv" "$here/$name.csv"
+	cp "$tmp/out.jsonl" "$here/$out.jsonl"; cp "$tmp/out.csv" "$here/$out.csv"
 	exit 0
 fi
-diff -u "$here/$name.jsonl" "$tmp/out.jsonl"
-diff -u "$here/$name.csv" "$tmp/out.csv"
-echo "golden $name: ok"
+diff -u "$here/$out.jsonl" "$tmp/out.jsonl"
+diff -u "$here/$out.csv" "$tmp/out.csv"
+echo "golden $out: ok"

@@ -15,3 +15,25 @@ assert len(d[0]["cpu"]["per_core_pct"]) == 2
 assert d[0]["memory"]["total_mib"] == 8000
 PY
 ok "recorder reads fixture roots on the test clock"
+
+# NVML through the fake library: a failing call gives a null field, a
+# failing init no GPUs, and sampling goes on either way
+FAKE="$BUILD/libfake-nvml.so"
+RT_PROC_ROOT="$T/root/proc" RT_SYS_ROOT="$T/root/sys" RT_TEST_CLOCK=1767225600 \
+	RT_NVML_LIBRARY="$FAKE" FAKE_NVML_GPUS=2 FAKE_NVML_FAIL=temp "$REC" --count 2 --quiet
+"$EXP" replay latest > "$T/gpu.jsonl"
+python3 - "$T/gpu.jsonl" <<'PY' || fail "failing NVML call"
+import json, sys
+d = [json.loads(l) for l in open(sys.argv[1])]
+assert len(d) == 2 and len(d[0]["gpu"]) == 2
+assert all(g["temperature_celsius"] is None and g["power_watts"] == 100.0 + i
+           for i, g in enumerate(d[0]["gpu"]))
+PY
+RT_PROC_ROOT="$T/root/proc" RT_SYS_ROOT="$T/root/sys" RT_TEST_CLOCK=1767225600 \
+	RT_NVML_LIBRARY="$FAKE" FAKE_NVML_GPUS=2 FAKE_NVML_FAIL=init "$REC" --count 2 --quiet
+"$EXP" replay latest | python3 -c '
+import json, sys
+d = [json.loads(l) for l in sys.stdin]
+assert len(d) == 2 and all(x["gpu"] == [] for x in d)' || fail "failing NVML init"
+RT_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 "$REC" --count 1 -i 0.01 --quiet || fail "missing NVML"
+ok "NVML: failing call -> null field, failing init or missing library -> no GPUs"

@@ -1,0 +1,30 @@
+/*
+ * gpu_nvml.h - NVIDIA GPUs through NVML, loaded with dlopen at run time.
+ *
+ * libnvidia-ml.so.1 is never a build or link dependency: without it (or
+ * with no device, or any failing call) there are simply no GPUs. The
+ * testing aid RT_NVML_LIBRARY names another file to load instead (the test
+ * suite builds a fake one).
+ */
+#ifndef RT_GPU_NVML_H
+#define RT_GPU_NVML_H
+
+#include "rt/inventory.h"
+#include "rt/record.h"
+
+struct rt_nvml;
+
+/* Load and initialise NVML; NULL when there is no usable NVML. */
+struct rt_nvml *rt_nvml_open(void);
+void rt_nvml_close(struct rt_nvml *n);
+
+/* Number of devices now (for device-set changes). */
+unsigned rt_nvml_count(struct rt_nvml *n);
+
+/* Static identity of the devices into inv->gpu / inv->ngpu. */
+void rt_nvml_inventory(struct rt_nvml *n, struct rt_inventory *inv);
+
+/* Per-sample gauges of GPU slot i; rec->gpu[i].valid says which are set. */
+void rt_nvml_fill(struct rt_nvml *n, unsigned i, struct rt_rec_gpu *out);
+
+#endif

@@ -1,0 +1,125 @@
+/*
+ * fake_nvml.c - a stand-in libnvidia-ml.so for tests (no GPU here).
+ *
+ * Implements the NVML entry points rt uses. Scripted by the environment:
+ *   FAKE_NVML_GPUS   number of devices (default 0)
+ *   FAKE_NVML_FAIL   "init" (nvmlInit fails) or "temp" (temperature fails)
+ * Values are deterministic: device i reports util (20 i + 5 s) % 101,
+ * (i+1) GiB + s MiB of 80 GiB used, 40+i C, 100+i W, 1400+10 i MHz, where
+ * s counts the samples (calls for device 0's utilization).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+	unsigned int gpu, memory;
+} util_t;
+typedef struct {
+	unsigned long long total, free, used;
+} mem_t;
+typedef struct {
+	char busIdLegacy[16];
+	unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+	char busId[32];
+} pci_t;
+
+static unsigned step;
+static long dev_index(void *d)
+{
+	return (long)(d)-1;
+}
+static const char *fail(void)
+{
+	const char *f = getenv("FAKE_NVML_FAIL");
+	return f ? f : "";
+}
+static unsigned ngpu(void)
+{
+	const char *g = getenv("FAKE_NVML_GPUS");
+	return g ? (unsigned)atoi(g) : 0;
+}
+
+int nvmlInit_v2(void)
+{
+	return strcmp(fail(), "init") ? 0 : 999;
+}
+int nvmlShutdown(void)
+{
+	return 0;
+}
+int nvmlDeviceGetCount_v2(unsigned int *c)
+{
+	*c = ngpu();
+	return 0;
+}
+int nvmlDeviceGetHandleByIndex_v2(unsigned int i, void **d)
+{
+	if (i >= ngpu())
+		return 2; /* NVML_ERROR_INVALID_ARGUMENT */
+	*d = (void *)(long)(i + 1);
+	return 0;
+}
+int nvmlDeviceGetName(void *d, char *name, unsigned int len)
+{
+	snprintf(name, len, "Fake GPU H%ld", dev_index(d));
+	return 0;
+}
+int nvmlDeviceGetUUID(void *d, char *uuid, unsigned int len)
+{
+	snprintf(uuid, len, "GPU-fa4e0000-0000-0000-0000-00000000000%ld", dev_index(d));
+	return 0;
+}
+int nvmlDeviceGetUtilizationRates(void *d, util_t *u)
+{
+	long i = dev_index(d);
+	if (i == 0)
+		step++;
+	u->gpu = (unsigned)((20 * i + 5 * step) % 101);
+	u->memory = 0;
+	return 0;
+}
+int nvmlDeviceGetMemoryInfo(void *d, mem_t *m)
+{
+	long i = dev_index(d);
+	m->total = 80ull << 30;
+	m->used = ((unsigned long long)(i + 1) << 30) + ((unsigned long long)step << 20);
+	m->free = m->total - m->used;
+	return 0;
+}
+int nvmlDeviceGetTemperature(void *d, int sensor, unsigned int *t)
+{
+	(void)sensor;
+	if (!strcmp(fail(), "temp"))
+		return 3; /* NVML_ERROR_NOT_SUPPORTED */
+	*t = (unsigned)(40 + dev_index(d));
+	return 0;
+}
+int nvmlDeviceGetPowerUsage(void *d, unsigned int *mw)
+{
+	*mw = (unsigned)(100000 + 1000 * dev_index(d));
+	return 0;
+}
+int nvmlDeviceGetClockInfo(void *d, int type, unsigned int *mhz)
+{
+	(void)type;
+	*mhz = (unsigned)(1400 + 10 * dev_index(d));
+	return 0;
+}
+int nvmlDeviceGetPciInfo_v3(void *d, pci_t *p)
+{
+	memset(p, 0, sizeof(*p));
+	snprintf(p->busId, sizeof(p->busId), "00000000:%02lX:00.0", 0x10 + dev_index(d));
+	return 0;
+}
+int nvmlSystemGetDriverVersion(char *v, unsigned int len)
+{
+	snprintf(v, len, "550.54.15");
+	return 0;
+}
+int nvmlDeviceGetNumGpuCores(void *d, unsigned int *c)
+{
+	(void)d;
+	*c = 16896;
+	return 0;
+}
