@@ -134,11 +134,17 @@ static char *start_body(const struct rt_runinfo *ri, const struct rt_cloud *clou
 	cloud_field(b, "cloud_region_id", cloud->region);
 	cloud_field(b, "cloud_zone_id", cloud->zone);
 	cloud_field(b, "cloud_instance_type", cloud->instance_type);
-	/* not discovered yet: GPUs (GPU issue) and allocation */
-	const char *null_keys[] = {"host_server_allocation", "host_gpu_model", "host_gpu_count",
-	                           "host_gpu_memory_mib"};
-	for (size_t i = 0; i < RT_ARRAY_LEN(null_keys); i++)
-		cJSON_AddNullToObject(b, null_keys[i]);
+	host_field(b, "host_gpu_model", h, "gpu_model");
+	const cJSON *gc = cJSON_GetObjectItemCaseSensitive(h, "gpu_count");
+	if (cJSON_IsNumber(gc) && gc->valuedouble > 0) {
+		host_field(b, "host_gpu_count", h, "gpu_count");
+		host_field(b, "host_gpu_memory_mib", h, "gpu_memory_mib");
+	} else { /* no GPU: null, as the reference sends */
+		cJSON_AddNullToObject(b, "host_gpu_count");
+		cJSON_AddNullToObject(b, "host_gpu_memory_mib");
+	}
+	/* no reliable signal for dedicated vs shared hosts yet */
+	cJSON_AddNullToObject(b, "host_server_allocation");
 	char *s = cJSON_PrintUnformatted(b);
 	cJSON_Delete(b);
 	cJSON_Delete(m);

@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #include "gpu_nvml.h"
 
+#include "proctree.h"
+
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +29,20 @@ typedef struct {
 	char busId[32];
 } nvml_pci_t;
 
+typedef struct {
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+	unsigned int gpuInstanceId, computeInstanceId;
+} nvml_proc_t; /* nvmlProcessInfo_v2/v3 */
+typedef struct {
+	unsigned int pid;
+	unsigned long long timeStamp; /* µs */
+	unsigned int smUtil, memUtil, encUtil, decUtil;
+} nvml_putil_t;
+
 #define NVML_TEMPERATURE_GPU 0
+#define NVML_ERROR_INSUFFICIENT_SIZE 7
+#define MAX_GPU_PROCS 256
 #define NVML_CLOCK_GRAPHICS 0
 
 struct rt_nvml {
@@ -46,6 +61,10 @@ struct rt_nvml {
 	nvmlReturn_t (*pci)(nvmlDevice_t, nvml_pci_t *);
 	nvmlReturn_t (*driver)(char *, unsigned int);
 	nvmlReturn_t (*cores)(nvmlDevice_t, unsigned int *);
+	nvmlReturn_t (*compute)(nvmlDevice_t, unsigned int *, nvml_proc_t *);
+	nvmlReturn_t (*graphics)(nvmlDevice_t, unsigned int *, nvml_proc_t *);
+	nvmlReturn_t (*putil)(nvmlDevice_t, nvml_putil_t *, unsigned int *, unsigned long long);
+	unsigned long long last_ts[RT_MAX_GPUS]; /* newest utilization sample seen */
 	nvmlDevice_t dev[RT_MAX_GPUS];
 	unsigned ndev;
 };
@@ -83,6 +102,11 @@ struct rt_nvml *rt_nvml_open(void)
 	*(void **)&n->pci = sym(lib, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo");
 	*(void **)&n->driver = sym(lib, "nvmlSystemGetDriverVersion", NULL);
 	*(void **)&n->cores = sym(lib, "nvmlDeviceGetNumGpuCores", NULL);
+	*(void **)&n->compute = sym(lib, "nvmlDeviceGetComputeRunningProcesses_v3",
+	                            "nvmlDeviceGetComputeRunningProcesses_v2");
+	*(void **)&n->graphics = sym(lib, "nvmlDeviceGetGraphicsRunningProcesses_v3",
+	                             "nvmlDeviceGetGraphicsRunningProcesses_v2");
+	*(void **)&n->putil = sym(lib, "nvmlDeviceGetProcessUtilization", NULL);
 	if (!n->init || !n->count || !n->handle || n->init() != 0) {
 		dlclose(lib);
 		free(n);
@@ -191,4 +215,65 @@ void rt_nvml_fill(struct rt_nvml *n, unsigned i, struct rt_rec_gpu *out)
 		out->clock_mhz = v;
 		out->valid |= RT_GPU_V_CLOCK;
 	}
+}
+
+/* Running processes of one list; count 0 on any failure. */
+static unsigned procs(nvmlReturn_t (*fn)(nvmlDevice_t, unsigned int *, nvml_proc_t *),
+                      nvmlDevice_t d, nvml_proc_t *out)
+{
+	unsigned int cnt = MAX_GPU_PROCS;
+	if (!fn || fn(d, &cnt, out) != 0)
+		return 0;
+	return cnt > MAX_GPU_PROCS ? MAX_GPU_PROCS : cnt;
+}
+
+void rt_nvml_tree(struct rt_nvml *n, struct rt_proctree *tree, struct rt_rec_process *out)
+{
+	if (!n || !tree)
+		return;
+	static nvml_proc_t list[2 * MAX_GPU_PROCS];
+	static nvml_putil_t samples[MAX_GPU_PROCS];
+	uint64_t vram = 0;
+	uint32_t util_x100 = 0, used = 0;
+	for (unsigned i = 0; i < n->ndev; i++) {
+		nvmlDevice_t d = n->dev[i];
+		unsigned nc = procs(n->compute, d, list);
+		unsigned ng = procs(n->graphics, d, list + nc);
+		int on_gpu = 0;
+		for (unsigned k = 0; k < nc + ng; k++) {
+			int dup = 0; /* a pid in both lists (or twice) counts once */
+			for (unsigned j = 0; j < k && !dup; j++)
+				dup = list[j].pid == list[k].pid;
+			if (dup || !rt_proctree_has(tree, (pid_t)list[k].pid))
+				continue;
+			on_gpu = 1;
+			if (list[k].usedGpuMemory != ~0ull) /* NVML_VALUE_NOT_AVAILABLE */
+				vram += list[k].usedGpuMemory;
+		}
+		/* only samples taken since the previous call: never stale ones */
+		unsigned int cnt = MAX_GPU_PROCS;
+		unsigned long long newest = n->last_ts[i];
+		unsigned util = 0;
+		if (n->putil && n->putil(d, samples, &cnt, n->last_ts[i]) == 0) {
+			if (cnt > MAX_GPU_PROCS)
+				cnt = MAX_GPU_PROCS;
+			for (unsigned k = 0; k < cnt; k++) {
+				if (samples[k].timeStamp <= n->last_ts[i])
+					continue;
+				if (samples[k].timeStamp > newest)
+					newest = samples[k].timeStamp;
+				if (rt_proctree_has(tree, (pid_t)samples[k].pid) &&
+				    samples[k].smUtil <= 100)
+					util += samples[k].smUtil;
+			}
+		}
+		n->last_ts[i] = newest;
+		if (util > 100)
+			util = 100;
+		util_x100 += util * 100;
+		used += on_gpu || util > 0;
+	}
+	out->gpu_vram_bytes = vram;
+	out->gpu_util_pct_x100 = util_x100;
+	out->gpu_count = used;
 }

@@ -27,4 +27,14 @@ void rt_nvml_inventory(struct rt_nvml *n, struct rt_inventory *inv);
 /* Per-sample gauges of GPU slot i; rec->gpu[i].valid says which are set. */
 void rt_nvml_fill(struct rt_nvml *n, unsigned i, struct rt_rec_gpu *out);
 
+struct rt_proctree;
+
+/*
+ * GPU use of the tracked tree: VRAM of its processes in the running process
+ * lists (compute and graphics; a pid in both counted once per device), SM
+ * utilization from the process utilization samples newer than the last
+ * call, and the number of GPUs the tree used. Fills out->gpu_*.
+ */
+void rt_nvml_tree(struct rt_nvml *n, struct rt_proctree *tree, struct rt_rec_process *out);
+
 #endif

@@ -413,6 +413,17 @@ int main(int argc, char **argv)
 	}
 	if (warn[0])
 		say("warning: %s", warn);
+	/* GPUs are known after the first sample: host_gpu_* for the run */
+	struct rt_record first;
+	if (s.col.inv->ngpu && rt_record_decode(s.rec, s.last_len, &first) == 0) {
+		meta.gpu_model = s.col.inv->gpu[0].name[0] ? s.col.inv->gpu[0].name : NULL;
+		meta.gpu_count = s.col.inv->ngpu;
+		for (unsigned i = 0; i < first.h->ngpu; i++)
+			meta.gpu_memory_mib += first.gpu[i].vram_total >> 20;
+		rt_buf_reset(&mb);
+		rt_runmeta_write(&mb, &meta);
+		rt_store_put_meta(store, meta.run_id, mb.p, mb.len);
+	}
 	pid_t cmd = -1;
 	if (wrapper) {
 		int code;

@@ -531,3 +531,11 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 	out->rss_kb = rss_kb;
 	out->pss_kb = pss_kb;
 }
+
+int rt_proctree_has(struct rt_proctree *t, pid_t pid)
+{
+	if (!t || pid <= 0)
+		return 0;
+	const struct pt_proc *e = find(t, pid);
+	return e && e->seen == t->gen && !e->gone;
+}

@@ -40,4 +40,7 @@ void rt_proctree_reaped(struct rt_proctree *t, pid_t pid, const struct rusage *r
 /* Walk the tree now and fill the process section of a record. */
 void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out);
 
+/* Whether pid was a live member at the last rt_proctree_sample(). */
+int rt_proctree_has(struct rt_proctree *t, pid_t pid);
+
 #endif

@@ -74,6 +74,7 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 		return rc;
 	if (s->tree) {
 		rt_proctree_sample(s->tree, rec.proc);
+		rt_nvml_tree(s->col.nvml, s->tree, rec.proc);
 		rec.proc->pid = s->tracked_pid;
 		rec.h->flags |= RT_REC_HAS_PROCESS;
 	}

@@ -109,6 +109,12 @@ void rt_runmeta_write(struct rt_buf *b, const struct rt_run_meta *m)
 	str_or_null(b, m->ip);
 	rt_buf_puts(b, ",\"storage_gb\":");
 	rt_buf_f64_json(b, m->storage_gb);
+	rt_buf_puts(b, ",\"gpu_model\":");
+	str_or_null(b, m->gpu_model);
+	rt_buf_puts(b, ",\"gpu_count\":");
+	rt_buf_u64(b, m->gpu_count);
+	rt_buf_puts(b, ",\"gpu_memory_mib\":");
+	rt_buf_u64(b, m->gpu_memory_mib);
 	rt_buf_putc(b, '}');
 	key(b, "last_seq");
 	if (m->has_last_seq)

@@ -7,7 +7,8 @@
  *   start, end (ISO 8601 UTC or null), start_ns, end_ns, interval_secs,
  *   recorder_pid, command (array or null), tracked_pid (or null),
  *   exit_code (or null), metadata {job_name...}, tags ["k=v"...],
- *   host {hostname, vcpus, cpu_model, memory_mib, host_id, ip, storage_gb},
+ *   host {hostname, vcpus, cpu_model, memory_mib, host_id, ip, storage_gb,
+ *         gpu_model, gpu_count, gpu_memory_mib},
  *   last_seq (or null),
  *   version.
  */
@@ -34,6 +35,9 @@ struct rt_run_meta {
 	const char *const *tags;
 	int ntags;
 	const char *hostname, *cpu_model, *host_id, *ip;
+	const char *gpu_model; /* first GPU's name, NULL: none */
+	unsigned gpu_count;
+	uint64_t gpu_memory_mib;
 	double storage_gb;
 	unsigned vcpus;
 	uint64_t memory_mib;

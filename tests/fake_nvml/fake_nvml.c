@@ -123,3 +123,89 @@ int nvmlDeviceGetNumGpuCores(void *d, unsigned int *c)
 	*c = 16896;
 	return 0;
 }
+
+/* Processes: FAKE_NVML_PIDS="pid:device:vram_mib:sm_pct,..." are running
+ * on those devices; every one is in the compute list and the first one of
+ * each device also in the graphics list (a duplicate rt must count once). */
+typedef struct {
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+	unsigned int gpuInstanceId, computeInstanceId;
+} proc_t;
+typedef struct {
+	unsigned int pid;
+	unsigned long long timeStamp;
+	unsigned int smUtil, memUtil, encUtil, decUtil;
+} putil_t;
+
+struct fp {
+	unsigned pid, dev, mib, sm;
+};
+
+static int fake_procs(struct fp *out, int cap)
+{
+	const char *e = getenv("FAKE_NVML_PIDS");
+	int n = 0;
+	while (e && *e && n < cap) {
+		struct fp p;
+		if (sscanf(e, "%u:%u:%u:%u", &p.pid, &p.dev, &p.mib, &p.sm) == 4)
+			out[n++] = p;
+		e = strchr(e, ',');
+		if (e)
+			e++;
+	}
+	return n;
+}
+
+static int list(void *d, unsigned int *count, proc_t *infos, int graphics)
+{
+	struct fp p[64];
+	int n = fake_procs(p, 64), k = 0;
+	for (int i = 0; i < n; i++) {
+		if ((long)p[i].dev != dev_index(d))
+			continue;
+		if (graphics && k > 0)
+			break;
+		if ((unsigned)k >= *count)
+			return 7; /* NVML_ERROR_INSUFFICIENT_SIZE */
+		infos[k].pid = p[i].pid;
+		infos[k].usedGpuMemory = (unsigned long long)p[i].mib << 20;
+		infos[k].gpuInstanceId = infos[k].computeInstanceId = 0;
+		k++;
+	}
+	*count = (unsigned)k;
+	return 0;
+}
+
+int nvmlDeviceGetComputeRunningProcesses_v3(void *d, unsigned int *c, proc_t *p)
+{
+	return list(d, c, p, 0);
+}
+
+int nvmlDeviceGetGraphicsRunningProcesses_v3(void *d, unsigned int *c, proc_t *p)
+{
+	return list(d, c, p, 1);
+}
+
+int nvmlDeviceGetProcessUtilization(void *d, putil_t *u, unsigned int *count,
+                                    unsigned long long last_seen)
+{
+	struct fp p[64];
+	int n = fake_procs(p, 64);
+	unsigned k = 0;
+	for (int i = 0; i < n; i++) {
+		if ((long)p[i].dev != dev_index(d))
+			continue;
+		/* one sample per process per step; older ones are stale */
+		unsigned long long ts = (unsigned long long)step * 1000000ull + p[i].pid;
+		if (ts <= last_seen || k >= *count)
+			continue;
+		u[k].pid = p[i].pid;
+		u[k].timeStamp = ts;
+		u[k].smUtil = p[i].sm;
+		u[k].memUtil = u[k].encUtil = u[k].decUtil = 0;
+		k++;
+	}
+	*count = k;
+	return 0;
+}

@@ -37,3 +37,22 @@ d = [json.loads(l) for l in sys.stdin]
 assert len(d) == 2 and all(x["gpu"] == [] for x in d)' || fail "failing NVML init"
 RT_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 "$REC" --count 1 -i 0.01 --quiet || fail "missing NVML"
 ok "NVML: failing call -> null field, failing init or missing library -> no GPUs"
+
+# per-process GPU use through NVML: the tracked tree's process on GPU 1
+# (listed twice: compute and graphics) and someone else's on GPU 0
+sleep 30 &
+target=$!; track $target
+RT_NVML_LIBRARY="$FAKE" FAKE_NVML_GPUS=2 FAKE_NVML_PIDS="$target:1:512:40,1:0:999:90" \
+	"$REC" --pid $target -i 0.05 --count 4 --quiet
+kill $target
+"$EXP" replay latest > "$T/pgpu.jsonl"
+python3 - "$T/pgpu.jsonl" <<'PY' || fail "per-process GPU"
+import json, sys
+d = [json.loads(l) for l in open(sys.argv[1])]
+for x in d:
+    c = x["cpu"]
+    assert c["process_gpu_vram_mib"] == 512.0, c["process_gpu_vram_mib"]   # counted once
+    assert c["process_gpu_usage"] == 0.4, c["process_gpu_usage"]           # fresh samples only
+    assert c["process_gpu_utilized"] == 1
+PY
+ok "per-process GPU: duplicate pid counted once, other users' GPU work not counted"
