@@ -100,6 +100,9 @@ int rt_collector_sample(struct rt_collector *c, void *buf, size_t cap, struct rt
 	rt_cpu_read(c, &changed);
 	rt_disk_read(c, &changed);
 	rt_net_read(c, &changed);
+	/* GPU data comes from a worker thread, bounded: 100 ms at most */
+	if (c->nvml)
+		rt_nvml_sample(c->nvml, 100);
 	if (c->nvml && rt_nvml_count(c->nvml) != c->inv->ngpu)
 		changed = 1; /* a GPU appeared or fell off the bus */
 	*inv_changed = 0;

@@ -9,8 +9,11 @@
 #include "gpu_nvml.h"
 
 #include "proctree.h"
+#include "rt/common.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,8 +45,20 @@ typedef struct {
 
 #define NVML_TEMPERATURE_GPU 0
 #define NVML_ERROR_INSUFFICIENT_SIZE 7
-#define MAX_GPU_PROCS 256
+#define MAX_GPU_PROCS 64
 #define NVML_CLOCK_GRAPHICS 0
+
+/* What one query of the driver saw: written by the worker thread, read by
+ * the sampling thread under the mutex. */
+struct snapshot {
+	unsigned ndev;
+	struct rt_inv_gpu ident[RT_MAX_GPUS];
+	struct rt_rec_gpu gauge[RT_MAX_GPUS];
+	unsigned nproc[RT_MAX_GPUS];
+	nvml_proc_t proc[RT_MAX_GPUS][2 * MAX_GPU_PROCS];
+	unsigned nutil[RT_MAX_GPUS];
+	nvml_putil_t util[RT_MAX_GPUS][MAX_GPU_PROCS];
+};
 
 struct rt_nvml {
 	void *lib;
@@ -64,15 +79,156 @@ struct rt_nvml {
 	nvmlReturn_t (*compute)(nvmlDevice_t, unsigned int *, nvml_proc_t *);
 	nvmlReturn_t (*graphics)(nvmlDevice_t, unsigned int *, nvml_proc_t *);
 	nvmlReturn_t (*putil)(nvmlDevice_t, nvml_putil_t *, unsigned int *, unsigned long long);
+
+	/* worker side */
 	unsigned long long last_ts[RT_MAX_GPUS]; /* newest utilization sample seen */
-	nvmlDevice_t dev[RT_MAX_GPUS];
-	unsigned ndev;
+	struct snapshot work;
+	/* shared, under mu */
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int want, busy, stop, have;
+	unsigned long long done; /* queries completed */
+	struct snapshot snap;
+	/* sampling side */
+	int fresh; /* snap is from this sample */
+	unsigned long long stalls;
 };
 
 static void *sym(void *lib, const char *a, const char *b)
 {
 	void *p = dlsym(lib, a);
 	return p || !b ? p : dlsym(lib, b);
+}
+
+/* NVML strings are NUL-terminated within the buffer it was given; make
+ * sure, whatever a (fake or broken) library wrote. */
+static void terminate(char *s, size_t cap)
+{
+	s[cap - 1] = '\0';
+}
+
+static unsigned procs(nvmlReturn_t (*fn)(nvmlDevice_t, unsigned int *, nvml_proc_t *),
+                      nvmlDevice_t d, nvml_proc_t *out)
+{
+	unsigned int cnt = MAX_GPU_PROCS;
+	if (!fn || fn(d, &cnt, out) != 0)
+		return 0;
+	return cnt > MAX_GPU_PROCS ? MAX_GPU_PROCS : cnt;
+}
+
+/* One pass over the driver: identity, gauges, process lists, fresh
+ * utilization samples. Runs on the worker thread only. */
+static void query(struct rt_nvml *n, struct snapshot *w)
+{
+	unsigned int c = 0;
+	if (n->count(&c) != 0)
+		c = 0;
+	if (c > RT_MAX_GPUS)
+		c = RT_MAX_GPUS;
+	char driver[48] = "";
+	if (n->driver && n->driver(driver, sizeof(driver)) == 0)
+		terminate(driver, sizeof(driver));
+	else
+		driver[0] = '\0';
+	w->ndev = 0;
+	for (unsigned i = 0; i < c; i++) {
+		nvmlDevice_t d;
+		if (n->handle(i, &d) != 0)
+			continue;
+		unsigned k = w->ndev++;
+		struct rt_inv_gpu *g = &w->ident[k];
+		memset(g, 0, sizeof(*g));
+		if (n->uuid && n->uuid(d, g->uuid, sizeof(g->uuid)) == 0)
+			terminate(g->uuid, sizeof(g->uuid));
+		else
+			g->uuid[0] = '\0';
+		if (n->name && n->name(d, g->name, sizeof(g->name)) == 0)
+			terminate(g->name, sizeof(g->name));
+		else
+			g->name[0] = '\0';
+		nvml_pci_t pci;
+		memset(&pci, 0, sizeof(pci));
+		if (n->pci && n->pci(d, &pci) == 0) {
+			terminate(pci.busId, sizeof(pci.busId));
+			snprintf(g->pci_bus_id, sizeof(g->pci_bus_id), "%s", pci.busId);
+		}
+		if (g->pci_bus_id[0])
+			rt_strlcpy_n(g->host_id, sizeof(g->host_id), g->pci_bus_id,
+			             strlen(g->pci_bus_id));
+		else
+			snprintf(g->host_id, sizeof(g->host_id), "%u", i);
+		snprintf(g->driver_version, sizeof(g->driver_version), "%s", driver);
+		unsigned int v;
+		if (n->cores && n->cores(d, &v) == 0)
+			g->core_count = v;
+		struct rt_rec_gpu *o = &w->gauge[k];
+		memset(o, 0, sizeof(*o));
+		nvml_util_t u;
+		nvml_memory_t m;
+		if (n->util && n->util(d, &u) == 0 && u.gpu <= 100) {
+			o->util_pct = u.gpu;
+			o->valid |= RT_GPU_V_UTIL;
+		}
+		if (n->memory && n->memory(d, &m) == 0 && m.used <= m.total) {
+			o->vram_used = m.used;
+			o->vram_total = m.total;
+			o->valid |= RT_GPU_V_MEM;
+		}
+		if (n->temperature && n->temperature(d, NVML_TEMPERATURE_GPU, &v) == 0 &&
+		    v < 1000) {
+			o->temp_c = (int32_t)v;
+			o->valid |= RT_GPU_V_TEMP;
+		}
+		if (n->power && n->power(d, &v) == 0) {
+			o->power_mw = v;
+			o->valid |= RT_GPU_V_POWER;
+		}
+		if (n->clock && n->clock(d, NVML_CLOCK_GRAPHICS, &v) == 0) {
+			o->clock_mhz = v;
+			o->valid |= RT_GPU_V_CLOCK;
+		}
+		unsigned nc = procs(n->compute, d, w->proc[k]);
+		w->nproc[k] = nc + procs(n->graphics, d, w->proc[k] + nc);
+		/* only samples taken since the previous query: never stale ones */
+		unsigned int cnt = MAX_GPU_PROCS;
+		w->nutil[k] = 0;
+		if (n->putil && n->putil(d, w->util[k], &cnt, n->last_ts[k]) == 0) {
+			unsigned long long newest = n->last_ts[k];
+			for (unsigned j = 0; j < cnt && j < MAX_GPU_PROCS; j++) {
+				if (w->util[k][j].timeStamp <= n->last_ts[k])
+					continue;
+				if (w->util[k][j].timeStamp > newest)
+					newest = w->util[k][j].timeStamp;
+				w->util[k][w->nutil[k]++] = w->util[k][j];
+			}
+			n->last_ts[k] = newest;
+		}
+	}
+}
+
+static void *worker(void *arg)
+{
+	struct rt_nvml *n = arg;
+	pthread_mutex_lock(&n->mu);
+	for (;;) {
+		while (!n->want && !n->stop)
+			pthread_cond_wait(&n->cv, &n->mu);
+		if (n->stop)
+			break;
+		n->want = 0;
+		n->busy = 1;
+		pthread_mutex_unlock(&n->mu);
+		query(n, &n->work); /* may block in the driver: nobody waits for long */
+		pthread_mutex_lock(&n->mu);
+		n->snap = n->work;
+		n->busy = 0;
+		n->have = 1;
+		n->done++;
+		pthread_cond_broadcast(&n->cv);
+	}
+	pthread_mutex_unlock(&n->mu);
+	return NULL;
 }
 
 struct rt_nvml *rt_nvml_open(void)
@@ -112,6 +268,15 @@ struct rt_nvml *rt_nvml_open(void)
 		free(n);
 		return NULL;
 	}
+	pthread_mutex_init(&n->mu, NULL);
+	pthread_cond_init(&n->cv, NULL);
+	if (pthread_create(&n->th, NULL, worker, n) != 0) {
+		if (n->shutdown)
+			n->shutdown();
+		dlclose(lib);
+		free(n);
+		return NULL;
+	}
 	return n;
 }
 
@@ -119,25 +284,59 @@ void rt_nvml_close(struct rt_nvml *n)
 {
 	if (!n)
 		return;
+	pthread_mutex_lock(&n->mu);
+	n->stop = 1;
+	int busy = n->busy;
+	pthread_cond_broadcast(&n->cv);
+	pthread_mutex_unlock(&n->mu);
+	if (busy) /* stuck in the driver: leave it, the process is exiting */
+		return;
+	pthread_join(n->th, NULL);
 	if (n->shutdown)
 		n->shutdown();
 	dlclose(n->lib);
 	free(n);
 }
 
-unsigned rt_nvml_count(struct rt_nvml *n)
+int rt_nvml_sample(struct rt_nvml *n, long timeout_ms)
 {
-	unsigned int c = 0;
-	if (!n || n->count(&c) != 0)
+	if (!n)
 		return 0;
-	return c > RT_MAX_GPUS ? RT_MAX_GPUS : c;
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_nsec += (timeout_ms % 1000) * 1000000L;
+	dl.tv_sec += timeout_ms / 1000 + dl.tv_nsec / 1000000000L;
+	dl.tv_nsec %= 1000000000L;
+	pthread_mutex_lock(&n->mu);
+	unsigned long long before = n->done;
+	if (n->busy) { /* still stuck in the driver: do not wait again */
+		n->fresh = 0;
+		n->stalls++;
+		pthread_mutex_unlock(&n->mu);
+		return 0;
+	}
+	n->want = 1;
+	pthread_cond_broadcast(&n->cv);
+	while (n->done == before)
+		if (pthread_cond_timedwait(&n->cv, &n->mu, &dl) != 0)
+			break;
+	n->fresh = n->done != before;
+	if (!n->fresh)
+		n->stalls++;
+	pthread_mutex_unlock(&n->mu);
+	return n->fresh;
 }
 
-/* NVML strings are NUL-terminated within the buffer it was given; make
- * sure, whatever a (fake or broken) library wrote. */
-static void terminate(char *s, size_t cap)
+/* snap is read under the mutex: a late query may land at any time (the
+ * worker holds the mutex only to publish, never while in the driver). */
+unsigned rt_nvml_count(struct rt_nvml *n)
 {
-	s[cap - 1] = '\0';
+	if (!n)
+		return 0;
+	pthread_mutex_lock(&n->mu);
+	unsigned c = n->have ? n->snap.ndev : 0;
+	pthread_mutex_unlock(&n->mu);
+	return c;
 }
 
 void rt_nvml_inventory(struct rt_nvml *n, struct rt_inventory *inv)
@@ -145,102 +344,38 @@ void rt_nvml_inventory(struct rt_nvml *n, struct rt_inventory *inv)
 	inv->ngpu = 0;
 	if (!n)
 		return;
-	unsigned c = rt_nvml_count(n);
-	char driver[48] = "";
-	if (n->driver && n->driver(driver, sizeof(driver)) == 0)
-		terminate(driver, sizeof(driver));
-	else
-		driver[0] = '\0';
-	for (unsigned i = 0; i < c; i++) {
-		nvmlDevice_t d;
-		if (n->handle(i, &d) != 0)
-			continue;
-		struct rt_inv_gpu *g = &inv->gpu[inv->ngpu];
-		memset(g, 0, sizeof(*g));
-		if (n->uuid && n->uuid(d, g->uuid, sizeof(g->uuid)) == 0)
-			terminate(g->uuid, sizeof(g->uuid));
-		else
-			g->uuid[0] = '\0';
-		if (n->name && n->name(d, g->name, sizeof(g->name)) == 0)
-			terminate(g->name, sizeof(g->name));
-		else
-			g->name[0] = '\0';
-		nvml_pci_t pci;
-		memset(&pci, 0, sizeof(pci));
-		if (n->pci && n->pci(d, &pci) == 0) {
-			terminate(pci.busId, sizeof(pci.busId));
-			snprintf(g->pci_bus_id, sizeof(g->pci_bus_id), "%s", pci.busId);
-		}
-		snprintf(g->host_id, sizeof(g->host_id), "%s",
-		         g->pci_bus_id[0] ? g->pci_bus_id : "");
-		if (!g->host_id[0])
-			snprintf(g->host_id, sizeof(g->host_id), "%u", i);
-		snprintf(g->driver_version, sizeof(g->driver_version), "%s", driver);
-		unsigned int cores;
-		if (n->cores && n->cores(d, &cores) == 0)
-			g->core_count = cores;
-		n->dev[inv->ngpu] = d;
-		inv->ngpu++;
+	pthread_mutex_lock(&n->mu);
+	if (n->have) {
+		inv->ngpu = n->snap.ndev;
+		memcpy(inv->gpu, n->snap.ident, n->snap.ndev * sizeof(inv->gpu[0]));
 	}
-	n->ndev = inv->ngpu;
+	pthread_mutex_unlock(&n->mu);
 }
 
 void rt_nvml_fill(struct rt_nvml *n, unsigned i, struct rt_rec_gpu *out)
 {
 	memset(out, 0, sizeof(*out));
-	if (!n || i >= n->ndev)
+	/* a stalled driver gives null GPU fields for this sample, not a stall */
+	if (!n || !n->fresh)
 		return;
-	nvmlDevice_t d = n->dev[i];
-	nvml_util_t u;
-	nvml_memory_t m;
-	unsigned int v;
-	if (n->util && n->util(d, &u) == 0 && u.gpu <= 100) {
-		out->util_pct = u.gpu;
-		out->valid |= RT_GPU_V_UTIL;
-	}
-	if (n->memory && n->memory(d, &m) == 0 && m.used <= m.total) {
-		out->vram_used = m.used;
-		out->vram_total = m.total;
-		out->valid |= RT_GPU_V_MEM;
-	}
-	if (n->temperature && n->temperature(d, NVML_TEMPERATURE_GPU, &v) == 0 && v < 1000) {
-		out->temp_c = (int32_t)v;
-		out->valid |= RT_GPU_V_TEMP;
-	}
-	if (n->power && n->power(d, &v) == 0) {
-		out->power_mw = v;
-		out->valid |= RT_GPU_V_POWER;
-	}
-	if (n->clock && n->clock(d, NVML_CLOCK_GRAPHICS, &v) == 0) {
-		out->clock_mhz = v;
-		out->valid |= RT_GPU_V_CLOCK;
-	}
-}
-
-/* Running processes of one list; count 0 on any failure. */
-static unsigned procs(nvmlReturn_t (*fn)(nvmlDevice_t, unsigned int *, nvml_proc_t *),
-                      nvmlDevice_t d, nvml_proc_t *out)
-{
-	unsigned int cnt = MAX_GPU_PROCS;
-	if (!fn || fn(d, &cnt, out) != 0)
-		return 0;
-	return cnt > MAX_GPU_PROCS ? MAX_GPU_PROCS : cnt;
+	pthread_mutex_lock(&n->mu);
+	if (i < n->snap.ndev)
+		*out = n->snap.gauge[i];
+	pthread_mutex_unlock(&n->mu);
 }
 
 void rt_nvml_tree(struct rt_nvml *n, struct rt_proctree *tree, struct rt_rec_process *out)
 {
-	if (!n || !tree)
+	if (!n || !tree || !n->fresh)
 		return;
-	static nvml_proc_t list[2 * MAX_GPU_PROCS];
-	static nvml_putil_t samples[MAX_GPU_PROCS];
+	pthread_mutex_lock(&n->mu);
 	uint64_t vram = 0;
 	uint32_t util_x100 = 0, used = 0;
-	for (unsigned i = 0; i < n->ndev; i++) {
-		nvmlDevice_t d = n->dev[i];
-		unsigned nc = procs(n->compute, d, list);
-		unsigned ng = procs(n->graphics, d, list + nc);
+	for (unsigned i = 0; i < n->snap.ndev; i++) {
+		const nvml_proc_t *list = n->snap.proc[i];
+		unsigned np = n->snap.nproc[i];
 		int on_gpu = 0;
-		for (unsigned k = 0; k < nc + ng; k++) {
+		for (unsigned k = 0; k < np; k++) {
 			int dup = 0; /* a pid in both lists (or twice) counts once */
 			for (unsigned j = 0; j < k && !dup; j++)
 				dup = list[j].pid == list[k].pid;
@@ -250,29 +385,17 @@ void rt_nvml_tree(struct rt_nvml *n, struct rt_proctree *tree, struct rt_rec_pro
 			if (list[k].usedGpuMemory != ~0ull) /* NVML_VALUE_NOT_AVAILABLE */
 				vram += list[k].usedGpuMemory;
 		}
-		/* only samples taken since the previous call: never stale ones */
-		unsigned int cnt = MAX_GPU_PROCS;
-		unsigned long long newest = n->last_ts[i];
 		unsigned util = 0;
-		if (n->putil && n->putil(d, samples, &cnt, n->last_ts[i]) == 0) {
-			if (cnt > MAX_GPU_PROCS)
-				cnt = MAX_GPU_PROCS;
-			for (unsigned k = 0; k < cnt; k++) {
-				if (samples[k].timeStamp <= n->last_ts[i])
-					continue;
-				if (samples[k].timeStamp > newest)
-					newest = samples[k].timeStamp;
-				if (rt_proctree_has(tree, (pid_t)samples[k].pid) &&
-				    samples[k].smUtil <= 100)
-					util += samples[k].smUtil;
-			}
-		}
-		n->last_ts[i] = newest;
+		for (unsigned k = 0; k < n->snap.nutil[i]; k++)
+			if (rt_proctree_has(tree, (pid_t)n->snap.util[i][k].pid) &&
+			    n->snap.util[i][k].smUtil <= 100)
+				util += n->snap.util[i][k].smUtil;
 		if (util > 100)
 			util = 100;
 		util_x100 += util * 100;
 		used += on_gpu || util > 0;
 	}
+	pthread_mutex_unlock(&n->mu);
 	out->gpu_vram_bytes = vram;
 	out->gpu_util_pct_x100 = util_x100;
 	out->gpu_count = used;

@@ -18,7 +18,15 @@ struct rt_nvml;
 struct rt_nvml *rt_nvml_open(void);
 void rt_nvml_close(struct rt_nvml *n);
 
-/* Number of devices now (for device-set changes). */
+/*
+ * Ask the worker thread for a fresh query of the driver and wait at most
+ * timeout_ms. Returns 1 when the data is from now; 0 when the driver did
+ * not answer in time (a hung call never stops sampling: this sample's GPU
+ * fields are null and the stuck query is not repeated until it returns).
+ */
+int rt_nvml_sample(struct rt_nvml *n, long timeout_ms);
+
+/* Number of devices at the last query (for device-set changes). */
 unsigned rt_nvml_count(struct rt_nvml *n);
 
 /* Static identity of the devices into inv->gpu / inv->ngpu. */

@@ -4,6 +4,7 @@
  * Implements the NVML entry points rt uses. Scripted by the environment:
  *   FAKE_NVML_GPUS   number of devices (default 0)
  *   FAKE_NVML_FAIL   "init" (nvmlInit fails) or "temp" (temperature fails)
+ *   FAKE_NVML_HANG   N: from the Nth query on, a call hangs for 3 s
  * Values are deterministic: device i reports util (20 i + 5 s) % 101,
  * (i+1) GiB + s MiB of 80 GiB used, 40+i C, 100+i W, 1400+10 i MHz, where
  * s counts the samples (calls for device 0's utilization).
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct {
 	unsigned int gpu, memory;
@@ -75,6 +77,12 @@ int nvmlDeviceGetUtilizationRates(void *d, util_t *u)
 	long i = dev_index(d);
 	if (i == 0)
 		step++;
+	/* FAKE_NVML_HANG=N: from the Nth query on, the driver hangs for 3 s */
+	const char *h = getenv("FAKE_NVML_HANG");
+	if (h && step >= (unsigned)atoi(h)) {
+		struct timespec ts = {3, 0};
+		nanosleep(&ts, NULL);
+	}
 	u->gpu = (unsigned)((20 * i + 5 * step) % 101);
 	u->memory = 0;
 	return 0;

@@ -56,3 +56,22 @@ for x in d:
     assert c["process_gpu_utilized"] == 1
 PY
 ok "per-process GPU: duplicate pid counted once, other users' GPU work not counted"
+
+# a hung driver call never stops CPU sampling: GPU fields go null while it
+# hangs, samples keep their schedule
+t0=$(date +%s%N)
+RT_NVML_LIBRARY="$FAKE" FAKE_NVML_GPUS=1 FAKE_NVML_HANG=3 "$REC" -i 0.05 --count 30 --quiet
+t1=$(date +%s%N)
+ms=$(( (t1 - t0) / 1000000 ))
+"$EXP" replay latest > "$T/hang.jsonl"
+python3 - "$T/hang.jsonl" "$ms" <<'PY' || fail "hung NVML call"
+import json, sys
+d = [json.loads(l) for l in open(sys.argv[1])]
+assert len(d) == 30, len(d)
+worst = max(x.get("actual_interval_ms", 50) for x in d)
+nulls = sum(1 for x in d if x["gpu"] and x["gpu"][0]["utilization_pct"] is None)
+print("30 samples in %s ms, longest interval %d ms, %d samples with GPU fields null" % (sys.argv[2], worst, nulls))
+assert worst < 250, worst          # bounded: 100 ms wait at most
+assert nulls >= 10                 # the hang was noticed, not waited out
+PY
+ok "hung NVML call bounded"
