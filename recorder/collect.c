@@ -113,6 +113,8 @@ int rt_collector_sample(struct rt_collector *c, void *buf, size_t cap, struct rt
 		rt_disk_inventory(c, n);
 		rt_net_inventory(c, n);
 		rt_nvml_inventory(c->nvml, n);
+		c->ngpu_nv = n->ngpu;
+		rt_amd_inventory(&c->amd, n);
 		if (c->inv->gen == 0 || !rt_inventory_equal(n, c->inv)) {
 			n->gen = c->inv->gen + 1;
 			c->scratch = c->inv;
@@ -130,7 +132,11 @@ int rt_collector_sample(struct rt_collector *c, void *buf, size_t cap, struct rt
 	rt_memory_fill(c, rec);
 	rt_disk_fill(c, rec);
 	rt_net_fill(c, rec);
-	for (unsigned i = 0; i < rec->h->ngpu; i++)
-		rt_nvml_fill(c->nvml, i, &rec->gpu[i]);
+	for (unsigned i = 0; i < rec->h->ngpu; i++) {
+		if (i < c->ngpu_nv)
+			rt_nvml_fill(c->nvml, i, &rec->gpu[i]);
+		else
+			rt_amd_fill(&c->amd, i - c->ngpu_nv, &rec->gpu[i]);
+	}
 	return 0;
 }

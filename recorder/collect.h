@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpu_amd.h"
 #include "gpu_nvml.h"
 #include "procfs.h"
 #include "rt/inventory.h"
@@ -44,6 +45,8 @@ struct rt_collector {
 	int mounts_dirty;
 
 	struct rt_nvml *nvml; /* NULL: no NVIDIA GPUs */
+	unsigned ngpu_nv;     /* GPU slots [0, ngpu_nv) are NVIDIA, the rest AMD */
+	struct rt_amd amd;
 
 	struct rt_inventory *inv;     /* current */
 	struct rt_inventory *scratch; /* rebuild target */

@@ -539,3 +539,12 @@ int rt_proctree_has(struct rt_proctree *t, pid_t pid)
 	const struct pt_proc *e = find(t, pid);
 	return e && e->seen == t->gen && !e->gone;
 }
+
+size_t rt_proctree_members(struct rt_proctree *t, pid_t *out, size_t cap)
+{
+	size_t n = 0;
+	for (size_t i = 0; t && i < t->cap && n < cap; i++)
+		if (t->tab[i].pid && t->tab[i].seen == t->gen && !t->tab[i].gone)
+			out[n++] = t->tab[i].pid;
+	return n;
+}

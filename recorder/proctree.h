@@ -40,6 +40,9 @@ void rt_proctree_reaped(struct rt_proctree *t, pid_t pid, const struct rusage *r
 /* Walk the tree now and fill the process section of a record. */
 void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out);
 
+/* Live members at the last rt_proctree_sample(), at most cap. */
+size_t rt_proctree_members(struct rt_proctree *t, pid_t *out, size_t cap);
+
 /* Whether pid was a live member at the last rt_proctree_sample(). */
 int rt_proctree_has(struct rt_proctree *t, pid_t pid);
 

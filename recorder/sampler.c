@@ -75,6 +75,7 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 	if (s->tree) {
 		rt_proctree_sample(s->tree, rec.proc);
 		rt_nvml_tree(s->col.nvml, s->tree, rec.proc);
+		rt_amd_tree(&s->col.amd, s->tree, t.mono_ns, rec.proc);
 		rec.proc->pid = s->tracked_pid;
 		rec.h->flags |= RT_REC_HAS_PROCESS;
 	}
