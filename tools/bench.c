@@ -390,6 +390,43 @@ int main(int argc, char **argv)
 	double js = bench_replay(store, run, RT_FMT_JSON, quick ? 1 : 3, &lines);
 	printf("  JSON                                               %8.0f samples/s\n\n", js);
 
+	/* GPUs: the collector with 0, 1 and 4 fake NVML devices, against the
+	 * Python tracker's way (spawning nvidia-smi each sample), whose floor is
+	 * one fork+exec of a trivial program */
+	char fake[4300];
+	snprintf(fake, sizeof(fake), "%s/libfake-nvml.so", dir);
+	if (access(fake, R_OK) == 0) {
+		printf("GPU sampling (fake NVML, back to back; NVML on its worker thread):\n");
+		int gpus[3] = {0, 1, 4};
+		double base = 0;
+		for (int i = 0; i < 3; i++) {
+			char nbuf[8];
+			snprintf(nbuf, sizeof(nbuf), "%d", gpus[i]);
+			setenv("RT_NVML_LIBRARY", fake, 1);
+			setenv("FAKE_NVML_GPUS", nbuf, 1);
+			double us = bench_collect(quick ? 300 : 3000);
+			if (i == 0)
+				base = us;
+			printf("  collectors with %d GPU%s                             %8.1f us  "
+			       "(+%.1f us)\n",
+			       gpus[i], gpus[i] == 1 ? " " : "s", us, us - base);
+		}
+		unsetenv("RT_NVML_LIBRARY");
+		unsetenv("FAKE_NVML_GPUS");
+		char truebin[] = "/bin/true";
+		char *targs[] = {truebin, NULL};
+		double total = 0;
+		int reps = quick ? 20 : 100;
+		for (int i = 0; i < reps; i++) {
+			double ccpu, cwall;
+			if (run_cmd(targs, &ccpu, &cwall) == 0)
+				total += ccpu;
+		}
+		printf("  fork+exec of /bin/true (floor of spawning nvidia-smi) %6.1f us CPU in "
+		       "the child\n\n",
+		       total / reps * 1e6);
+	}
+
 	/* the real binary at 100 Hz */
 	int secs = quick ? 3 : 10;
 	char count[32];
