@@ -108,33 +108,56 @@ static void json_str(char *dst, size_t cap, const cJSON *o, const char *k)
 		set(dst, cap, v->valuestring);
 }
 
-static void aws(struct probe *pr)
+/* A token service (PUT with a TTL header, then GETs carrying the token):
+ * AWS IMDSv2 and Alibaba Cloud share this shape, with their own header
+ * names and paths. */
+struct token_imds {
+	const char *ip, *ttl_header, *token_header;
+	const char *region, *zone, *type, *account;
+	const char *account_json_key; /* NULL: the account path answers plain text */
+};
+
+static void token_probe(struct probe *pr, const struct token_imds *m)
 {
-	const char *ip = "169.254.169.254";
 	struct rt_buf tok = {0}, b = {0};
-	if (get(pr, "PUT", ip, "/latest/api/token", "X-aws-ec2-metadata-token-ttl-seconds: 60",
-	        NULL, &tok) == 0 &&
-	    tok.len) {
+	if (get(pr, "PUT", m->ip, "/latest/api/token", m->ttl_header, NULL, &tok) == 0 && tok.len) {
 		char h[256];
-		snprintf(h, sizeof(h), "X-aws-ec2-metadata-token: %s", tok.p);
-		if (get(pr, "GET", ip, "/latest/meta-data/placement/region", h, NULL, &b) == 0) {
+		snprintf(h, sizeof(h), "%s: %s", m->token_header, tok.p);
+		if (get(pr, "GET", m->ip, m->region, h, NULL, &b) == 0) {
 			set(pr->out.region, sizeof(pr->out.region), b.p);
 			pr->found = 1;
 		}
-		if (get(pr, "GET", ip, "/latest/meta-data/placement/availability-zone", h, NULL,
-		        &b) == 0)
+		if (get(pr, "GET", m->ip, m->zone, h, NULL, &b) == 0)
 			set(pr->out.zone, sizeof(pr->out.zone), b.p);
-		if (get(pr, "GET", ip, "/latest/meta-data/instance-type", h, NULL, &b) == 0)
+		if (get(pr, "GET", m->ip, m->type, h, NULL, &b) == 0)
 			set(pr->out.instance_type, sizeof(pr->out.instance_type), b.p);
-		if (get(pr, "GET", ip, "/latest/meta-data/identity-credentials/ec2/info", h, NULL,
-		        &b) == 0) {
-			cJSON *o = cJSON_Parse(b.p);
-			json_str(pr->out.account, sizeof(pr->out.account), o, "AccountId");
-			cJSON_Delete(o);
+		if (get(pr, "GET", m->ip, m->account, h, NULL, &b) == 0) {
+			if (m->account_json_key) {
+				cJSON *o = cJSON_Parse(b.p);
+				json_str(pr->out.account, sizeof(pr->out.account), o,
+				         m->account_json_key);
+				cJSON_Delete(o);
+			} else {
+				set(pr->out.account, sizeof(pr->out.account), b.p);
+			}
 		}
 	}
 	rt_buf_free(&tok);
 	rt_buf_free(&b);
+}
+
+static void aws(struct probe *pr)
+{
+	/* the account id comes from the JSON of identity-credentials/ec2/info */
+	static const struct token_imds m = {"169.254.169.254",
+	                                    "X-aws-ec2-metadata-token-ttl-seconds: 60",
+	                                    "X-aws-ec2-metadata-token",
+	                                    "/latest/meta-data/placement/region",
+	                                    "/latest/meta-data/placement/availability-zone",
+	                                    "/latest/meta-data/instance-type",
+	                                    "/latest/meta-data/identity-credentials/ec2/info",
+	                                    "AccountId"};
+	token_probe(pr, &m);
 }
 
 static void gcp(struct probe *pr)
@@ -241,27 +264,15 @@ static void vultr(struct probe *pr)
 
 static void alicloud(struct probe *pr)
 {
-	const char *ip = "100.100.100.200";
-	struct rt_buf tok = {0}, b = {0};
-	if (get(pr, "PUT", ip, "/latest/api/token", "X-aliyun-ecs-metadata-token-ttl-seconds: 60",
-	        NULL, &tok) == 0 &&
-	    tok.len) {
-		char h[256];
-		snprintf(h, sizeof(h), "X-aliyun-ecs-metadata-token: %s", tok.p);
-		if (get(pr, "GET", ip, "/latest/meta-data/region-id", h, NULL, &b) == 0) {
-			set(pr->out.region, sizeof(pr->out.region), b.p);
-			pr->found = 1;
-		}
-		if (get(pr, "GET", ip, "/latest/meta-data/zone-id", h, NULL, &b) == 0)
-			set(pr->out.zone, sizeof(pr->out.zone), b.p);
-		if (get(pr, "GET", ip, "/latest/meta-data/instance/instance-type", h, NULL, &b) ==
-		    0)
-			set(pr->out.instance_type, sizeof(pr->out.instance_type), b.p);
-		if (get(pr, "GET", ip, "/latest/meta-data/owner-account-id", h, NULL, &b) == 0)
-			set(pr->out.account, sizeof(pr->out.account), b.p);
-	}
-	rt_buf_free(&tok);
-	rt_buf_free(&b);
+	static const struct token_imds m = {"100.100.100.200",
+	                                    "X-aliyun-ecs-metadata-token-ttl-seconds: 60",
+	                                    "X-aliyun-ecs-metadata-token",
+	                                    "/latest/meta-data/region-id",
+	                                    "/latest/meta-data/zone-id",
+	                                    "/latest/meta-data/instance/instance-type",
+	                                    "/latest/meta-data/owner-account-id",
+	                                    NULL};
+	token_probe(pr, &m);
 }
 
 static void ovh(struct probe *pr)

@@ -22,12 +22,10 @@ const char *rt_prog = "rt-export";
 
 void rt_say(const char *fmt, ...)
 {
-	char msg[2048];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	rt_vmessage(rt_prog, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s: %s\n", rt_prog, msg);
 }
 
 int rt_sink_open(struct rt_sink *k, const char *path, int default_fd, int line_flush)

@@ -42,12 +42,10 @@ static const char *prog = "resource-tracker";
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
 {
-	char msg[2048];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	rt_vmessage(prog, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s: %s\n", prog, msg);
 }
 
 /* Mark runs whose recorder died without finishing them as "crashed". */

@@ -1,6 +1,7 @@
 /* common.c - error text and tiny string helpers. */
 #include "rt/common.h"
 
+#include <stdio.h>
 #include <string.h>
 
 const char *rt_strerror(int err)
@@ -32,4 +33,11 @@ void rt_strlcpy_n(char *dst, size_t cap, const char *src, size_t len)
 		len = cap - 1;
 	memcpy(dst, src, len);
 	dst[len] = '\0';
+}
+
+void rt_vmessage(const char *prog, const char *fmt, va_list ap)
+{
+	char msg[2048];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fprintf(stderr, "%s: %s\n", prog, msg);
 }

@@ -8,6 +8,7 @@
 #ifndef RT_COMMON_H
 #define RT_COMMON_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,10 @@ enum rt_err {
 const char *rt_strerror(int err);
 
 #define RT_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The one-line message format of both programs: "prog: message\n" on
+ * stderr (for main() and the exporter's edge code, never library code). */
+void rt_vmessage(const char *prog, const char *fmt, va_list ap);
 
 /* Copy at most cap-1 bytes of src[0..len) into dst and NUL-terminate. */
 void rt_strlcpy_n(char *dst, size_t cap, const char *src, size_t len);
