@@ -33,6 +33,10 @@ struct rt_runinfo {
 	char *meta_json; /* the stored JSON */
 };
 
+/* Fill ri from run metadata json[0..len) (hostile; runmeta.h reads it).
+ * The status is as stored (see rt_run_resolve for "crashed"). */
+int rt_runinfo_from_meta(const char *json, size_t len, struct rt_runinfo *ri);
+
 /* Resolve "latest" / an id to run metadata. Returns 0 or an error with a
  * message already printed. */
 int rt_run_resolve(struct rt_store *s, const char *spec, struct rt_runinfo *ri);
@@ -88,8 +92,11 @@ struct rt_emitter {
 	double interval; /* the run's sampling interval, seconds */
 };
 
+/* s may be NULL: inventories then come only from rt_emitter_put_inventory. */
 int rt_emitter_init(struct rt_emitter *e, struct rt_store *s, const struct rt_runinfo *ri,
                     enum rt_format fmt, struct rt_sink *sink);
+/* Add an inventory (encoded bytes) of generation gen. */
+int rt_emitter_put_inventory(struct rt_emitter *e, uint32_t gen, const void *bytes, size_t len);
 void rt_emitter_free(struct rt_emitter *e);
 /* CSV header (once). */
 void rt_emit_header(struct rt_emitter *e);
@@ -109,5 +116,7 @@ int rt_replay_range(struct rt_emitter *e, uint64_t first_line, uint64_t last_lin
 /* Follow run from line seq `start` (>= 1) until the run ends or its
  * recorder dies. */
 int rt_follow(struct rt_emitter *e, uint64_t start);
+/* Follow the recorder's stream on fd (stream.h) to its end. */
+int rt_follow_stream(struct rt_emitter *e, int fd);
 
 #endif

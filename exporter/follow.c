@@ -16,6 +16,8 @@
 #include "export.h"
 #include "rt/common.h"
 #include "rt/ring.h"
+#include "rt/runmeta.h"
+#include "rt/stream.h"
 
 #define RING_MISSING_GRACE_NS (3ull * 1000000000ull)
 
@@ -104,7 +106,7 @@ int rt_follow(struct rt_emitter *e, uint64_t start)
 	rt_emit_header(e);
 	rt_sink_flush(e->sink);
 	char path[4096];
-	rt_ring_path(path, sizeof(path), rt_store_dir(e->store), e->run);
+	rt_ring_path(path, sizeof(path), rt_store_ring_key(e->store), e->run);
 	struct rt_ring *ring = NULL;
 	uint64_t missing_since = mono_ns();
 	/* poll a few times per interval: latency well under one interval */
@@ -122,7 +124,9 @@ int rt_follow(struct rt_emitter *e, uint64_t start)
 			size_t len;
 			int running = 0;
 			if (rt_store_get_meta(e->store, e->run, &meta, &len) == 0) {
-				running = strstr(meta, "\"status\":\"running\"") != NULL;
+				struct rt_run_fields rf;
+				running = rt_runmeta_read(meta, len, &rf) == 0 &&
+				          !strcmp(rf.status, "running");
 				free(meta);
 			}
 			if (!running)
@@ -177,5 +181,85 @@ int rt_follow(struct rt_emitter *e, uint64_t start)
 	rt_recbuf_free(&f.prev);
 	rt_recbuf_free(&f.cur);
 	int frc = rt_sink_flush(e->sink);
+	return rc ? rc : frc;
+}
+
+/*
+ * Follow the recorder's stream on fd (stream.h): the live output of a run
+ * that has no ring or no store. The run's metadata frame comes first and
+ * sets what the lines carry (job name, pid); records then print against
+ * the one before them, a gap (records dropped while we were slow) giving
+ * one line averaged over it. EOF without END means the recorder died.
+ */
+int rt_follow_stream(struct rt_emitter *e, int fd)
+{
+	struct rt_stream_in in;
+	struct rt_recbuf prev, cur;
+	int have_prev = 0, rc = rt_stream_in_init(&in, fd);
+	if (rc)
+		return rc;
+	if (rt_recbuf_init(&prev) || rt_recbuf_init(&cur)) {
+		rt_recbuf_free(&prev);
+		rt_recbuf_free(&cur);
+		rt_stream_in_free(&in);
+		return -ENOMEM;
+	}
+	struct rt_runinfo ri = {0};
+	rt_emit_header(e);
+	for (;;) {
+		enum rt_frame_type type;
+		const void *p;
+		size_t len;
+		rc = rt_stream_next(&in, &type, &p, &len);
+		if (rc == RT_E_NOTFOUND) {
+			rt_say("the recorder stopped without finishing the run (killed?)%s",
+			       e->lines ? "; its last samples may be missing" : "");
+			rc = 0;
+			break;
+		}
+		if (rc)
+			break;
+		if (type == RT_FRAME_END)
+			break;
+		if (type == RT_FRAME_META) {
+			rt_run_free(&ri);
+			if (rt_runinfo_from_meta(p, len, &ri) == 0) {
+				e->run = ri.id;
+				e->info.job_name = ri.job_name;
+				e->info.tracked_pid = ri.tracked_pid;
+				e->interval = ri.interval;
+			}
+		} else if (type == RT_FRAME_INVENTORY && len >= 4) {
+			uint32_t gen;
+			memcpy(&gen, p, 4);
+			if ((rc = rt_emitter_put_inventory(e, gen, (const char *)p + 4, len - 4)) < 0 &&
+			    rc != RT_E_CORRUPT)
+				break;
+			rc = 0;
+		} else if (type == RT_FRAME_RECORD) {
+			if (rt_recbuf_set(&cur, p, len))
+				continue; /* a record that fails validation: skip it */
+			if (have_prev && cur.rec.h->seq <= prev.rec.h->seq)
+				continue;
+			if (have_prev && (rc = rt_emit(e, &prev.rec, &cur.rec)) == RT_E_CORRUPT) {
+				rt_say("inventory missing at sample %llu; skipped",
+				       (unsigned long long)cur.rec.h->seq);
+				rc = 0;
+			}
+			if (rc)
+				break;
+			struct rt_recbuf t = prev;
+			prev = cur;
+			cur = t;
+			have_prev = 1;
+		}
+	}
+	/* the metadata's strings are in use by e->info until here */
+	int frc = rt_sink_flush(e->sink);
+	e->info.job_name = NULL;
+	rt_run_free(&ri);
+	rt_recbuf_free(&prev);
+	rt_recbuf_free(&cur);
+	rt_stream_in_free(&in);
 	return rc ? rc : frc;
 }

@@ -6,6 +6,10 @@
  *   rt-export replay RUN [options]      print a stored run
  *   rt-export tail [RUN] [options]      follow a live run
  *   rt-export live RUN [options]        the recorder's own live stream
+ *   rt-export upload RUN                stream a run to S3 through Sentinel
+ *   rt-export discover                  cloud metadata of this machine
+ *
+ * The verb table below drives both dispatch and --help.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,29 +25,12 @@
 #include "rt/common.h"
 #include "rt/store.h"
 
-static const char usage[] =
-    "Usage: rt-export [--store DIR] VERB [ARGS]\n"
-    "Reads runs recorded by resource-tracker (rt-recorder).\n\n"
-    "Verbs:\n"
-    "  runs                         list runs (id, start, end, duration, samples, status, job)\n"
-    "  show RUN                     print one run's metadata as JSON\n"
-    "  replay RUN [-f json|csv] [--from T] [--to T] [--every N] [-o FILE]\n"
-    "                               print a recorded run or a time range of it;\n"
-    "                               --every N prints every Nth sample (rates over N intervals)\n"
-    "  tail [RUN] [-f json|csv] [-n N | --all] [-o FILE]\n"
-    "                               follow a live run (default: the newest one being\n"
-    "                               recorded), starting with its last N samples (default 1)\n"
-    "  live RUN [-f json|csv] [-o FILE]\n"
-    "                               stream a run from its first sample (used by the recorder)\n\n"
-    "RUN is a run id or 'latest'. T is ISO 8601 (2026-11-21T10:00:00Z) or epoch seconds.\n"
-    "The store is --store DIR, else $RT_STORE, else $XDG_DATA_HOME/resource-tracker,\n"
-    "else ~/.local/share/resource-tracker.\n";
-
 struct args {
 	const char *store, *verb, *run, *output, *from, *to;
 	enum rt_format fmt;
 	uint64_t every, last_n;
 	int all;
+	int fd; /* live --fd N: the recorder's stream (-1: none) */
 };
 
 static int need(int i, int argc, const char *opt)
@@ -71,11 +58,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 	memset(a, 0, sizeof(*a));
 	a->every = 1;
 	a->last_n = 1;
+	a->fd = -1;
 	for (int i = 1; i < argc; i++) {
 		const char *o = argv[i];
 		if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
-			fputs(usage, stdout);
-			exit(0);
+			return 1;
 		} else if (!strcmp(o, "--version") || !strcmp(o, "-V")) {
 			printf("rt-export %s\n", RT_VERSION);
 			exit(0);
@@ -117,6 +104,15 @@ static int parse_args(int argc, char **argv, struct args *a)
 				rt_say("-n must be a number of samples (got '%s')", argv[i]);
 				return -1;
 			}
+		} else if (!strcmp(o, "--fd")) {
+			uint64_t fd;
+			if (need(i, argc, o))
+				return -1;
+			if (parse_u64(argv[++i], &fd) || fd < 3 || fd > 1024) {
+				rt_say("--fd must be a descriptor number >= 3 (got '%s')", argv[i]);
+				return -1;
+			}
+			a->fd = (int)fd;
 		} else if (!strcmp(o, "--all")) {
 			a->all = 1;
 		} else if (o[0] == '-' && o[1]) {
@@ -131,10 +127,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 			return -1;
 		}
 	}
-	if (!a->verb) {
-		fputs(usage, stderr);
-		return -1;
-	}
+	if (!a->verb)
+		return -2;
 	return 0;
 }
 
@@ -202,90 +196,193 @@ static int finish(struct rt_sink *k, int rc)
 	return 0;
 }
 
+static int verb_runs(const struct args *a, struct rt_store *s)
+{
+	(void)a;
+	return rt_cmd_runs(s) ? 1 : 0;
+}
+
+static int verb_show(const struct args *a, struct rt_store *s)
+{
+	return rt_cmd_show(s, a->run) ? 1 : 0;
+}
+
+static int verb_upload(const struct args *a, struct rt_store *s)
+{
+	return rt_cmd_upload(s, a->run);
+}
+
+static int verb_discover(const struct args *a, struct rt_store *s)
+{
+	(void)a, (void)s; /* only when asked: probes cloud metadata services */
+	struct rt_cloud c;
+	rt_cloud_discover(&c, 2000);
+	printf("{\"cloud_vendor_id\":%s%s%s,\"cloud_account_id\":%s%s%s,"
+	       "\"cloud_region_id\":%s%s%s,\"cloud_zone_id\":%s%s%s,"
+	       "\"cloud_instance_type\":%s%s%s}\n",
+#define Q(x) x[0] ? "\"" : "", x[0] ? x : "null", x[0] ? "\"" : ""
+	       Q(c.vendor), Q(c.account), Q(c.region), Q(c.zone), Q(c.instance_type));
+#undef Q
+	return 0;
+}
+
+/* replay, tail and live: records become lines through one emitter. */
+static int verb_stream(const struct args *a, struct rt_store *s)
+{
+	const char *v = a->verb;
+	int live = !strcmp(v, "live"), replay = !strcmp(v, "replay");
+	uint64_t from_ns = 0, to_ns = 0;
+	if (parse_time_opt("--from", a->from, &from_ns) || parse_time_opt("--to", a->to, &to_ns))
+		return 2;
+	if (live) /* Ctrl-C reaches the whole group: the recorder decides when we stop */
+		signal(SIGINT, SIG_IGN), signal(SIGQUIT, SIG_IGN), signal(SIGHUP, SIG_IGN);
+	struct rt_runinfo ri = {.interval = 1.0};
+	int r = 0;
+	if (a->fd < 0)
+		r = (!strcmp(v, "tail") && !a->run) ? rt_run_newest_live(s, &ri)
+		                                    : rt_run_resolve(s, a->run, &ri);
+	if (r)
+		return 1;
+	struct rt_sink k;
+	r = rt_sink_open(&k, a->output, live ? 2 : 1, replay ? 0 : 1);
+	if (r) {
+		rt_say("cannot open the output file %s: %s (choose another with -o FILE)", a->output,
+		       strerror(-r));
+		rt_run_free(&ri);
+		return 1;
+	}
+	struct rt_emitter e;
+	if (rt_emitter_init(&e, s, &ri, a->fmt, &k)) {
+		rt_say("out of memory");
+		rt_sink_close(&k);
+		rt_run_free(&ri);
+		return 1;
+	}
+	if (a->fd >= 0) {
+		r = rt_follow_stream(&e, a->fd);
+	} else if (replay) {
+		struct rt_replay_opts o = {from_ns, to_ns, a->every};
+		r = rt_replay(&e, &o);
+	} else if (live) {
+		r = rt_follow(&e, 1);
+	} else {
+		uint64_t first = 0, last = 0, start = 1;
+		if (rt_store_seq_bounds(s, ri.id, &first, &last) == 0) {
+			start = a->all                 ? first + 1
+			        : last + 1 > a->last_n ? last + 1 - a->last_n
+			                               : 1;
+			if (start <= first)
+				start = first + 1;
+		}
+		r = rt_follow(&e, start);
+	}
+	int rc = finish(&k, r);
+	rt_emitter_free(&e);
+	rt_sink_close(&k);
+	rt_run_free(&ri);
+	return rc;
+}
+
+enum { NEEDS_RUN = 1, NO_STORE = 2 };
+
+/* The verbs: dispatch and --help both read this table. */
+static const struct verb {
+	const char *name, *args, *help;
+	unsigned flags;
+	int (*run)(const struct args *a, struct rt_store *s);
+} verbs[] = {
+    {"runs", "", "list runs (id, start, end, duration, samples, status, job)", 0, verb_runs},
+    {"show", "RUN", "print one run's metadata as JSON", NEEDS_RUN, verb_show},
+    {"replay", "RUN [-f json|csv] [--from T] [--to T] [--every N] [-o FILE]",
+     "print a recorded run or a time range of it; --every N prints every Nth sample "
+     "(rates over N intervals)",
+     NEEDS_RUN, verb_stream},
+    {"tail", "[RUN] [-f json|csv] [-n N | --all] [-o FILE]",
+     "follow a live run (default: the newest one being recorded), starting with its last N "
+     "samples (default 1)",
+     0, verb_stream},
+    {"live", "RUN [-f json|csv] [-o FILE]",
+     "stream a run from its first sample (used by the recorder; with --fd N it reads the "
+     "recorder's pipe instead of the store)",
+     NEEDS_RUN, verb_stream},
+    {"upload", "RUN",
+     "stream a run to S3 through the Sentinel API (SENTINEL_API_TOKEN); resumes where a "
+     "previous upload stopped",
+     NEEDS_RUN, verb_upload},
+    {"discover", "", "print the cloud vendor, account, region, zone and instance type (probes "
+                     "metadata services for up to 2 s)",
+     NO_STORE, verb_discover},
+};
+
+/* Usage text from the verb table, wrapped at 80 columns. */
+static void usage(FILE *f)
+{
+	fputs("Usage: rt-export [--store DIR] VERB [ARGS]\n"
+	      "Reads runs recorded by resource-tracker (rt-recorder).\n\nVerbs:\n",
+	      f);
+	for (size_t i = 0; i < RT_ARRAY_LEN(verbs); i++) {
+		const struct verb *v = &verbs[i];
+		fprintf(f, "  %s%s%s\n", v->name, v->args[0] ? " " : "", v->args);
+		const char *h = v->help;
+		while (*h) { /* words onto lines of at most 72 columns, indented 6 */
+			size_t n = strlen(h), cut = n;
+			if (n > 72)
+				for (cut = 72; cut > 0 && h[cut] != ' '; cut--)
+					;
+			if (cut == 0)
+				cut = n > 72 ? 72 : n;
+			fprintf(f, "      %.*s\n", (int)cut, h);
+			h += cut;
+			while (*h == ' ')
+				h++;
+		}
+	}
+	fputs("\nRUN is a run id or 'latest'. T is ISO 8601 (2026-11-21T10:00:00Z) or epoch "
+	      "seconds.\n"
+	      "The store is --store DIR, else $RT_STORE, else $XDG_DATA_HOME/resource-tracker,\n"
+	      "else ~/.local/share/resource-tracker. -o - writes to stdout.\n",
+	      f);
+}
+
 int main(int argc, char **argv)
 {
 	struct args a;
-	if (parse_args(argc, argv, &a))
-		return 2;
-	signal(SIGPIPE, SIG_IGN);
-	const char *v = a.verb;
-	if (!strcmp(v, "discover")) { /* only when asked: probes cloud metadata services */
-		struct rt_cloud c;
-		rt_cloud_discover(&c, 2000);
-		printf("{\"cloud_vendor_id\":%s%s%s,\"cloud_account_id\":%s%s%s,"
-		       "\"cloud_region_id\":%s%s%s,\"cloud_zone_id\":%s%s%s,"
-		       "\"cloud_instance_type\":%s%s%s}\n",
-#define Q(x) x[0] ? "\"" : "", x[0] ? x : "null", x[0] ? "\"" : ""
-		       Q(c.vendor), Q(c.account), Q(c.region), Q(c.zone), Q(c.instance_type));
-#undef Q
+	int pr = parse_args(argc, argv, &a);
+	if (pr == 1) {
+		usage(stdout);
 		return 0;
 	}
-	int is_stream = !strcmp(v, "replay") || !strcmp(v, "tail") || !strcmp(v, "live");
-	if (strcmp(v, "runs") && strcmp(v, "show") && strcmp(v, "upload") && !is_stream) {
-		rt_say("unknown verb '%s' (verbs: runs, show, replay, tail, live, upload)", v);
+	if (pr) {
+		if (pr == -2)
+			usage(stderr);
 		return 2;
 	}
-	if ((!strcmp(v, "show") || !strcmp(v, "replay") || !strcmp(v, "live") ||
-	     !strcmp(v, "upload")) &&
-	    !a.run) {
-		rt_say("%s needs a RUN (an id from 'rt-export runs', or 'latest')", v);
+	signal(SIGPIPE, SIG_IGN);
+	const struct verb *v = NULL;
+	for (size_t i = 0; i < RT_ARRAY_LEN(verbs); i++)
+		if (!strcmp(verbs[i].name, a.verb))
+			v = &verbs[i];
+	if (!v) {
+		char names[256] = "";
+		for (size_t i = 0; i < RT_ARRAY_LEN(verbs); i++)
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+			         i ? ", " : "", verbs[i].name);
+		rt_say("unknown verb '%s' (verbs: %s; see rt-export --help)", a.verb, names);
 		return 2;
 	}
-	uint64_t from_ns = 0, to_ns = 0;
-	if (parse_time_opt("--from", a.from, &from_ns) || parse_time_opt("--to", a.to, &to_ns))
+	int piped = a.fd >= 0;
+	if (piped && strcmp(v->name, "live")) {
+		rt_say("--fd is only for live");
 		return 2;
-	struct rt_store *s;
-	if (open_store(&a, &s))
+	}
+	if ((v->flags & NEEDS_RUN) && !a.run && !piped) {
+		rt_say("%s needs a RUN (an id from 'rt-export runs', or 'latest')", v->name);
+		return 2;
+	}
+	struct rt_store *s = NULL;
+	if (!(v->flags & NO_STORE) && !piped && open_store(&a, &s))
 		return 1;
-	int rc = 0;
-	if (!strcmp(v, "runs")) {
-		rc = rt_cmd_runs(s) ? 1 : 0;
-	} else if (!strcmp(v, "show")) {
-		rc = rt_cmd_show(s, a.run) ? 1 : 0;
-	} else if (!strcmp(v, "upload")) {
-		rc = rt_cmd_upload(s, a.run);
-	} else {
-		struct rt_runinfo ri;
-		int live = !strcmp(v, "live");
-		if (live) /* Ctrl-C reaches the whole group: the recorder decides when we stop */
-			signal(SIGINT, SIG_IGN), signal(SIGQUIT, SIG_IGN), signal(SIGHUP, SIG_IGN);
-		int r = (!strcmp(v, "tail") && !a.run) ? rt_run_newest_live(s, &ri)
-		                                       : rt_run_resolve(s, a.run, &ri);
-		if (r) {
-			rt_store_close(s);
-			return 1;
-		}
-		struct rt_sink k;
-		r = rt_sink_open(&k, a.output, live ? 2 : 1, !strcmp(v, "replay") ? 0 : 1);
-		if (r) {
-			rt_say("cannot open output %s: %s", a.output, strerror(-r));
-			rt_run_free(&ri);
-			rt_store_close(s);
-			return 1;
-		}
-		struct rt_emitter e;
-		rt_emitter_init(&e, s, &ri, a.fmt, &k);
-		if (!strcmp(v, "replay")) {
-			struct rt_replay_opts o = {from_ns, to_ns, a.every};
-			r = rt_replay(&e, &o);
-		} else if (live) {
-			r = rt_follow(&e, 1);
-		} else {
-			uint64_t first = 0, last = 0, start = 1;
-			if (rt_store_seq_bounds(s, ri.id, &first, &last) == 0) {
-				start = a.all                 ? first + 1
-				        : last + 1 > a.last_n ? last + 1 - a.last_n
-				                              : 1;
-				if (start <= first)
-					start = first + 1;
-			}
-			r = rt_follow(&e, start);
-		}
-		rc = finish(&k, r);
-		rt_emitter_free(&e);
-		rt_sink_close(&k);
-		rt_run_free(&ri);
-	}
+	int rc = v->run(&a, s);
 	rt_store_close(s);
 	return rc;
 }

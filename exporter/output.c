@@ -32,7 +32,10 @@ int rt_sink_open(struct rt_sink *k, const char *path, int default_fd, int line_f
 {
 	memset(k, 0, sizeof(*k));
 	k->line_flush = line_flush;
-	if (path && strcmp(path, "-") != 0) {
+	if (path && !strcmp(path, "-")) {
+		k->fd = 1;
+		k->name = "stdout";
+	} else if (path) {
 		k->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (k->fd < 0)
 			return -errno;
@@ -120,6 +123,9 @@ void rt_emitter_free(struct rt_emitter *e)
 	free(e->d);
 }
 
+static const struct rt_inventory *cache_inventory(struct rt_emitter *e, uint32_t gen, void *bytes,
+                                                  size_t len, const struct rt_inventory *keep);
+
 /* Inventory of generation gen, cached; never evicts `keep`. */
 static const struct rt_inventory *inventory(struct rt_emitter *e, uint32_t gen,
                                             const struct rt_inventory *keep)
@@ -129,8 +135,29 @@ static const struct rt_inventory *inventory(struct rt_emitter *e, uint32_t gen,
 			return e->inv[i];
 	void *bytes;
 	size_t len;
-	if (rt_store_get_inventory(e->store, e->run, gen, &bytes, &len))
+	if (!e->store || rt_store_get_inventory(e->store, e->run, gen, &bytes, &len))
 		return NULL;
+	return cache_inventory(e, gen, bytes, len, keep);
+}
+
+int rt_emitter_put_inventory(struct rt_emitter *e, uint32_t gen, const void *bytes, size_t len)
+{
+	void *copy = malloc(len ? len : 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, bytes, len);
+	for (int i = 0; i < 4; i++) /* a generation is sent once; replace if resent */
+		if (e->inv[i] && e->inv_gen[i] == gen) {
+			free(e->inv[i]);
+			e->inv[i] = NULL;
+		}
+	return cache_inventory(e, gen, copy, len, NULL) ? 0 : RT_E_CORRUPT;
+}
+
+/* Decode bytes (taken over) into a cache slot other than keep's. */
+static const struct rt_inventory *cache_inventory(struct rt_emitter *e, uint32_t gen, void *bytes,
+                                                  size_t len, const struct rt_inventory *keep)
+{
 	unsigned slot = e->inv_next++ % 4;
 	if (e->inv[slot] && e->inv[slot] == keep)
 		slot = e->inv_next++ % 4;

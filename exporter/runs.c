@@ -14,51 +14,44 @@
 #include "export.h"
 #include "rt/common.h"
 #include "rt/ring.h"
+#include "rt/runmeta.h"
 
 int rt_run_recorder_alive(struct rt_store *s, uint64_t run)
 {
 	char path[4096];
 	struct rt_ring *r;
-	if (rt_ring_path(path, sizeof(path), rt_store_dir(s), run) || rt_ring_open(path, &r))
+	if (rt_ring_path(path, sizeof(path), rt_store_ring_key(s), run) || rt_ring_open(path, &r))
 		return 0;
 	int alive = rt_ring_state(r) == RT_RING_RUNNING && rt_ring_writer_alive(r);
 	rt_ring_close(r, 0);
 	return alive;
 }
 
-static uint64_t json_u64(const cJSON *o, const char *k)
+int rt_runinfo_from_meta(const char *json, size_t len, struct rt_runinfo *ri)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-	return cJSON_IsNumber(v) && v->valuedouble > 0 ? (uint64_t)v->valuedouble : 0;
+	struct rt_run_fields f;
+	memset(ri, 0, sizeof(*ri));
+	ri->interval = 1.0;
+	if (rt_runmeta_read(json, len, &f))
+		return RT_E_CORRUPT;
+	ri->meta_json = strndup(json, len);
+	snprintf(ri->status, sizeof(ri->status), "%s", f.status[0] ? f.status : "unknown");
+	if (f.has_job_name)
+		ri->job_name = strdup(f.job_name);
+	ri->tracked_pid = f.tracked_pid;
+	ri->interval = f.interval_secs;
+	ri->start_ns = f.start_ns;
+	ri->end_ns = f.end_ns;
+	return 0;
 }
 
-/* Fill ri from stored metadata (hostile: any key may be missing). */
+/* Fill ri from stored metadata of run id. */
 static int parse_meta(struct rt_store *s, uint64_t id, const char *json, struct rt_runinfo *ri)
 {
-	memset(ri, 0, sizeof(*ri));
+	int rc = rt_runinfo_from_meta(json, strlen(json), ri);
 	ri->id = id;
-	ri->interval = 1.0;
-	ri->meta_json = strdup(json);
-	cJSON *o = cJSON_Parse(json);
-	if (!o)
-		return RT_E_CORRUPT;
-	const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "status");
-	snprintf(ri->status, sizeof(ri->status), "%s",
-	         cJSON_IsString(st) ? st->valuestring : "unknown");
-	const cJSON *md = cJSON_GetObjectItemCaseSensitive(o, "metadata");
-	const cJSON *jn = cJSON_GetObjectItemCaseSensitive(md, "job_name");
-	if (cJSON_IsString(jn))
-		ri->job_name = strdup(jn->valuestring);
-	ri->tracked_pid = (int64_t)json_u64(o, "tracked_pid");
-	const cJSON *iv = cJSON_GetObjectItemCaseSensitive(o, "interval_secs");
-	if (cJSON_IsNumber(iv) && iv->valuedouble >= 0.001)
-		ri->interval = iv->valuedouble;
-	/* ns values may exceed double precision: read them from the text */
-	const char *p = strstr(json, "\"start_ns\":");
-	ri->start_ns = p ? strtoull(p + 11, NULL, 10) : 0;
-	p = strstr(json, "\"end_ns\":");
-	ri->end_ns = p ? strtoull(p + 9, NULL, 10) : 0;
-	cJSON_Delete(o);
+	if (rc)
+		return rc;
 	if (!strcmp(ri->status, "running") && !rt_run_recorder_alive(s, id))
 		snprintf(ri->status, sizeof(ri->status), "crashed");
 	return 0;
@@ -92,9 +85,9 @@ struct last_ctx {
 static int last_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 {
 	struct last_ctx *c = vctx;
-	(void)len;
-	if (c->live_only &&
-	    (!strstr(meta, "\"status\":\"running\"") || !rt_run_recorder_alive(c->s, run)))
+	struct rt_run_fields f;
+	if (c->live_only && (rt_runmeta_read(meta, len, &f) || strcmp(f.status, "running") ||
+	                     !rt_run_recorder_alive(c->s, run)))
 		return 0;
 	c->id = run;
 	return 0;
@@ -235,6 +228,14 @@ int rt_cmd_show(struct rt_store *s, const char *spec)
 	uint64_t first, last;
 	cJSON_DeleteItemFromObjectCaseSensitive(o, "status");
 	cJSON_AddStringToObject(o, "status", ri.status);
+	/* ns since the epoch need 61 bits: printed exactly, not as doubles */
+	char ns[24];
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "start_ns");
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "end_ns");
+	snprintf(ns, sizeof(ns), "%llu", (unsigned long long)ri.start_ns);
+	cJSON_AddRawToObject(o, "start_ns", ri.start_ns ? ns : "null");
+	snprintf(ns, sizeof(ns), "%llu", (unsigned long long)ri.end_ns);
+	cJSON_AddRawToObject(o, "end_ns", ri.end_ns ? ns : "null");
 	if (rt_store_seq_bounds(s, ri.id, &first, &last) == 0) {
 		char t[32];
 		cJSON_AddNumberToObject(o, "samples", (double)(last - first));

@@ -48,6 +48,23 @@ static void say(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Warnings of the sampler: zero or more lines. */
+static void say_lines(const char *lines)
+{
+	while (*lines) {
+		size_t n = strcspn(lines, "\n");
+		say("warning: %.*s", (int)n, lines);
+		lines += n + (lines[n] == '\n');
+	}
+}
+
+static uint64_t mono_now(void)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+}
+
 /* Mark runs whose recorder died without finishing them as "crashed". */
 struct fixup_ctx {
 	struct rt_store *store;
@@ -58,21 +75,20 @@ struct fixup_ctx {
 static int fixup_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 {
 	struct fixup_ctx *x = vctx;
-	(void)len;
-	if (!strstr(meta, "\"status\":\"running\"") || x->n >= 64)
+	struct rt_run_fields f;
+	if (rt_runmeta_read(meta, len, &f) || strcmp(f.status, "running") || x->n >= 64)
 		return 0;
-	const char *p = strstr(meta, "\"recorder_pid\":");
-	long pid = p ? strtol(p + 15, NULL, 10) : 0;
 	char path[4096];
 	struct rt_ring *ring;
 	int alive = 0;
-	if (rt_ring_path(path, sizeof(path), rt_store_dir(x->store), run) == 0 &&
+	if (rt_ring_path(path, sizeof(path), rt_store_ring_key(x->store), run) == 0 &&
 	    rt_ring_open(path, &ring) == 0) {
 		alive = rt_ring_writer_alive(ring);
 		rt_ring_close(ring, 0);
 	}
-	if (!alive && pid > 0 && kill((pid_t)pid, 0) == 0 && pid != getpid())
-		alive = 1; /* maybe still starting up; leave it */
+	pid_t pid = (pid_t)f.recorder_pid;
+	if (!alive && pid > 0 && pid != getpid() && kill(pid, 0) == 0)
+		alive = 1; /* maybe still starting up, or running without a ring */
 	if (!alive)
 		x->ids[x->n++] = run;
 	return 0;
@@ -81,22 +97,111 @@ static int fixup_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 static void fixup_crashed(struct rt_store *store)
 {
 	struct fixup_ctx x = {store, {0}, 0};
+	struct rt_buf b = {0};
 	rt_store_list_runs(store, fixup_cb, &x);
 	for (int i = 0; i < x.n; i++) {
 		char *meta;
 		size_t len;
 		if (rt_store_get_meta(store, x.ids[i], &meta, &len))
 			continue;
-		char *st = strstr(meta, "\"status\":\"running\"");
-		if (st) {
-			memcpy(st, "\"status\":\"crashed\"", 18);
-			rt_store_put_meta(store, x.ids[i], meta, len);
-		}
+		if (rt_runmeta_set_status(meta, len, "crashed", &b) == 0)
+			rt_store_put_meta(store, x.ids[i], b.p, b.len);
 		free(meta);
 		char path[4096];
-		if (rt_ring_path(path, sizeof(path), rt_store_dir(store), x.ids[i]) == 0)
+		if (rt_ring_path(path, sizeof(path), rt_store_ring_key(store), x.ids[i]) == 0)
 			unlink(path);
 	}
+	rt_buf_free(&b);
+}
+
+/*
+ * Where this run is stored. The store asked for (--store, RT_STORE) or the
+ * default; when it cannot be used, a private one of this user's (in
+ * $XDG_RUNTIME_DIR, then the temp directory); when nothing is writable, no
+ * store at all: the run is printed, not kept. Only an explicit store in
+ * standalone mode is worth stopping for (the user asked for that place and
+ * nothing else runs); a wrapped job always runs.
+ */
+struct store_choice {
+	struct rt_store *store; /* NULL: memory only */
+	char dir[4096];
+	uint64_t run;
+};
+
+/* Open dir and create the run there. */
+static int try_store(const char *dir, const struct rt_config *cfg, const struct rt_buf *mb,
+                     struct store_choice *c, char *why, size_t whycap)
+{
+	struct rt_store *st;
+	int rc = rt_store_open(dir, RT_STORE_RDWR, &st);
+	if (rc) {
+		snprintf(why, whycap, "%s", rt_strerror(rc));
+		return rc;
+	}
+	rt_store_set_cap(st, (cfg->store_max_mb ? cfg->store_max_mb : DEFAULT_STORE_MAX_MB) << 20);
+	fixup_crashed(st);
+	if ((rc = rt_store_new_run(st, mb->p, mb->len, &c->run))) {
+		snprintf(why, whycap, "%s",
+		         rc == RT_E_STORE ? rt_store_last_error(st) : rt_strerror(rc));
+		rt_store_close(st);
+		return rc;
+	}
+	c->store = st;
+	snprintf(c->dir, sizeof(c->dir), "%s", dir);
+	return 0;
+}
+
+/* A private directory of ours under base: made 0700, refused if someone
+ * else owns it or can get in (the temp directory is shared). */
+static int private_dir(const char *base, const char *name, char *out, size_t cap)
+{
+	struct stat st;
+	if (!base || base[0] != '/' ||
+	    snprintf(out, cap, "%s/%s", base, name) >= (int)cap)
+		return -1;
+	if (mkdir(out, 0700) < 0 && errno != EEXIST)
+		return -1;
+	if (lstat(out, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+	    (st.st_mode & 077))
+		return -1;
+	return 0;
+}
+
+static int choose_store(const struct rt_config *cfg, int wrapper, const struct rt_buf *mb,
+                        struct store_choice *c)
+{
+	char dir[4096], why[512] = "no directory: HOME is not set";
+	const char *env = getenv("RT_STORE");
+	int explicit = (cfg->store && *cfg->store) || (env && *env);
+	memset(c, 0, sizeof(*c));
+	int have = rt_store_resolve_dir(cfg->store, dir, sizeof(dir)) == 0;
+	if (have && try_store(dir, cfg, mb, c, why, sizeof(why)) == 0)
+		return 0;
+	const char *what = explicit ? (cfg->store && *cfg->store ? "--store" : "RT_STORE")
+	                            : "the default store";
+	if (explicit && !wrapper) {
+		say("cannot use %s %s: %s (choose a writable directory with --store DIR)", what,
+		    dir, why);
+		return -1;
+	}
+	char alt[4096], name[64];
+	snprintf(name, sizeof(name), "resource-tracker-%u", (unsigned)getuid());
+	const char *tmp = getenv("TMPDIR");
+	const char *bases[2][2] = {{getenv("XDG_RUNTIME_DIR"), "resource-tracker"},
+	                           {tmp && *tmp == '/' ? tmp : "/tmp", name}};
+	for (int i = 0; i < 2; i++) {
+		char why2[512];
+		if (private_dir(bases[i][0], bases[i][1], alt, sizeof(alt)) == 0 &&
+		    try_store(alt, cfg, mb, c, why2, sizeof(why2)) == 0) {
+			say("warning: cannot use %s%s%s (%s); this run is stored in %s instead", what,
+			    have ? " " : "", have ? dir : "", why, alt);
+			return 0;
+		}
+	}
+	say("warning: cannot use %s%s%s (%s) and no private directory is writable; this run is "
+	    "printed but not stored",
+	    what, have ? " " : "", have ? dir : "", why);
+	return 0;
 }
 
 /* Path of rt-export: next to this binary, else from PATH. */
@@ -113,10 +218,30 @@ static void exporter_path(char *buf, size_t cap)
 	snprintf(buf, cap, "rt-export");
 }
 
-/* Start rt-export with args (after its name). Terminal signals are
- * ignored in the child (dispositions survive exec): Ctrl-C reaches the whole
- * process group, and the recorder decides when its exporters stop. */
-static pid_t spawn_export(const char *const *args, const char *runid)
+/*
+ * fork(), retried while the system is out of processes or memory for a
+ * moment (EAGAIN under a pids limit): tries 1 + retries, 10 ms doubling.
+ */
+static pid_t fork_retry(int retries)
+{
+	struct timespec nap = {0, 10 * 1000 * 1000};
+	for (int i = 0;; i++) {
+		pid_t pid = fork();
+		if (pid >= 0 || (errno != EAGAIN && errno != ENOMEM) || i >= retries)
+			return pid;
+		nanosleep(&nap, NULL);
+		nap.tv_nsec = nap.tv_nsec * 2 > 500000000L ? 500000000L : nap.tv_nsec * 2;
+	}
+}
+
+/*
+ * Start rt-export with args (after its name). out_fd becomes its stdout and
+ * in_fd its fd 3 (-1: leave). Terminal signals are ignored in the child
+ * (dispositions survive exec): Ctrl-C reaches the whole process group, and
+ * the recorder decides when its exporters stop. -1 with errno when no
+ * process could be made.
+ */
+static pid_t spawn_export(const char *const *args, const char *runid, int out_fd, int in_fd)
 {
 	char exe[4200];
 	exporter_path(exe, sizeof(exe));
@@ -126,7 +251,7 @@ static pid_t spawn_export(const char *const *args, const char *runid)
 	for (int i = 0; args[i] && a < 15; i++)
 		argv[a++] = args[i];
 	argv[a] = NULL;
-	pid_t pid = fork();
+	pid_t pid = fork_retry(5);
 	if (pid == 0) {
 		sigset_t none;
 		sigemptyset(&none);
@@ -135,46 +260,97 @@ static pid_t spawn_export(const char *const *args, const char *runid)
 		signal(SIGINT, SIG_IGN);
 		signal(SIGQUIT, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);
+		/* move both out of the way first: either may be 1 or 3 */
+		int o = out_fd >= 0 ? fcntl(out_fd, F_DUPFD, 10) : -1;
+		int in = in_fd >= 0 ? fcntl(in_fd, F_DUPFD, 10) : -1;
+		if ((o >= 0 && dup2(o, 1) < 0) || (in >= 0 && dup2(in, 3) < 0))
+			_exit(127);
 		if (strchr(exe, '/'))
 			execv(exe, (char **)argv);
 		else
 			execvp(exe, (char **)argv);
-		fprintf(stderr,
-		        "%s: cannot start %s (%s); samples are still recorded, "
-		        "replay them with: rt-export replay %s\n",
-		        prog, exe, strerror(errno), runid);
+		if (runid)
+			fprintf(stderr,
+			        "%s: cannot start %s (%s); samples are still recorded, "
+			        "replay them with: rt-export replay %s\n",
+			        prog, exe, strerror(errno), runid);
+		else
+			fprintf(stderr, "%s: cannot start %s (%s); this run is not printed\n", prog,
+			        exe, strerror(errno));
 		_exit(127);
 	}
 	return pid;
 }
 
-static pid_t spawn_exporter(const struct rt_config *cfg, const char *store_dir, uint64_t run)
+/*
+ * The live printer. It follows the ring and the store when there are both;
+ * otherwise the sampler feeds it through a pipe (stream.h), so the output
+ * never depends on /dev/shm or on a writable disk.
+ */
+static pid_t spawn_printer(const struct rt_config *cfg, struct rt_sampler *s,
+                           const struct store_choice *sc, int out_fd, struct rt_stream_out *pipe_out,
+                           const struct rt_buf *meta)
 {
 	char runid[32];
-	snprintf(runid, sizeof(runid), "%llu", (unsigned long long)run);
-	const char *args[] = {"live",
-	                      runid,
-	                      "--store",
-	                      store_dir,
-	                      "-f",
-	                      cfg->format == RT_FMT_CSV ? "csv" : "json",
-	                      cfg->output ? "--output" : NULL,
-	                      cfg->output,
-	                      NULL};
-	return spawn_export(args, runid);
+	snprintf(runid, sizeof(runid), "%llu", (unsigned long long)sc->run);
+	const char *fmt = cfg->format == RT_FMT_CSV ? "csv" : "json";
+	const char *out = out_fd >= 0 ? "-" : NULL;
+	pid_t pid;
+	if (sc->store && s->ring) {
+		const char *args[] = {"live", runid, "--store", sc->dir, "-f", fmt, out ? "-o" : NULL,
+		                      out, NULL};
+		pid = spawn_export(args, runid, out_fd, -1);
+	} else {
+		int p[2];
+		if (pipe2(p, O_CLOEXEC) < 0) {
+			say("warning: cannot start the live output (pipe: %s)%s", strerror(errno),
+			    sc->store ? "; samples are recorded in the store" : "");
+			return -1;
+		}
+		const char *args[] = {"live", "--fd", "3", "-f", fmt, out ? "-o" : NULL, out, NULL};
+		pid = spawn_export(args, sc->store ? runid : NULL, out_fd, p[0]);
+		close(p[0]);
+		if (pid > 0) {
+			rt_stream_out_init(pipe_out, p[1]);
+			rt_sampler_attach_stream(s, pipe_out, meta->p, meta->len);
+		} else {
+			close(p[1]);
+		}
+	}
+	if (pid < 0) {
+		if (sc->store)
+			say("warning: cannot start the live output (%s); samples are recorded: "
+			    "rt-export replay %s",
+			    strerror(errno), runid);
+		else
+			say("warning: cannot start the live output (%s); this run is neither printed "
+			    "nor stored",
+			    strerror(errno));
+	}
+	return pid;
 }
 
 /* With SENTINEL_API_TOKEN set, stream the run to S3 through Sentinel. The
  * token stays in the environment, never in argv. */
-static pid_t spawn_uploader(const char *store_dir, uint64_t run)
+static pid_t spawn_uploader(const struct store_choice *sc)
 {
 	const char *tok = getenv("SENTINEL_API_TOKEN");
 	if (!tok || !*tok)
 		return -1; /* streaming off: no network connection at all */
+	if (!sc->store) {
+		say("warning: SENTINEL_API_TOKEN is set but this run has no store to upload from; "
+		    "it is not streamed");
+		return -1;
+	}
 	char runid[32];
-	snprintf(runid, sizeof(runid), "%llu", (unsigned long long)run);
-	const char *args[] = {"upload", runid, "--store", store_dir, NULL};
-	return spawn_export(args, runid);
+	snprintf(runid, sizeof(runid), "%llu", (unsigned long long)sc->run);
+	const char *args[] = {"upload", runid, "--store", sc->dir, NULL};
+	pid_t pid = spawn_export(args, runid, -1, -1);
+	if (pid < 0)
+		say("warning: cannot start the upload (%s); the run is in the store, upload it "
+		    "later with: rt-export upload %s",
+		    strerror(errno), runid);
+	return pid;
 }
 
 /* Wait for a child until the monotonic deadline; 1 when it exited. */
@@ -195,12 +371,8 @@ static int wait_until(pid_t pid, uint64_t deadline_ns)
  * uploader sends its last batch and finishes the run. Past it, the output
  * is left to finish on its own and the upload is stopped, each with one
  * line saying how to get the rest. */
-static void wait_exporters(pid_t exporter, pid_t uploader, uint64_t run)
+static void wait_exporters(pid_t exporter, pid_t uploader, uint64_t run, uint64_t deadline)
 {
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	uint64_t deadline =
-	    (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec + EXPORTER_WAIT_NS;
 	if (exporter > 0 && !wait_until(exporter, deadline))
 		say("output is still being written after 10 s; leaving it. The run is complete in "
 		    "the store: rt-export replay %llu",
@@ -259,25 +431,119 @@ static void forward(pid_t cmd, const struct signalfd_siginfo *si, int *stops)
 }
 
 /* Store the run's final metadata, let readers drain, close everything. */
-static void finish_run(struct rt_store *store, struct rt_sampler *s, struct rt_run_meta *meta,
-                       struct rt_buf *mb, pid_t exporter, pid_t uploader)
+static void finish_run(struct store_choice *sc, struct rt_sampler *s, struct rt_run_meta *meta,
+                       struct rt_buf *mb, struct rt_stream_out *pipe_out, pid_t exporter,
+                       pid_t uploader)
 {
 	struct rt_time end;
 	rt_clock_now(&end);
 	meta->end_ns = end.wall_ns;
-	meta->has_last_seq = 1;
-	meta->last_seq = s->seq - 1;
-	rt_buf_reset(mb);
-	rt_runmeta_write(mb, meta);
-	int rc = rt_store_put_meta(store, meta->run_id, mb->p, mb->len);
-	if (rc)
-		say("warning: cannot mark run %llu finished in the store: %s",
-		    (unsigned long long)meta->run_id, rt_strerror(rc));
+	meta->has_last_seq = s->seq > 0;
+	meta->last_seq = s->seq ? s->seq - 1 : 0;
+	meta->samples_not_stored = s->unstored;
+	if (sc->store) {
+		rt_buf_reset(mb);
+		rt_runmeta_write(mb, meta);
+		int rc = rt_store_put_meta(sc->store, meta->run_id, mb->p, mb->len);
+		if (rc)
+			say("warning: cannot mark run %llu finished in the store: %s",
+			    (unsigned long long)meta->run_id,
+			    rc == RT_E_STORE ? rt_store_last_error(sc->store) : rt_strerror(rc));
+		if (s->unstored)
+			say("warning: %llu of %llu samples of run %llu could not be stored",
+			    (unsigned long long)s->unstored, (unsigned long long)s->seq,
+			    (unsigned long long)meta->run_id);
+	}
 	rt_sampler_finish(s);
-	wait_exporters(exporter, uploader, meta->run_id);
+	uint64_t deadline = mono_now() + EXPORTER_WAIT_NS;
+	rt_stream_out_close(pipe_out, deadline);
+	wait_exporters(exporter, uploader, meta->run_id, deadline);
 	rt_sampler_close(s, 1);
-	rt_store_close(store);
+	rt_store_close(sc->store);
+	sc->store = NULL;
 	rt_buf_free(mb);
+}
+
+/*
+ * The tracker cannot track (no memory, no process to spare): the job runs
+ * anyway, as this process, keeping its stdio, signals and exit code.
+ */
+static int exec_untracked(const struct rt_config *cfg, const char *why)
+{
+	say("warning: %s; running the command untracked", why);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	execvp(cfg->command[0], cfg->command);
+	int code = (errno == ENOENT || errno == ENOTDIR) ? 127 : 126;
+	say("%s: %s", cfg->command[0], code == 127 ? "command not found" : strerror(errno));
+	return code;
+}
+
+/* The process tree of --pid, or NULL (with one line) when it is gone. */
+static struct rt_proctree *open_pid_tree(const struct rt_config *cfg)
+{
+	struct rt_proctree *tree = NULL;
+	if (kill((pid_t)cfg->pid, 0) < 0 && errno == ESRCH) {
+		say("warning: %s: no such process; recording the system only (process fields are "
+		    "null)",
+		    cfg->pid_from[0] ? cfg->pid_from : "--pid");
+		return NULL;
+	}
+	if (rt_proctree_open(&tree, (pid_t)cfg->pid)) {
+		say("warning: %s: cannot track that process (%s); recording the system only",
+		    cfg->pid_from[0] ? cfg->pid_from : "--pid", strerror(errno));
+		return NULL;
+	}
+	return tree;
+}
+
+/* -o FILE is opened here, before anything runs, so a bad path stops us at
+ * once in our own name; the printer writes to the descriptor. */
+static int open_output(const struct rt_config *cfg, int *fd)
+{
+	*fd = -1;
+	if (!cfg->output || cfg->quiet)
+		return 0;
+	if (!strcmp(cfg->output, "-")) {
+		*fd = 1;
+		return 0;
+	}
+	*fd = open(cfg->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (*fd < 0) {
+		say("cannot open the output file %s: %s (choose another with -o FILE, or -o - for "
+		    "stdout)",
+		    cfg->output, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The process tree to track, then the warm-up sample. It comes before the
+ * command starts: its tree is empty, so every tick of the command lands in
+ * some interval.
+ */
+static int take_first(struct rt_sampler *s, struct rt_proctree **tree, const struct rt_config *cfg,
+                      int wrapper, char *warn, size_t cap)
+{
+	*tree = NULL;
+	if (wrapper && rt_proctree_open(tree, 0))
+		*tree = NULL;
+	else if (cfg->pid)
+		*tree = open_pid_tree(cfg);
+	s->tree = *tree;
+	s->tracked_pid = (int32_t)cfg->pid;
+	int rc = rt_sampler_take(s, 0, warn, cap);
+	if (rc == 0 && cfg->pid && *tree && kill((pid_t)cfg->pid, 0) < 0 && errno == ESRCH) {
+		say("warning: %s exited before the first sample; recording the system only "
+		    "(process fields are null)",
+		    cfg->pid_from[0] ? cfg->pid_from : "--pid");
+		rt_proctree_close(*tree);
+		*tree = s->tree = NULL;
+	}
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -314,28 +580,15 @@ int main(int argc, char **argv)
 	if (err[0])
 		say("warning: %s", err);
 	int wrapper = cfg.ncommand > 0;
-	if (wrapper && cfg.pid) {
+	if (wrapper && (cfg.set & RT_SET_PID)) {
 		say("--pid and a command cannot be combined: the command's own tree is tracked");
 		return 2;
 	}
-	if (cfg.pid && kill((pid_t)cfg.pid, 0) < 0 && errno == ESRCH) {
-		say("--pid %lld: no such process", (long long)cfg.pid);
+	if (wrapper)
+		cfg.pid = 0; /* a [job] pid of the config file does not apply to a command */
+	int out_fd;
+	if (open_output(&cfg, &out_fd))
 		return 1;
-	}
-
-	char store_dir[4096];
-	if ((rc = rt_store_resolve_dir(cfg.store, store_dir, sizeof(store_dir)))) {
-		say("no store directory: set --store DIR or RT_STORE, or HOME");
-		return 1;
-	}
-	struct rt_store *store;
-	if ((rc = rt_store_open(store_dir, RT_STORE_RDWR, &store))) {
-		say("cannot open the store %s: %s (choose another with --store DIR)", store_dir,
-		    rt_strerror(rc));
-		return 1;
-	}
-	rt_store_set_cap(store, (cfg.store_max_mb ? cfg.store_max_mb : DEFAULT_STORE_MAX_MB) << 20);
-	fixup_crashed(store);
 
 	struct rt_host_info host;
 	rt_host_info(&host);
@@ -362,11 +615,12 @@ int main(int argc, char **argv)
 	memcpy(meta.meta, cfg.meta, sizeof(meta.meta));
 	struct rt_buf mb = {0};
 	rt_runmeta_write(&mb, &meta);
-	if (mb.oom || (rc = rt_store_new_run(store, mb.p, mb.len, &meta.run_id))) {
-		say("cannot create a run in the store %s: %s", store_dir,
-		    rc == RT_E_STORE ? rt_store_last_error(store) : rt_strerror(rc ? rc : -ENOMEM));
+	struct store_choice sc;
+	if (choose_store(&cfg, wrapper, &mb, &sc))
 		return 1;
-	}
+	meta.run_id = sc.run;
+	rt_buf_reset(&mb);
+	rt_runmeta_write(&mb, &meta); /* now with its id, for the stream */
 
 	/* signals arrive on a descriptor the sampling wait polls */
 	sigset_t sigs;
@@ -394,23 +648,17 @@ int main(int argc, char **argv)
 	if (rs && strtoul(rs, NULL, 10) >= 2 && strtoul(rs, NULL, 10) <= 65536)
 		slots = strtoul(rs, NULL, 10);
 	struct rt_sampler s;
-	if ((rc = rt_sampler_init(&s, store, meta.run_id, (uint32_t)slots))) {
-		say("cannot start sampling: %s", rt_strerror(rc));
-		return 1;
-	}
 	struct rt_proctree *tree = NULL;
-	if ((wrapper || cfg.pid) && rt_proctree_open(&tree, wrapper ? 0 : (pid_t)cfg.pid) == 0)
-		s.tree = tree;
-	s.tracked_pid = (int32_t)cfg.pid;
-	char warn[1024];
-	/* the warm-up sample comes before the command starts: its tree is empty,
-	 * so every tick of the command lands in some interval */
-	if ((rc = rt_sampler_take(&s, 0, warn, sizeof(warn)))) {
-		say("cannot take the first sample: %s", rt_strerror(rc));
+	char warn[2048];
+	if ((rc = rt_sampler_init(&s, sc.store, sc.run, (uint32_t)slots)) ||
+	    (rc = take_first(&s, &tree, &cfg, wrapper, warn, sizeof(warn)))) {
+		snprintf(err, sizeof(err), "cannot start sampling (%s)", rt_strerror(rc));
+		if (wrapper)
+			return exec_untracked(&cfg, err);
+		say("%s", err);
 		return 1;
 	}
-	if (warn[0])
-		say("warning: %s", warn);
+	say_lines(warn);
 	/* GPUs are known after the first sample: host_gpu_* for the run */
 	struct rt_record first;
 	if (s.col.inv->ngpu && rt_record_decode(s.rec, s.last_len, &first) == 0) {
@@ -418,34 +666,41 @@ int main(int argc, char **argv)
 		meta.gpu_count = s.col.inv->ngpu;
 		for (unsigned i = 0; i < first.h->ngpu; i++)
 			meta.gpu_memory_mib += first.gpu[i].vram_total >> 20;
-		rt_buf_reset(&mb);
-		rt_runmeta_write(&mb, &meta);
-		rt_store_put_meta(store, meta.run_id, mb.p, mb.len);
 	}
 	pid_t cmd = -1;
 	if (wrapper) {
 		int code;
 		cmd = rt_spawn_command(cfg.command, &code, err, sizeof(err));
+		if (cmd < 0 && code == RT_SPAWN_NO_PROCESS) {
+			/* no process to spare even after retries: the job still runs */
+			meta.status = "untracked";
+			finish_run(&sc, &s, &meta, &mb, NULL, -1, -1);
+			return exec_untracked(&cfg, err);
+		}
 		if (cmd < 0) {
 			say("%s", err);
 			meta.status = "failed";
 			meta.has_exit_code = 1;
 			meta.exit_code = code;
-			finish_run(store, &s, &meta, &mb, -1, -1);
+			finish_run(&sc, &s, &meta, &mb, NULL, -1, -1);
 			rt_proctree_close(tree);
 			rt_config_free(&cfg);
 			return code;
 		}
 		s.tracked_pid = (int32_t)cmd;
 		meta.tracked_pid = cmd;
-		rt_buf_reset(&mb);
-		rt_runmeta_write(&mb, &meta);
-		rt_store_put_meta(store, meta.run_id, mb.p, mb.len);
 	}
-	pid_t exporter = cfg.quiet ? -1 : spawn_exporter(&cfg, store_dir, meta.run_id);
+	rt_buf_reset(&mb);
+	rt_runmeta_write(&mb, &meta);
+	if (sc.store && (wrapper || meta.gpu_count))
+		rt_store_put_meta(sc.store, meta.run_id, mb.p, mb.len);
+	struct rt_stream_out pipe_out = {.fd = -1};
+	pid_t exporter = cfg.quiet ? -1 : spawn_printer(&cfg, &s, &sc, out_fd, &pipe_out, &mb);
+	if (out_fd > 2)
+		close(out_fd);
 	if (tree && exporter > 0)
 		rt_proctree_exclude(tree, exporter);
-	pid_t uploader = spawn_uploader(store_dir, meta.run_id);
+	pid_t uploader = spawn_uploader(&sc);
 	if (tree && uploader > 0)
 		rt_proctree_exclude(tree, uploader);
 
@@ -458,10 +713,8 @@ int main(int argc, char **argv)
 		rt_clock_now(&now);
 		if (deadline <= now.mono_ns)
 			deadline += ((now.mono_ns - deadline) / interval_ns + 1) * interval_ns;
-		int sig_ready = 0;
 		while (!cmd_done && !stopped && rt_clock_wait(deadline, sfd) == 1) {
 			struct signalfd_siginfo si;
-			sig_ready = 1;
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 				int sig = (int)si.ssi_signo;
 				if (sig == SIGCHLD) {
@@ -475,13 +728,11 @@ int main(int argc, char **argv)
 				}
 			}
 		}
-		(void)sig_ready;
 		if (stopped || cmd_done)
 			break;
 		rc = rt_sampler_take(&s, 0, warn, sizeof(warn));
-		if (warn[0])
-			say("warning: %s", warn);
-		if (rc) {
+		say_lines(warn);
+		if (rc && !wrapper) {
 			say("sampling stopped: %s", rt_strerror(rc));
 			break;
 		}
@@ -491,8 +742,8 @@ int main(int argc, char **argv)
 		struct rt_time now;
 		rt_clock_now(&now);
 		if (now.mono_ns - s.last.mono_ns >= 1000000ull &&
-		    rt_sampler_take(&s, RT_REC_FINAL, warn, sizeof(warn)) == 0 && warn[0])
-			say("warning: %s", warn);
+		    rt_sampler_take(&s, RT_REC_FINAL, warn, sizeof(warn)) == 0)
+			say_lines(warn);
 	}
 	int exit_code = 0;
 	meta.status = "finished";
@@ -504,7 +755,7 @@ int main(int argc, char **argv)
 		              : exit_code             ? "failed"
 		                                      : "finished";
 	}
-	finish_run(store, &s, &meta, &mb, exporter, uploader);
+	finish_run(&sc, &s, &meta, &mb, &pipe_out, exporter, uploader);
 	rt_proctree_close(tree);
 	rt_config_free(&cfg);
 	return exit_code;

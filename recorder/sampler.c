@@ -4,14 +4,22 @@
  * Order matters: a sample is committed to the store before it is published
  * in the ring, so everything a ring reader sees is also in the store and a
  * lapped reader can always catch up from there.
+ *
+ * Nothing here stops sampling: without a store (nothing writable), without
+ * a ring (no shm directory) or with a full disk, samples are still taken and
+ * reach the live printer through the stream pipe; what could not be stored
+ * is counted (samples_not_stored) and storing resumes when it can.
  */
 #define _GNU_SOURCE
 #include "sampler.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "rt/common.h"
 #include "rt/inventory.h"
@@ -38,28 +46,102 @@ int rt_sampler_init(struct rt_sampler *s, struct rt_store *store, uint64_t run, 
 	return rt_collector_open(&s->col);
 }
 
-static void store_warn(struct rt_sampler *s, const char *what, int rc, char *warn, size_t cap)
+/* Add one line to the caller's warnings of this sample. */
+static void note(char *warn, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void note(char *warn, size_t cap, const char *fmt, ...)
 {
-	if (s->store_failed)
+	size_t n = strlen(warn);
+	if (n && n + 1 < cap)
+		warn[n++] = '\n';
+	if (n + 1 >= cap)
 		return;
-	s->store_failed = 1;
-	snprintf(warn, cap,
-	         "cannot %s in the store %s (%s); sampling goes on, "
-	         "samples not stored are only in the live ring",
-	         what, rt_store_dir(s->store),
-	         rc == RT_E_STORE ? rt_store_last_error(s->store) : rt_strerror(rc));
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(warn + n, cap - n, fmt, ap);
+	va_end(ap);
 }
 
+static const char *store_error(struct rt_sampler *s, int rc)
+{
+	/* LMDB reports a short write on a full disk as EIO: say what it is */
+	struct statvfs v;
+	if ((rc == -EIO || rc == RT_E_STORE) && statvfs(rt_store_dir(s->store), &v) == 0 &&
+	    v.f_bavail == 0)
+		return strerror(ENOSPC);
+	return rc == RT_E_STORE ? rt_store_last_error(s->store) : rt_strerror(rc);
+}
+
+/* A sample could not be committed: count it, say so when it starts. */
+static void store_failed(struct rt_sampler *s, const char *what, int rc, char *warn, size_t cap)
+{
+	if (s->store_failing)
+		return;
+	s->store_failing = 1;
+	note(warn, cap,
+	     "cannot %s in the store %s (%s); sampling and live output go on, samples that "
+	     "cannot be stored are counted and storing resumes when it can",
+	     what, rt_store_dir(s->store), store_error(s, rc));
+}
+
+static void store_ok(struct rt_sampler *s, char *warn, size_t cap)
+{
+	if (!s->store_failing)
+		return;
+	s->store_failing = 0;
+	note(warn, cap, "storing samples again in %s (%llu so far could not be stored)",
+	     rt_store_dir(s->store), (unsigned long long)s->unstored);
+}
+
+/* Encode the current inventory into s->inv_buf; its length or -error. */
+static long encode_inventory(struct rt_sampler *s)
+{
+	return rt_inventory_encode(s->col.inv, s->inv_buf, s->inv_cap);
+}
+
+static void stream_inventory(struct rt_sampler *s, long n)
+{
+	uint32_t gen = s->col.inv->gen;
+	if (n > 0)
+		rt_stream_put(s->stream, RT_FRAME_INVENTORY, &gen, sizeof(gen), s->inv_buf, (size_t)n);
+}
+
+void rt_sampler_attach_stream(struct rt_sampler *s, struct rt_stream_out *out, const char *meta,
+                              size_t metalen)
+{
+	s->stream = out;
+	rt_stream_put(out, RT_FRAME_META, meta, metalen, NULL, 0);
+	if (s->seq == 0)
+		return;
+	stream_inventory(s, encode_inventory(s));
+	rt_stream_put(out, RT_FRAME_RECORD, s->rec, s->last_len, NULL, 0);
+}
+
+/* Create the ring file; a stale one of a dead writer in the way is removed. */
 static int create_ring(struct rt_sampler *s, const struct rt_record *rec)
 {
 	/* room for devices that may appear later; bigger records go via the store */
 	size_t slot = rt_record_size(rec->h->ncpu, rec->h->ndisk + 4u, rec->h->nmount + 8u,
 	                             rec->h->nnic + 8u, rec->h->ngpu + 2u);
 	slot = (slot + 63) & ~(size_t)63;
-	int rc = rt_ring_path(s->ring_path, sizeof(s->ring_path), rt_store_dir(s->store), s->run);
+	int rc = rt_ring_path(s->ring_path, sizeof(s->ring_path), rt_store_ring_key(s->store), s->run);
 	if (rc)
 		return rc;
-	return rt_ring_create(s->ring_path, s->run, (uint32_t)slot, s->ring_slots, &s->ring);
+	rc = rt_ring_create(s->ring_path, s->run, (uint32_t)slot, s->ring_slots, &s->ring);
+	if (rc == -EEXIST) {
+		struct rt_ring *old;
+		int alive = 1;
+		if (rt_ring_open(s->ring_path, &old) == 0) {
+			alive = rt_ring_writer_alive(old);
+			rt_ring_close(old, 0);
+		} else {
+			alive = 0; /* not even a ring: nobody's live file */
+		}
+		if (alive)
+			return -EEXIST;
+		unlink(s->ring_path);
+		rc = rt_ring_create(s->ring_path, s->run, (uint32_t)slot, s->ring_slots, &s->ring);
+	}
+	return rc;
 }
 
 int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t warncap)
@@ -86,25 +168,46 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 	rt_record_seal(&rec);
 	s->last_len = rec.h->size;
 	s->last = t;
-	if (inv_changed) {
-		long n = rt_inventory_encode(s->col.inv, s->inv_buf, s->inv_cap);
-		rc = n < 0 ? (int)n
-		           : rt_store_put_inventory(s->store, s->run, s->col.inv->gen, s->inv_buf,
-		                                    (size_t)n);
+	if (inv_changed && (s->store || s->stream)) {
+		long n = encode_inventory(s);
+		rc = n < 0 ? (int)n : 0;
+		if (s->store && n > 0)
+			rc = rt_store_put_inventory(s->store, s->run, s->col.inv->gen, s->inv_buf,
+			                            (size_t)n);
 		if (rc)
-			store_warn(s, "write the inventory", rc, warn, warncap);
+			store_failed(s, "write the inventory", rc, warn, warncap);
+		if (s->stream)
+			stream_inventory(s, n);
 	}
-	rc = rt_store_append(s->store, s->run, s->seq, rec.h, rec.h->size);
-	if (rc)
-		store_warn(s, "write samples", rc, warn, warncap);
-	if (!s->ring && (rc = create_ring(s, &rec)))
-		return rc;
+	if (s->store) {
+		rc = rt_store_append(s->store, s->run, s->seq, rec.h, rec.h->size);
+		if (rc) {
+			s->unstored++;
+			store_failed(s, "write samples", rc, warn, warncap);
+		} else {
+			store_ok(s, warn, warncap);
+		}
+	}
+	if (s->stream)
+		rt_stream_put(s->stream, RT_FRAME_RECORD, rec.h, rec.h->size, NULL, 0);
+	/* the ring serves readers that find runs in the store: none without one */
+	if (s->store && !s->ring && !s->ring_error && (rc = create_ring(s, &rec))) {
+		s->ring_error = rc;
+		note(warn, warncap, "no live ring (%s: %s); other terminals cannot follow this run "
+		     "live, replay it from the store instead",
+		     s->ring_path, rt_strerror(rc));
+	}
+	if (!s->ring)
+		goto published;
 	/* too big for a slot (many new devices): publish an empty slot; readers
 	 * then take this sample from the store */
 	if (rt_ring_publish(s->ring, s->seq, rec.h, rec.h->size) == -EMSGSIZE)
 		rt_ring_publish(s->ring, s->seq, rec.h, 0);
 	rt_ring_heartbeat(s->ring, t.mono_ns);
+published:
 	s->seq++;
+	if (!s->store)
+		return 0;
 	if (t.mono_ns - s->last_sync_ns >= SYNC_EVERY_NS) {
 		rt_store_sync(s->store);
 		s->last_sync_ns = t.mono_ns;
@@ -123,7 +226,8 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 
 void rt_sampler_finish(struct rt_sampler *s)
 {
-	rt_store_sync(s->store);
+	if (s->store)
+		rt_store_sync(s->store);
 	if (s->ring)
 		rt_ring_set_state(s->ring, RT_RING_FINISHED);
 }

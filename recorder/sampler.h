@@ -13,11 +13,14 @@
 #include "rt/clock.h"
 #include "rt/ring.h"
 #include "rt/store.h"
+#include "rt/stream.h"
 
 struct rt_sampler {
 	struct rt_collector col;
-	struct rt_store *store;
-	struct rt_ring *ring; /* created after the first sample (sizes) */
+	struct rt_store *store; /* NULL: nothing writable, nothing is stored */
+	struct rt_ring *ring;   /* created after the first sample (sizes) */
+	int ring_error;         /* why there is no ring (0: none yet) */
+	struct rt_stream_out *stream; /* the live printer's pipe, or NULL */
 	uint64_t run;
 	uint64_t seq; /* seq of the next sample */
 	void *rec;    /* aligned record buffer */
@@ -27,7 +30,8 @@ struct rt_sampler {
 	size_t inv_cap;
 	uint64_t last_sync_ns;
 	unsigned since_trim, since_cap;
-	int store_failed; /* reported once */
+	int store_failing;  /* the last write failed (said once per outage) */
+	uint64_t unstored;  /* samples that could not be committed */
 	char ring_path[4096];
 	uint32_t ring_slots;
 	struct rt_time last;      /* time of the last sample */
@@ -40,12 +44,19 @@ int rt_sampler_init(struct rt_sampler *s, struct rt_store *store, uint64_t run,
                     uint32_t ring_slots);
 
 /*
- * Take sample s->seq now. Commits it to the store (a failure is reported
- * once through *warn and sampling goes on) and publishes it in the ring,
- * creating the ring on the first call. Returns 0, or a negative error that
- * stops the run (no memory, ring cannot be created).
+ * Take sample s->seq now. Commits it to the store (a failure is counted
+ * and said once per outage through *warn, and sampling goes on), publishes
+ * it in the ring, creating the ring on the first call (a ring that cannot
+ * be made is said once: s->ring_error), and sends it down the stream.
+ * *warn gets zero or more lines separated by '\n'. Returns 0, or a negative
+ * error when no sample could be taken at all (no memory).
  */
 int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t warncap);
+
+/* Feed the live printer through out from now on: the run's metadata, and
+ * the current inventory and last sample when one was taken. */
+void rt_sampler_attach_stream(struct rt_sampler *s, struct rt_stream_out *out, const char *meta,
+                              size_t metalen);
 
 /* Sync the store and mark the ring finished (readers drain and stop). */
 void rt_sampler_finish(struct rt_sampler *s);

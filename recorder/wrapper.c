@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 pid_t rt_spawn_command(char *const argv[], int *exit_code, char *err, size_t errcap)
@@ -18,10 +19,21 @@ pid_t rt_spawn_command(char *const argv[], int *exit_code, char *err, size_t err
 		snprintf(err, errcap, "cannot start %s: %s", argv[0], strerror(errno));
 		return -1;
 	}
-	pid_t pid = fork();
+	/* a pids limit or a memory squeeze is often momentary: 10 ms doubling
+	 * up to 500 ms, about 2.5 s in all */
+	pid_t pid;
+	struct timespec nap = {0, 10 * 1000 * 1000};
+	for (int tries = 0;; tries++) {
+		pid = fork();
+		if (pid >= 0 || (errno != EAGAIN && errno != ENOMEM) || tries >= 10)
+			break;
+		nanosleep(&nap, NULL);
+		nap.tv_nsec = nap.tv_nsec * 2 > 500000000L ? 500000000L : nap.tv_nsec * 2;
+	}
 	if (pid < 0) {
-		*exit_code = 126;
-		snprintf(err, errcap, "cannot start %s: %s", argv[0], strerror(errno));
+		*exit_code = RT_SPAWN_NO_PROCESS;
+		snprintf(err, errcap, "cannot start a process for %s (fork: %s)", argv[0],
+		         strerror(errno));
 		close(pipefd[0]);
 		close(pipefd[1]);
 		return -1;

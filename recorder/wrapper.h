@@ -10,10 +10,14 @@
 
 #include <sys/types.h>
 
+/* *exit_code when no process could be made (fork kept failing with
+ * EAGAIN/ENOMEM for about 2.5 s): the caller runs the command itself. */
+#define RT_SPAWN_NO_PROCESS (-1)
+
 /*
  * Start argv[0] (searched in PATH). Returns the pid, or -1 with *exit_code
- * set as a shell would (127 not found, 126 not executable) and a one-line
- * reason in err.
+ * set as a shell would (127 not found, 126 not executable), or to
+ * RT_SPAWN_NO_PROCESS, and a one-line reason in err.
  */
 pid_t rt_spawn_command(char *const argv[], int *exit_code, char *err, size_t errcap);
 

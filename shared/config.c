@@ -106,7 +106,7 @@ int rt_config_parse_interval(const char *s, double *out)
 		return RT_E_SYNTAX;
 	if (v < RT_INTERVAL_MIN)
 		return RT_E_RANGE;
-	if (v > 86400.0 * 7)
+	if (v > RT_INTERVAL_MAX)
 		return RT_E_RANGE;
 	*out = v;
 	return 0;
@@ -136,12 +136,15 @@ static int apply_opt(struct rt_config *c, const struct opt *o, const char *arg, 
 		}
 		c->pid = v;
 		c->set |= RT_SET_PID;
+		snprintf(c->pid_from, sizeof(c->pid_from), "--pid %lld", (long long)v);
 		break;
 	case O_INTERVAL:
 		rc = rt_config_parse_interval(arg, &c->interval);
 		if (rc) {
 			snprintf(err, errcap,
-			         "--interval must be a number of seconds >= 0.01 (got '%s')", arg);
+			         "--interval must be a number of seconds from %g to %g (a week) "
+			         "(got '%s')",
+			         RT_INTERVAL_MIN, RT_INTERVAL_MAX, arg);
 			return RT_E_RANGE;
 		}
 		c->set |= RT_SET_INTERVAL;
@@ -322,10 +325,11 @@ static void toml_cb(void *vctx, const char *table, const char *key, const struct
 	if (!strcmp(table, "tracker") && !strcmp(key, "interval_secs")) {
 		double d = v->type == RT_TOML_INT ? (double)v->i : v->f;
 		if ((v->type != RT_TOML_INT && v->type != RT_TOML_FLOAT) ||
-		    !(d >= RT_INTERVAL_MIN) || d > 86400.0 * 7) {
+		    !(d >= RT_INTERVAL_MIN) || d > RT_INTERVAL_MAX) {
 			if (!t->bad)
 				snprintf(t->why, sizeof(t->why),
-				         "[tracker] interval_secs must be a number >= 0.01");
+				         "[tracker] interval_secs must be a number from %g to %g",
+				         RT_INTERVAL_MIN, RT_INTERVAL_MAX);
 			t->bad = 1;
 			return;
 		}
@@ -400,8 +404,11 @@ int rt_config_apply_toml(struct rt_config *c, char *warn, size_t warncap)
 	}
 	if (t.has_interval && !(c->set & RT_SET_INTERVAL))
 		c->interval = t.interval;
-	if (t.has_pid && !(c->set & RT_SET_PID))
+	if (t.has_pid && !(c->set & RT_SET_PID)) {
 		c->pid = t.pid;
+		snprintf(c->pid_from, sizeof(c->pid_from), "[job] pid %lld in %s", (long long)t.pid,
+		         c->config_path);
+	}
 	if (t.has_name && !(c->set & RT_SET_JOB_NAME) && c->nowned < 8) {
 		c->owned[c->nowned++] = t.name;
 		c->meta[RT_META_JOB_NAME] = t.name;

@@ -8,6 +8,7 @@
  * more means lapped; copy; acquire fence; re-read version; a change means
  * the copy may be torn and the slot was lapped meanwhile.
  */
+#define _GNU_SOURCE
 #include "rt/ring.h"
 
 #include <errno.h>
@@ -68,14 +69,14 @@ static struct slot_hdr *slot_at(const struct rt_ring *r, uint64_t seq)
 	return (struct slot_hdr *)(r->map + sizeof(struct ring_hdr) + idx * r->stride);
 }
 
-int rt_ring_path(char *buf, size_t cap, const char *store_dir, uint64_t run_id)
+int rt_ring_path(char *buf, size_t cap, const char *store_key, uint64_t run_id)
 {
 	const char *dir = getenv("RT_SHM_DIR");
 	if (!dir || !*dir)
 		dir = "/dev/shm";
-	/* FNV-1a of the store path keeps two stores of one user apart */
+	/* FNV-1a of the store's key keeps two stores of one user apart */
 	uint32_t hsh = 2166136261u;
-	for (const char *p = store_dir; *p; p++)
+	for (const char *p = store_key; *p; p++)
 		hsh = (hsh ^ (unsigned char)*p) * 16777619u;
 	int n = snprintf(buf, cap, "%s/rt-%u-%08x-%llu.ring", dir, (unsigned)getuid(), hsh,
 	                 (unsigned long long)run_id);
@@ -103,8 +104,16 @@ int rt_ring_create(const char *path, uint64_t run_id, uint32_t slot_size, uint32
 	r->slot_count = slot_count;
 	r->stride = stride_of(slot_size);
 	r->map_len = sizeof(struct ring_hdr) + r->stride * slot_count;
-	if (ftruncate(r->fd, (off_t)r->map_len) < 0)
-		goto fail;
+	/* allocate every page now: a sparse shared mapping on a full tmpfs
+	 * would raise SIGBUS when the writer first touches a page */
+	if ((err = posix_fallocate(r->fd, 0, (off_t)r->map_len)) != 0) {
+		if (err != EOPNOTSUPP && err != EINVAL) {
+			errno = err;
+			goto fail;
+		}
+		if (ftruncate(r->fd, (off_t)r->map_len) < 0)
+			goto fail;
+	}
 	r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
 	if (r->map == MAP_FAILED)
 		goto fail;

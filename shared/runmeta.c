@@ -1,5 +1,9 @@
-/* runmeta.c - the JSON writer of run metadata (see runmeta.h). */
+/* runmeta.c - the JSON writer and reader of run metadata (see runmeta.h). */
 #include "rt/runmeta.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "rt/common.h"
 
@@ -121,7 +125,349 @@ void rt_runmeta_write(struct rt_buf *b, const struct rt_run_meta *m)
 		rt_buf_u64(b, m->last_seq);
 	else
 		rt_buf_puts(b, "null");
+	if (m->samples_not_stored) {
+		key(b, "samples_not_stored");
+		rt_buf_u64(b, m->samples_not_stored);
+	}
 	key(b, "version");
 	rt_buf_json_str(b, RT_VERSION);
 	rt_buf_putc(b, '}');
+}
+
+/* ---- reader: a bounded scanner, enough for the fields we act on ---- */
+
+#define MAX_DEPTH 32
+
+struct scan {
+	const char *p, *end, *base;
+};
+
+static void ws(struct scan *s)
+{
+	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+		s->p++;
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+	                              : -1;
+}
+
+static int hex4(const char *p, const char *end, unsigned *out)
+{
+	if (end - p < 4)
+		return -1;
+	unsigned v = 0;
+	for (int i = 0; i < 4; i++) {
+		int h = hexval(p[i]);
+		if (h < 0)
+			return -1;
+		v = v << 4 | (unsigned)h;
+	}
+	*out = v;
+	return 0;
+}
+
+static void put_utf8(char *dst, size_t cap, size_t *n, unsigned cp)
+{
+	unsigned char u[4];
+	size_t k;
+	if (cp < 0x80)
+		u[0] = (unsigned char)cp, k = 1;
+	else if (cp < 0x800)
+		u[0] = (unsigned char)(0xc0 | cp >> 6), u[1] = (unsigned char)(0x80 | (cp & 63)), k = 2;
+	else if (cp < 0x10000)
+		u[0] = (unsigned char)(0xe0 | cp >> 12), u[1] = (unsigned char)(0x80 | (cp >> 6 & 63)),
+		u[2] = (unsigned char)(0x80 | (cp & 63)), k = 3;
+	else
+		u[0] = (unsigned char)(0xf0 | cp >> 18), u[1] = (unsigned char)(0x80 | (cp >> 12 & 63)),
+		u[2] = (unsigned char)(0x80 | (cp >> 6 & 63)), u[3] = (unsigned char)(0x80 | (cp & 63)),
+		k = 4;
+	if (dst && *n + k < cap)
+		memcpy(dst + *n, u, k);
+	*n += k;
+}
+
+/* A string at s->p ('"'); its unescaped bytes go to dst (cap, may be NULL),
+ * truncated at a character boundary. Returns the unescaped length or -1. */
+static long string(struct scan *s, char *dst, size_t cap)
+{
+	size_t n = 0;
+	if (s->p >= s->end || *s->p != '"')
+		return -1;
+	s->p++;
+	while (s->p < s->end) {
+		unsigned char c = (unsigned char)*s->p++;
+		if (c == '"') {
+			if (dst && cap)
+				dst[n < cap ? n : cap - 1] = '\0';
+			return (long)n;
+		}
+		if (c < 0x20)
+			return -1;
+		if (c != '\\') {
+			if (dst && n + 1 < cap)
+				dst[n] = (char)c;
+			n++;
+			continue;
+		}
+		if (s->p >= s->end)
+			return -1;
+		char e = *s->p++;
+		unsigned cp;
+		switch (e) {
+		case '"': case '\\': case '/': cp = (unsigned char)e; break;
+		case 'b': cp = '\b'; break;
+		case 'f': cp = '\f'; break;
+		case 'n': cp = '\n'; break;
+		case 'r': cp = '\r'; break;
+		case 't': cp = '\t'; break;
+		case 'u':
+			if (hex4(s->p, s->end, &cp))
+				return -1;
+			s->p += 4;
+			if (cp >= 0xd800 && cp < 0xdc00) { /* a surrogate pair, or U+FFFD */
+				unsigned lo;
+				if (s->end - s->p >= 6 && s->p[0] == '\\' && s->p[1] == 'u' &&
+				    hex4(s->p + 2, s->end, &lo) == 0 && lo >= 0xdc00 && lo < 0xe000) {
+					cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+					s->p += 6;
+				} else {
+					cp = 0xfffd;
+				}
+			} else if (cp >= 0xdc00 && cp < 0xe000) {
+				cp = 0xfffd;
+			}
+			break;
+		default: return -1;
+		}
+		put_utf8(dst, cap, &n, cp);
+	}
+	return -1;
+}
+
+/* A number token: its text (bounded copy) in buf. */
+static int number(struct scan *s, char *buf, size_t cap)
+{
+	const char *q = s->p;
+	while (s->p < s->end && strchr("+-0123456789.eE", *s->p) && *s->p)
+		s->p++;
+	size_t n = (size_t)(s->p - q);
+	if (n == 0 || n >= cap)
+		return -1;
+	memcpy(buf, q, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+static int literal(struct scan *s, const char *word)
+{
+	size_t n = strlen(word);
+	if ((size_t)(s->end - s->p) < n || memcmp(s->p, word, n))
+		return -1;
+	s->p += n;
+	return 0;
+}
+
+static int skip_value(struct scan *s, int depth);
+
+static int skip_container(struct scan *s, int depth, char close)
+{
+	if (depth > MAX_DEPTH)
+		return -1;
+	s->p++;
+	ws(s);
+	if (s->p < s->end && *s->p == close) {
+		s->p++;
+		return 0;
+	}
+	for (;;) {
+		ws(s);
+		if (close == '}') {
+			if (string(s, NULL, 0) < 0)
+				return -1;
+			ws(s);
+			if (s->p >= s->end || *s->p++ != ':')
+				return -1;
+		}
+		if (skip_value(s, depth + 1))
+			return -1;
+		ws(s);
+		if (s->p >= s->end)
+			return -1;
+		char c = *s->p++;
+		if (c == close)
+			return 0;
+		if (c != ',')
+			return -1;
+	}
+}
+
+static int skip_value(struct scan *s, int depth)
+{
+	char num[64];
+	ws(s);
+	if (s->p >= s->end)
+		return -1;
+	switch (*s->p) {
+	case '{': return skip_container(s, depth, '}');
+	case '[': return skip_container(s, depth, ']');
+	case '"': return string(s, NULL, 0) < 0 ? -1 : 0;
+	case 't': return literal(s, "true");
+	case 'f': return literal(s, "false");
+	case 'n': return literal(s, "null");
+	default: return number(s, num, sizeof(num));
+	}
+}
+
+/* An unsigned integer value exactly (ns counters exceed a double). */
+static int parse_u64_text(const char *t, uint64_t *out)
+{
+	if (*t < '0' || *t > '9')
+		return -1;
+	uint64_t v = 0;
+	for (; *t >= '0' && *t <= '9'; t++) {
+		if (v > (UINT64_MAX - (uint64_t)(*t - '0')) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*t - '0');
+	}
+	if (*t)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_i64_text(const char *t, int64_t *out)
+{
+	uint64_t v;
+	int neg = *t == '-';
+	if (parse_u64_text(t + neg, &v) || v > (uint64_t)INT64_MAX)
+		return -1;
+	*out = neg ? -(int64_t)v : (int64_t)v;
+	return 0;
+}
+
+/* Top-level key k with its value at s->p: record what we know. */
+static int field(struct scan *s, const char *k, struct rt_run_fields *f)
+{
+	char num[64];
+	ws(s);
+	if (s->p >= s->end)
+		return -1;
+	const char *at = s->p;
+	if (!strcmp(k, "status") && *at == '"') {
+		char st[64];
+		long n = string(s, st, sizeof(st));
+		if (n < 0)
+			return -1;
+		f->status_at = (size_t)(at - s->base);
+		f->status_end = (size_t)(s->p - s->base);
+		if (n < (long)sizeof(f->status))
+			memcpy(f->status, st, (size_t)n + 1);
+		return 0;
+	}
+	if (!strcmp(k, "metadata") && *at == '{') {
+		struct scan m = *s;
+		if (skip_value(s, 1))
+			return -1;
+		/* second pass over the object for job_name (flat string values) */
+		m.p++;
+		for (;;) {
+			ws(&m);
+			char key[32];
+			if (m.p >= m.end || *m.p == '}' || string(&m, key, sizeof(key)) < 0)
+				return 0;
+			ws(&m);
+			if (m.p >= m.end || *m.p++ != ':')
+				return 0;
+			ws(&m);
+			if (!strcmp(key, "job_name") && m.p < m.end && *m.p == '"') {
+				if (string(&m, f->job_name, sizeof(f->job_name)) >= 0)
+					f->has_job_name = 1;
+			} else if (skip_value(&m, 2)) {
+				return 0;
+			}
+			ws(&m);
+			if (m.p >= m.end || *m.p++ != ',')
+				return 0;
+		}
+	}
+	if (*at != '-' && (*at < '0' || *at > '9'))
+		return skip_value(s, 1);
+	if (number(s, num, sizeof(num)))
+		return -1;
+	uint64_t u;
+	int64_t i;
+	if (!strcmp(k, "start_ns") && parse_u64_text(num, &u) == 0)
+		f->start_ns = u;
+	else if (!strcmp(k, "end_ns") && parse_u64_text(num, &u) == 0)
+		f->end_ns = u;
+	else if (!strcmp(k, "last_seq") && parse_u64_text(num, &u) == 0)
+		f->has_last_seq = 1, f->last_seq = u;
+	else if (!strcmp(k, "samples_not_stored") && parse_u64_text(num, &u) == 0)
+		f->samples_not_stored = u;
+	else if (!strcmp(k, "recorder_pid") && parse_i64_text(num, &i) == 0)
+		f->recorder_pid = i;
+	else if (!strcmp(k, "tracked_pid") && parse_i64_text(num, &i) == 0 && i > 0)
+		f->tracked_pid = i;
+	else if (!strcmp(k, "exit_code") && parse_i64_text(num, &i) == 0 && i >= INT32_MIN &&
+	         i <= INT32_MAX)
+		f->has_exit_code = 1, f->exit_code = (int)i;
+	else if (!strcmp(k, "interval_secs")) {
+		char *end;
+		double d = strtod(num, &end);
+		if (!*end && d >= 0.001 && d < 1e9)
+			f->interval_secs = d;
+	}
+	return 0;
+}
+
+int rt_runmeta_read(const char *json, size_t len, struct rt_run_fields *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->interval_secs = 1.0;
+	struct scan s = {json, json + len, json};
+	ws(&s);
+	if (s.p >= s.end || *s.p != '{')
+		return RT_E_SYNTAX;
+	s.p++;
+	ws(&s);
+	if (s.p < s.end && *s.p == '}')
+		return 0;
+	for (;;) {
+		char k[32];
+		ws(&s);
+		if (string(&s, k, sizeof(k)) < 0)
+			return RT_E_SYNTAX;
+		ws(&s);
+		if (s.p >= s.end || *s.p++ != ':')
+			return RT_E_SYNTAX;
+		if (field(&s, k, f))
+			return RT_E_SYNTAX;
+		ws(&s);
+		if (s.p >= s.end)
+			return RT_E_SYNTAX;
+		char c = *s.p++;
+		if (c == '}')
+			return 0;
+		if (c != ',')
+			return RT_E_SYNTAX;
+	}
+}
+
+int rt_runmeta_set_status(const char *json, size_t len, const char *status, struct rt_buf *out)
+{
+	struct rt_run_fields f;
+	if (rt_runmeta_read(json, len, &f))
+		return RT_E_SYNTAX;
+	if (!f.status_at)
+		return RT_E_NOTFOUND;
+	rt_buf_reset(out);
+	rt_buf_put(out, json, f.status_at);
+	rt_buf_json_str(out, status);
+	rt_buf_put(out, json + f.status_end, len - f.status_end);
+	return out->oom ? -ENOMEM : 0;
 }

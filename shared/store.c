@@ -12,25 +12,33 @@
 #include "rt/store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <lmdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "rt/common.h"
 #include "rt/record.h"
+#include "rt/runmeta.h"
 
 #define INITIAL_MAP (64ull << 20)
 #define SCAN_TXN_BATCH 4096 /* samples per read transaction in long scans */
 #define DELETE_TXN_BATCH 20000
+#define MAX_READERS 254
+/* LMDB's lock file: one 64-byte slot per reader after a 192-byte header */
+#define LOCK_FILE_BYTES (((MAX_READERS - 1) * 64 + 192 + 4095) & ~4095)
 
 struct rt_store {
 	MDB_env *env;
 	MDB_dbi runs, samples, inv;
 	int have_dbis;
+	char ring_key[4200]; /* dir + the store's random id: names its rings */
 	int rdwr;
 	uint64_t cap;
 	char dir[4096];
@@ -123,6 +131,85 @@ static int txn_begin(struct rt_store *s, unsigned flags, MDB_txn **txn)
 	return lmdb_fail(s, "begin transaction", MDB_MAP_RESIZED);
 }
 
+/*
+ * Every store has a random id, made when a recorder first opens it, in the
+ * `info` database. Ring file names include it, so a store deleted and made
+ * anew (run ids start again at 1) never meets a stale ring of the old one.
+ * Stores made before the id existed get one on the next recorder open;
+ * until then their rings are named by the directory alone.
+ */
+static int load_store_id(struct rt_store *s)
+{
+	static const char key[] = "store_id";
+	MDB_txn *txn;
+	MDB_dbi info;
+	MDB_val k = {sizeof(key) - 1, (void *)key}, v;
+	unsigned char id[16];
+	char hex[33] = "";
+	int rc = txn_begin(s, s->rdwr ? 0 : MDB_RDONLY, &txn);
+	if (rc)
+		return rc;
+	rc = mdb_dbi_open(txn, "info", s->rdwr ? MDB_CREATE : 0, &info);
+	if (rc == 0)
+		rc = mdb_get(txn, info, &k, &v);
+	if (rc == 0 && v.mv_size == sizeof(id)) {
+		memcpy(id, v.mv_data, sizeof(id));
+		mdb_txn_abort(txn);
+	} else if (rc == MDB_NOTFOUND && s->rdwr) {
+		if (getrandom(id, sizeof(id), GRND_NONBLOCK) != (ssize_t)sizeof(id)) {
+			struct timespec ts; /* no entropy yet (early boot): time and pid */
+			clock_gettime(CLOCK_REALTIME, &ts);
+			uint64_t a = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20);
+			uint64_t b = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^ a;
+			memcpy(id, &a, 8);
+			memcpy(id + 8, &b, 8);
+		}
+		v.mv_size = sizeof(id);
+		v.mv_data = id;
+		rc = mdb_put(txn, info, &k, &v, 0);
+		if (rc || (rc = mdb_txn_commit(txn))) {
+			if (rc)
+				mdb_txn_abort(txn);
+			return lmdb_fail(s, "write the store id", rc);
+		}
+	} else {
+		mdb_txn_abort(txn);
+		snprintf(s->ring_key, sizeof(s->ring_key), "%s", s->dir);
+		return 0; /* an older store, read-only */
+	}
+	for (int i = 0; i < 16; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	snprintf(s->ring_key, sizeof(s->ring_key), "%s#%s", s->dir, hex);
+	return 0;
+}
+
+const char *rt_store_ring_key(const struct rt_store *s)
+{
+	return s->ring_key[0] ? s->ring_key : s->dir;
+}
+
+/*
+ * LMDB maps its lock file and writes reader slots through the mapping. A
+ * sparse page of a shared mapping that cannot be allocated (disk full)
+ * raises SIGBUS when first touched, so the file is allocated here, where a
+ * full disk is an error code. LMDB keeps a lock file that is big enough.
+ */
+static int preallocate_lock(const char *dir)
+{
+	char p[4200];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/lock.mdb", dir);
+	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return errno == EACCES || errno == EROFS ? 0 : -errno; /* LMDB says */
+	int rc = fstat(fd, &st) ? errno : 0;
+	off_t want = st.st_size > LOCK_FILE_BYTES ? st.st_size : LOCK_FILE_BYTES;
+	if (!rc)
+		rc = posix_fallocate(fd, 0, want);
+	close(fd);
+	return rc == EOPNOTSUPP || rc == EINVAL ? 0 : -rc;
+}
+
 static int open_dbis(struct rt_store *s)
 {
 	MDB_txn *txn;
@@ -141,7 +228,7 @@ static int open_dbis(struct rt_store *s)
 	if ((rc = mdb_txn_commit(txn)))
 		return lmdb_fail(s, "open databases", rc);
 	s->have_dbis = 1;
-	return 0;
+	return load_store_id(s);
 }
 
 int rt_store_open(const char *dir, int flags, struct rt_store **out)
@@ -168,8 +255,13 @@ int rt_store_open(const char *dir, int flags, struct rt_store **out)
 		free(s);
 		return RT_E_STORE;
 	}
+	if ((rc = preallocate_lock(dir))) {
+		mdb_env_close(s->env);
+		free(s);
+		return rc;
+	}
 	mdb_env_set_maxdbs(s->env, 8);
-	mdb_env_set_maxreaders(s->env, 254);
+	mdb_env_set_maxreaders(s->env, MAX_READERS);
 	mdb_env_set_mapsize(s->env, INITIAL_MAP);
 	/* Readers open read-write too: LMDB needs the lock file's reader table. */
 	rc = mdb_env_open(s->env, dir, MDB_NOSYNC | MDB_NOTLS | MDB_NORDAHEAD, 0600);
@@ -667,8 +759,9 @@ struct oldest_ctx {
 static int oldest_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 {
 	struct oldest_ctx *c = vctx;
-	(void)len;
-	if (run == c->keep || strstr(meta, "\"status\":\"running\""))
+	struct rt_run_fields f;
+	if (run == c->keep ||
+	    (rt_runmeta_read(meta, len, &f) == 0 && !strcmp(f.status, "running")))
 		return 0;
 	c->victim = run;
 	return 1;

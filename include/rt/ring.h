@@ -67,8 +67,9 @@ int rt_ring_writer_alive(const struct rt_ring *r);
 /* Unmap and close; the writer may also unlink the file. */
 void rt_ring_close(struct rt_ring *r, int unlink_file);
 
-/* Ring file path for a run: <dir>/rt-<uid>-<store hash>-<run>.ring, where
- * dir is $RT_SHM_DIR or /dev/shm. */
-int rt_ring_path(char *buf, size_t cap, const char *store_dir, uint64_t run_id);
+/* Ring file path for a run: <dir>/rt-<uid>-<hash of store_key>-<run>.ring,
+ * where dir is $RT_SHM_DIR or /dev/shm and store_key is
+ * rt_store_ring_key() of the run's store. */
+int rt_ring_path(char *buf, size_t cap, const char *store_key, uint64_t run_id);
 
 #endif

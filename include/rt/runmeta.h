@@ -1,15 +1,16 @@
 /*
  * runmeta.h - run metadata, the JSON value of the store's `runs` database.
  *
- * Written by the recorder (which has no JSON library: this writer is
- * enough), read by rt-export with cJSON. Keys:
+ * Written and read here, and only here: the recorder has no JSON library,
+ * so the reader is a small bounded scanner of the fields programs act on
+ * (rt-export's `show` prints the whole document with cJSON). Keys:
  *   run_id, status ("running" | "finished" | "failed" | "killed" | "crashed"),
  *   start, end (ISO 8601 UTC or null), start_ns, end_ns, interval_secs,
  *   recorder_pid, command (array or null), tracked_pid (or null),
  *   exit_code (or null), metadata {job_name...}, tags ["k=v"...],
  *   host {hostname, vcpus, cpu_model, memory_mib, host_id, ip, storage_gb,
  *         gpu_model, gpu_count, gpu_memory_mib},
- *   last_seq (or null),
+ *   last_seq (or null), samples_not_stored (when some were not stored),
  *   version.
  */
 #ifndef RT_RUNMETA_H
@@ -43,9 +44,38 @@ struct rt_run_meta {
 	uint64_t memory_mib;
 	int has_last_seq;
 	uint64_t last_seq;
+	uint64_t samples_not_stored; /* taken but not committed (disk full...) */
 };
 
 /* Serialize m as one JSON object (no newline). */
 void rt_runmeta_write(struct rt_buf *out, const struct rt_run_meta *m);
+
+/*
+ * The fields programs act on, read back from stored metadata. Absent or
+ * mistyped keys keep their defaults (0, "", interval 1.0); the text is
+ * hostile (any bytes, any nesting, any length).
+ */
+struct rt_run_fields {
+	char status[16];     /* "" when absent or longer than 15 bytes */
+	size_t status_at;    /* offset of the status string's opening quote, 0: absent */
+	size_t status_end;   /* offset just past its closing quote */
+	int64_t recorder_pid;
+	int64_t tracked_pid; /* 0: null */
+	uint64_t start_ns, end_ns;
+	double interval_secs;
+	int has_exit_code;
+	int exit_code;
+	int has_last_seq;
+	uint64_t last_seq;
+	uint64_t samples_not_stored;
+	int has_job_name;
+	char job_name[256]; /* metadata.job_name, unescaped, truncated to fit */
+};
+
+/* Read f from json[0..len). Returns 0 or RT_E_SYNTAX (not a JSON object). */
+int rt_runmeta_read(const char *json, size_t len, struct rt_run_fields *f);
+
+/* out = json with its status replaced (json must have one: RT_E_NOTFOUND). */
+int rt_runmeta_set_status(const char *json, size_t len, const char *status, struct rt_buf *out);
 
 #endif

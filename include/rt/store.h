@@ -6,6 +6,8 @@
  *   samples    u64be run id + u64be seq -> record bytes (record.h)
  *   inventory  u64be run id + u32be gen -> inventory bytes (inventory.h)
  *
+ *   info       "store_id"               -> 16 random bytes (names rings)
+ *
  * Only the recorder writes. Each sample is committed on its own (MDB_NOSYNC,
  * with an fsync at most every few seconds), so a killed recorder loses at
  * most the sample being written and a power cut a few seconds. The map grows
@@ -34,6 +36,10 @@ int rt_store_resolve_dir(const char *flag, char *buf, size_t cap);
 int rt_store_open(const char *dir, int flags, struct rt_store **out);
 void rt_store_close(struct rt_store *s);
 const char *rt_store_dir(const struct rt_store *s);
+/* What names this store's ring files (rt_ring_path): its directory and its
+ * random id, so a store re-created in the same place never meets a stale
+ * ring of its predecessor. */
+const char *rt_store_ring_key(const struct rt_store *s);
 /* Text of the last LMDB error on this handle. */
 const char *rt_store_last_error(const struct rt_store *s);
 
