@@ -48,7 +48,7 @@ int rt_run_recorder_alive(struct rt_store *s, uint64_t run);
 int rt_cmd_runs(struct rt_store *s);
 int rt_cmd_show(struct rt_store *s, const char *spec);
 /* upload.c: `rt-export upload RUN` (exit status). */
-int rt_cmd_upload(struct rt_store *s, const char *spec);
+int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose);
 
 /* ---- output.c ---- */
 struct rt_sink {

@@ -4,6 +4,7 @@
 #include <strings.h>
 
 #include "net.h"
+#include "rt/common.h"
 
 static CURL *handle; /* reused: keeps connections alive between requests */
 
@@ -50,14 +51,14 @@ int rt_http(const char *method, const char *url, const char *const *headers, con
 	if (!rt_url_allowed(url)) {
 		snprintf(resp->err, sizeof(resp->err),
 		         "refusing plain http to a non-loopback address (use https)");
-		return -1;
+		return RT_E_NET;
 	}
 	if (!handle) {
 		curl_global_init(CURL_GLOBAL_DEFAULT);
 		handle = curl_easy_init();
 		if (!handle) {
 			snprintf(resp->err, sizeof(resp->err), "cannot initialise libcurl");
-			return -1;
+			return RT_E_NET;
 		}
 	}
 	CURL *c = handle;
@@ -89,7 +90,7 @@ int rt_http(const char *method, const char *url, const char *const *headers, con
 	curl_slist_free_all(hl);
 	if (rc != CURLE_OK) {
 		snprintf(resp->err, sizeof(resp->err), "%s", curl_easy_strerror(rc));
-		return -1;
+		return RT_E_NET;
 	}
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp->status);
 	rt_buf_put(&resp->body, "", 0); /* NUL-terminated even when empty */

@@ -31,6 +31,7 @@ struct args {
 	uint64_t every, last_n;
 	int all;
 	int fd; /* live --fd N: the recorder's stream (-1: none) */
+	int verbose;
 };
 
 static int need(int i, int argc, const char *opt)
@@ -113,6 +114,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 				return -1;
 			}
 			a->fd = (int)fd;
+		} else if (!strcmp(o, "-v") || !strcmp(o, "--verbose")) {
+			a->verbose = 1;
 		} else if (!strcmp(o, "--all")) {
 			a->all = 1;
 		} else if (o[0] == '-' && o[1]) {
@@ -209,7 +212,7 @@ static int verb_show(const struct args *a, struct rt_store *s)
 
 static int verb_upload(const struct args *a, struct rt_store *s)
 {
-	return rt_cmd_upload(s, a->run);
+	return rt_cmd_upload(s, a->run, a->verbose);
 }
 
 static int verb_discover(const struct args *a, struct rt_store *s)
@@ -305,9 +308,9 @@ static const struct verb {
      "stream a run from its first sample (used by the recorder; with --fd N it reads the "
      "recorder's pipe instead of the store)",
      NEEDS_RUN, verb_stream},
-    {"upload", "RUN",
+    {"upload", "RUN [-v]",
      "stream a run to S3 through the Sentinel API (SENTINEL_API_TOKEN); resumes where a "
-     "previous upload stopped",
+     "previous upload stopped; -v says when the run is finished on Sentinel",
      NEEDS_RUN, verb_upload},
     {"discover", "", "print the cloud vendor, account, region, zone and instance type (probes "
                      "metadata services for up to 2 s)",

@@ -23,7 +23,7 @@ struct rt_http_resp {
 
 /* One request. headers: NULL-terminated "Name: value" list. URLs must be
  * https, or http to a loopback address (test servers). Returns 0 when a
- * response arrived (any status), -1 otherwise (reason in resp->err). */
+ * response arrived (any status), RT_E_NET otherwise (reason in resp->err). */
 int rt_http(const char *method, const char *url, const char *const *headers, const void *body,
             size_t len, long timeout_s, struct rt_http_resp *resp);
 void rt_http_resp_free(struct rt_http_resp *r);
@@ -67,25 +67,35 @@ struct rt_sentinel {
 	const char *token; /* SENTINEL_API_TOKEN */
 };
 
+/*
+ * The Sentinel calls and the S3 PUT share one convention: they return 0,
+ * RT_E_NET (no answer: worth retrying), RT_E_HTTP (an error status, in
+ * *status) or RT_E_PROTOCOL (a 2xx answer that cannot be used: a server or
+ * configuration problem, not worth retrying). detail gets the specifics
+ * (curl's reason, S3's error code) for the message the caller makes.
+ */
+struct rt_net_result {
+	long status;      /* HTTP status, 0: none */
+	char detail[512]; /* what went wrong, for people */
+};
+
 /* POST /runs with body (JSON). Fills run id, bucket, prefix, creds after
- * validating them. Returns 0, the HTTP status (> 0) of a refusal, or -1
- * when the server could not be reached (msg says why). */
+ * validating them. */
 int rt_sentinel_start(const struct rt_sentinel *s, const char *body, struct rt_checkpoint *cp,
-                      char *msg, size_t msgcap);
+                      struct rt_net_result *res);
 /* Validate and take a start response (hostile bytes): 0, or -1 and cp
  * untouched. */
 int rt_sentinel_parse_start(const char *body, struct rt_checkpoint *cp);
-int rt_sentinel_refresh(const struct rt_sentinel *s, struct rt_checkpoint *cp, char *msg,
-                        size_t msgcap);
+int rt_sentinel_refresh(const struct rt_sentinel *s, struct rt_checkpoint *cp,
+                        struct rt_net_result *res);
 /* POST /runs/{id}/finish with body (gzip'ed when gzip). */
 int rt_sentinel_finish(const struct rt_sentinel *s, const struct rt_checkpoint *cp,
-                       const struct rt_buf *body, int gzip, char *msg, size_t msgcap);
+                       const struct rt_buf *body, int gzip, struct rt_net_result *res);
 
 /* ---- s3.c ---- */
 /* PUT data under key. endpoint: TRACKER_S3_ENDPOINT (path-style) or NULL
- * (https://bucket.s3.region.amazonaws.com). Returns the HTTP status, or -1
- * when S3 could not be reached (msg says why). */
+ * (https://bucket.s3.region.amazonaws.com). */
 int rt_s3_put(const char *endpoint, const char *region, const struct rt_checkpoint *cp,
-              const char *key, const void *data, size_t len, char *msg, size_t msgcap);
+              const char *key, const void *data, size_t len, struct rt_net_result *res);
 
 #endif

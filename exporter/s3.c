@@ -5,10 +5,11 @@
 #include <time.h>
 
 #include "net.h"
+#include "rt/common.h"
 #include "sigv4.h"
 
 int rt_s3_put(const char *endpoint, const char *region, const struct rt_checkpoint *cp,
-              const char *key, const void *data, size_t len, char *msg, size_t msgcap)
+              const char *key, const void *data, size_t len, struct rt_net_result *res)
 {
 	struct rt_buf path = {0}, url = {0}, auth = {0};
 	char host[512];
@@ -62,16 +63,20 @@ int rt_s3_put(const char *endpoint, const char *region, const struct rt_checkpoi
 	const char *hdrs[] = {h_auth, h_sha, h_date, h_tok, h_type, NULL};
 	struct rt_http_resp resp;
 	int rc;
+	res->status = 0;
+	res->detail[0] = '\0';
 	if (rt_http("PUT", url.p, hdrs, data, len, 60, &resp)) {
-		snprintf(msg, msgcap, "%s: %s", host, resp.err);
-		rc = -1;
+		snprintf(res->detail, sizeof(res->detail), "%.250s: %.250s", host, resp.err);
+		rc = RT_E_NET;
 	} else {
-		rc = (int)resp.status;
-		if (rc < 200 || rc > 299) {
+		res->status = resp.status;
+		rc = 0;
+		if (resp.status < 200 || resp.status > 299) {
 			const char *code = resp.body.p ? strstr(resp.body.p, "<Code>") : NULL;
-			snprintf(msg, msgcap, "S3 PUT %s answered %d%s%.*s", key, rc,
-			         code ? ": " : "", code ? (int)strcspn(code + 6, "<") : 0,
-			         code ? code + 6 : "");
+			snprintf(res->detail, sizeof(res->detail), "S3 PUT %s answered %ld%s%.*s", key,
+			         resp.status, code ? ": " : "",
+			         code ? (int)strcspn(code + 6, "<") : 0, code ? code + 6 : "");
+			rc = RT_E_HTTP;
 		}
 	}
 	rt_http_resp_free(&resp);

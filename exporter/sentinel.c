@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "net.h"
+#include "rt/common.h"
 #include "rt/fmt.h"
 
 static int valid_run_id(const char *s)
@@ -82,20 +83,24 @@ static int parse_creds(const cJSON *c, struct rt_creds *out)
 }
 
 static int post(const struct rt_sentinel *s, const char *path, const void *body, size_t len,
-                int gzip, struct rt_http_resp *r, char *msg, size_t msgcap)
+                int gzip, struct rt_http_resp *r, struct rt_net_result *res)
 {
 	char url[2048], auth[4200];
 	snprintf(url, sizeof(url), "%s%s", s->base, path);
 	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", s->token);
 	const char *h[] = {auth, "Content-Type: application/json",
 	                   gzip ? "Content-Encoding: gzip" : NULL, NULL};
+	res->status = 0;
+	res->detail[0] = '\0';
 	if (rt_http("POST", url, h, body, len, 30, r)) {
-		snprintf(msg, msgcap, "%s: %s", s->base, r->err);
-		return -1;
+		snprintf(res->detail, sizeof(res->detail), "%.250s: %.250s", s->base, r->err);
+		return RT_E_NET;
 	}
+	res->status = r->status;
 	if (r->status < 200 || r->status > 299) {
-		snprintf(msg, msgcap, "%s%s answered %ld", s->base, path, r->status);
-		return (int)r->status;
+		snprintf(res->detail, sizeof(res->detail), "%s%s answered %ld", s->base, path,
+		         r->status);
+		return RT_E_HTTP;
 	}
 	return 0;
 }
@@ -119,36 +124,36 @@ int rt_sentinel_parse_start(const char *body, struct rt_checkpoint *cp)
 }
 
 int rt_sentinel_start(const struct rt_sentinel *s, const char *body, struct rt_checkpoint *cp,
-                      char *msg, size_t msgcap)
+                      struct rt_net_result *res)
 {
 	struct rt_http_resp r;
-	int rc = post(s, "/runs", body, strlen(body), 0, &r, msg, msgcap);
+	int rc = post(s, "/runs", body, strlen(body), 0, &r, res);
 	if (rc == 0 && rt_sentinel_parse_start(r.body.p, cp)) {
-		snprintf(msg, msgcap,
-		         "%s/runs answered with an invalid run (run_id, upload_uri_prefix or "
+		snprintf(res->detail, sizeof(res->detail),
+		         "%s/runs answered %ld without a usable run (run_id, upload_uri_prefix or "
 		         "upload_credentials missing or unsafe)",
-		         s->base);
-		rc = 502;
+		         s->base, res->status);
+		rc = RT_E_PROTOCOL;
 	}
 	rt_http_resp_free(&r);
 	return rc;
 }
 
-int rt_sentinel_refresh(const struct rt_sentinel *s, struct rt_checkpoint *cp, char *msg,
-                        size_t msgcap)
+int rt_sentinel_refresh(const struct rt_sentinel *s, struct rt_checkpoint *cp,
+                        struct rt_net_result *res)
 {
 	char path[256];
 	snprintf(path, sizeof(path), "/runs/%s/refresh-credentials", cp->sentinel_run);
 	struct rt_http_resp r;
-	int rc = post(s, path, "", 0, 0, &r, msg, msgcap);
+	int rc = post(s, path, "", 0, 0, &r, res);
 	if (rc == 0) {
 		cJSON *o = cJSON_Parse(r.body.p);
 		struct rt_creds c;
 		if (parse_creds(cJSON_GetObjectItemCaseSensitive(o, "upload_credentials"), &c)) {
-			snprintf(msg, msgcap,
+			snprintf(res->detail, sizeof(res->detail),
 			         "%s answered refresh-credentials without valid credentials",
 			         s->base);
-			rc = 502;
+			rc = RT_E_PROTOCOL;
 		} else {
 			cp->creds = c;
 		}
@@ -159,12 +164,12 @@ int rt_sentinel_refresh(const struct rt_sentinel *s, struct rt_checkpoint *cp, c
 }
 
 int rt_sentinel_finish(const struct rt_sentinel *s, const struct rt_checkpoint *cp,
-                       const struct rt_buf *body, int gzip, char *msg, size_t msgcap)
+                       const struct rt_buf *body, int gzip, struct rt_net_result *res)
 {
 	char path[256];
 	snprintf(path, sizeof(path), "/runs/%s/finish", cp->sentinel_run);
 	struct rt_http_resp r;
-	int rc = post(s, path, body->p, body->len, gzip, &r, msg, msgcap);
+	int rc = post(s, path, body->p, body->len, gzip, &r, res);
 	rt_http_resp_free(&r);
 	return rc;
 }

@@ -25,6 +25,7 @@
 #include "export.h"
 #include "net.h"
 #include "rt/common.h"
+#include "rt/config.h"
 
 static uint64_t now_ns(int mono)
 {
@@ -64,9 +65,31 @@ static void recovered(struct retry *r)
 	r->failures = r->outage = 0;
 }
 
-static int retryable(int status)
+/* No answer, a server error, a timeout or "slow down": try again. A 4xx
+ * refusal or an unusable 2xx is a configuration matter: retrying would
+ * only register new runs or hammer the server. */
+static int retryable(int rc, const struct rt_net_result *res)
 {
-	return status < 0 || status >= 500 || status == 408 || status == 429;
+	if (rc == RT_E_NET)
+		return 1;
+	return rc == RT_E_HTTP &&
+	       (res->status >= 500 || res->status == 408 || res->status == 429);
+}
+
+/* TRACKER_UPLOAD_INTERVAL: seconds between batches, validated like --interval. */
+static double upload_interval(void)
+{
+	const char *iv = getenv("TRACKER_UPLOAD_INTERVAL");
+	double v;
+	if (!iv || !*iv)
+		return 60.0;
+	if (rt_config_parse_interval(iv, &v)) {
+		rt_say("warning: TRACKER_UPLOAD_INTERVAL='%s' is not a number of seconds from %g to "
+		       "%g; using 60",
+		       iv, RT_INTERVAL_MIN, RT_INTERVAL_MAX);
+		return 60.0;
+	}
+	return v;
 }
 
 /* Whether the user asked not to send a field (TRACKER_SUPPRESS_FIELDS, a
@@ -203,7 +226,7 @@ static int still_recording(struct rt_store *s, struct rt_runinfo *ri)
 	return !strcmp(ri->status, "running");
 }
 
-int rt_cmd_upload(struct rt_store *s, const char *spec)
+int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose)
 {
 	const char *token = getenv("SENTINEL_API_TOKEN");
 	if (!token || !*token) {
@@ -215,10 +238,14 @@ int rt_cmd_upload(struct rt_store *s, const char *spec)
 	snprintf(base, sizeof(base), "%s", b && *b ? b : "https://api.sentinel.sparecores.net");
 	for (size_t n = strlen(base); n && base[n - 1] == '/'; n--)
 		base[n - 1] = '\0';
-	const char *iv = getenv("TRACKER_UPLOAD_INTERVAL");
-	double interval = iv && *iv ? atof(iv) : 60.0;
-	if (interval < 0)
-		interval = 60.0;
+	if (!rt_url_allowed(base) || strpbrk(base, " \t\r\n?#")) {
+		rt_say("SENTINEL_API_URL='%s' is not an https URL (or http to 127.0.0.1); streaming "
+		       "is off for this run, it stays in the local store: fix the URL and run "
+		       "rt-export upload %s",
+		       base, spec);
+		return 1;
+	}
+	double interval = upload_interval();
 	const char *endpoint = getenv("TRACKER_S3_ENDPOINT");
 	if (endpoint && !*endpoint)
 		endpoint = NULL;
@@ -244,11 +271,13 @@ int rt_cmd_upload(struct rt_store *s, const char *spec)
 	}
 	srandom((unsigned)(now_ns(1) ^ (uint64_t)getpid()));
 	struct rt_sentinel api = {base, token};
-	char msg[1024];
+	struct rt_net_result res;
+	const char *msg = res.detail;
 	int ret = 0;
 	if (cp.finished) {
-		rt_say("run %llu is already finished on Sentinel (%zu objects)",
-		       (unsigned long long)ri.id, cp.nuris);
+		if (verbose)
+			rt_say("run %llu is already finished on Sentinel (%zu objects)",
+			       (unsigned long long)ri.id, cp.nuris);
 		goto out;
 	}
 	struct retry r_api = {0, 0, "Sentinel API"}, r_s3 = {0, 0, "S3 upload"};
@@ -258,16 +287,20 @@ int rt_cmd_upload(struct rt_store *s, const char *spec)
 		rt_cloud_discover(&cloud, 2000); /* in parallel, at most 2 s */
 	while (!cp.sentinel_run[0]) {
 		char *body = start_body(&ri, &cloud);
-		rc = body ? rt_sentinel_start(&api, body, &cp, msg, sizeof(msg)) : -1;
+		rc = body ? rt_sentinel_start(&api, body, &cp, &res) : -ENOMEM;
 		free(body);
 		if (rc == 0) {
 			recovered(&r_api);
 			rt_checkpoint_save(rt_store_dir(s), ri.id, &cp);
-		} else if (!retryable(rc)) {
-			rt_say("Sentinel refused the run (%s); streaming is off for run %llu, it "
-			       "stays "
-			       "in the local store",
-			       msg, (unsigned long long)ri.id);
+		} else if (!retryable(rc, &res)) {
+			rt_say("%s (%s); streaming is off for run %llu, it stays in the local store: "
+			       "check SENTINEL_API_URL and SENTINEL_API_TOKEN, then run rt-export "
+			       "upload %llu",
+			       rc == RT_E_PROTOCOL ? "Sentinel's answer to start the run cannot be used"
+			       : rc == RT_E_HTTP   ? "Sentinel refused the run"
+			                           : "cannot start the run on Sentinel",
+			       rc == -ENOMEM ? "out of memory" : msg, (unsigned long long)ri.id,
+			       (unsigned long long)ri.id);
 			ret = 1;
 			goto out;
 		} else {
@@ -290,18 +323,23 @@ int rt_cmd_upload(struct rt_store *s, const char *spec)
 		rt_checkpoint_save(rt_store_dir(s), ri.id, &cp);
 		region = cp.region;
 	}
-	uint64_t last_put = 0;
+	/* the first batch is due one interval after the run started, so a run
+	 * shorter than that finishes inline (no object at all) */
+	uint64_t wall = now_ns(0), mono = now_ns(1);
+	uint64_t age = ri.start_ns && wall > ri.start_ns ? wall - ri.start_ns : 0;
+	uint64_t next_due = (mono > age ? mono - age : 0) + (uint64_t)(interval * 1e9);
+	int put_any = 0;
 	struct rt_buf gz = {0}, key = {0}, uri = {0};
 	for (;;) {
 		int recording = still_recording(s, &ri);
 		uint64_t first = 0, last = 0;
 		int have = rt_store_seq_bounds(s, ri.id, &first, &last) == 0 && last >= cp.next_seq;
-		int due = !recording || (double)(now_ns(1) - last_put) / 1e9 >= interval;
+		int due = !recording || now_ns(1) >= next_due;
 		/* a run that never uploaded and has ended goes inline with finish */
-		if (have && due && (recording || cp.nuris || last_put)) {
+		if (have && due && (recording || cp.nuris || put_any)) {
 			if (cp.creds.expires_ns &&
 			    now_ns(0) + 300ull * 1000000000ull >= cp.creds.expires_ns &&
-			    rt_sentinel_refresh(&api, &cp, msg, sizeof(msg)) != 0) {
+			    rt_sentinel_refresh(&api, &cp, &res) != 0) {
 				backoff(&r_api, msg);
 				continue;
 			}
@@ -315,20 +353,20 @@ int rt_cmd_upload(struct rt_store *s, const char *spec)
 				ret = 1;
 				break;
 			}
-			rc =
-			    rt_s3_put(endpoint, region, &cp, key.p, gz.p, gz.len, msg, sizeof(msg));
-			if (rc >= 200 && rc <= 299) {
+			rc = rt_s3_put(endpoint, region, &cp, key.p, gz.p, gz.len, &res);
+			if (rc == 0) {
 				recovered(&r_s3);
 				rt_buf_reset(&uri);
 				rt_buf_printf(&uri, "s3://%s/%s", cp.bucket, key.p);
 				rt_checkpoint_add_uri(&cp, uri.p);
 				cp.next_seq = last + 1;
 				rt_checkpoint_save(rt_store_dir(s), ri.id, &cp);
-				last_put = now_ns(1);
+				put_any = 1;
+				next_due = now_ns(1) + (uint64_t)(interval * 1e9);
 				continue;
 			}
-			if (rc == 403 && strstr(msg, "Token")) { /* expired: new credentials */
-				if (rt_sentinel_refresh(&api, &cp, msg, sizeof(msg)) == 0) {
+			if (res.status == 403 && strstr(msg, "Token")) { /* expired: new credentials */
+				if (rt_sentinel_refresh(&api, &cp, &res) == 0) {
 					rt_checkpoint_save(rt_store_dir(s), ri.id, &cp);
 					continue;
 				}
@@ -336,23 +374,24 @@ int rt_cmd_upload(struct rt_store *s, const char *spec)
 			backoff(&r_s3, msg);
 			continue;
 		}
-		if (!recording && (!have || (!cp.nuris && !last_put))) {
+		if (!recording && (!have || (!cp.nuris && !put_any))) {
 			if ((rc = finish_body(s, &ri, &cp, &gz))) {
 				rt_say("cannot build the finish request: %s", rt_strerror(rc));
 				ret = 1;
 				break;
 			}
-			rc = rt_sentinel_finish(&api, &cp, &gz, 1, msg, sizeof(msg));
+			rc = rt_sentinel_finish(&api, &cp, &gz, 1, &res);
 			if (rc == 0) {
 				recovered(&r_api);
 				cp.finished = 1;
 				rt_checkpoint_save(rt_store_dir(s), ri.id, &cp);
-				rt_say("run %llu finished on Sentinel as %s (%zu objects%s)",
-				       (unsigned long long)ri.id, cp.sentinel_run, cp.nuris,
-				       cp.nuris ? "" : ", data inline");
+				if (verbose) /* all went well: quiet on stderr, where metrics go */
+					rt_say("run %llu finished on Sentinel as %s (%zu objects%s)",
+					       (unsigned long long)ri.id, cp.sentinel_run, cp.nuris,
+					       cp.nuris ? "" : ", data inline");
 				break;
 			}
-			if (!retryable(rc)) {
+			if (!retryable(rc, &res)) {
 				rt_say("Sentinel refused to finish run %s (%s); run 'rt-export "
 				       "upload %llu' "
 				       "again to retry",

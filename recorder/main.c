@@ -332,7 +332,7 @@ static pid_t spawn_printer(const struct rt_config *cfg, struct rt_sampler *s,
 
 /* With SENTINEL_API_TOKEN set, stream the run to S3 through Sentinel. The
  * token stays in the environment, never in argv. */
-static pid_t spawn_uploader(const struct store_choice *sc)
+static pid_t spawn_uploader(const struct store_choice *sc, int verbose)
 {
 	const char *tok = getenv("SENTINEL_API_TOKEN");
 	if (!tok || !*tok)
@@ -344,7 +344,7 @@ static pid_t spawn_uploader(const struct store_choice *sc)
 	}
 	char runid[32];
 	snprintf(runid, sizeof(runid), "%llu", (unsigned long long)sc->run);
-	const char *args[] = {"upload", runid, "--store", sc->dir, NULL};
+	const char *args[] = {"upload", runid, "--store", sc->dir, verbose ? "-v" : NULL, NULL};
 	pid_t pid = spawn_export(args, runid, -1, -1);
 	if (pid < 0)
 		say("warning: cannot start the upload (%s); the run is in the store, upload it "
@@ -700,7 +700,7 @@ int main(int argc, char **argv)
 		close(out_fd);
 	if (tree && exporter > 0)
 		rt_proctree_exclude(tree, exporter);
-	pid_t uploader = spawn_uploader(&sc);
+	pid_t uploader = spawn_uploader(&sc, cfg.verbose);
 	if (tree && uploader > 0)
 		rt_proctree_exclude(tree, uploader);
 

@@ -18,6 +18,10 @@ const char *rt_strerror(int err)
 	case RT_E_SYNTAX: return "syntax error";
 	case RT_E_FULL: return "table full";
 	case RT_E_DEAD: return "writer is gone";
+	case RT_E_NET: return "no answer from the server";
+	case RT_E_HTTP: return "the server answered with an error";
+	case RT_E_PROTOCOL: return "the server's answer cannot be used";
+	case RT_E_CONFIG: return "invalid setting";
 	default: break;
 	}
 	if (err < 0 && err > -4096)

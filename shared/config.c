@@ -29,6 +29,7 @@ enum opt_id {
 	O_STORE,
 	O_STORE_MAX,
 	O_COUNT,
+	O_VERBOSE,
 	O_HELP,
 	O_VERSION
 };
@@ -68,6 +69,8 @@ static const struct opt opts[] = {
     {"store-max-mb", 0, 1, O_STORE_MAX, 0, NULL,
      "MB       store size cap; oldest runs are deleted first (default 1024)"},
     {"count", 0, 1, O_COUNT, 0, NULL, "N        stop after N samples"},
+    {"verbose", 'v', 0, O_VERBOSE, 0, NULL,
+     "         also say what went well (the upload finished on Sentinel)"},
     {"help", 'h', 0, O_HELP, 0, NULL, "         this help"},
     {"version", 'V', 0, O_VERSION, 0, NULL, "         print the version"},
 };
@@ -197,6 +200,7 @@ static int apply_opt(struct rt_config *c, const struct opt *o, const char *arg, 
 		}
 		c->count = (uint64_t)v;
 		break;
+	case O_VERBOSE: c->verbose = 1; break;
 	case O_HELP: c->help = 1; break;
 	case O_VERSION: c->version = 1; break;
 	}

@@ -27,6 +27,10 @@ enum rt_err {
 	RT_E_SYNTAX = -10008,   /* unparsable input */
 	RT_E_FULL = -10009,     /* fixed-capacity table full */
 	RT_E_DEAD = -10010,     /* the ring's writer is gone */
+	RT_E_NET = -10011,      /* no answer from a server (connection, timeout, TLS) */
+	RT_E_HTTP = -10012,     /* a server answered with an error status */
+	RT_E_PROTOCOL = -10013, /* a server's 2xx answer cannot be used */
+	RT_E_CONFIG = -10014,   /* a setting is invalid (a URL, a number) */
 };
 
 /* Human-readable text for an rt error code or -errno. Never NULL. */

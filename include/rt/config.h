@@ -51,7 +51,7 @@ struct rt_config {
 	uint64_t count;        /* samples to take, 0 = until stopped */
 	char **command;        /* wrapper mode: argv of the command */
 	int ncommand;
-	int help, version;
+	int help, version, verbose;
 	/* which settings came from the CLI or env (bit per rt_config_src) */
 	unsigned set;
 	/* storage for strings read from the TOML file */

@@ -12,6 +12,7 @@ track $!
 wait_for grep -q ready "$T/s3.out" || fail "S3 peer did not start"
 api() {
 	APIP=$(port)
+	rm -f "$T/api.log"
 	python3 "$HERE/tools/sentinel_server.py" $APIP "$T/api.log" "$@" > "$T/api.out" 2>&1 &
 	APIPID=$!; track $APIPID
 	wait_for grep -q ready "$T/api.out" || fail "Sentinel server did not start"
@@ -59,18 +60,78 @@ grep -q "Sentinel refused the run" "$T/err" || fail "message: $(cat "$T/err")"
 kill $APIPID; wait $APIPID 2>/dev/null || true
 ok "422 on start: local output and exit code unaffected"
 
-# garbage, an unsafe run id, a dropped connection and a slow answer on start;
-# 500 then garbage on refresh; garbage then 500 on finish
-api --expire-secs 120 --faults start:garbage:1,start:badid:1,start:drop:1,start:slow:1,refresh-credentials:500:1,refresh-credentials:garbage:1,finish:garbage:1,finish:500:1
+# a 2xx start answer that cannot be used (not JSON, an unsafe run id) is a
+# configuration error: one line, one registration (no orphan runs), no wait
+for fault in garbage badid; do
+	api --faults start:$fault:99
+	set +e
+	start=$(date +%s%N)
+	"$RT" -i 0.05 -o "$T/live.csv" -f csv -- sh -c 'sleep 0.5; exit 5' 2> "$T/err"
+	rc=$?
+	took=$(( ($(date +%s%N) - start) / 1000000 ))
+	set -e
+	[ $rc -eq 5 ] || fail "$fault: exit $rc"
+	[ "$(wc -l < "$T/live.csv")" -ge 8 ] || fail "$fault: local output stopped"
+	[ "$(wc -l < "$T/err")" -eq 1 ] || fail "$fault: not one line: $(cat "$T/err")"
+	grep -q "answer to start the run cannot be used.*streaming is off.*rt-export upload" "$T/err" \
+		|| fail "$fault: message: $(cat "$T/err")"
+	n=$(grep -c '"kind": *"start"' "$T/api.log" || true)
+	[ "$n" -eq 1 ] || fail "$fault: $n start calls (orphan runs on Sentinel)"
+	[ $took -lt 4000 ] || fail "$fault: the tracker took $took ms to exit"
+	kill $APIPID; wait $APIPID 2>/dev/null || true
+	rm -f "$T/api.log"
+done
+# a malformed SENTINEL_API_URL: one line, streaming off, job unaffected
+set +e
+SENTINEL_API_URL="ftp://nowhere" "$RT" -i 0.05 -o "$T/live.csv" -- sh -c 'sleep 0.3; exit 4' 2> "$T/err"
+rc=$?
+set -e
+[ $rc -eq 4 ] || fail "bad URL: exit $rc"
+grep -q "SENTINEL_API_URL='ftp://nowhere' is not an https URL" "$T/err" || fail "bad URL: $(cat "$T/err")"
+[ "$(wc -l < "$T/err")" -eq 1 ] || fail "bad URL: not one line: $(cat "$T/err")"
+ok "unusable start answers and a bad URL: one line, no retry loop, no orphan runs"
+
+# a bad TRACKER_UPLOAD_INTERVAL: one warning and the default (60 s), so a
+# run shorter than that finishes inline (seed T-EOR-03)
+for bad in abc 1m -5; do
+	api
+	set +e
+	TRACKER_UPLOAD_INTERVAL=$bad "$RT" -i 0.05 --quiet -- sh -c 'sleep 1.5' 2> "$T/err"
+	set -e
+	grep -q "warning: TRACKER_UPLOAD_INTERVAL='$bad' is not a number of seconds" "$T/err" \
+		|| fail "interval '$bad': $(cat "$T/err")"
+	[ "$(wc -l < "$T/err")" -eq 1 ] || fail "interval '$bad': $(cat "$T/err")"
+	python3 - "$T/api.log" <<'PY' || fail "interval '$bad': not inline"
+import json, sys
+calls = [json.loads(l) for l in open(sys.argv[1])]
+fin = [c for c in calls if c["kind"] == "finish"]
+assert len(fin) == 1 and fin[0]["body"]["data_source"] == "inline", fin
+PY
+	kill $APIPID; wait $APIPID 2>/dev/null || true
+	rm -f "$T/api.log"
+done
+# all went well: nothing on stderr but metrics; -v says it finished
+api
+"$RT" -i 0.05 -o "$T/live.jsonl" -- sh -c 'sleep 0.3' 2> "$T/err"
+[ ! -s "$T/err" ] || fail "a successful upload printed: $(cat "$T/err")"
+"$RT" -v -i 0.05 -o "$T/live.jsonl" -- sh -c 'sleep 0.3' 2> "$T/err"
+grep -q "finished on Sentinel" "$T/err" || fail "-v: $(cat "$T/err")"
+kill $APIPID; wait $APIPID 2>/dev/null || true
+rm -f "$T/api.log"
+ok "TRACKER_UPLOAD_INTERVAL validated; short runs inline; quiet unless -v"
+
+# a dropped connection, a 500 and a slow answer on start; 500 then garbage
+# on refresh; garbage then 500 on finish: retried, delivered once
+api --expire-secs 120 --faults start:drop:1,start:500:1,start:slow:1,refresh-credentials:500:1,refresh-credentials:garbage:1,finish:garbage:1,finish:500:1
 rec_only --quiet -i 0.02 --count 150 &
 rec=$!; track $rec
 wait_for sh -c "\"$EXP\" runs | grep -q running" || fail "recorder did not start"
 TRACKER_UPLOAD_INTERVAL=0.3 "$EXP" upload latest 2> "$T/err" || fail "upload: $(cat "$T/err")"
 wait $rec 2>/dev/null || true
-delivered 2 || fail "delivery after faults"
+delivered "$("$EXP" runs | tail -1 | cut -d" " -f1)" || fail "delivery after faults"
 [ "$(grep -c "retrying until it succeeds" "$T/err")" -le 3 ] || fail "too many warnings: $(cat "$T/err")"
 kill $APIPID; wait $APIPID 2>/dev/null || true
-ok "garbage, unsafe id, drops, slow answers: delivered once"
+ok "drops, 500s, slow answers, garbage on refresh and finish: delivered once"
 
 # the API is down (connections dropped) for 3 s at the start of a live run
 api --down-secs 3
@@ -79,6 +140,6 @@ rec=$!; track $rec
 wait_for sh -c "\"$EXP\" runs | grep -q running" || fail "recorder did not start"
 TRACKER_UPLOAD_INTERVAL=0.3 "$EXP" upload latest 2> "$T/err" || fail "upload: $(cat "$T/err")"
 wait $rec 2>/dev/null || true
-delivered 3 || fail "delivery after the down window"
+delivered "$("$EXP" runs | tail -1 | cut -d" " -f1)" || fail "delivery after the down window"
 grep -q "succeeded again" "$T/err" || fail "no recovery line: $(cat "$T/err")"
 ok "API down for 3 s: delivered once"

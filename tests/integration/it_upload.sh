@@ -67,7 +67,7 @@ TRACKER_UPLOAD_INTERVAL=60 "$EXP" upload 1 || fail "upload 1"
 check 1
 grep -rq test-token "$T/store/upload" && fail "the token was written to the checkpoint"
 [ "$(stat -c %a "$T/store/upload/1.json")" = 600 ] || fail "checkpoint not 0600"
-"$EXP" upload 1 2>&1 | grep -q "already finished" || fail "second upload should say finished"
+"$EXP" upload 1 -v 2>&1 | grep -q "already finished" || fail "second upload should say finished"
 ok "inline finish"
 
 # 2. a live run in several batches, with a concurrent uploader refused
@@ -135,7 +135,7 @@ start_api --secret WRONG
 rec_only --quiet -i 0.02 --count 200 &
 rec=$!; track $rec
 wait_for sh -c "\"$EXP\" runs | grep -q running" || fail "recorder did not start"
-TRACKER_UPLOAD_INTERVAL=0 "$EXP" upload latest 2> "$T/sig.err" &
+TRACKER_UPLOAD_INTERVAL=0.01 "$EXP" upload latest 2> "$T/sig.err" &
 up=$!; track $up
 sleep 2
 kill -9 $up
