@@ -52,3 +52,43 @@ expect_fail 2 "is not a time" "$EXP" replay 1 --from yesterday
 expect_fail 2 "unknown verb" "$EXP" frobnicate
 expect_fail 1 "no store at" "$EXP" --store "$T/none" runs
 ok "rt-export errors"
+
+# -o FILE that cannot be opened: one line in resource-tracker's name, exit 1,
+# the command never started
+expect_fail 1 "^resource-tracker: cannot open the output file $T/nodir/x.jsonl" \
+	"$RT" -o "$T/nodir/x.jsonl" -- sh -c "touch '$T/ran'"
+[ ! -e "$T/ran" ] || fail "-o unopenable: the command ran"
+# -o - is stdout
+"$RT" -o - -i 0.05 -- sh -c 'sleep 0.12' 2> "$T/err" > "$T/out"
+grep -q '^{' "$T/out" || fail "-o -: nothing on stdout"
+! grep -q '^{' "$T/err" || fail "-o -: metrics on stderr"
+# an interval above the bound says what the bound is
+expect_fail 1 "from 0.01 to 604800" "$RT" -i 1e9
+ok "-o errors, -o -, the interval bound"
+
+# --pid of a process that does not exist, from the flag or from TOML: one
+# warning naming where it came from, then the system with null process fields
+"$RT" --pid 4194000 -i 0.02 --count 3 > /dev/null 2> "$T/err" || fail "--pid missing: exit $?"
+grep -c warning "$T/err" | grep -qx 1 || fail "--pid missing: $(cat "$T/err")"
+grep -q "warning: --pid 4194000: no such process" "$T/err" || fail "--pid: $(cat "$T/err")"
+grep '^{' "$T/err" | tail -1 | python3 -c 'import json,sys; r=json.loads(sys.stdin.read()); assert r["cpu"]["process_cores_used"] is None, r["cpu"]' \
+	|| fail "--pid missing: process fields not null"
+printf '[job]\npid = 4194001\n' > "$T/pid.toml"
+"$RT" -c "$T/pid.toml" -i 0.02 --count 2 > /dev/null 2> "$T/err" || fail "[job] pid missing: exit $?"
+grep -q "warning: \[job\] pid 4194001 in $T/pid.toml: no such process" "$T/err" || fail "[job] pid: $(cat "$T/err")"
+# a [job] pid does not apply to a wrapped command
+"$RT" -c "$T/pid.toml" -i 0.02 --quiet -- true 2> "$T/err" || fail "wrapper with [job] pid"
+[ ! -s "$T/err" ] || fail "wrapper with [job] pid: $(cat "$T/err")"
+ok "--pid / [job] pid of a missing process: one warning, null process fields"
+
+# show: start_ns and end_ns as exact integers
+"$EXP" show latest > "$T/show.json"
+python3 - "$T/show.json" <<'PY' || fail "show: ns values not integers: $(grep _ns "$T/show.json")"
+import json, re, sys
+text = open(sys.argv[1]).read()
+m = json.loads(text)
+assert isinstance(m["start_ns"], int) and isinstance(m["end_ns"], int), m
+assert re.search(r'"start_ns":\s*%d\b' % m["start_ns"], text)
+assert m["end_ns"] > m["start_ns"] > 1.7e18
+PY
+ok "show prints ns as integers"
