@@ -1,10 +1,22 @@
 /*
- * toml.c - a bounded TOML reader (see toml.h for what it accepts).
+ * toml.c - a bounded TOML 1.0 reader (see toml.h).
  *
- * Recursive only for arrays and inline tables, with a depth limit, so a
- * hostile file cannot exhaust the stack. Decoded strings go to one scratch
- * buffer the size of the input.
+ * Users share config files with other tools, so every valid TOML 1.0
+ * document is accepted and every invalid one refused with its line. The
+ * parser keeps a small tree of the keys it has seen, because most of
+ * TOML's rules are about definitions: no key twice, no table defined twice
+ * by headers, no header for a table that dotted keys made (or the
+ * reverse), nothing added to an inline table or a static array, arrays of
+ * tables only where no other value is. Scalars reached through tables
+ * (headers, dotted keys, inline tables) are passed to the callback with
+ * the path of their table as they are parsed; values inside arrays are
+ * checked but not passed on.
+ *
+ * Everything is bounded: the input length (never NUL-terminated), nesting
+ * (MAX_DEPTH), key and string sizes (by the input), the tree (one node per
+ * key, freed at the end).
  */
+#define _GNU_SOURCE
 #include "rt/toml.h"
 
 #include <errno.h>
@@ -15,501 +27,895 @@
 
 #include "rt/common.h"
 
-#define MAX_DEPTH 32
-#define MAX_KEY 256
+#define MAX_DEPTH 64
+#define MAX_PATH 1024
+
+enum kind { K_TABLE, K_ARRAY, K_VALUE };
+
+/* How a table came to be: what may still be done to it. */
+enum origin {
+	O_IMPLICIT, /* named on the way to a header or a dotted key: may get a header */
+	O_HEADER,   /* [its header] was given: no second one, no dotted keys into it */
+	O_DOTTED,   /* made by a dotted key: no header for it */
+	O_INLINE,   /* an inline table: frozen once its closing brace is read */
+	O_AOT,      /* an element of an array of tables */
+};
+
+struct node {
+	enum kind kind;
+	enum origin origin;
+	int frozen; /* inline table or static array: nothing more may be added */
+	int aot;    /* K_ARRAY made by [[header]] */
+	char *key;
+	size_t klen;
+	struct node *first, *last; /* children (tables) or elements (arrays) */
+	struct node *next;
+};
 
 struct ps {
-	const char *s;
-	size_t len, pos;
+	const char *s, *end, *p;
 	int line;
-	char *scratch; /* len + 1 bytes */
-	char table[MAX_KEY];
-	char err[128];
+	char *err;
+	size_t errcap;
+	int failed;
 	rt_toml_cb cb;
 	void *ctx;
+	struct node *root, *cur; /* the table key/values go into */
+	char path[MAX_PATH];     /* dotted path of cur, for the callback */
+	int emit;                /* cur is a table, not an element of an array of tables */
+	char *buf;               /* decoded strings, as big as the input */
+	size_t bufcap;
 };
+
+/* ---- errors and the tree ---- */
 
 static int fail(struct ps *p, const char *why)
 {
-	if (!p->err[0])
-		snprintf(p->err, sizeof(p->err), "%s", why);
-	return RT_E_SYNTAX;
+	if (!p->failed) {
+		snprintf(p->err, p->errcap, "%s", why);
+		p->failed = 1;
+	}
+	return -1;
+}
+
+static void free_tree(struct node *n)
+{
+	while (n) {
+		struct node *next = n->next;
+		free_tree(n->first);
+		free(n->key);
+		free(n);
+		n = next;
+	}
+}
+
+static struct node *find(struct node *t, const char *k, size_t klen)
+{
+	for (struct node *c = t->first; c; c = c->next)
+		if (c->klen == klen && !memcmp(c->key, k, klen))
+			return c;
+	return NULL;
+}
+
+static struct node *add(struct ps *p, struct node *t, const char *k, size_t klen, enum kind kind)
+{
+	struct node *n = calloc(1, sizeof(*n));
+	if (!n || !(n->key = malloc(klen + 1))) {
+		free(n);
+		fail(p, "out of memory");
+		return NULL;
+	}
+	memcpy(n->key, k, klen);
+	n->key[klen] = '\0';
+	n->klen = klen;
+	n->kind = kind;
+	if (t->last)
+		t->last->next = n;
+	else
+		t->first = n;
+	t->last = n;
+	return n;
+}
+
+/* ---- characters ---- */
+
+static int at_end(const struct ps *p)
+{
+	return p->p >= p->end;
 }
 
 static int peek(const struct ps *p)
 {
-	return p->pos < p->len ? (unsigned char)p->s[p->pos] : -1;
+	return p->p < p->end ? (unsigned char)*p->p : -1;
 }
+
 static int peek_at(const struct ps *p, size_t k)
 {
-	return p->pos + k < p->len ? (unsigned char)p->s[p->pos + k] : -1;
+	return (size_t)(p->end - p->p) > k ? (unsigned char)p->p[k] : -1;
+}
+
+static int starts(const struct ps *p, const char *lit)
+{
+	size_t n = strlen(lit);
+	return (size_t)(p->end - p->p) >= n && !memcmp(p->p, lit, n);
 }
 
 static void skip_ws(struct ps *p)
 {
-	while (peek(p) == ' ' || peek(p) == '\t')
-		p->pos++;
+	while (!at_end(p) && (*p->p == ' ' || *p->p == '\t'))
+		p->p++;
 }
 
-static void skip_comment(struct ps *p)
+/* A newline (LF or CRLF) at p->p: its length, else 0. */
+static int newline(const struct ps *p)
+{
+	if (peek(p) == '\n')
+		return 1;
+	if (peek(p) == '\r' && peek_at(p, 1) == '\n')
+		return 2;
+	return 0;
+}
+
+/* Control characters other than tab are not allowed in comments or strings. */
+static int is_control(int c)
+{
+	return (c >= 0 && c < 0x20 && c != '\t') || c == 0x7f;
+}
+
+static int skip_comment(struct ps *p)
 {
 	if (peek(p) != '#')
-		return;
-	while (p->pos < p->len && p->s[p->pos] != '\n')
-		p->pos++;
+		return 0;
+	while (!at_end(p) && !newline(p)) {
+		if (is_control(peek(p)))
+			return fail(p, "control character in a comment");
+		p->p++;
+	}
+	return 0;
 }
 
-/* Whitespace, newlines and comments (inside arrays). */
-static void skip_ws_nl(struct ps *p)
+/* Whitespace, newlines and comments (between array elements, lines). */
+static int skip_ws_nl(struct ps *p)
 {
 	for (;;) {
 		skip_ws(p);
-		skip_comment(p);
-		if (peek(p) == '\n') {
-			p->pos++;
-			p->line++;
-		} else if (peek(p) == '\r' && peek_at(p, 1) == '\n') {
-			p->pos += 2;
-			p->line++;
-		} else {
-			return;
+		if (skip_comment(p))
+			return -1;
+		int n = newline(p);
+		if (!n) {
+			if (peek(p) == '\r')
+				return fail(p, "a carriage return not followed by a newline");
+			return 0;
 		}
+		p->p += n;
+		p->line++;
 	}
 }
 
-/* After a key/value or header: only a comment may follow on the line. */
+/* After a key/value pair or a header: only a comment, then the line ends. */
 static int end_of_line(struct ps *p)
 {
 	skip_ws(p);
-	skip_comment(p);
-	if (peek(p) == '\r' && peek_at(p, 1) == '\n')
-		p->pos++;
-	if (peek(p) == '\n') {
-		p->pos++;
-		p->line++;
+	if (skip_comment(p))
+		return -1;
+	if (at_end(p))
 		return 0;
-	}
-	return peek(p) == -1 ? 0 : fail(p, "unexpected text after value");
+	int n = newline(p);
+	if (!n)
+		return fail(p, "unexpected text after the value (one key = value per line)");
+	p->p += n;
+	p->line++;
+	return 0;
 }
+
+/* The whole input must be UTF-8 (no overlong forms, no surrogates). */
+static int check_utf8(struct ps *p)
+{
+	const unsigned char *s = (const unsigned char *)p->s, *e = (const unsigned char *)p->end;
+	while (s < e) {
+		unsigned c = *s;
+		if (c == '\n')
+			p->line++;
+		if (c < 0x80) {
+			s++;
+			continue;
+		}
+		int n = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc2 ? 1 : -1;
+		if (n < 0 || c > 0xf4 || e - s <= n)
+			return fail(p, "invalid UTF-8");
+		unsigned cp = c & (0x3fu >> n);
+		for (int i = 1; i <= n; i++) {
+			if ((s[i] & 0xc0) != 0x80)
+				return fail(p, "invalid UTF-8");
+			cp = cp << 6 | (s[i] & 0x3fu);
+		}
+		if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return fail(p, "invalid UTF-8");
+		s += n + 1;
+	}
+	p->line = 1;
+	return 0;
+}
+
+/* ---- strings ---- */
 
 static void put_utf8(char *out, size_t *o, unsigned long c)
 {
 	if (c < 0x80) {
 		out[(*o)++] = (char)c;
 	} else if (c < 0x800) {
-		out[(*o)++] = (char)(0xc0 | (c >> 6));
+		out[(*o)++] = (char)(0xc0 | c >> 6);
 		out[(*o)++] = (char)(0x80 | (c & 0x3f));
 	} else if (c < 0x10000) {
-		out[(*o)++] = (char)(0xe0 | (c >> 12));
-		out[(*o)++] = (char)(0x80 | ((c >> 6) & 0x3f));
+		out[(*o)++] = (char)(0xe0 | c >> 12);
+		out[(*o)++] = (char)(0x80 | (c >> 6 & 0x3f));
 		out[(*o)++] = (char)(0x80 | (c & 0x3f));
 	} else {
-		out[(*o)++] = (char)(0xf0 | (c >> 18));
-		out[(*o)++] = (char)(0x80 | ((c >> 12) & 0x3f));
-		out[(*o)++] = (char)(0x80 | ((c >> 6) & 0x3f));
+		out[(*o)++] = (char)(0xf0 | c >> 18);
+		out[(*o)++] = (char)(0x80 | (c >> 12 & 0x3f));
+		out[(*o)++] = (char)(0x80 | (c >> 6 & 0x3f));
 		out[(*o)++] = (char)(0x80 | (c & 0x3f));
 	}
 }
 
-/* Parse a string at p->pos into out (cap >= remaining input + 1). */
-static int parse_string(struct ps *p, char *out, size_t *olen)
+static int hexdigit(int c)
 {
-	char q = (char)peek(p);
-	int multi = peek_at(p, 1) == q && peek_at(p, 2) == q;
-	int literal = q == '\'';
-	size_t o = 0;
-	p->pos += multi ? 3 : 1;
-	if (multi && peek(p) == '\n') { /* a newline right after the opening is trimmed */
-		p->pos++;
-		p->line++;
-	} else if (multi && peek(p) == '\r' && peek_at(p, 1) == '\n') {
-		p->pos += 2;
-		p->line++;
-	}
-	for (;;) {
-		int c = peek(p);
-		if (c == -1)
-			return fail(p, "unterminated string");
-		if (c == q) {
-			if (!multi) {
-				p->pos++;
-				break;
-			}
-			if (peek_at(p, 1) == q && peek_at(p, 2) == q) {
-				p->pos += 3;
-				/* up to two extra quotes belong to the content */
-				while (peek(p) == q && o < 2) {
-					out[o++] = q;
-					p->pos++;
-				}
-				break;
-			}
+	return c >= '0' && c <= '9' ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+	                              : -1;
+}
+
+/* One escape after the backslash (basic strings). */
+static int escape(struct ps *p, char *out, size_t *o)
+{
+	int c = peek(p);
+	p->p++;
+	switch (c) {
+	case 'b': out[(*o)++] = '\b'; return 0;
+	case 't': out[(*o)++] = '\t'; return 0;
+	case 'n': out[(*o)++] = '\n'; return 0;
+	case 'f': out[(*o)++] = '\f'; return 0;
+	case 'r': out[(*o)++] = '\r'; return 0;
+	case '"': out[(*o)++] = '"'; return 0;
+	case '\\': out[(*o)++] = '\\'; return 0;
+	case 'u':
+	case 'U': {
+		int n = c == 'u' ? 4 : 8;
+		unsigned long v = 0;
+		for (int i = 0; i < n; i++) {
+			int h = hexdigit(peek(p));
+			if (h < 0)
+				return fail(p, "\\u and \\U need 4 and 8 hex digits");
+			v = v << 4 | (unsigned long)h;
+			p->p++;
 		}
-		if (c == '\n') {
-			if (!multi)
-				return fail(p, "newline in string");
+		if (v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+			return fail(p, "an escape that is not a Unicode scalar value");
+		put_utf8(out, o, v);
+		return 0;
+	}
+	default: return fail(p, "invalid escape in a string");
+	}
+}
+
+/*
+ * A string of any of the four kinds at p->p, decoded into out (room for
+ * the input's length + 1). *multi says whether newlines were allowed.
+ */
+static int parse_string(struct ps *p, char *out, size_t *olen, int allow_multi)
+{
+	int q = peek(p);
+	int literal = q == '\'';
+	int multi = literal ? starts(p, "'''") : starts(p, "\"\"\"");
+	size_t o = 0;
+	if (multi && !allow_multi)
+		return fail(p, "a multi-line string cannot be a key");
+	p->p += multi ? 3 : 1;
+	if (multi) { /* a newline right after the opening quotes is trimmed */
+		int n = newline(p);
+		if (n) {
+			p->p += n;
 			p->line++;
 		}
-		if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
-			return fail(p, "control character in string");
+	}
+	for (;;) {
+		if (at_end(p))
+			return fail(p, "unterminated string");
+		int c = peek(p);
+		if (c == q) {
+			if (!multi) {
+				p->p++;
+				break;
+			}
+			if (starts(p, literal ? "'''" : "\"\"\"")) {
+				/* up to two quotes may end the content: """" and """"" */
+				int extra = 0;
+				while (extra < 2 && peek_at(p, 3 + (size_t)extra) == q)
+					extra++;
+				for (int i = 0; i < extra; i++)
+					out[o++] = (char)q;
+				p->p += 3 + extra;
+				break;
+			}
+			out[o++] = (char)c;
+			p->p++;
+			continue;
+		}
+		int nl = newline(p);
+		if (nl) {
+			if (!multi)
+				return fail(p, "unterminated string (newline in a single-line string)");
+			memcpy(out + o, p->p, (size_t)nl);
+			o += (size_t)nl;
+			p->p += nl;
+			p->line++;
+			continue;
+		}
+		if (is_control(c))
+			return fail(p, "control character in a string (escape it)");
 		if (c == '\\' && !literal) {
-			int e = peek_at(p, 1);
-			p->pos += 2;
-			switch (e) {
-			case 'b': out[o++] = '\b'; break;
-			case 't': out[o++] = '\t'; break;
-			case 'n': out[o++] = '\n'; break;
-			case 'f': out[o++] = '\f'; break;
-			case 'r': out[o++] = '\r'; break;
-			case 'e': out[o++] = 27; break;
-			case '"': out[o++] = '"'; break;
-			case '\\': out[o++] = '\\'; break;
-			case 'u':
-			case 'U': {
-				int n = e == 'u' ? 4 : 8;
-				unsigned long v = 0;
-				for (int i = 0; i < n; i++) {
-					int h = peek(p);
-					int d = h >= '0' && h <= '9'   ? h - '0'
-					        : h >= 'a' && h <= 'f' ? h - 'a' + 10
-					        : h >= 'A' && h <= 'F' ? h - 'A' + 10
-					                               : -1;
-					if (d < 0)
-						return fail(p, "bad \\u escape");
-					v = v * 16 + (unsigned long)d;
-					p->pos++;
+			p->p++;
+			if (multi) { /* line-ending backslash: trim whitespace and newlines */
+				const char *save = p->p;
+				int save_line = p->line;
+				skip_ws(p);
+				if (newline(p)) {
+					while (!at_end(p)) {
+						int n = newline(p);
+						if (n) {
+							p->p += n;
+							p->line++;
+						} else if (peek(p) == ' ' || peek(p) == '\t') {
+							p->p++;
+						} else {
+							break;
+						}
+					}
+					continue;
 				}
-				if (v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
-					return fail(p, "bad unicode escape");
-				if (n == 8 && o + 4 > p->len) /* cannot happen: 10 input bytes */
-					return fail(p, "escape overflow");
-				put_utf8(out, &o, v);
-				break;
+				p->p = save;
+				p->line = save_line;
 			}
-			case '\n':
-			case ' ':
-			case '\t':
-			case '\r':
-				if (!multi)
-					return fail(p, "bad escape");
-				/* line-ending backslash: trim whitespace and newlines */
-				p->pos--;
-				while (peek(p) == ' ' || peek(p) == '\t' || peek(p) == '\n' ||
-				       peek(p) == '\r') {
-					if (peek(p) == '\n')
-						p->line++;
-					p->pos++;
-				}
-				break;
-			default: return fail(p, "bad escape in string");
-			}
+			if (escape(p, out, &o))
+				return -1;
 			continue;
 		}
 		out[o++] = (char)c;
-		p->pos++;
+		p->p++;
 	}
 	out[o] = '\0';
 	*olen = o;
 	return 0;
 }
 
+/* ---- keys ---- */
+
 static int is_bare(int c)
 {
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 	       c == '_' || c == '-';
 }
 
-/* Dotted key into parts joined by '.'; the last part is returned in last. */
-static int parse_key(struct ps *p, char *path, size_t cap, char *last, size_t lastcap)
+struct key {
+	int n;
+	const char *part[MAX_DEPTH];
+	size_t len[MAX_DEPTH];
+};
+
+/* A (dotted) key; parts are decoded into p->buf from *bufpos on. */
+static int parse_key(struct ps *p, struct key *k, size_t *bufpos)
 {
-	size_t n = 0;
-	path[0] = last[0] = '\0';
+	k->n = 0;
 	for (;;) {
 		skip_ws(p);
-		char part[MAX_KEY];
-		size_t plen = 0;
+		if (k->n >= MAX_DEPTH)
+			return fail(p, "key nested too deeply");
+		char *out = p->buf + *bufpos;
+		size_t len = 0;
 		int c = peek(p);
 		if (c == '"' || c == '\'') {
-			if (peek_at(p, 1) == c && peek_at(p, 2) == c)
-				return fail(p, "multi-line key");
-			size_t ol;
-			int rc = parse_string(p, p->scratch, &ol);
-			if (rc)
-				return rc;
-			if (ol >= sizeof(part))
-				return fail(p, "key too long");
-			memcpy(part, p->scratch, ol + 1);
-			plen = ol;
+			if (parse_string(p, out, &len, 0))
+				return -1;
+		} else if (is_bare(c)) {
+			while (is_bare(peek(p)))
+				out[len++] = *p->p++;
+			out[len] = '\0';
 		} else {
-			while (is_bare(peek(p))) {
-				if (plen + 1 >= sizeof(part))
-					return fail(p, "key too long");
-				part[plen++] = (char)peek(p);
-				p->pos++;
-			}
-			part[plen] = '\0';
-			if (!plen)
-				return fail(p, "expected a key");
+			return fail(p, c == '=' ? "a key is missing" : "invalid key");
 		}
-		if (n + plen + 2 >= cap)
-			return fail(p, "key too long");
-		if (n)
-			path[n++] = '.';
-		memcpy(path + n, part, plen + 1);
-		n += plen;
-		rt_strlcpy_n(last, lastcap, part, plen);
+		k->part[k->n] = out;
+		k->len[k->n++] = len;
+		*bufpos += len + 1;
 		skip_ws(p);
 		if (peek(p) != '.')
 			return 0;
-		p->pos++;
+		p->p++;
 	}
 }
 
-static int parse_value(struct ps *p, struct rt_toml_value *v, int depth);
+/* ---- scalars ---- */
 
-static int parse_inline_table(struct ps *p, int depth)
+static int digits(const char *s, size_t n, int (*ok)(int))
 {
-	p->pos++; /* { */
-	skip_ws(p);
-	if (peek(p) == '}') {
-		p->pos++;
+	/* digits with single underscores between them */
+	if (n == 0 || !ok((unsigned char)s[0]) || !ok((unsigned char)s[n - 1]))
 		return 0;
-	}
-	for (;;) {
-		char path[MAX_KEY], last[MAX_KEY];
-		int rc = parse_key(p, path, sizeof(path), last, sizeof(last));
-		if (rc)
-			return rc;
-		if (peek(p) != '=')
-			return fail(p, "expected '=' in inline table");
-		p->pos++;
-		skip_ws(p);
-		struct rt_toml_value v;
-		if ((rc = parse_value(p, &v, depth + 1)))
-			return rc;
-		skip_ws(p);
-		if (peek(p) == ',') {
-			p->pos++;
-			continue;
-		}
-		if (peek(p) == '}') {
-			p->pos++;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '_' ? !ok((unsigned char)s[i + 1]) : !ok((unsigned char)s[i]))
 			return 0;
-		}
-		return fail(p, "expected ',' or '}' in inline table");
-	}
+	return 1;
 }
 
-static int parse_array(struct ps *p, int depth)
+static int is_dec(int c)
 {
-	p->pos++; /* [ */
-	for (;;) {
-		skip_ws_nl(p);
-		if (peek(p) == ']') {
-			p->pos++;
-			return 0;
-		}
-		struct rt_toml_value v;
-		int rc = parse_value(p, &v, depth + 1);
-		if (rc)
-			return rc;
-		skip_ws_nl(p);
-		if (peek(p) == ',') {
-			p->pos++;
-			continue;
-		}
-		if (peek(p) == ']') {
-			p->pos++;
-			return 0;
-		}
-		return fail(p, "expected ',' or ']' in array");
-	}
+	return c >= '0' && c <= '9';
+}
+static int is_hex(int c)
+{
+	return hexdigit(c) >= 0;
+}
+static int is_oct(int c)
+{
+	return c >= '0' && c <= '7';
+}
+static int is_bin(int c)
+{
+	return c == '0' || c == '1';
 }
 
-static int parse_scalar(struct ps *p, struct rt_toml_value *v)
+/* Copy s[0..n) without underscores into out (NUL-terminated). */
+static void strip(const char *s, size_t n, char *out)
 {
-	char tok[128];
-	size_t n = 0;
-	for (;;) {
-		int c = peek(p);
-		/* a date-time may have one space between date and time */
-		if (c == ' ' && n == 10 && tok[4] == '-' && peek_at(p, 1) >= '0' &&
-		    peek_at(p, 1) <= '9')
-			c = 'T';
-		else if (!(is_bare(c) || c == '+' || c == '.' || c == ':'))
-			break;
-		if (n + 1 >= sizeof(tok))
-			return fail(p, "value too long");
-		tok[n++] = (char)c;
-		p->pos++;
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != '_')
+			out[o++] = s[i];
+	out[o] = '\0';
+}
+
+static int parse_int(struct ps *p, const char *s, size_t n, struct rt_toml_value *v)
+{
+	char tmp[128];
+	int base = 10, sign = 0;
+	const char *d = s;
+	size_t dn = n;
+	if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'o' || s[1] == 'b')) {
+		base = s[1] == 'x' ? 16 : s[1] == 'o' ? 8 : 2;
+		d += 2, dn -= 2;
+		if (!digits(d, dn, base == 16 ? is_hex : base == 8 ? is_oct : is_bin))
+			return fail(p, "invalid integer");
+	} else {
+		if (*d == '+' || *d == '-')
+			sign = *d, d++, dn--;
+		if (!digits(d, dn, is_dec) || (d[0] == '0' && dn > 1))
+			return fail(p, "invalid integer (no leading zeros, single _ between digits)");
 	}
-	tok[n] = '\0';
-	if (!n)
-		return fail(p, "expected a value");
-	if (!strcmp(tok, "true") || !strcmp(tok, "false")) {
-		v->type = RT_TOML_BOOL;
-		v->b = tok[0] == 't';
-		return 0;
-	}
-	const char *t = tok;
-	int sign = 1;
-	if (*t == '+' || *t == '-')
-		sign = *t++ == '-' ? -1 : 1;
-	if (!strcmp(t, "inf") || !strcmp(t, "nan")) {
-		v->type = RT_TOML_FLOAT;
-		v->f = t[0] == 'i' ? sign * HUGE_VAL : NAN;
-		return 0;
-	}
-	if (n >= 8 && tok[4] == '-' && tok[0] >= '0' && tok[0] <= '9') {
-		v->type = RT_TOML_OTHER; /* date/time: accepted, not interpreted */
-		return 0;
-	}
-	if (n >= 5 && tok[2] == ':') {
-		v->type = RT_TOML_OTHER;
-		return 0;
-	}
-	/* strip underscores (each must sit between digits) */
-	char clean[128];
-	size_t m = 0;
-	for (size_t i = 0; tok[i]; i++) {
-		if (tok[i] == '_') {
-			if (i == 0 || !tok[i + 1] || !is_bare(tok[i - 1]) || tok[i - 1] == '_' ||
-			    tok[i + 1] == '_')
-				return fail(p, "misplaced '_' in number");
-			continue;
-		}
-		clean[m++] = tok[i];
-	}
-	clean[m] = '\0';
-	t = clean;
-	if (*t == '+' || *t == '-')
-		t++;
-	errno = 0;
+	if (dn >= sizeof(tmp) - 2)
+		return fail(p, "integer out of range");
+	tmp[0] = sign == '-' ? '-' : '+';
+	strip(d, dn, tmp + 1);
 	char *end;
-	if (t[0] == '0' && (t[1] == 'x' || t[1] == 'o' || t[1] == 'b')) {
-		if (t != clean)
-			return fail(p, "sign on a non-decimal integer");
-		int base = t[1] == 'x' ? 16 : t[1] == 'o' ? 8 : 2;
-		if (!t[2] || t[2] == '-' || t[2] == '+')
-			return fail(p, "bad integer");
-		unsigned long long u = strtoull(t + 2, &end, base);
-		if (*end || errno || u > INT64_MAX)
-			return fail(p, "bad integer");
-		v->type = RT_TOML_INT;
-		v->i = (int64_t)u;
-		return 0;
-	}
-	if (!(t[0] >= '0' && t[0] <= '9'))
-		return fail(p, "expected a value");
-	if (strpbrk(t, ".eE")) {
-		double d = strtod(clean, &end);
-		if (*end || errno == ERANGE)
-			return fail(p, "bad float");
-		v->type = RT_TOML_FLOAT;
-		v->f = d;
-		return 0;
-	}
-	if (t[0] == '0' && t[1])
-		return fail(p, "leading zero in integer");
-	long long ll = strtoll(clean, &end, 10);
-	if (*end || errno)
-		return fail(p, "bad integer");
+	errno = 0;
+	long long x = strtoll(tmp, &end, base);
+	if (errno || *end)
+		return fail(p, "integer out of range (64 bits)");
 	v->type = RT_TOML_INT;
-	v->i = ll;
+	v->i = x;
 	return 0;
 }
 
-static int parse_value(struct ps *p, struct rt_toml_value *v, int depth)
+static int parse_float(struct ps *p, const char *s, size_t n, struct rt_toml_value *v)
 {
-	memset(v, 0, sizeof(*v));
+	char tmp[256];
+	const char *d = s;
+	size_t dn = n;
+	int neg = 0;
+	if (*d == '+' || *d == '-')
+		neg = *d == '-', d++, dn--;
+	v->type = RT_TOML_FLOAT;
+	if (dn == 3 && (!memcmp(d, "inf", 3) || !memcmp(d, "nan", 3))) {
+		v->f = d[0] == 'i' ? (neg ? -INFINITY : INFINITY) : NAN;
+		return 0;
+	}
+	/* int part */
+	size_t i = 0;
+	while (i < dn && (is_dec(d[i]) || d[i] == '_'))
+		i++;
+	if (!digits(d, i, is_dec) || (d[0] == '0' && i > 1))
+		return fail(p, "invalid float");
+	size_t j = i;
+	if (j < dn && d[j] == '.') {
+		size_t f0 = ++j;
+		while (j < dn && (is_dec(d[j]) || d[j] == '_'))
+			j++;
+		if (!digits(d + f0, j - f0, is_dec))
+			return fail(p, "invalid float (digits must follow the point)");
+	}
+	if (j < dn && (d[j] == 'e' || d[j] == 'E')) {
+		j++;
+		if (j < dn && (d[j] == '+' || d[j] == '-'))
+			j++;
+		size_t e0 = j;
+		while (j < dn && (is_dec(d[j]) || d[j] == '_'))
+			j++;
+		if (!digits(d + e0, j - e0, is_dec))
+			return fail(p, "invalid float exponent");
+	}
+	if (j != dn || j == i || n >= sizeof(tmp))
+		return fail(p, "invalid float");
+	strip(s, n, tmp);
+	char *end;
+	v->f = strtod(tmp, &end);
+	if (*end)
+		return fail(p, "invalid float");
+	return 0;
+}
+
+static int num2(const char *s)
+{
+	return is_dec(s[0]) && is_dec(s[1]) ? (s[0] - '0') * 10 + (s[1] - '0') : -1;
+}
+
+/* HH:MM:SS(.frac)? at s: its length, or -1. */
+static int time_part(const char *s, size_t n)
+{
+	if (n < 8 || s[2] != ':' || s[5] != ':')
+		return -1;
+	int h = num2(s), m = num2(s + 3), sec = num2(s + 6);
+	if (h < 0 || h > 23 || m < 0 || m > 59 || sec < 0 || sec > 60)
+		return -1;
+	size_t k = 8;
+	if (k < n && s[k] == '.') {
+		size_t f0 = ++k;
+		while (k < n && is_dec(s[k]))
+			k++;
+		if (k == f0)
+			return -1;
+	}
+	return (int)k;
+}
+
+static int leap(int y)
+{
+	return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+/* Offset date-time, local date-time, local date or local time. */
+static int parse_datetime(struct ps *p, const char *s, size_t n, struct rt_toml_value *v)
+{
+	static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	size_t k = 0;
+	if (n >= 10 && s[4] == '-' && s[7] == '-') {
+		int y = num2(s) * 100 + num2(s + 2), mo = num2(s + 5), d = num2(s + 8);
+		if (num2(s) < 0 || num2(s + 2) < 0 || mo < 1 || mo > 12 || d < 1 ||
+		    d > mdays[mo - 1] + (mo == 2 && leap(y)))
+			return fail(p, "invalid date");
+		k = 10;
+		if (k < n) {
+			if (s[k] != 'T' && s[k] != 't' && s[k] != ' ')
+				return fail(p, "invalid date-time");
+			int t = time_part(s + k + 1, n - k - 1);
+			if (t < 0)
+				return fail(p, "invalid time in a date-time");
+			k += 1 + (size_t)t;
+			if (k < n && (s[k] == 'Z' || s[k] == 'z')) {
+				k++;
+			} else if (k < n && (s[k] == '+' || s[k] == '-')) {
+				int oh = n - k >= 6 ? num2(s + k + 1) : -1;
+				int om = n - k >= 6 && s[k + 3] == ':' ? num2(s + k + 4) : -1;
+				if (oh < 0 || oh > 23 || om < 0 || om > 59)
+					return fail(p, "invalid time offset");
+				k += 6;
+			}
+		}
+	} else {
+		int t = time_part(s, n);
+		if (t < 0)
+			return fail(p, "invalid time");
+		k = (size_t)t;
+	}
+	if (k != n)
+		return fail(p, "invalid date or time");
+	v->type = RT_TOML_OTHER;
+	return 0;
+}
+
+/* true/false, numbers, dates: the token runs to a delimiter. */
+static int parse_scalar(struct ps *p, struct rt_toml_value *v)
+{
+	const char *s = p->p;
+	while (!at_end(p) && !strchr(" \t\r\n,]}#", *p->p))
+		p->p++;
+	/* a date and a time separated by one space are one value */
+	if (p->p - s == 10 && s[4] == '-' && peek(p) == ' ' && is_dec(peek_at(p, 1)) &&
+	    peek_at(p, 3) == ':') {
+		p->p++;
+		while (!at_end(p) && !strchr(" \t\r\n,]}#", *p->p))
+			p->p++;
+	}
+	size_t n = (size_t)(p->p - s);
+	if (n == 0)
+		return fail(p, "a value is missing");
+	if (n == 4 && !memcmp(s, "true", 4)) {
+		v->type = RT_TOML_BOOL;
+		v->b = 1;
+		return 0;
+	}
+	if (n == 5 && !memcmp(s, "false", 5)) {
+		v->type = RT_TOML_BOOL;
+		v->b = 0;
+		return 0;
+	}
+	if ((n >= 5 && (s[4] == '-' || s[2] == ':')) || (n >= 8 && s[2] == ':'))
+		return parse_datetime(p, s, n, v);
+	const char *q = s + (*s == '+' || *s == '-');
+	size_t qn = n - (size_t)(q - s);
+	int is_float = (qn == 3 && (!memcmp(q, "inf", 3) || !memcmp(q, "nan", 3)));
+	int hex = n > 2 && s[0] == '0' && s[1] == 'x';
+	for (size_t i = 0; i < n && !hex; i++)
+		if (s[i] == '.' || s[i] == 'e' || s[i] == 'E')
+			is_float = 1;
+	return is_float ? parse_float(p, s, n, v) : parse_int(p, s, n, v);
+}
+
+/* ---- values, tables ---- */
+
+static int parse_value(struct ps *p, struct node *holder, struct rt_toml_value *v, int depth,
+                       const char *path, int emit);
+
+/* The callback gets scalars reached through tables (not inside arrays). */
+static void emit(struct ps *p, const char *table, const char *key, const struct rt_toml_value *v)
+{
+	if (p->cb)
+		p->cb(p->ctx, table, key, v);
+}
+
+static int join(char *out, size_t cap, const char *a, const char *b, size_t blen)
+{
+	int n = snprintf(out, cap, "%s%s%.*s", a, a[0] ? "." : "", (int)blen, b);
+	return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+/*
+ * key = value into table t (path: t's dotted name). Dotted keys make
+ * tables on the way; they may not pass through a table a header defined,
+ * an inline table, or a non-table value.
+ */
+static int keyval(struct ps *p, struct node *t, const char *path, int depth, int do_emit)
+{
+	struct key k;
+	size_t bufpos = (size_t)(p->p - p->s) + 1; /* decoded keys never outgrow their text */
+	char tpath[MAX_PATH];
+	snprintf(tpath, sizeof(tpath), "%s", path);
+	if (parse_key(p, &k, &bufpos))
+		return -1;
+	if (peek(p) != '=')
+		return fail(p, "expected '=' after the key");
+	p->p++;
+	for (int i = 0; i < k.n - 1; i++) {
+		struct node *c = find(t, k.part[i], k.len[i]);
+		if (!c) {
+			if (!(c = add(p, t, k.part[i], k.len[i], K_TABLE)))
+				return -1;
+			c->origin = O_DOTTED;
+		} else if (c->kind != K_TABLE || c->frozen || c->origin == O_HEADER ||
+		           c->origin == O_AOT) {
+			return fail(p, "a dotted key cannot extend a value, an inline table or a table "
+			               "defined elsewhere");
+		}
+		char np[MAX_PATH];
+		if (join(np, sizeof(np), tpath, k.part[i], k.len[i]))
+			return fail(p, "key path too long");
+		memcpy(tpath, np, sizeof(tpath));
+		t = c;
+	}
+	const char *last = k.part[k.n - 1];
+	size_t lastlen = k.len[k.n - 1];
+	if (find(t, last, lastlen))
+		return fail(p, "duplicate key");
+	char lastkey[MAX_PATH];
+	rt_strlcpy_n(lastkey, sizeof(lastkey), last, lastlen);
+	struct node *n = add(p, t, last, lastlen, K_VALUE);
+	if (!n)
+		return -1;
+	skip_ws(p);
+	struct rt_toml_value v = {0};
+	char vpath[MAX_PATH];
+	if (join(vpath, sizeof(vpath), tpath, last, lastlen))
+		return fail(p, "key path too long");
+	if (parse_value(p, n, &v, depth, vpath, do_emit))
+		return -1;
+	if (do_emit && n->kind == K_VALUE && v.type != RT_TOML_OTHER) /* dates: not used */
+		emit(p, tpath, lastkey, &v);
+	return 0;
+}
+
+static int parse_inline_table(struct ps *p, struct node *t, int depth, const char *path, int do_emit)
+{
+	t->kind = K_TABLE;
+	t->origin = O_INLINE;
+	p->p++; /* { */
+	skip_ws(p);
+	if (peek(p) == '}') {
+		p->p++;
+		t->frozen = 1;
+		return 0;
+	}
+	for (;;) {
+		skip_ws(p);
+		if (keyval(p, t, path, depth + 1, do_emit))
+			return -1;
+		skip_ws(p);
+		int c = peek(p);
+		p->p++;
+		if (c == '}')
+			break;
+		if (c != ',')
+			return fail(p, "expected ',' or '}' in an inline table (one line, no trailing comma)");
+	}
+	/* dotted keys inside made sub-tables: all of it is frozen */
+	struct node *stack[MAX_DEPTH * 2];
+	int sp = 0;
+	stack[sp++] = t;
+	while (sp) {
+		struct node *x = stack[--sp];
+		x->frozen = 1;
+		for (struct node *c = x->first; c; c = c->next)
+			if (c->kind == K_TABLE && c->origin == O_DOTTED && sp < (int)RT_ARRAY_LEN(stack))
+				stack[sp++] = c;
+	}
+	return 0;
+}
+
+static int parse_array(struct ps *p, struct node *a, int depth)
+{
+	a->kind = K_ARRAY;
+	a->frozen = 1; /* a static array: no [[header]] may extend it */
+	p->p++;        /* [ */
+	for (;;) {
+		if (skip_ws_nl(p))
+			return -1;
+		if (peek(p) == ']') {
+			p->p++;
+			return 0;
+		}
+		struct node *el = add(p, a, "", 0, K_VALUE);
+		struct rt_toml_value v;
+		if (!el || parse_value(p, el, &v, depth + 1, "", 0))
+			return -1;
+		if (skip_ws_nl(p))
+			return -1;
+		int c = peek(p);
+		if (c == ',') {
+			p->p++;
+			continue;
+		}
+		if (c == ']') {
+			p->p++;
+			return 0;
+		}
+		return fail(p, at_end(p) ? "unterminated array" : "expected ',' or ']' in an array");
+	}
+}
+
+static int parse_value(struct ps *p, struct node *holder, struct rt_toml_value *v, int depth,
+                       const char *path, int do_emit)
+{
 	if (depth > MAX_DEPTH)
-		return fail(p, "nested too deeply");
+		return fail(p, "values nested too deeply");
+	memset(v, 0, sizeof(*v));
 	int c = peek(p);
 	if (c == '"' || c == '\'') {
-		size_t ol;
-		int rc = parse_string(p, p->scratch, &ol);
+		size_t len;
+		char *out = p->buf + (size_t)(p->p - p->s) + 1;
+		if (parse_string(p, out, &len, 1))
+			return -1;
 		v->type = RT_TOML_STRING;
-		v->str = p->scratch;
-		return rc;
+		v->str = out;
+		return 0;
 	}
-	if (c == '[') {
-		v->type = RT_TOML_OTHER;
-		return parse_array(p, depth);
-	}
-	if (c == '{') {
-		v->type = RT_TOML_OTHER;
-		return parse_inline_table(p, depth);
-	}
+	if (c == '[')
+		return parse_array(p, holder, depth);
+	if (c == '{')
+		return parse_inline_table(p, holder, depth, path, do_emit);
 	return parse_scalar(p, v);
 }
 
-static int parse_header(struct ps *p)
+/* [a.b] or [[a.b]]: find or make the table key/values go into. */
+static int header(struct ps *p)
 {
-	int arr = peek_at(p, 1) == '[';
-	p->pos += arr ? 2 : 1;
-	char last[MAX_KEY];
-	int rc = parse_key(p, p->table, sizeof(p->table), last, sizeof(last));
-	if (rc)
-		return rc;
-	if (peek(p) != ']' || (arr && peek_at(p, 1) != ']'))
-		return fail(p, "expected ']' after table name");
-	p->pos += arr ? 2 : 1;
-	return end_of_line(p);
-}
-
-static int parse_keyval(struct ps *p)
-{
-	char path[MAX_KEY], last[MAX_KEY];
-	int rc = parse_key(p, path, sizeof(path), last, sizeof(last));
-	if (rc)
-		return rc;
-	if (peek(p) != '=')
-		return fail(p, "expected '=' after key");
-	p->pos++;
-	skip_ws(p);
-	struct rt_toml_value v;
-	if ((rc = parse_value(p, &v, 0)))
-		return rc;
-	/* table of this key: current table + the key's dotted prefix */
-	char table[2 * MAX_KEY + 2];
-	size_t plen = strlen(path) - strlen(last);
-	if (plen)
-		plen--; /* drop the dot */
-	if (p->table[0] && plen)
-		snprintf(table, sizeof(table), "%s.%.*s", p->table, (int)plen, path);
-	else if (plen)
-		snprintf(table, sizeof(table), "%.*s", (int)plen, path);
-	else
-		snprintf(table, sizeof(table), "%s", p->table);
-	if (v.type != RT_TOML_OTHER && p->cb)
-		p->cb(p->ctx, table, last, &v);
+	int aot = starts(p, "[[");
+	p->p += aot ? 2 : 1;
+	struct key k;
+	size_t bufpos = (size_t)(p->p - p->s) + 1;
+	if (parse_key(p, &k, &bufpos))
+		return -1;
+	if (aot ? !starts(p, "]]") : peek(p) != ']')
+		return fail(p, aot ? "expected ']]' to close the header" : "expected ']' to close the header");
+	p->p += aot ? 2 : 1;
+	struct node *t = p->root;
+	char path[MAX_PATH] = "";
+	p->emit = !aot;
+	for (int i = 0; i < k.n; i++) {
+		char np[MAX_PATH];
+		if (join(np, sizeof(np), path, k.part[i], k.len[i]))
+			return fail(p, "key path too long");
+		memcpy(path, np, sizeof(path));
+		struct node *c = find(t, k.part[i], k.len[i]);
+		int final = i == k.n - 1;
+		if (final && aot) {
+			if (!c) {
+				if (!(c = add(p, t, k.part[i], k.len[i], K_ARRAY)))
+					return -1;
+				c->aot = 1;
+			} else if (c->kind != K_ARRAY || !c->aot) {
+				return fail(p, "[[array of tables]] where another value is defined");
+			}
+			struct node *el = add(p, c, "", 0, K_TABLE);
+			if (!el)
+				return -1;
+			el->origin = O_AOT;
+			t = el;
+			break;
+		}
+		if (!c) {
+			if (!(c = add(p, t, k.part[i], k.len[i], K_TABLE)))
+				return -1;
+			c->origin = final ? O_HEADER : O_IMPLICIT;
+		} else if (c->kind == K_ARRAY && c->aot && !final) {
+			c = c->last; /* [a.b] under [[a]]: the latest element */
+			p->emit = 0;
+		} else if (c->kind != K_TABLE || c->frozen) {
+			return fail(p, "a header names a key that already holds a value");
+		} else if (final) {
+			if (c->origin != O_IMPLICIT)
+				return fail(p, "table defined twice");
+			c->origin = O_HEADER;
+		}
+		t = c;
+	}
+	p->cur = t;
+	snprintf(p->path, sizeof(p->path), "%s", path);
 	return end_of_line(p);
 }
 
 int rt_toml_parse(const char *buf, size_t len, rt_toml_cb cb, void *ctx, int *err_line, char *err,
                   size_t errcap)
 {
-	struct ps p = {.s = buf, .len = len, .line = 1, .cb = cb, .ctx = ctx};
-	p.scratch = malloc(len + 16);
-	if (!p.scratch)
-		return -ENOMEM;
+	struct ps p = {.s = buf, .end = buf + len, .p = buf, .line = 1, .err = err,
+	               .errcap = errcap, .cb = cb, .ctx = ctx};
+	if (errcap)
+		err[0] = '\0';
+	*err_line = 0;
+	struct node root = {.kind = K_TABLE, .origin = O_HEADER};
+	p.root = p.cur = &root;
+	p.emit = 1;
+	/* decoded strings and keys are written at the offset of their own text
+	 * + 1 in a buffer as big as the input: each is shorter than its source */
+	p.bufcap = len + 2;
+	p.buf = malloc(p.bufcap);
 	int rc = 0;
-	/* a UTF-8 byte order mark is allowed */
-	if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
-		p.pos = 3;
-	while (p.pos < p.len && !rc) {
-		skip_ws_nl(&p);
-		int c = peek(&p);
-		if (c == -1)
+	if (!p.buf) {
+		fail(&p, "out of memory");
+		rc = -1;
+	}
+	if (!rc)
+		rc = check_utf8(&p);
+	while (!rc) {
+		if ((rc = skip_ws_nl(&p)) || at_end(&p))
 			break;
-		rc = c == '[' ? parse_header(&p) : parse_keyval(&p);
+		if (peek(&p) == '[')
+			rc = header(&p);
+		else if ((rc = keyval(&p, p.cur, p.path, 0, p.emit)) == 0)
+			rc = end_of_line(&p);
 	}
-	free(p.scratch);
+	free_tree(root.first);
+	free(p.buf);
 	if (rc) {
-		if (err_line)
-			*err_line = p.line;
-		if (err && errcap)
-			snprintf(err, errcap, "%s", p.err);
+		*err_line = p.line;
+		return RT_E_SYNTAX;
 	}
-	return rc;
+	return 0;
 }

@@ -1,10 +1,10 @@
 /*
- * toml.h - a small, bounded TOML reader for the config file.
+ * toml.h - a bounded TOML 1.0 reader for the config file.
  *
- * It understands what config files use: comments, [table] and [a.b]
- * headers, bare/quoted/dotted keys, basic and literal strings (single and
- * multi-line), integers (with _ and 0x/0o/0b), floats, booleans, dates
- * (passed through as text), arrays and inline tables (parsed and skipped).
+ * Every valid TOML 1.0 document is accepted (all string, number, date and
+ * time forms, inline tables, dotted keys, arrays of tables) and every
+ * invalid one refused with its line (duplicate keys, redefined tables, bad
+ * escapes, invalid dates or numbers, control characters, invalid UTF-8).
  * It never reads past len and never trusts a NUL.
  */
 #ifndef RT_TOML_H
