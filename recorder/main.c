@@ -616,8 +616,11 @@ int main(int argc, char **argv)
 	struct rt_buf mb = {0};
 	rt_runmeta_write(&mb, &meta);
 	struct store_choice sc;
-	if (choose_store(&cfg, wrapper, &mb, &sc))
+	if (choose_store(&cfg, wrapper, &mb, &sc)) {
+		rt_buf_free(&mb);
+		rt_config_free(&cfg);
 		return 1;
+	}
 	meta.run_id = sc.run;
 	rt_buf_reset(&mb);
 	rt_runmeta_write(&mb, &meta); /* now with its id, for the stream */
@@ -656,6 +659,9 @@ int main(int argc, char **argv)
 		if (wrapper)
 			return exec_untracked(&cfg, err);
 		say("%s", err);
+		rt_sampler_close(&s, 1);
+		rt_store_close(sc.store);
+		rt_buf_free(&mb);
 		return 1;
 	}
 	say_lines(warn);

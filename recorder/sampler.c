@@ -168,15 +168,18 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 	rt_record_seal(&rec);
 	s->last_len = rec.h->size;
 	s->last = t;
-	if (inv_changed && (s->store || s->stream)) {
+	/* an inventory the store could not take is tried again with the next
+	 * sample: the samples of its generation need it to be replayed */
+	if ((inv_changed && s->stream) || ((inv_changed || s->inv_pending) && s->store)) {
 		long n = encode_inventory(s);
 		rc = n < 0 ? (int)n : 0;
-		if (s->store && n > 0)
+		if (s->store && n > 0 && (inv_changed || s->inv_pending))
 			rc = rt_store_put_inventory(s->store, s->run, s->col.inv->gen, s->inv_buf,
 			                            (size_t)n);
+		s->inv_pending = s->store && rc != 0;
 		if (rc)
 			store_failed(s, "write the inventory", rc, warn, warncap);
-		if (s->stream)
+		if (s->stream && inv_changed)
 			stream_inventory(s, n);
 	}
 	if (s->store) {

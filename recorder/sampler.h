@@ -32,6 +32,7 @@ struct rt_sampler {
 	unsigned since_trim, since_cap;
 	int store_failing;  /* the last write failed (said once per outage) */
 	uint64_t unstored;  /* samples that could not be committed */
+	int inv_pending;    /* the current inventory is not in the store yet */
 	char ring_path[4096];
 	uint32_t ring_slots;
 	struct rt_time last;      /* time of the last sample */

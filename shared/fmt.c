@@ -51,7 +51,8 @@ void rt_buf_put(struct rt_buf *b, const char *s, size_t n)
 {
 	if (reserve(b, n + 1))
 		return;
-	memcpy(b->p + b->len, s, n);
+	if (n) /* s may be NULL when there is nothing to copy */
+		memcpy(b->p + b->len, s, n);
 	b->len += n;
 	b->p[b->len] = '\0';
 }
