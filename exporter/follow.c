@@ -232,7 +232,8 @@ int rt_follow_stream(struct rt_emitter *e, int fd)
 		} else if (type == RT_FRAME_INVENTORY && len >= 4) {
 			uint32_t gen;
 			memcpy(&gen, p, 4);
-			if ((rc = rt_emitter_put_inventory(e, gen, (const char *)p + 4, len - 4)) < 0 &&
+			if ((rc = rt_emitter_put_inventory(e, gen, (const char *)p + 4, len - 4)) <
+			        0 &&
 			    rc != RT_E_CORRUPT)
 				break;
 			rc = 0;

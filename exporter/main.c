@@ -249,8 +249,8 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 	struct rt_sink k;
 	r = rt_sink_open(&k, a->output, live ? 2 : 1, replay ? 0 : 1);
 	if (r) {
-		rt_say("cannot open the output file %s: %s (choose another with -o FILE)", a->output,
-		       strerror(-r));
+		rt_say("cannot open the output file %s: %s (choose another with -o FILE)",
+		       a->output, strerror(-r));
 		rt_run_free(&ri);
 		return 1;
 	}
@@ -312,8 +312,9 @@ static const struct verb {
      "stream a run to S3 through the Sentinel API (SENTINEL_API_TOKEN); resumes where a "
      "previous upload stopped; -v says when the run is finished on Sentinel",
      NEEDS_RUN, verb_upload},
-    {"discover", "", "print the cloud vendor, account, region, zone and instance type (probes "
-                     "metadata services for up to 2 s)",
+    {"discover", "",
+     "print the cloud vendor, account, region, zone and instance type (probes "
+     "metadata services for up to 2 s)",
      NO_STORE, verb_discover},
 };
 

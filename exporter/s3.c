@@ -73,8 +73,8 @@ int rt_s3_put(const char *endpoint, const char *region, const struct rt_checkpoi
 		rc = 0;
 		if (resp.status < 200 || resp.status > 299) {
 			const char *code = resp.body.p ? strstr(resp.body.p, "<Code>") : NULL;
-			snprintf(res->detail, sizeof(res->detail), "S3 PUT %s answered %ld%s%.*s", key,
-			         resp.status, code ? ": " : "",
+			snprintf(res->detail, sizeof(res->detail), "S3 PUT %s answered %ld%s%.*s",
+			         key, resp.status, code ? ": " : "",
 			         code ? (int)strcspn(code + 6, "<") : 0, code ? code + 6 : "");
 			rc = RT_E_HTTP;
 		}

@@ -72,8 +72,7 @@ static int retryable(int rc, const struct rt_net_result *res)
 {
 	if (rc == RT_E_NET)
 		return 1;
-	return rc == RT_E_HTTP &&
-	       (res->status >= 500 || res->status == 408 || res->status == 429);
+	return rc == RT_E_HTTP && (res->status >= 500 || res->status == 408 || res->status == 429);
 }
 
 /* TRACKER_UPLOAD_INTERVAL: seconds between batches, validated like --interval. */
@@ -84,9 +83,10 @@ static double upload_interval(void)
 	if (!iv || !*iv)
 		return 60.0;
 	if (rt_config_parse_interval(iv, &v)) {
-		rt_say("warning: TRACKER_UPLOAD_INTERVAL='%s' is not a number of seconds from %g to "
-		       "%g; using 60",
-		       iv, RT_INTERVAL_MIN, RT_INTERVAL_MAX);
+		rt_say(
+		    "warning: TRACKER_UPLOAD_INTERVAL='%s' is not a number of seconds from %g to "
+		    "%g; using 60",
+		    iv, RT_INTERVAL_MIN, RT_INTERVAL_MAX);
 		return 60.0;
 	}
 	return v;
@@ -239,10 +239,11 @@ int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose)
 	for (size_t n = strlen(base); n && base[n - 1] == '/'; n--)
 		base[n - 1] = '\0';
 	if (!rt_url_allowed(base) || strpbrk(base, " \t\r\n?#")) {
-		rt_say("SENTINEL_API_URL='%s' is not an https URL (or http to 127.0.0.1); streaming "
-		       "is off for this run, it stays in the local store: fix the URL and run "
-		       "rt-export upload %s",
-		       base, spec);
+		rt_say(
+		    "SENTINEL_API_URL='%s' is not an https URL (or http to 127.0.0.1); streaming "
+		    "is off for this run, it stays in the local store: fix the URL and run "
+		    "rt-export upload %s",
+		    base, spec);
 		return 1;
 	}
 	double interval = upload_interval();
@@ -293,14 +294,16 @@ int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose)
 			recovered(&r_api);
 			rt_checkpoint_save(rt_store_dir(s), ri.id, &cp);
 		} else if (!retryable(rc, &res)) {
-			rt_say("%s (%s); streaming is off for run %llu, it stays in the local store: "
-			       "check SENTINEL_API_URL and SENTINEL_API_TOKEN, then run rt-export "
-			       "upload %llu",
-			       rc == RT_E_PROTOCOL ? "Sentinel's answer to start the run cannot be used"
-			       : rc == RT_E_HTTP   ? "Sentinel refused the run"
-			                           : "cannot start the run on Sentinel",
-			       rc == -ENOMEM ? "out of memory" : msg, (unsigned long long)ri.id,
-			       (unsigned long long)ri.id);
+			rt_say(
+			    "%s (%s); streaming is off for run %llu, it stays in the local store: "
+			    "check SENTINEL_API_URL and SENTINEL_API_TOKEN, then run rt-export "
+			    "upload %llu",
+			    rc == RT_E_PROTOCOL
+			        ? "Sentinel's answer to start the run cannot be used"
+			    : rc == RT_E_HTTP ? "Sentinel refused the run"
+			                      : "cannot start the run on Sentinel",
+			    rc == -ENOMEM ? "out of memory" : msg, (unsigned long long)ri.id,
+			    (unsigned long long)ri.id);
 			ret = 1;
 			goto out;
 		} else {
@@ -365,7 +368,8 @@ int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose)
 				next_due = now_ns(1) + (uint64_t)(interval * 1e9);
 				continue;
 			}
-			if (res.status == 403 && strstr(msg, "Token")) { /* expired: new credentials */
+			if (res.status == 403 &&
+			    strstr(msg, "Token")) { /* expired: new credentials */
 				if (rt_sentinel_refresh(&api, &cp, &res) == 0) {
 					rt_checkpoint_save(rt_store_dir(s), ri.id, &cp);
 					continue;
@@ -386,9 +390,10 @@ int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose)
 				cp.finished = 1;
 				rt_checkpoint_save(rt_store_dir(s), ri.id, &cp);
 				if (verbose) /* all went well: quiet on stderr, where metrics go */
-					rt_say("run %llu finished on Sentinel as %s (%zu objects%s)",
-					       (unsigned long long)ri.id, cp.sentinel_run, cp.nuris,
-					       cp.nuris ? "" : ", data inline");
+					rt_say(
+					    "run %llu finished on Sentinel as %s (%zu objects%s)",
+					    (unsigned long long)ri.id, cp.sentinel_run, cp.nuris,
+					    cp.nuris ? "" : ", data inline");
 				break;
 			}
 			if (!retryable(rc, &res)) {

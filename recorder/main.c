@@ -156,13 +156,11 @@ static int try_store(const char *dir, const struct rt_config *cfg, const struct 
 static int private_dir(const char *base, const char *name, char *out, size_t cap)
 {
 	struct stat st;
-	if (!base || base[0] != '/' ||
-	    snprintf(out, cap, "%s/%s", base, name) >= (int)cap)
+	if (!base || base[0] != '/' || snprintf(out, cap, "%s/%s", base, name) >= (int)cap)
 		return -1;
 	if (mkdir(out, 0700) < 0 && errno != EEXIST)
 		return -1;
-	if (lstat(out, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
-	    (st.st_mode & 077))
+	if (lstat(out, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
 		return -1;
 	return 0;
 }
@@ -177,8 +175,8 @@ static int choose_store(const struct rt_config *cfg, int wrapper, const struct r
 	int have = rt_store_resolve_dir(cfg->store, dir, sizeof(dir)) == 0;
 	if (have && try_store(dir, cfg, mb, c, why, sizeof(why)) == 0)
 		return 0;
-	const char *what = explicit ? (cfg->store && *cfg->store ? "--store" : "RT_STORE")
-	                            : "the default store";
+	const char *what =
+	    explicit ? (cfg->store && *cfg->store ? "--store" : "RT_STORE") : "the default store";
 	if (explicit && !wrapper) {
 		say("cannot use %s %s: %s (choose a writable directory with --store DIR)", what,
 		    dir, why);
@@ -193,8 +191,8 @@ static int choose_store(const struct rt_config *cfg, int wrapper, const struct r
 		char why2[512];
 		if (private_dir(bases[i][0], bases[i][1], alt, sizeof(alt)) == 0 &&
 		    try_store(alt, cfg, mb, c, why2, sizeof(why2)) == 0) {
-			say("warning: cannot use %s%s%s (%s); this run is stored in %s instead", what,
-			    have ? " " : "", have ? dir : "", why, alt);
+			say("warning: cannot use %s%s%s (%s); this run is stored in %s instead",
+			    what, have ? " " : "", have ? dir : "", why, alt);
 			return 0;
 		}
 	}
@@ -288,8 +286,8 @@ static pid_t spawn_export(const char *const *args, const char *runid, int out_fd
  * never depends on /dev/shm or on a writable disk.
  */
 static pid_t spawn_printer(const struct rt_config *cfg, struct rt_sampler *s,
-                           const struct store_choice *sc, int out_fd, struct rt_stream_out *pipe_out,
-                           const struct rt_buf *meta)
+                           const struct store_choice *sc, int out_fd,
+                           struct rt_stream_out *pipe_out, const struct rt_buf *meta)
 {
 	char runid[32];
 	snprintf(runid, sizeof(runid), "%llu", (unsigned long long)sc->run);
@@ -297,8 +295,8 @@ static pid_t spawn_printer(const struct rt_config *cfg, struct rt_sampler *s,
 	const char *out = out_fd >= 0 ? "-" : NULL;
 	pid_t pid;
 	if (sc->store && s->ring) {
-		const char *args[] = {"live", runid, "--store", sc->dir, "-f", fmt, out ? "-o" : NULL,
-		                      out, NULL};
+		const char *args[] = {
+		    "live", runid, "--store", sc->dir, "-f", fmt, out ? "-o" : NULL, out, NULL};
 		pid = spawn_export(args, runid, out_fd, -1);
 	} else {
 		int p[2];
@@ -323,7 +321,8 @@ static pid_t spawn_printer(const struct rt_config *cfg, struct rt_sampler *s,
 			    "rt-export replay %s",
 			    strerror(errno), runid);
 		else
-			say("warning: cannot start the live output (%s); this run is neither printed "
+			say("warning: cannot start the live output (%s); this run is neither "
+			    "printed "
 			    "nor stored",
 			    strerror(errno));
 	}

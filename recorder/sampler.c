@@ -47,7 +47,8 @@ int rt_sampler_init(struct rt_sampler *s, struct rt_store *store, uint64_t run, 
 }
 
 /* Add one line to the caller's warnings of this sample. */
-static void note(char *warn, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void note(char *warn, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void note(char *warn, size_t cap, const char *fmt, ...)
 {
 	size_t n = strlen(warn);
@@ -102,7 +103,8 @@ static void stream_inventory(struct rt_sampler *s, long n)
 {
 	uint32_t gen = s->col.inv->gen;
 	if (n > 0)
-		rt_stream_put(s->stream, RT_FRAME_INVENTORY, &gen, sizeof(gen), s->inv_buf, (size_t)n);
+		rt_stream_put(s->stream, RT_FRAME_INVENTORY, &gen, sizeof(gen), s->inv_buf,
+		              (size_t)n);
 }
 
 void rt_sampler_attach_stream(struct rt_sampler *s, struct rt_stream_out *out, const char *meta,
@@ -123,7 +125,8 @@ static int create_ring(struct rt_sampler *s, const struct rt_record *rec)
 	size_t slot = rt_record_size(rec->h->ncpu, rec->h->ndisk + 4u, rec->h->nmount + 8u,
 	                             rec->h->nnic + 8u, rec->h->ngpu + 2u);
 	slot = (slot + 63) & ~(size_t)63;
-	int rc = rt_ring_path(s->ring_path, sizeof(s->ring_path), rt_store_ring_key(s->store), s->run);
+	int rc =
+	    rt_ring_path(s->ring_path, sizeof(s->ring_path), rt_store_ring_key(s->store), s->run);
 	if (rc)
 		return rc;
 	rc = rt_ring_create(s->ring_path, s->run, (uint32_t)slot, s->ring_slots, &s->ring);
@@ -196,7 +199,8 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 	/* the ring serves readers that find runs in the store: none without one */
 	if (s->store && !s->ring && !s->ring_error && (rc = create_ring(s, &rec))) {
 		s->ring_error = rc;
-		note(warn, warncap, "no live ring (%s: %s); other terminals cannot follow this run "
+		note(warn, warncap,
+		     "no live ring (%s: %s); other terminals cannot follow this run "
 		     "live, replay it from the store instead",
 		     s->ring_path, rt_strerror(rc));
 	}

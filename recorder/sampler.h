@@ -17,9 +17,9 @@
 
 struct rt_sampler {
 	struct rt_collector col;
-	struct rt_store *store; /* NULL: nothing writable, nothing is stored */
-	struct rt_ring *ring;   /* created after the first sample (sizes) */
-	int ring_error;         /* why there is no ring (0: none yet) */
+	struct rt_store *store;       /* NULL: nothing writable, nothing is stored */
+	struct rt_ring *ring;         /* created after the first sample (sizes) */
+	int ring_error;               /* why there is no ring (0: none yet) */
 	struct rt_stream_out *stream; /* the live printer's pipe, or NULL */
 	uint64_t run;
 	uint64_t seq; /* seq of the next sample */
@@ -30,9 +30,9 @@ struct rt_sampler {
 	size_t inv_cap;
 	uint64_t last_sync_ns;
 	unsigned since_trim, since_cap;
-	int store_failing;  /* the last write failed (said once per outage) */
-	uint64_t unstored;  /* samples that could not be committed */
-	int inv_pending;    /* the current inventory is not in the store yet */
+	int store_failing; /* the last write failed (said once per outage) */
+	uint64_t unstored; /* samples that could not be committed */
+	int inv_pending;   /* the current inventory is not in the store yet */
 	char ring_path[4096];
 	uint32_t ring_slots;
 	struct rt_time last;      /* time of the last sample */

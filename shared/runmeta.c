@@ -150,7 +150,7 @@ static void ws(struct scan *s)
 
 static int hexval(char c)
 {
-	return c >= '0' && c <= '9' ? c - '0'
+	return c >= '0' && c <= '9'   ? c - '0'
 	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
 	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
 	                              : -1;
@@ -178,14 +178,17 @@ static void put_utf8(char *dst, size_t cap, size_t *n, unsigned cp)
 	if (cp < 0x80)
 		u[0] = (unsigned char)cp, k = 1;
 	else if (cp < 0x800)
-		u[0] = (unsigned char)(0xc0 | cp >> 6), u[1] = (unsigned char)(0x80 | (cp & 63)), k = 2;
+		u[0] = (unsigned char)(0xc0 | cp >> 6), u[1] = (unsigned char)(0x80 | (cp & 63)),
+		k = 2;
 	else if (cp < 0x10000)
-		u[0] = (unsigned char)(0xe0 | cp >> 12), u[1] = (unsigned char)(0x80 | (cp >> 6 & 63)),
+		u[0] = (unsigned char)(0xe0 | cp >> 12),
+		u[1] = (unsigned char)(0x80 | (cp >> 6 & 63)),
 		u[2] = (unsigned char)(0x80 | (cp & 63)), k = 3;
 	else
-		u[0] = (unsigned char)(0xf0 | cp >> 18), u[1] = (unsigned char)(0x80 | (cp >> 12 & 63)),
-		u[2] = (unsigned char)(0x80 | (cp >> 6 & 63)), u[3] = (unsigned char)(0x80 | (cp & 63)),
-		k = 4;
+		u[0] = (unsigned char)(0xf0 | cp >> 18),
+		u[1] = (unsigned char)(0x80 | (cp >> 12 & 63)),
+		u[2] = (unsigned char)(0x80 | (cp >> 6 & 63)),
+		u[3] = (unsigned char)(0x80 | (cp & 63)), k = 4;
 	if (dst && *n + k < cap)
 		memcpy(dst + *n, u, k);
 	*n += k;
@@ -219,7 +222,9 @@ static long string(struct scan *s, char *dst, size_t cap)
 		char e = *s->p++;
 		unsigned cp;
 		switch (e) {
-		case '"': case '\\': case '/': cp = (unsigned char)e; break;
+		case '"':
+		case '\\':
+		case '/': cp = (unsigned char)e; break;
 		case 'b': cp = '\b'; break;
 		case 'f': cp = '\f'; break;
 		case 'n': cp = '\n'; break;
@@ -232,7 +237,8 @@ static long string(struct scan *s, char *dst, size_t cap)
 			if (cp >= 0xd800 && cp < 0xdc00) { /* a surrogate pair, or U+FFFD */
 				unsigned lo;
 				if (s->end - s->p >= 6 && s->p[0] == '\\' && s->p[1] == 'u' &&
-				    hex4(s->p + 2, s->end, &lo) == 0 && lo >= 0xdc00 && lo < 0xe000) {
+				    hex4(s->p + 2, s->end, &lo) == 0 && lo >= 0xdc00 &&
+				    lo < 0xe000) {
 					cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
 					s->p += 6;
 				} else {

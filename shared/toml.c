@@ -261,7 +261,7 @@ static void put_utf8(char *out, size_t *o, unsigned long c)
 
 static int hexdigit(int c)
 {
-	return c >= '0' && c <= '9' ? c - '0'
+	return c >= '0' && c <= '9'   ? c - '0'
 	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
 	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
 	                              : -1;
@@ -346,7 +346,8 @@ static int parse_string(struct ps *p, char *out, size_t *olen, int allow_multi)
 		int nl = newline(p);
 		if (nl) {
 			if (!multi)
-				return fail(p, "unterminated string (newline in a single-line string)");
+				return fail(
+				    p, "unterminated string (newline in a single-line string)");
 			memcpy(out + o, p->p, (size_t)nl);
 			o += (size_t)nl;
 			p->p += nl;
@@ -490,7 +491,8 @@ static int parse_int(struct ps *p, const char *s, size_t n, struct rt_toml_value
 		if (*d == '+' || *d == '-')
 			sign = *d, d++, dn--;
 		if (!digits(d, dn, is_dec) || (d[0] == '0' && dn > 1))
-			return fail(p, "invalid integer (no leading zeros, single _ between digits)");
+			return fail(p,
+			            "invalid integer (no leading zeros, single _ between digits)");
 	}
 	if (dn >= sizeof(tmp) - 2)
 		return fail(p, "integer out of range");
@@ -702,8 +704,9 @@ static int keyval(struct ps *p, struct node *t, const char *path, int depth, int
 			c->origin = O_DOTTED;
 		} else if (c->kind != K_TABLE || c->frozen || c->origin == O_HEADER ||
 		           c->origin == O_AOT) {
-			return fail(p, "a dotted key cannot extend a value, an inline table or a table "
-			               "defined elsewhere");
+			return fail(
+			    p, "a dotted key cannot extend a value, an inline table or a table "
+			       "defined elsewhere");
 		}
 		char np[MAX_PATH];
 		if (join(np, sizeof(np), tpath, k.part[i], k.len[i]))
@@ -732,7 +735,8 @@ static int keyval(struct ps *p, struct node *t, const char *path, int depth, int
 	return 0;
 }
 
-static int parse_inline_table(struct ps *p, struct node *t, int depth, const char *path, int do_emit)
+static int parse_inline_table(struct ps *p, struct node *t, int depth, const char *path,
+                              int do_emit)
 {
 	t->kind = K_TABLE;
 	t->origin = O_INLINE;
@@ -753,7 +757,9 @@ static int parse_inline_table(struct ps *p, struct node *t, int depth, const cha
 		if (c == '}')
 			break;
 		if (c != ',')
-			return fail(p, "expected ',' or '}' in an inline table (one line, no trailing comma)");
+			return fail(
+			    p,
+			    "expected ',' or '}' in an inline table (one line, no trailing comma)");
 	}
 	/* dotted keys inside made sub-tables: all of it is frozen */
 	struct node *stack[MAX_DEPTH * 2];
@@ -763,7 +769,8 @@ static int parse_inline_table(struct ps *p, struct node *t, int depth, const cha
 		struct node *x = stack[--sp];
 		x->frozen = 1;
 		for (struct node *c = x->first; c; c = c->next)
-			if (c->kind == K_TABLE && c->origin == O_DOTTED && sp < (int)RT_ARRAY_LEN(stack))
+			if (c->kind == K_TABLE && c->origin == O_DOTTED &&
+			    sp < (int)RT_ARRAY_LEN(stack))
 				stack[sp++] = c;
 	}
 	return 0;
@@ -796,7 +803,8 @@ static int parse_array(struct ps *p, struct node *a, int depth)
 			p->p++;
 			return 0;
 		}
-		return fail(p, at_end(p) ? "unterminated array" : "expected ',' or ']' in an array");
+		return fail(p,
+		            at_end(p) ? "unterminated array" : "expected ',' or ']' in an array");
 	}
 }
 
@@ -833,7 +841,8 @@ static int header(struct ps *p)
 	if (parse_key(p, &k, &bufpos))
 		return -1;
 	if (aot ? !starts(p, "]]") : peek(p) != ']')
-		return fail(p, aot ? "expected ']]' to close the header" : "expected ']' to close the header");
+		return fail(p, aot ? "expected ']]' to close the header"
+		                   : "expected ']' to close the header");
 	p->p += aot ? 2 : 1;
 	struct node *t = p->root;
 	char path[MAX_PATH] = "";
@@ -851,7 +860,8 @@ static int header(struct ps *p)
 					return -1;
 				c->aot = 1;
 			} else if (c->kind != K_ARRAY || !c->aot) {
-				return fail(p, "[[array of tables]] where another value is defined");
+				return fail(p,
+				            "[[array of tables]] where another value is defined");
 			}
 			struct node *el = add(p, c, "", 0, K_TABLE);
 			if (!el)
@@ -884,8 +894,14 @@ static int header(struct ps *p)
 int rt_toml_parse(const char *buf, size_t len, rt_toml_cb cb, void *ctx, int *err_line, char *err,
                   size_t errcap)
 {
-	struct ps p = {.s = buf, .end = buf + len, .p = buf, .line = 1, .err = err,
-	               .errcap = errcap, .cb = cb, .ctx = ctx};
+	struct ps p = {.s = buf,
+	               .end = buf + len,
+	               .p = buf,
+	               .line = 1,
+	               .err = err,
+	               .errcap = errcap,
+	               .cb = cb,
+	               .ctx = ctx};
 	if (errcap)
 		err[0] = '\0';
 	*err_line = 0;

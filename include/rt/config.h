@@ -35,8 +35,8 @@ enum rt_format { RT_FMT_JSON, RT_FMT_CSV };
 #define RT_INTERVAL_MAX (86400.0 * 7) /* a week */
 
 struct rt_config {
-	double interval; /* seconds */
-	int64_t pid;     /* 0: none */
+	double interval;    /* seconds */
+	int64_t pid;        /* 0: none */
 	char pid_from[320]; /* where pid came from, for messages: "--pid", "[job] pid in FILE" */
 	enum rt_format format;
 	const char *output; /* NULL: stderr */

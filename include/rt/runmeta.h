@@ -56,9 +56,9 @@ void rt_runmeta_write(struct rt_buf *out, const struct rt_run_meta *m);
  * hostile (any bytes, any nesting, any length).
  */
 struct rt_run_fields {
-	char status[16];     /* "" when absent or longer than 15 bytes */
-	size_t status_at;    /* offset of the status string's opening quote, 0: absent */
-	size_t status_end;   /* offset just past its closing quote */
+	char status[16];   /* "" when absent or longer than 15 bytes */
+	size_t status_at;  /* offset of the status string's opening quote, 0: absent */
+	size_t status_end; /* offset just past its closing quote */
 	int64_t recorder_pid;
 	int64_t tracked_pid; /* 0: null */
 	uint64_t start_ns, end_ns;

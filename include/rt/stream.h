@@ -31,8 +31,8 @@ enum rt_frame_type {
 };
 
 struct rt_stream_out {
-	int fd;        /* non-blocking write end, -1: closed */
-	int broken;    /* the reader went away (EPIPE) */
+	int fd;     /* non-blocking write end, -1: closed */
+	int broken; /* the reader went away (EPIPE) */
 	uint64_t dropped;
 	struct rt_buf pending;
 };

@@ -67,15 +67,19 @@ static const char *valid[] = {
     "nested_mixed_array = [ [ 1, 2 ], [\"a\", \"b\", \"c\"] ]\n"
     "string_array = [ \"all\", 'strings', \"\"\"are the same\"\"\", '''type''' ]\n",
     "numbers = [ 0.1, 0.2, 0.5, 1, 2, 5 ]\ncontributors = [\n  \"Foo Bar <foo@example.com>\",\n"
-    "  { name = \"Baz Qux\", email = \"bazqux@example.com\", url = \"https://example.com/bazqux\" }\n]\n",
+    "  { name = \"Baz Qux\", email = \"bazqux@example.com\", url = \"https://example.com/bazqux\" "
+    "}\n]\n",
     "integers2 = [\n  1, 2, 3\n]\nintegers3 = [\n  1,\n  2, # this is ok\n]\nempty = []\n",
     /* tables */
-    "[table-1]\nkey1 = \"some string\"\nkey2 = 123\n\n[table-2]\nkey1 = \"another string\"\nkey2 = 456\n",
+    "[table-1]\nkey1 = \"some string\"\nkey2 = 123\n\n[table-2]\nkey1 = \"another string\"\nkey2 = "
+    "456\n",
     "[dog.\"tater.man\"]\ntype.name = \"pug\"\n",
     "[a.b.c]\n[ d.e.f ]\n[ g .  h  . i ]\n[ j . \"ʞ\" . 'l' ]\n",
     "[x.y.z.w]\n[x]\n",
-    "[fruit]\napple.color = \"red\"\napple.taste.sweet = true\n[fruit.apple.texture]\nsmooth = true\n",
-    "# Top-level table begins.\nname = \"Fido\"\nbreed = \"pug\"\n[owner]\nname = \"Regina Dogman\"\n"
+    "[fruit]\napple.color = \"red\"\napple.taste.sweet = true\n[fruit.apple.texture]\nsmooth = "
+    "true\n",
+    "# Top-level table begins.\nname = \"Fido\"\nbreed = \"pug\"\n[owner]\nname = \"Regina "
+    "Dogman\"\n"
     "member_since = 1999-08-04\n",
     "[animal]\n[fruit.apple]\n[fruit.orange]\n",
     /* inline tables */
@@ -86,7 +90,8 @@ static const char *valid[] = {
     "[[products]]\nname = \"Hammer\"\nsku = 738594937\n\n[[products]]  # empty table\n\n"
     "[[products]]\nname = \"Nail\"\nsku = 284758393\ncolor = \"gray\"\n",
     "[[fruits]]\nname = \"apple\"\n[fruits.physical]\ncolor = \"red\"\nshape = \"round\"\n"
-    "[[fruits.varieties]]\nname = \"red delicious\"\n[[fruits.varieties]]\nname = \"granny smith\"\n"
+    "[[fruits.varieties]]\nname = \"red delicious\"\n[[fruits.varieties]]\nname = \"granny "
+    "smith\"\n"
     "[[fruits]]\nname = \"banana\"\n[[fruits.varieties]]\nname = \"plantain\"\n",
     "points = [ { x = 1, y = 2, z = 3 },\n           { x = 7, y = 8, z = 9 },\n"
     "           { x = 2, y = 4, z = 8 } ]\n",
@@ -112,7 +117,8 @@ static const char *invalid[] = {
     "a = \"\"\"6 quotes: \"\"\"\"\"\"\n",
     "apos15 = '''Here are fifteen apostrophes: ''''''''''''''''''\n",
     "ctrl = \"a\x01b\"\n",
-    "ctrl = 'a\x7f" "b'\n",
+    "ctrl = 'a\x7f"
+    "b'\n",
     "# comment with \x01 control\n",
     "cr = 1\r",
     "utf8 = \"\xc3\x28\"\n",
@@ -181,8 +187,10 @@ Test(toml_spec, every_valid_example_is_accepted)
 	for (size_t i = 0; i < RT_ARRAY_LEN(valid); i++) {
 		char err[160];
 		int line;
-		int rc = rt_toml_parse(valid[i], strlen(valid[i]), nop, NULL, &line, err, sizeof(err));
-		cr_expect_eq(rc, 0, "valid #%zu refused at line %d (%s):\n%s", i, line, err, valid[i]);
+		int rc =
+		    rt_toml_parse(valid[i], strlen(valid[i]), nop, NULL, &line, err, sizeof(err));
+		cr_expect_eq(rc, 0, "valid #%zu refused at line %d (%s):\n%s", i, line, err,
+		             valid[i]);
 	}
 }
 
@@ -191,8 +199,8 @@ Test(toml_spec, every_invalid_example_is_refused_with_its_line)
 	for (size_t i = 0; i < RT_ARRAY_LEN(invalid); i++) {
 		char err[160] = "";
 		int line = 0;
-		int rc =
-		    rt_toml_parse(invalid[i], strlen(invalid[i]), nop, NULL, &line, err, sizeof(err));
+		int rc = rt_toml_parse(invalid[i], strlen(invalid[i]), nop, NULL, &line, err,
+		                       sizeof(err));
 		cr_expect_eq(rc, RT_E_SYNTAX, "invalid #%zu accepted:\n%s", i, invalid[i]);
 		cr_expect(line >= 1 && err[0], "invalid #%zu: no line or reason", i);
 	}
@@ -226,8 +234,9 @@ Test(toml_spec, rt_keys_are_read_wherever_toml_allows_them)
 		struct got g = {0, ""};
 		char err[160];
 		int line;
-		cr_assert_eq(rt_toml_parse(docs[i], strlen(docs[i]), keys, &g, &line, err, sizeof(err)),
-		             0, "#%zu: line %d %s", i, line, err);
+		cr_assert_eq(
+		    rt_toml_parse(docs[i], strlen(docs[i]), keys, &g, &line, err, sizeof(err)), 0,
+		    "#%zu: line %d %s", i, line, err);
 		cr_expect_eq(g.interval, 2.0, "#%zu", i);
 		cr_expect_str_eq(g.name, "n", "#%zu", i);
 	}
