@@ -14,19 +14,13 @@
 #include <time.h>
 
 #include "export.h"
+#include "rt/clock.h"
 #include "rt/common.h"
 #include "rt/ring.h"
 #include "rt/runmeta.h"
 #include "rt/stream.h"
 
 #define RING_MISSING_GRACE_NS (3ull * 1000000000ull)
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void nap(uint64_t ns)
 {
@@ -108,7 +102,7 @@ int rt_follow(struct rt_emitter *e, uint64_t start)
 	char path[4096];
 	rt_ring_path(path, sizeof(path), rt_store_ring_key(e->store), e->run);
 	struct rt_ring *ring = NULL;
-	uint64_t missing_since = mono_ns();
+	uint64_t missing_since = rt_clock_mono_real();
 	/* poll a few times per interval: latency well under one interval */
 	uint64_t pollns = (uint64_t)(e->interval * 1e9 / 4);
 	pollns = pollns < 5000000ull ? 5000000ull : pollns > 50000000ull ? 50000000ull : pollns;
@@ -131,7 +125,7 @@ int rt_follow(struct rt_emitter *e, uint64_t start)
 			}
 			if (!running)
 				break;
-			if (mono_ns() - missing_since > RING_MISSING_GRACE_NS) {
+			if (rt_clock_mono_real() - missing_since > RING_MISSING_GRACE_NS) {
 				rt_say("run %llu is not being recorded any more (its recorder is "
 				       "gone); "
 				       "printed up to sample %llu",

@@ -58,13 +58,6 @@ static void say_lines(const char *lines)
 	}
 }
 
-static uint64_t mono_now(void)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
-}
-
 /* Mark runs whose recorder died without finishing them as "crashed". */
 struct fixup_ctx {
 	struct rt_store *store;
@@ -107,8 +100,12 @@ static void fixup_crashed(struct rt_store *store)
 		if (rt_runmeta_set_status(meta, len, "crashed", &b) == 0)
 			rt_store_put_meta(store, x.ids[i], b.p, b.len);
 		free(meta);
+		/* its ring: named by the store's key, or by the directory alone when
+		 * an rt from before store ids recorded it */
 		char path[4096];
 		if (rt_ring_path(path, sizeof(path), rt_store_ring_key(store), x.ids[i]) == 0)
+			unlink(path);
+		if (rt_ring_path(path, sizeof(path), rt_store_dir(store), x.ids[i]) == 0)
 			unlink(path);
 	}
 	rt_buf_free(&b);
@@ -217,22 +214,6 @@ static void exporter_path(char *buf, size_t cap)
 }
 
 /*
- * fork(), retried while the system is out of processes or memory for a
- * moment (EAGAIN under a pids limit): tries 1 + retries, 10 ms doubling.
- */
-static pid_t fork_retry(int retries)
-{
-	struct timespec nap = {0, 10 * 1000 * 1000};
-	for (int i = 0;; i++) {
-		pid_t pid = fork();
-		if (pid >= 0 || (errno != EAGAIN && errno != ENOMEM) || i >= retries)
-			return pid;
-		nanosleep(&nap, NULL);
-		nap.tv_nsec = nap.tv_nsec * 2 > 500000000L ? 500000000L : nap.tv_nsec * 2;
-	}
-}
-
-/*
  * Start rt-export with args (after its name). out_fd becomes its stdout and
  * in_fd its fd 3 (-1: leave). Terminal signals are ignored in the child
  * (dispositions survive exec): Ctrl-C reaches the whole process group, and
@@ -249,7 +230,7 @@ static pid_t spawn_export(const char *const *args, const char *runid, int out_fd
 	for (int i = 0; args[i] && a < 15; i++)
 		argv[a++] = args[i];
 	argv[a] = NULL;
-	pid_t pid = fork_retry(5);
+	pid_t pid = rt_fork_retry(5);
 	if (pid == 0) {
 		sigset_t none;
 		sigemptyset(&none);
@@ -355,12 +336,11 @@ static pid_t spawn_uploader(const struct store_choice *sc, int verbose)
 /* Wait for a child until the monotonic deadline; 1 when it exited. */
 static int wait_until(pid_t pid, uint64_t deadline_ns)
 {
-	struct timespec step = {0, 10 * 1000 * 1000}, now;
+	struct timespec step = {0, 10 * 1000 * 1000};
 	for (;;) {
 		if (waitpid(pid, NULL, WNOHANG) == pid)
 			return 1;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if ((uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec >= deadline_ns)
+		if (rt_clock_mono_real() >= deadline_ns)
 			return 0;
 		nanosleep(&step, NULL);
 	}
@@ -370,12 +350,17 @@ static int wait_until(pid_t pid, uint64_t deadline_ns)
  * uploader sends its last batch and finishes the run. Past it, the output
  * is left to finish on its own and the upload is stopped, each with one
  * line saying how to get the rest. */
-static void wait_exporters(pid_t exporter, pid_t uploader, uint64_t run, uint64_t deadline)
+static void wait_exporters(pid_t exporter, pid_t uploader, uint64_t run, int stored,
+                           uint64_t deadline)
 {
-	if (exporter > 0 && !wait_until(exporter, deadline))
-		say("output is still being written after 10 s; leaving it. The run is complete in "
-		    "the store: rt-export replay %llu",
-		    (unsigned long long)run);
+	if (exporter > 0 && !wait_until(exporter, deadline)) {
+		if (stored)
+			say("output is still being written after 10 s; leaving it. The run is "
+			    "complete in the store: rt-export replay %llu",
+			    (unsigned long long)run);
+		else
+			say("output is still being written after 10 s; leaving it");
+	}
 	if (uploader > 0 && !wait_until(uploader, deadline)) {
 		kill(uploader, SIGTERM);
 		waitpid(uploader, NULL, 0);
@@ -454,9 +439,9 @@ static void finish_run(struct store_choice *sc, struct rt_sampler *s, struct rt_
 			    (unsigned long long)meta->run_id);
 	}
 	rt_sampler_finish(s);
-	uint64_t deadline = mono_now() + EXPORTER_WAIT_NS;
+	uint64_t deadline = rt_clock_mono_real() + EXPORTER_WAIT_NS;
 	rt_stream_out_close(pipe_out, deadline);
-	wait_exporters(exporter, uploader, meta->run_id, deadline);
+	wait_exporters(exporter, uploader, meta->run_id, sc->store != NULL, deadline);
 	rt_sampler_close(s, 1);
 	rt_store_close(sc->store);
 	sc->store = NULL;

@@ -11,6 +11,18 @@
 #include <time.h>
 #include <unistd.h>
 
+pid_t rt_fork_retry(int retries)
+{
+	struct timespec nap = {0, 10 * 1000 * 1000};
+	for (int i = 0;; i++) {
+		pid_t pid = fork();
+		if (pid >= 0 || (errno != EAGAIN && errno != ENOMEM) || i >= retries)
+			return pid;
+		nanosleep(&nap, NULL);
+		nap.tv_nsec = nap.tv_nsec * 2 > 500000000L ? 500000000L : nap.tv_nsec * 2;
+	}
+}
+
 pid_t rt_spawn_command(char *const argv[], int *exit_code, char *err, size_t errcap)
 {
 	int pipefd[2];
@@ -19,17 +31,8 @@ pid_t rt_spawn_command(char *const argv[], int *exit_code, char *err, size_t err
 		snprintf(err, errcap, "cannot start %s: %s", argv[0], strerror(errno));
 		return -1;
 	}
-	/* a pids limit or a memory squeeze is often momentary: 10 ms doubling
-	 * up to 500 ms, about 2.5 s in all */
-	pid_t pid;
-	struct timespec nap = {0, 10 * 1000 * 1000};
-	for (int tries = 0;; tries++) {
-		pid = fork();
-		if (pid >= 0 || (errno != EAGAIN && errno != ENOMEM) || tries >= 10)
-			break;
-		nanosleep(&nap, NULL);
-		nap.tv_nsec = nap.tv_nsec * 2 > 500000000L ? 500000000L : nap.tv_nsec * 2;
-	}
+	/* a pids limit or a memory squeeze is often momentary: about 2.5 s */
+	pid_t pid = rt_fork_retry(10);
 	if (pid < 0) {
 		*exit_code = RT_SPAWN_NO_PROCESS;
 		snprintf(err, errcap, "cannot start a process for %s (fork: %s)", argv[0],

@@ -21,6 +21,13 @@
  */
 pid_t rt_spawn_command(char *const argv[], int *exit_code, char *err, size_t errcap);
 
+/*
+ * fork(), retried while the system is out of processes or memory for a
+ * moment (EAGAIN/ENOMEM, e.g. under a pids limit): 1 + retries tries,
+ * sleeping 10 ms doubling up to 500 ms between them. -1 with errno.
+ */
+pid_t rt_fork_retry(int retries);
+
 /* Exit status of the tracker for a wait status: the code, or 128+signal. */
 int rt_exit_code(int wstatus);
 

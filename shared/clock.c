@@ -26,6 +26,13 @@ static uint64_t ts_ns(const struct timespec *ts)
 	return (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
 }
 
+uint64_t rt_clock_mono_real(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts_ns(&ts);
+}
+
 void rt_clock_now(struct rt_time *t)
 {
 	if (fake) {

@@ -244,6 +244,38 @@ static int utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+int rt_hexval(int c)
+{
+	return c >= '0' && c <= '9'   ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+	                              : -1;
+}
+
+size_t rt_utf8_encode(unsigned long cp, unsigned char u[4])
+{
+	if (cp < 0x80) {
+		u[0] = (unsigned char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		u[0] = (unsigned char)(0xc0 | cp >> 6);
+		u[1] = (unsigned char)(0x80 | (cp & 63));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		u[0] = (unsigned char)(0xe0 | cp >> 12);
+		u[1] = (unsigned char)(0x80 | (cp >> 6 & 63));
+		u[2] = (unsigned char)(0x80 | (cp & 63));
+		return 3;
+	}
+	u[0] = (unsigned char)(0xf0 | cp >> 18);
+	u[1] = (unsigned char)(0x80 | (cp >> 12 & 63));
+	u[2] = (unsigned char)(0x80 | (cp >> 6 & 63));
+	u[3] = (unsigned char)(0x80 | (cp & 63));
+	return 4;
+}
+
 void rt_buf_json_str(struct rt_buf *b, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";

@@ -148,21 +148,13 @@ static void ws(struct scan *s)
 		s->p++;
 }
 
-static int hexval(char c)
-{
-	return c >= '0' && c <= '9'   ? c - '0'
-	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
-	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
-	                              : -1;
-}
-
 static int hex4(const char *p, const char *end, unsigned *out)
 {
 	if (end - p < 4)
 		return -1;
 	unsigned v = 0;
 	for (int i = 0; i < 4; i++) {
-		int h = hexval(p[i]);
+		int h = rt_hexval((unsigned char)p[i]);
 		if (h < 0)
 			return -1;
 		v = v << 4 | (unsigned)h;
@@ -174,21 +166,7 @@ static int hex4(const char *p, const char *end, unsigned *out)
 static void put_utf8(char *dst, size_t cap, size_t *n, unsigned cp)
 {
 	unsigned char u[4];
-	size_t k;
-	if (cp < 0x80)
-		u[0] = (unsigned char)cp, k = 1;
-	else if (cp < 0x800)
-		u[0] = (unsigned char)(0xc0 | cp >> 6), u[1] = (unsigned char)(0x80 | (cp & 63)),
-		k = 2;
-	else if (cp < 0x10000)
-		u[0] = (unsigned char)(0xe0 | cp >> 12),
-		u[1] = (unsigned char)(0x80 | (cp >> 6 & 63)),
-		u[2] = (unsigned char)(0x80 | (cp & 63)), k = 3;
-	else
-		u[0] = (unsigned char)(0xf0 | cp >> 18),
-		u[1] = (unsigned char)(0x80 | (cp >> 12 & 63)),
-		u[2] = (unsigned char)(0x80 | (cp >> 6 & 63)),
-		u[3] = (unsigned char)(0x80 | (cp & 63)), k = 4;
+	size_t k = rt_utf8_encode(cp, u);
 	if (dst && *n + k < cap)
 		memcpy(dst + *n, u, k);
 	*n += k;

@@ -7,9 +7,9 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "rt/clock.h"
 #include "rt/common.h"
 
 /* Records wait in memory up to this much while the reader is behind. */
@@ -78,20 +78,13 @@ int rt_stream_put(struct rt_stream_out *o, enum rt_frame_type type, const void *
 	return d ? d : rc;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void rt_stream_out_close(struct rt_stream_out *o, uint64_t deadline_mono_ns)
 {
 	if (!o || o->fd < 0)
 		return;
 	rt_stream_put(o, RT_FRAME_END, NULL, 0, NULL, 0);
 	while (o->pending.len && !o->broken) {
-		uint64_t now = mono_ns();
+		uint64_t now = rt_clock_mono_real();
 		if (now >= deadline_mono_ns)
 			break;
 		struct pollfd p = {o->fd, POLLOUT, 0};

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "rt/common.h"
+#include "rt/fmt.h"
 
 #define MAX_DEPTH 64
 #define MAX_PATH 1024
@@ -242,29 +243,7 @@ static int check_utf8(struct ps *p)
 
 static void put_utf8(char *out, size_t *o, unsigned long c)
 {
-	if (c < 0x80) {
-		out[(*o)++] = (char)c;
-	} else if (c < 0x800) {
-		out[(*o)++] = (char)(0xc0 | c >> 6);
-		out[(*o)++] = (char)(0x80 | (c & 0x3f));
-	} else if (c < 0x10000) {
-		out[(*o)++] = (char)(0xe0 | c >> 12);
-		out[(*o)++] = (char)(0x80 | (c >> 6 & 0x3f));
-		out[(*o)++] = (char)(0x80 | (c & 0x3f));
-	} else {
-		out[(*o)++] = (char)(0xf0 | c >> 18);
-		out[(*o)++] = (char)(0x80 | (c >> 12 & 0x3f));
-		out[(*o)++] = (char)(0x80 | (c >> 6 & 0x3f));
-		out[(*o)++] = (char)(0x80 | (c & 0x3f));
-	}
-}
-
-static int hexdigit(int c)
-{
-	return c >= '0' && c <= '9'   ? c - '0'
-	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
-	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
-	                              : -1;
+	*o += rt_utf8_encode(c, (unsigned char *)out + *o);
 }
 
 /* One escape after the backslash (basic strings). */
@@ -285,7 +264,7 @@ static int escape(struct ps *p, char *out, size_t *o)
 		int n = c == 'u' ? 4 : 8;
 		unsigned long v = 0;
 		for (int i = 0; i < n; i++) {
-			int h = hexdigit(peek(p));
+			int h = rt_hexval(peek(p));
 			if (h < 0)
 				return fail(p, "\\u and \\U need 4 and 8 hex digits");
 			v = v << 4 | (unsigned long)h;
@@ -455,7 +434,7 @@ static int is_dec(int c)
 }
 static int is_hex(int c)
 {
-	return hexdigit(c) >= 0;
+	return rt_hexval(c) >= 0;
 }
 static int is_oct(int c)
 {

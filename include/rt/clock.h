@@ -16,6 +16,10 @@ struct rt_time {
 
 void rt_clock_now(struct rt_time *t);
 
+/* The real CLOCK_MONOTONIC in ns, even on the fake clock: for bounded
+ * waits on other processes and peers, which fake time cannot shorten. */
+uint64_t rt_clock_mono_real(void);
+
 /*
  * Wait until the monotonic clock reaches deadline_ns, or until fd (if >= 0)
  * becomes readable. Returns 1 when fd is readable, 0 at the deadline.

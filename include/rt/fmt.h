@@ -34,6 +34,11 @@ void rt_buf_f64_fixed(struct rt_buf *b, double v, int prec);
  * control characters, quote and backslash (invalid UTF-8 becomes U+FFFD). */
 void rt_buf_json_str(struct rt_buf *b, const char *s);
 
+/* Value of a hex digit, -1 for any other character. */
+int rt_hexval(int c);
+/* UTF-8 of code point cp (<= 0x10FFFF) into out[0..4); its length. */
+size_t rt_utf8_encode(unsigned long cp, unsigned char out[4]);
+
 /* Format ns since the epoch as "YYYY-MM-DDTHH:MM:SSZ" (UTC) into buf[21+]. */
 void rt_fmt_iso8601(char *buf, size_t cap, uint64_t wall_ns);
 
