@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "rt/fmt.h"
 
@@ -331,4 +333,82 @@ void rt_cloud_discover(struct rt_cloud *out, long timeout_ms)
 			snprintf(out->vendor, sizeof(out->vendor), "%s", probes[i].vendor);
 			return;
 		}
+}
+
+/* ---- the cache ----------------------------------------------------------- */
+
+int rt_cloud_parse(const char *text, size_t len, const char *host_id, struct rt_cloud *c)
+{
+	memset(c, 0, sizeof(*c));
+	cJSON *o = cJSON_ParseWithLength(text, len);
+	const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "host_id");
+	int rc = -1;
+	if (cJSON_IsObject(o) && cJSON_IsString(h) && host_id && *host_id &&
+	    !strcmp(h->valuestring, host_id)) {
+		static const struct {
+			const char *key;
+			size_t off, cap;
+		} keys[] = {
+		    {"cloud_vendor_id", offsetof(struct rt_cloud, vendor), sizeof(c->vendor)},
+		    {"cloud_account_id", offsetof(struct rt_cloud, account), sizeof(c->account)},
+		    {"cloud_region_id", offsetof(struct rt_cloud, region), sizeof(c->region)},
+		    {"cloud_zone_id", offsetof(struct rt_cloud, zone), sizeof(c->zone)},
+		    {"cloud_instance_type", offsetof(struct rt_cloud, instance_type),
+		     sizeof(c->instance_type)},
+		};
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+			const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, keys[i].key);
+			if (cJSON_IsString(v) && strlen(v->valuestring) < keys[i].cap)
+				strcpy((char *)c + keys[i].off, v->valuestring);
+		}
+		rc = 0; /* vendor "" remembers that no cloud answered on this host */
+	}
+	cJSON_Delete(o);
+	if (rc)
+		memset(c, 0, sizeof(*c));
+	return rc;
+}
+
+int rt_cloud_load(const char *store_dir, const char *host_id, struct rt_cloud *c)
+{
+	char path[4096], text[4096];
+	memset(c, 0, sizeof(*c));
+	snprintf(path, sizeof(path), "%s/cloud.json", store_dir);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	size_t n = fread(text, 1, sizeof(text), f);
+	fclose(f);
+	return n < sizeof(text) ? rt_cloud_parse(text, n, host_id, c) : -1;
+}
+
+int rt_cloud_save(const char *store_dir, const char *host_id, const struct rt_cloud *c)
+{
+	if (!host_id || !*host_id)
+		return -1;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "host_id", host_id);
+	cJSON_AddStringToObject(o, "cloud_vendor_id", c->vendor);
+	cJSON_AddStringToObject(o, "cloud_account_id", c->account);
+	cJSON_AddStringToObject(o, "cloud_region_id", c->region);
+	cJSON_AddStringToObject(o, "cloud_zone_id", c->zone);
+	cJSON_AddStringToObject(o, "cloud_instance_type", c->instance_type);
+	char *text = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!text)
+		return -1;
+	char path[4096], tmp[4200];
+	snprintf(path, sizeof(path), "%s/cloud.json", store_dir);
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+	FILE *f = fopen(tmp, "w");
+	int rc = -1;
+	if (f) {
+		int ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+		ok = (fclose(f) == 0) && ok;
+		rc = ok && rename(tmp, path) == 0 ? 0 : -1;
+		if (rc)
+			unlink(tmp);
+	}
+	free(text);
+	return rc;
 }

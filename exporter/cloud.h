@@ -10,6 +10,8 @@
 #ifndef RT_CLOUD_H
 #define RT_CLOUD_H
 
+#include <stddef.h>
+
 struct rt_cloud {
 	char vendor[16]; /* Spare Cores Navigator vendor id, "" when none answered */
 	char account[128];
@@ -19,5 +21,17 @@ struct rt_cloud {
 };
 
 void rt_cloud_discover(struct rt_cloud *out, long timeout_ms);
+
+/*
+ * What discovery found, kept as <store>/cloud.json with the id of the host
+ * it belongs to (rt_host_id), so that summary, recommend and report can
+ * price a run recorded here without probing again (vendor "" remembers
+ * that no cloud answered). Save replaces the file atomically; load returns
+ * 0 only for the same host_id.
+ */
+int rt_cloud_save(const char *store_dir, const char *host_id, const struct rt_cloud *c);
+int rt_cloud_load(const char *store_dir, const char *host_id, struct rt_cloud *c);
+/* The same from the file's text (hostile bytes). */
+int rt_cloud_parse(const char *text, size_t len, const char *host_id, struct rt_cloud *c);
 
 #endif

@@ -40,6 +40,8 @@ int rt_runinfo_from_meta(const char *json, size_t len, struct rt_runinfo *ri);
 /* Resolve "latest" / an id to run metadata. Returns 0 or an error with a
  * message already printed. */
 int rt_run_resolve(struct rt_store *s, const char *spec, struct rt_runinfo *ri);
+/* Run id's metadata (RT_E_NOTFOUND when absent; nothing printed). */
+int rt_run_load(struct rt_store *s, uint64_t id, struct rt_runinfo *ri);
 /* Newest run that is still being recorded. */
 int rt_run_newest_live(struct rt_store *s, struct rt_runinfo *ri);
 void rt_run_free(struct rt_runinfo *ri);
@@ -90,9 +92,14 @@ struct rt_emitter {
 	struct rt_derived *d;
 	uint64_t lines;
 	double interval; /* the run's sampling interval, seconds */
+	/* Called with every line (summary, report); sink may then be NULL:
+	 * no text at all. A non-zero return stops with that error. */
+	int (*observe)(void *ctx, const struct rt_derived *d);
+	void *observe_ctx;
 };
 
-/* s may be NULL: inventories then come only from rt_emitter_put_inventory. */
+/* s may be NULL: inventories then come only from rt_emitter_put_inventory.
+ * sink may be NULL when only an observer wants the lines. */
 int rt_emitter_init(struct rt_emitter *e, struct rt_store *s, const struct rt_runinfo *ri,
                     enum rt_format fmt, struct rt_sink *sink);
 /* Add an inventory (encoded bytes) of generation gen. */

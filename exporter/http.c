@@ -19,9 +19,13 @@ int rt_url_allowed(const char *url)
 	       !strncmp(h, "[::1]", 5);
 }
 
+static size_t body_cap; /* 0: any size (the request in flight) */
+
 static size_t on_body(char *p, size_t sz, size_t n, void *ud)
 {
 	struct rt_buf *b = ud;
+	if (body_cap && b->len + sz * n > body_cap)
+		return 0; /* aborts the transfer: a hostile or wrong answer */
 	rt_buf_put(b, p, sz * n);
 	return b->oom ? 0 : sz * n;
 }
@@ -47,6 +51,14 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
 int rt_http(const char *method, const char *url, const char *const *headers, const void *body,
             size_t len, long timeout_s, struct rt_http_resp *resp)
 {
+	struct rt_http_limits lim = {(timeout_s < 10 ? timeout_s : 10) * 1000, timeout_s * 1000, 0};
+	return rt_http_limited(method, url, headers, body, len, &lim, resp);
+}
+
+int rt_http_limited(const char *method, const char *url, const char *const *headers,
+                    const void *body, size_t len, const struct rt_http_limits *lim,
+                    struct rt_http_resp *resp)
+{
 	memset(resp, 0, sizeof(*resp));
 	if (!rt_url_allowed(url)) {
 		snprintf(resp->err, sizeof(resp->err),
@@ -69,8 +81,10 @@ int rt_http(const char *method, const char *url, const char *const *headers, con
 	hl = curl_slist_append(hl, "Expect:"); /* no 100-continue round trip */
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, timeout_s < 10 ? timeout_s : 10L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, lim->total_ms > 0 ? lim->total_ms : 1L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+	                 lim->connect_ms > 0 && lim->connect_ms < lim->total_ms ? lim->connect_ms
+	                                                                        : lim->total_ms);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
 	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
@@ -86,7 +100,9 @@ int rt_http(const char *method, const char *url, const char *const *headers, con
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body ? body : "");
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 	}
+	body_cap = lim->max_body;
 	CURLcode rc = curl_easy_perform(c);
+	body_cap = 0;
 	curl_slist_free_all(hl);
 	if (rc != CURLE_OK) {
 		snprintf(resp->err, sizeof(resp->err), "%s", curl_easy_strerror(rc));

@@ -18,12 +18,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "answer.h"
 #include "cloud.h"
 #include "export.h"
 #include "rt/common.h"
 #include "rt/store.h"
+#include "rt/sysroot.h"
 
 struct args {
 	const char *store, *verb, *run, *output, *from, *to;
@@ -32,6 +35,8 @@ struct args {
 	int all;
 	int fd; /* live --fd N: the recorder's stream (-1: none) */
 	int verbose;
+	int summary, quiet; /* live: the summary after the last line; no lines */
+	struct rt_answer_opts ans;
 };
 
 static int need(int i, int argc, const char *opt)
@@ -116,6 +121,28 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->fd = (int)fd;
 		} else if (!strcmp(o, "-v") || !strcmp(o, "--verbose")) {
 			a->verbose = 1;
+		} else if (!strcmp(o, "--json")) {
+			a->ans.json = 1;
+		} else if (!strcmp(o, "--summary")) {
+			a->summary = 1;
+		} else if (!strcmp(o, "--quiet")) {
+			a->quiet = 1;
+		} else if (!strcmp(o, "--job")) {
+			if (need(i, argc, o))
+				return -1;
+			a->ans.job = argv[++i];
+		} else if (!strcmp(o, "--last") || !strcmp(o, "--servers")) {
+			uint64_t v;
+			if (need(i, argc, o))
+				return -1;
+			if (parse_u64(argv[++i], &v) || v == 0 || v > 1000) {
+				rt_say("%s must be a number from 1 to 1000 (got '%s')", o, argv[i]);
+				return -1;
+			}
+			if (o[2] == 'l')
+				a->ans.last = (unsigned long)v;
+			else
+				a->ans.servers = (unsigned)v;
 		} else if (!strcmp(o, "--all")) {
 			a->all = 1;
 		} else if (o[0] == '-' && o[1]) {
@@ -217,9 +244,14 @@ static int verb_upload(const struct args *a, struct rt_store *s)
 
 static int verb_discover(const struct args *a, struct rt_store *s)
 {
-	(void)a, (void)s; /* only when asked: probes cloud metadata services */
+	(void)s; /* only when asked: probes cloud metadata services */
 	struct rt_cloud c;
 	rt_cloud_discover(&c, 2000);
+	char dir[4096], host_id[128];
+	struct stat st;
+	rt_host_id(host_id, sizeof(host_id)); /* remembered for summary, recommend, report */
+	if (c.vendor[0] && !rt_store_resolve_dir(a->store, dir, sizeof(dir)) && !stat(dir, &st))
+		rt_cloud_save(dir, host_id, &c);
 	printf("{\"cloud_vendor_id\":%s%s%s,\"cloud_account_id\":%s%s%s,"
 	       "\"cloud_region_id\":%s%s%s,\"cloud_zone_id\":%s%s%s,"
 	       "\"cloud_instance_type\":%s%s%s}\n",
@@ -286,6 +318,33 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 	return rc;
 }
 
+/* summary, recommend, report: RUN or --job NAME */
+static int verb_answer(const struct args *a, struct rt_store *s)
+{
+	struct rt_answer_opts o = a->ans;
+	o.run = a->run;
+	o.output = a->output;
+	const char *v = a->verb;
+	int report = !strcmp(v, "report");
+	if (!o.job == !o.run || (report && o.job)) {
+		rt_say(report ? "report needs a RUN (an id from 'rt-export runs', or 'latest')"
+		              : "%s needs a RUN or --job NAME (see rt-export runs)",
+		       v);
+		return 2;
+	}
+	if (o.last && !o.job) {
+		rt_say("--last N goes with --job NAME");
+		return 2;
+	}
+	if (o.servers && !strcmp(v, "summary")) {
+		rt_say("--servers is for recommend and report");
+		return 2;
+	}
+	if (report)
+		return rt_cmd_report(s, &o);
+	return !strcmp(v, "summary") ? rt_cmd_summary(s, &o) : rt_cmd_recommend(s, &o);
+}
+
 enum { NEEDS_RUN = 1, NO_STORE = 2 };
 
 /* The verbs: dispatch and --help both read this table. */
@@ -312,6 +371,20 @@ static const struct verb {
      "stream a run to S3 through the Sentinel API (SENTINEL_API_TOKEN); resumes where a "
      "previous upload stopped; -v says when the run is finished on Sentinel",
      NEEDS_RUN, verb_upload},
+    {"summary", "(RUN | --job NAME [--last N]) [--json]",
+     "what the run needed: duration, exit status, CPU, memory, GPU, disk and network of the "
+     "process tree and the host, the server allocation and the recommended resources; with "
+     "--job, one row per stored run of that job and their aggregate",
+     0, verb_answer},
+    {"recommend", "(RUN | --job NAME [--last N]) [--json] [--servers N]",
+     "vCPUs, memory, GPUs and VRAM for the next run, from one run or from the job's history; "
+     "--servers N adds the N cheapest cloud servers that fit (Spare Cores Keeper API, "
+     "TRACKER_KEEPER_URL) and what the run cost",
+     0, verb_answer},
+    {"report", "RUN [-o FILE] [--servers N]",
+     "write one self-contained HTML page (default rt-report-RUN.html) with the job, host, "
+     "summary, recommendation and charts over time; it opens offline",
+     0, verb_answer},
     {"discover", "",
      "print the cloud vendor, account, region, zone and instance type (probes "
      "metadata services for up to 2 s)",

@@ -26,6 +26,15 @@ struct rt_http_resp {
  * response arrived (any status), RT_E_NET otherwise (reason in resp->err). */
 int rt_http(const char *method, const char *url, const char *const *headers, const void *body,
             size_t len, long timeout_s, struct rt_http_resp *resp);
+/* The same with limits in ms and on the body's size (0: none); a bigger
+ * body ends the transfer as a network error. */
+struct rt_http_limits {
+	long connect_ms, total_ms;
+	size_t max_body;
+};
+int rt_http_limited(const char *method, const char *url, const char *const *headers,
+                    const void *body, size_t len, const struct rt_http_limits *lim,
+                    struct rt_http_resp *resp);
 void rt_http_resp_free(struct rt_http_resp *r);
 /* Whether url is https, or http to 127.0.0.1 / localhost / [::1]. */
 int rt_url_allowed(const char *url);
@@ -97,5 +106,31 @@ int rt_sentinel_finish(const struct rt_sentinel *s, const struct rt_checkpoint *
  * (https://bucket.s3.region.amazonaws.com). */
 int rt_s3_put(const char *endpoint, const char *region, const struct rt_checkpoint *cp,
               const char *key, const void *data, size_t len, struct rt_net_result *res);
+
+/* ---- keeper.c: the Spare Cores Keeper API (TRACKER_KEEPER_URL) ---- */
+struct rt_server {
+	char vendor_id[64];
+	char api_reference[128]; /* the instance type */
+	char display_name[128];
+	double vcpus, memory_amount /* MiB */, gpu_count;
+	double min_price_ondemand; /* USD per hour, NAN when unknown */
+};
+
+/* The n cheapest on-demand servers with at least cpu vCPUs, memory_mib,
+ * gpu GPUs and vram_mib of GPU memory (0: no GPU asked). One request,
+ * bounded by deadline_ms (CLOCK_MONOTONIC ms): 0 and *out (malloc'd), or
+ * an error with why[] for people. */
+int rt_keeper_servers(long cpu, long memory_mib, long gpu, long vram_mib, unsigned n,
+                      long deadline_ms, struct rt_server **out, size_t *count, char *why,
+                      size_t cap);
+/* Linux on-demand price (USD/hour) of vendor's instance in region, else of
+ * the first region that has one. */
+int rt_keeper_price(const char *vendor, const char *instance, const char *region,
+                    long deadline_ms, double *price, char *why, size_t cap);
+/* The parsers of the answers (hostile bytes, len need not end in NUL). */
+int rt_keeper_parse_servers(const char *body, size_t len, unsigned max, struct rt_server **out,
+                            size_t *count);
+int rt_keeper_parse_prices(const char *body, size_t len, const char *region, double *price);
+long rt_keeper_now_ms(void);
 
 #endif

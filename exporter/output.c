@@ -178,7 +178,7 @@ static const struct rt_inventory *cache_inventory(struct rt_emitter *e, uint32_t
 
 void rt_emit_header(struct rt_emitter *e)
 {
-	if (e->fmt == RT_FMT_CSV && !e->header_done) {
+	if (e->sink && e->fmt == RT_FMT_CSV && !e->header_done) {
 		rt_format_csv_header(&e->sink->buf);
 		if (e->sink->line_flush)
 			rt_sink_flush(e->sink);
@@ -204,11 +204,18 @@ int rt_emit(struct rt_emitter *e, const struct rt_record *prev, const struct rt_
 		return RT_E_CORRUPT;
 	struct rt_view pv = {prev, pi}, cv = {cur, ci};
 	rt_derive(&pv, &cv, e->d);
+	e->lines++;
+	if (e->observe) {
+		int rc = e->observe(e->observe_ctx, e->d);
+		if (rc)
+			return rc;
+	}
+	if (!e->sink)
+		return 0;
 	if (e->fmt == RT_FMT_CSV)
 		rt_format_csv(&e->sink->buf, e->d, &e->info);
 	else
 		rt_format_json(&e->sink->buf, e->d, &e->info);
-	e->lines++;
 	if (e->sink->line_flush || e->sink->buf.len >= SINK_FLUSH_AT)
 		return rt_sink_flush(e->sink);
 	return 0;

@@ -64,7 +64,7 @@ void rt_run_free(struct rt_runinfo *ri)
 	ri->job_name = ri->meta_json = NULL;
 }
 
-static int load(struct rt_store *s, uint64_t id, struct rt_runinfo *ri)
+int rt_run_load(struct rt_store *s, uint64_t id, struct rt_runinfo *ri)
 {
 	char *meta;
 	size_t len;
@@ -117,7 +117,7 @@ int rt_run_resolve(struct rt_store *s, const char *spec, struct rt_runinfo *ri)
 		}
 		id = v;
 	}
-	int rc = load(s, id, ri);
+	int rc = rt_run_load(s, id, ri);
 	if (rc == RT_E_NOTFOUND)
 		rt_say("run %llu not found in %s (try rt-export runs)", (unsigned long long)id,
 		       rt_store_dir(s));
@@ -137,7 +137,7 @@ int rt_run_newest_live(struct rt_store *s, struct rt_runinfo *ri)
 		       rt_store_dir(s));
 		return RT_E_NOTFOUND;
 	}
-	return load(s, c.id, ri);
+	return rt_run_load(s, c.id, ri);
 }
 
 static void fmt_duration(char *buf, size_t cap, uint64_t ns)

@@ -25,6 +25,7 @@
 #include "export.h"
 #include "net.h"
 #include "rt/common.h"
+#include "rt/sysroot.h"
 #include "rt/config.h"
 
 static uint64_t now_ns(int mono)
@@ -284,8 +285,12 @@ int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose)
 	struct retry r_api = {0, 0, "Sentinel API"}, r_s3 = {0, 0, "S3 upload"};
 	struct rt_cloud cloud;
 	memset(&cloud, 0, sizeof(cloud));
-	if (!cp.sentinel_run[0])
+	if (!cp.sentinel_run[0]) {
 		rt_cloud_discover(&cloud, 2000); /* in parallel, at most 2 s */
+		char host_id[128];
+		rt_host_id(host_id, sizeof(host_id)); /* for summary and report */
+		rt_cloud_save(rt_store_dir(s), host_id, &cloud);
+	}
 	while (!cp.sentinel_run[0]) {
 		char *body = start_body(&ri, &cloud);
 		rc = body ? rt_sentinel_start(&api, body, &cp, &res) : -ENOMEM;

@@ -34,20 +34,7 @@ void rt_host_info(struct rt_host_info *h)
 	}
 	if (f)
 		fclose(f);
-	/* host_id: the DMI asset tag (set by some clouds), else the machine id */
-	char tag[128];
-	if (rt_read_small(RT_SYS, "class/dmi/id/board_asset_tag", tag, sizeof(tag)) > 0 &&
-	    strcmp(tag, "Not Specified") && strcmp(tag, "None"))
-		snprintf(h->host_id, sizeof(h->host_id), "%s", tag);
-	else {
-		FILE *m = fopen("/etc/machine-id", "r");
-		if (m && fgets(tag, sizeof(tag), m)) {
-			tag[strcspn(tag, "\n")] = '\0';
-			snprintf(h->host_id, sizeof(h->host_id), "%s", tag);
-		}
-		if (m)
-			fclose(m);
-	}
+	rt_host_id(h->host_id, sizeof(h->host_id));
 	struct ifaddrs *ifa = NULL;
 	if (getifaddrs(&ifa) == 0) {
 		for (struct ifaddrs *i = ifa; i && !h->ip[0]; i = i->ifa_next) {

@@ -455,6 +455,28 @@ void rt_format_json(struct rt_buf *out, const struct rt_derived *d, const struct
 	rt_buf_putc(out, '\n');
 }
 
+/* Row of CSV column i (the CSV rows come first in the table). */
+static const struct field *csv_row(unsigned i)
+{
+	return i < RT_CSV_COLUMNS && i < NFIELDS && fields[i].csv ? &fields[i] : NULL;
+}
+
+const char *rt_csv_column_name(unsigned i)
+{
+	const struct field *f = csv_row(i);
+	return f ? f->csv : NULL;
+}
+
+int rt_csv_column_value(const struct rt_derived *d, unsigned i, double *v)
+{
+	const struct field *f = csv_row(i);
+	if (!f || !present(f, d))
+		return 0;
+	const char *at = (const char *)d + f->off;
+	*v = f->kind == K_I64 ? (double)*(const int64_t *)at : *(const double *)at;
+	return 1;
+}
+
 void rt_format_csv_header(struct rt_buf *out)
 {
 	int first = 1;

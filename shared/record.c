@@ -30,8 +30,37 @@ static void crc_init(void)
 	__atomic_store_n(&crc_ready, 1, __ATOMIC_RELEASE);
 }
 
+#if defined(__x86_64__)
+/* The CPU's crc32 instruction computes the same CRC-32C (Castagnoli) ~10x
+ * faster than the tables; replays check every record's CRC. */
+__attribute__((target("sse4.2"))) static uint32_t crc32c_hw(uint32_t crc, const void *buf,
+                                                           size_t len)
+{
+	const unsigned char *p = buf;
+	uint64_t c = ~crc;
+	while (len >= 8) {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		c = __builtin_ia32_crc32di(c, v);
+		p += 8;
+		len -= 8;
+	}
+	uint32_t c32 = (uint32_t)c;
+	while (len--)
+		c32 = __builtin_ia32_crc32qi(c32, *p++);
+	return ~c32;
+}
+#endif
+
 uint32_t rt_crc32c(uint32_t crc, const void *buf, size_t len)
 {
+#if defined(__x86_64__)
+	static int hw = -1;
+	if (hw < 0)
+		hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+	if (hw)
+		return crc32c_hw(crc, buf, len);
+#endif
 	if (!__atomic_load_n(&crc_ready, __ATOMIC_ACQUIRE))
 		crc_init();
 	const unsigned char *p = buf;

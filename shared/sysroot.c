@@ -106,3 +106,21 @@ static int real_statvfs(const char *mp, struct rt_fsstat *out)
 }
 
 int (*rt_statvfs_hook)(const char *mount_point, struct rt_fsstat *out) = real_statvfs;
+
+void rt_host_id(char *buf, size_t cap)
+{
+	char tag[128];
+	buf[0] = '\0';
+	if (rt_read_small(RT_SYS, "class/dmi/id/board_asset_tag", tag, sizeof(tag)) > 0 &&
+	    strcmp(tag, "Not Specified") && strcmp(tag, "None")) {
+		snprintf(buf, cap, "%s", tag);
+		return;
+	}
+	FILE *m = fopen("/etc/machine-id", "r");
+	if (m && fgets(tag, sizeof(tag), m)) {
+		tag[strcspn(tag, "\n")] = '\0';
+		snprintf(buf, cap, "%s", tag);
+	}
+	if (m)
+		fclose(m);
+}

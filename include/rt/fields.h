@@ -77,6 +77,12 @@ int rt_net_counted(const struct rt_inventory *inv, unsigned i);
 
 /* One JSON object (sorted keys) plus '\n'. */
 void rt_format_json(struct rt_buf *out, const struct rt_derived *d, const struct rt_run_info *ri);
+/* The CSV columns, in order, as numbers (summary, report): their count,
+ * the name of column i, and its value in d (0: empty, as printed). */
+#define RT_CSV_COLUMNS 32
+const char *rt_csv_column_name(unsigned i);
+int rt_csv_column_value(const struct rt_derived *d, unsigned i, double *v);
+
 /* The 32-column header line, and one data line. */
 void rt_format_csv_header(struct rt_buf *out);
 void rt_format_csv(struct rt_buf *out, const struct rt_derived *d, const struct rt_run_info *ri);

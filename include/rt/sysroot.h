@@ -34,6 +34,11 @@ ssize_t rt_read_small(enum rt_root which, const char *rel, char *buf, size_t cap
  * Returns the length or -errno. Short reads are retried. */
 ssize_t rt_pread_all(int fd, char *buf, size_t cap);
 
+/* This machine's id: the DMI board asset tag (set by some clouds), else
+ * /etc/machine-id; "" when neither is there. What run metadata calls
+ * host.host_id, so a reader can tell whether a run was recorded here. */
+void rt_host_id(char *buf, size_t cap);
+
 struct rt_fsstat {
 	uint64_t total, free, avail; /* bytes */
 };

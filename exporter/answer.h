@@ -1,0 +1,97 @@
+/*
+ * answer.h - after the job: what a run (or every run of a job) needed, and
+ * where it should run next time. The `summary`, `recommend` and `report`
+ * verbs and the recorder's --summary (through `live --summary`) share it.
+ *
+ *   summary.c  runs -> statistics; the summary and recommendation, human
+ *              and JSON; the cheapest servers and the run's cost
+ *   report.c   one self-contained HTML page with charts
+ */
+#ifndef RT_ANSWER_H
+#define RT_ANSWER_H
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+
+#include "cloud.h"
+#include "export.h"
+#include "net.h"
+#include "stats.h"
+
+/* One run, computed. */
+struct rt_answer {
+	struct rt_runinfo ri;
+	cJSON *meta; /* the stored metadata, parsed (NULL if unreadable) */
+	struct rt_series series;
+	struct rt_runstats st;
+	int has_exit_code, exit_code;
+	int partial; /* crashed or still running: the stats cover what is stored */
+};
+
+/* Resolve spec and compute (errors already said). keep_series keeps the
+ * lines for the report. Returns 0 or 1. */
+int rt_answer_run(struct rt_store *s, const char *spec, int keep_series, struct rt_answer *a);
+/* Every stored run of job (the last `last` of them when last > 0), oldest
+ * first. Returns 0 or 1 (no such job: said, with the hint). */
+int rt_answer_job(struct rt_store *s, const char *job, unsigned long last, struct rt_answer **out,
+                  size_t *n);
+/* A run whose lines came from elsewhere (live --summary): takes meta_json
+ * and the series over. */
+int rt_answer_from_series(const char *meta_json, size_t len, struct rt_series *ser,
+                          struct rt_answer *a);
+void rt_answer_free(struct rt_answer *a);
+
+/* The cheapest servers for a recommendation, and the run's cost. */
+struct rt_offer {
+	unsigned asked;      /* --servers N, 0: none */
+	int ok;              /* the server list arrived */
+	char why[320];       /* why it did not */
+	struct rt_server *servers;
+	size_t nservers;
+	struct rt_cloud cloud; /* where the run was recorded, vendor "" when unknown */
+	double price_here;     /* USD/hour of that instance, NAN when unknown */
+	char price_why[320];
+	double duration; /* seconds, for the costs */
+};
+/* Ask Keeper (bounded, one line to stderr when it fails) and look up the
+ * run's cloud (the cache, or discovery when the run was recorded here). */
+void rt_offer_fetch(struct rt_store *s, const struct rt_answer *a,
+                    const struct rt_recommendation *r, unsigned n, struct rt_offer *o);
+void rt_offer_free(struct rt_offer *o);
+
+/* Text */
+void rt_print_summary(FILE *f, const struct rt_answer *a);
+void rt_print_job_summary(FILE *f, const char *job, const struct rt_answer *runs, size_t n);
+void rt_print_recommendation(FILE *f, const char *what, const struct rt_runstats *st,
+                             const struct rt_recommendation *r);
+void rt_print_offer(FILE *f, const struct rt_offer *o);
+
+/* JSON */
+cJSON *rt_json_run(const struct rt_answer *a);
+cJSON *rt_json_stats(const struct rt_runstats *st);
+cJSON *rt_json_recommendation(const struct rt_recommendation *r);
+/* "servers" and "cost" into obj */
+void rt_json_offer(cJSON *obj, const struct rt_offer *o);
+
+/* Meta helpers (NULL / NAN when absent). */
+const char *rt_meta_str(const cJSON *meta, const char *section, const char *key);
+double rt_meta_num(const cJSON *meta, const char *section, const char *key);
+
+/* "1h 02m 03s", "4m 05s", "2.5 s" */
+void rt_fmt_duration(char *buf, size_t cap, double secs);
+/* "512 B", "12.0 KiB", "1.21 GiB" */
+void rt_fmt_bytes(char *buf, size_t cap, double bytes);
+
+/* ---- the verbs (exit status) ---- */
+struct rt_answer_opts {
+	const char *run, *job;
+	unsigned long last; /* --last N */
+	int json;
+	unsigned servers; /* --servers N */
+	const char *output; /* report -o */
+};
+int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o);
+int rt_cmd_recommend(struct rt_store *s, const struct rt_answer_opts *o);
+int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o);
+
+#endif

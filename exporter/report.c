@@ -1,0 +1,695 @@
+/*
+ * report.c - `rt-export report RUN`: one self-contained HTML page.
+ *
+ * The page carries everything it needs: the dygraphs library (Debian's
+ * libjs-dygraphs, read from its installed path when the report is made and
+ * inlined, never a link), the run's cards and tables, and the chart data.
+ * It opens offline from file:// and fetches nothing.
+ *
+ * Long runs stay small: each chart gets at most RT_REPORT_BUCKETS points,
+ * each a time bucket with the minimum, the time-weighted mean and the
+ * maximum of the lines in it (dygraphs' custom bars), so a one-second spike
+ * in a day-long run still shows as a band reaching up to it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "answer.h"
+#include "rt/common.h"
+
+#define RT_REPORT_BUCKETS 1200
+#define DYGRAPHS_DIR "/usr/share/javascript/dygraphs"
+
+/* ---- text helpers --------------------------------------------------------- */
+
+static void html(struct rt_buf *b, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '<':
+			rt_buf_puts(b, "&lt;");
+			break;
+		case '>':
+			rt_buf_puts(b, "&gt;");
+			break;
+		case '&':
+			rt_buf_puts(b, "&amp;");
+			break;
+		case '"':
+			rt_buf_puts(b, "&quot;");
+			break;
+		case '\'':
+			rt_buf_puts(b, "&#39;");
+			break;
+		default:
+			rt_buf_putc(b, *s);
+		}
+	}
+}
+
+/* A JSON string safe inside <script>: no "</" can close the element. */
+static void js_str(struct rt_buf *b, const char *s)
+{
+	struct rt_buf t = {0};
+	rt_buf_json_str(&t, s ? s : "");
+	for (size_t i = 0; i < t.len; i++) {
+		if (t.p[i] == '<')
+			rt_buf_puts(b, "\\u003c");
+		else
+			rt_buf_putc(b, t.p[i]);
+	}
+	rt_buf_free(&t);
+}
+
+/* Append a file of the library, without its source-map comment (the page
+ * must not ask for anything) and with "</" made harmless. */
+static int inline_file(struct rt_buf *b, const char *dir, const char *name, int script)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct rt_buf t = {0};
+	char chunk[65536];
+	ssize_t n;
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+		rt_buf_put(&t, chunk, (size_t)n);
+	int err = n < 0 ? -errno : 0;
+	close(fd);
+	if (err || t.oom) {
+		rt_buf_free(&t);
+		return err ? err : -ENOMEM;
+	}
+	rt_buf_put(&t, "", 0);
+	const char *end_tag = script ? "</script" : "</style";
+	for (char *line = t.p; line && *line;) {
+		char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line + 1) : strlen(line);
+		if (!memmem(line, len, "sourceMappingURL=", 17)) {
+			for (size_t i = 0; i < len; i++) {
+				if (line[i] == '<' && !strncasecmp(line + i, end_tag, strlen(end_tag)))
+					rt_buf_puts(b, "<\\");
+				else
+					rt_buf_putc(b, line[i]);
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	rt_buf_putc(b, '\n');
+	rt_buf_free(&t);
+	return 0;
+}
+
+/* A number for the chart data: short, and null when not finite. */
+static void num(struct rt_buf *b, double v)
+{
+	if (!isfinite(v))
+		rt_buf_puts(b, "null");
+	else
+		rt_buf_printf(b, "%.6g", v);
+}
+
+/* ---- charts ----------------------------------------------------------- */
+
+struct series_def {
+	const char *label, *column;
+	int rate; /* bytes per interval shown as bytes per second */
+};
+
+struct chart_def {
+	const char *id, *title, *unit; /* unit: "cores", "MiB", "GPUs", "B/s", "GB", "" */
+	int gpu;                       /* only when the run saw a GPU */
+	struct series_def s[4];
+};
+
+static const struct chart_def charts[] = {
+    {"cpu",
+     "CPU",
+     "cores",
+     0,
+     {{"job", "process_cpu_usage", 0}, {"host", "system_cpu_usage", 0}}},
+    {"memory",
+     "Memory (job PSS, host used)",
+     "MiB",
+     0,
+     {{"job", "process_memory_mib", 0}, {"host", "system_memory_used_mib", 0}}},
+    {"gpu",
+     "GPU utilization",
+     "GPUs",
+     1,
+     {{"job", "process_gpu_usage", 0}, {"host", "system_gpu_usage", 0}}},
+    {"vram",
+     "GPU memory (VRAM)",
+     "MiB",
+     1,
+     {{"job", "process_gpu_vram_mib", 0}, {"host", "system_gpu_vram_mib", 0}}},
+    {"gpus",
+     "GPUs in use",
+     "GPUs",
+     1,
+     {{"job", "process_gpu_utilized", 0}, {"host", "system_gpu_utilized", 0}}},
+    {"disk",
+     "Disk read / write",
+     "B/s",
+     0,
+     {{"job read", "process_disk_read_bytes", 1},
+      {"job write", "process_disk_write_bytes", 1},
+      {"host read", "system_disk_read_bytes", 1},
+      {"host write", "system_disk_write_bytes", 1}}},
+    {"space", "Disk space used", "GB", 0, {{"host", "system_disk_space_used_gb", 0}}},
+    {"net",
+     "Network in / out",
+     "B/s",
+     0,
+     {{"received", "system_net_recv_bytes", 1}, {"sent", "system_net_sent_bytes", 1}}},
+};
+
+/* The value of series d at line i (NAN: empty). */
+static double value(const struct rt_series *s, int c, int rate, size_t i)
+{
+	double v = s->col[c][i];
+	if (rate && !isnan(v))
+		v = s->dt[i] > 0 ? v / s->dt[i] : NAN;
+	return v;
+}
+
+/* One chart's data: [[x,[lo,mean,hi],...],...] over at most B buckets. */
+static void chart_data(struct rt_buf *b, const struct rt_series *s, const int *cols,
+                       const int *rate, int ns)
+{
+	size_t n = s->n;
+	double t0 = n ? s->elapsed[0] - s->dt[0] : 0, t1 = n ? s->elapsed[n - 1] : 0;
+	if (t0 < 0)
+		t0 = 0;
+	size_t buckets = n < RT_REPORT_BUCKETS ? n : RT_REPORT_BUCKETS;
+	double width = buckets ? (t1 - t0) / (double)buckets : 0;
+	rt_buf_putc(b, '[');
+	size_t i = 0;
+	for (size_t k = 0; k < buckets && i < n; k++) {
+		double end = k + 1 == buckets ? INFINITY : t0 + width * (double)(k + 1);
+		size_t from = i;
+		while (i < n && (s->elapsed[i] <= end || i == from))
+			i++;
+		/* the bucket's time: its last line's */
+		rt_buf_puts(b, k ? ",[" : "[");
+		num(b, s->elapsed[i - 1]);
+		for (int d = 0; d < ns; d++) {
+			double lo = INFINITY, hi = -INFINITY, sum = 0, w = 0, plain = 0;
+			size_t m = 0;
+			for (size_t j = from; j < i; j++) {
+				double v = value(s, cols[d], rate[d], j);
+				if (isnan(v))
+					continue;
+				lo = v < lo ? v : lo;
+				hi = v > hi ? v : hi;
+				sum += v * s->dt[j];
+				w += s->dt[j];
+				plain += v;
+				m++;
+			}
+			rt_buf_puts(b, ",[");
+			if (m) {
+				num(b, lo);
+				rt_buf_putc(b, ',');
+				num(b, w > 0 ? sum / w : plain / (double)m);
+				rt_buf_putc(b, ',');
+				num(b, hi);
+			} else {
+				rt_buf_puts(b, "null,null,null");
+			}
+			rt_buf_putc(b, ']');
+		}
+		rt_buf_putc(b, ']');
+	}
+	rt_buf_putc(b, ']');
+}
+
+static int saw_gpu(const struct rt_answer *a)
+{
+	int c = rt_stats_col("system_gpu_utilized");
+	return rt_meta_num(a->meta, "host", "gpu_count") > 0 ||
+	       (c >= 0 && a->st.col[c].present && a->st.col[c].max > 0);
+}
+
+static void charts_json(struct rt_buf *b, const struct rt_answer *a)
+{
+	rt_buf_puts(b, "[");
+	int first = 1;
+	for (size_t k = 0; k < RT_ARRAY_LEN(charts); k++) {
+		const struct chart_def *c = &charts[k];
+		if (c->gpu && !saw_gpu(a))
+			continue;
+		int cols[4], rate[4], ns = 0;
+		const char *labels[4];
+		for (int d = 0; d < 4 && c->s[d].label; d++) {
+			int col = rt_stats_col(c->s[d].column);
+			if (col < 0 || !a->st.col[col].present)
+				continue; /* no process columns in a standalone run */
+			cols[ns] = col;
+			rate[ns] = c->s[d].rate;
+			labels[ns++] = c->s[d].label;
+		}
+		if (!ns)
+			continue;
+		rt_buf_puts(b, first ? "{" : ",{");
+		first = 0;
+		rt_buf_printf(b, "\"id\":\"%s\",\"title\":", c->id);
+		js_str(b, c->title);
+		rt_buf_printf(b, ",\"unit\":\"%s\",\"labels\":[", c->unit);
+		for (int d = 0; d < ns; d++) {
+			if (d)
+				rt_buf_putc(b, ',');
+			js_str(b, labels[d]);
+		}
+		rt_buf_puts(b, "],\"data\":");
+		chart_data(b, &a->series, cols, rate, ns);
+		rt_buf_putc(b, '}');
+	}
+	rt_buf_puts(b, "]");
+}
+
+/* ---- cards and tables ------------------------------------------------------ */
+
+static void card_row(struct rt_buf *b, const char *k, const char *v)
+{
+	rt_buf_puts(b, "<tr><th>");
+	html(b, k);
+	rt_buf_puts(b, "</th><td>");
+	html(b, v && *v ? v : "-");
+	rt_buf_puts(b, "</td></tr>\n");
+}
+
+static void card_num(struct rt_buf *b, const char *k, double v, int prec, const char *unit)
+{
+	char t[64] = "-";
+	if (isfinite(v))
+		snprintf(t, sizeof(t), "%.*f%s%s", prec, v, *unit ? " " : "", unit);
+	card_row(b, k, t);
+}
+
+static void job_card(struct rt_buf *b, const struct rt_answer *a)
+{
+	char t[512], u[64];
+	rt_buf_puts(b, "<section class=card><h2>Job</h2><table>\n");
+	card_row(b, "name", a->ri.job_name);
+	t[0] = '\0';
+	const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(a->meta, "command");
+	const cJSON *w;
+	struct rt_buf cb = {0};
+	cJSON_ArrayForEach(w, cmd) if (cJSON_IsString(w))
+	{
+		if (cb.len)
+			rt_buf_putc(&cb, ' ');
+		rt_buf_puts(&cb, w->valuestring);
+	}
+	rt_buf_put(&cb, "", 0);
+	card_row(b, "command", cb.len ? cb.p : "(standalone: the whole system)");
+	rt_buf_free(&cb);
+	snprintf(t, sizeof(t), "%s%s", a->ri.status, a->partial ? " (partial)" : "");
+	card_row(b, "status", t);
+	if (a->has_exit_code)
+		snprintf(t, sizeof(t), "%d", a->exit_code);
+	card_row(b, "exit code", a->has_exit_code ? t : NULL);
+	rt_fmt_iso8601(t, sizeof(t), a->ri.start_ns);
+	card_row(b, "start", a->ri.start_ns ? t : NULL);
+	rt_fmt_iso8601(t, sizeof(t), a->ri.end_ns);
+	card_row(b, "end", a->ri.end_ns ? t : NULL);
+	rt_fmt_duration(u, sizeof(u), a->st.duration);
+	snprintf(t, sizeof(t), "%s (%llu samples every %g s)", u, (unsigned long long)a->st.lines,
+	         a->ri.interval);
+	card_row(b, "duration", t);
+	rt_buf_puts(b, "</table></section>\n");
+}
+
+static void host_card(struct rt_buf *b, const struct rt_answer *a)
+{
+	char t[256];
+	const cJSON *m = a->meta;
+	rt_buf_puts(b, "<section class=card><h2>Host</h2><table>\n");
+	card_row(b, "hostname", rt_meta_str(m, "host", "hostname"));
+	card_row(b, "OS", "Linux");
+	card_num(b, "vCPUs", rt_meta_num(m, "host", "vcpus"), 0, "");
+	card_row(b, "CPU", rt_meta_str(m, "host", "cpu_model"));
+	card_num(b, "memory", rt_meta_num(m, "host", "memory_mib"), 0, "MiB");
+	card_num(b, "storage", rt_meta_num(m, "host", "storage_gb"), 1, "GB");
+	double g = rt_meta_num(m, "host", "gpu_count");
+	const char *gm = rt_meta_str(m, "host", "gpu_model");
+	if (g > 0)
+		snprintf(t, sizeof(t), "%.0f x %s", g, gm ? gm : "GPU");
+	else
+		snprintf(t, sizeof(t), "none");
+	card_row(b, "GPUs", t);
+	card_num(b, "VRAM", g > 0 ? rt_meta_num(m, "host", "gpu_memory_mib") : NAN, 0, "MiB");
+	card_row(b, "allocation", rt_allocation_name(rt_stats_allocation(&a->st)));
+	rt_buf_puts(b, "</table></section>\n");
+}
+
+static void cloud_card(struct rt_buf *b, const struct rt_offer *o)
+{
+	rt_buf_puts(b, "<section class=card><h2>Cloud</h2><table>\n");
+	if (!o->cloud.vendor[0]) {
+		card_row(b, "vendor",
+		         o->asked ? "unknown (not a cloud machine, or not discovered)"
+		                  : "unknown (rt-export discover on the host, then --servers N)");
+	} else {
+		card_row(b, "vendor", o->cloud.vendor);
+		card_row(b, "region", o->cloud.region);
+		card_row(b, "zone", o->cloud.zone);
+		card_row(b, "instance type", o->cloud.instance_type);
+		card_num(b, "price", o->price_here, 4, "USD/hour");
+		card_num(b, "run cost",
+		         isfinite(o->price_here) ? o->price_here * o->duration / 3600.0 : NAN,
+		         4, "USD");
+	}
+	rt_buf_puts(b, "</table></section>\n");
+}
+
+static void stat_row(struct rt_buf *b, const struct rt_runstats *st, const char *label,
+                     const char *column, int prec, const char *total)
+{
+	int c = rt_stats_col(column);
+	if (c < 0 || !st->col[c].present)
+		return;
+	const struct rt_colstat *x = &st->col[c];
+	char v[64];
+	rt_buf_puts(b, "<tr><th>");
+	html(b, label);
+	rt_buf_puts(b, "</th>");
+	double vals[3] = {x->mean, x->p95, x->max};
+	for (int i = 0; i < 3; i++) {
+		snprintf(v, sizeof(v), "%.*f", prec, vals[i]);
+		rt_buf_puts(b, "<td>");
+		html(b, v);
+		rt_buf_puts(b, "</td>");
+	}
+	rt_buf_puts(b, "<td>");
+	html(b, total ? total : "");
+	rt_buf_puts(b, "</td></tr>\n");
+}
+
+static void summary_table(struct rt_buf *b, const struct rt_answer *a)
+{
+	const struct rt_runstats *st = &a->st;
+	char t[128], x[32], y[32];
+	rt_buf_puts(b, "<section class=wide><h2>Summary</h2><table class=stats>\n"
+	               "<tr><th></th><th>mean</th><th>p95</th><th>max</th><th>total</th></tr>\n");
+	int pu = rt_stats_col("process_utime"), ps = rt_stats_col("process_stime");
+	snprintf(t, sizeof(t), "%.2f CPU seconds", st->col[pu].sum + st->col[ps].sum);
+	stat_row(b, st, "CPU cores, job", "process_cpu_usage", 2, t);
+	int su = rt_stats_col("system_utime"), ss = rt_stats_col("system_stime");
+	snprintf(t, sizeof(t), "%.2f CPU seconds", st->col[su].sum + st->col[ss].sum);
+	stat_row(b, st, "CPU cores, host", "system_cpu_usage", 2, t);
+	t[0] = '\0';
+	if (st->rss_max_mib >= 0)
+		snprintf(t, sizeof(t), "RSS peak %.0f MiB", st->rss_max_mib);
+	stat_row(b, st, "memory MiB, job (PSS)", "process_memory_mib", 0, t);
+	stat_row(b, st, "memory MiB, host used", "system_memory_used_mib", 0, NULL);
+	if (saw_gpu(a)) {
+		stat_row(b, st, "GPUs busy, job", "process_gpu_usage", 2, NULL);
+		stat_row(b, st, "GPUs busy, host", "system_gpu_usage", 2, NULL);
+		stat_row(b, st, "VRAM MiB, job", "process_gpu_vram_mib", 0, NULL);
+		stat_row(b, st, "VRAM MiB, host", "system_gpu_vram_mib", 0, NULL);
+	}
+	stat_row(b, st, "disk space used GB", "system_disk_space_used_gb", 1, NULL);
+	static const struct {
+		const char *label, *a, *b, *an, *bn;
+	} io[] = {
+	    {"disk I/O bytes, job", "process_disk_read_bytes", "process_disk_write_bytes", "read",
+	     "written"},
+	    {"disk I/O bytes, host", "system_disk_read_bytes", "system_disk_write_bytes", "read",
+	     "written"},
+	    {"network bytes, host", "system_net_recv_bytes", "system_net_sent_bytes", "received",
+	     "sent"},
+	};
+	for (size_t i = 0; i < RT_ARRAY_LEN(io); i++) {
+		int ca = rt_stats_col(io[i].a), cb = rt_stats_col(io[i].b);
+		if (!st->col[ca].present)
+			continue;
+		rt_fmt_bytes(x, sizeof(x), st->col[ca].sum);
+		rt_fmt_bytes(y, sizeof(y), st->col[cb].sum);
+		snprintf(t, sizeof(t), "%s %s, %s %s", io[i].an, x, io[i].bn, y);
+		rt_buf_puts(b, "<tr><th>");
+		html(b, io[i].label);
+		rt_buf_puts(b, "</th><td colspan=3></td><td>");
+		html(b, t);
+		rt_buf_puts(b, "</td></tr>\n");
+	}
+	rt_buf_puts(b, "</table></section>\n");
+}
+
+static void reco_section(struct rt_buf *b, const struct rt_recommendation *r,
+                         const struct rt_offer *o)
+{
+	char t[256];
+	rt_buf_puts(b, "<section class=wide><h2>Recommended for the next run</h2><p class=reco>");
+	snprintf(t, sizeof(t), "%ld vCPU%s, %ld MiB memory", r->cpu, r->cpu == 1 ? "" : "s",
+	         r->memory_mib);
+	html(b, t);
+	if (r->gpu)
+		snprintf(t, sizeof(t), ", %ld GPU%s with %ld MiB VRAM", r->gpu, r->gpu == 1 ? "" : "s",
+		         r->vram_mib);
+	else
+		snprintf(t, sizeof(t), ", no GPU");
+	html(b, t);
+	rt_buf_puts(b, "</p><p class=note>");
+	html(b, r->from_system ? "From the whole system's use: this run tracked no process."
+	                       : "From the process tree: mean CPU rounded, peak PSS + 20 % "
+	                         "rounded up to a server size, peak GPU use and VRAM + 20 %.");
+	rt_buf_puts(b, "</p>\n");
+	if (o->asked && !o->ok) {
+		rt_buf_puts(b, "<p class=note>No server list: ");
+		html(b, o->why);
+		rt_buf_puts(b, "</p>\n");
+	} else if (o->asked && o->nservers) {
+		rt_buf_puts(b, "<table class=servers><tr><th>vendor</th><th>instance</th><th>name</th>"
+		               "<th>vCPUs</th><th>memory</th><th>GPUs</th><th>USD/hour</th>"
+		               "<th>this run</th></tr>\n");
+		for (size_t i = 0; i < o->nservers; i++) {
+			const struct rt_server *v = &o->servers[i];
+			char mem[32], price[32] = "-", cost[32] = "-";
+			rt_fmt_bytes(mem, sizeof(mem),
+			             isfinite(v->memory_amount) ? v->memory_amount * 1048576.0 : 0);
+			if (isfinite(v->min_price_ondemand)) {
+				snprintf(price, sizeof(price), "%.4f", v->min_price_ondemand);
+				snprintf(cost, sizeof(cost), "%.4f",
+				         v->min_price_ondemand * o->duration / 3600.0);
+			}
+			const char *cells[] = {v->vendor_id, v->api_reference, v->display_name};
+			rt_buf_puts(b, "<tr>");
+			for (int c = 0; c < 3; c++) {
+				rt_buf_puts(b, "<td>");
+				html(b, cells[c]);
+				rt_buf_puts(b, "</td>");
+			}
+			rt_buf_printf(b, "<td>%.0f</td><td>", isfinite(v->vcpus) ? v->vcpus : 0);
+			html(b, mem);
+			rt_buf_printf(b, "</td><td>%.0f</td><td>%s</td><td>%s</td></tr>\n",
+			              isfinite(v->gpu_count) ? v->gpu_count : 0, price, cost);
+		}
+		rt_buf_puts(b, "</table>\n");
+		if (isfinite(o->price_here) && isfinite(o->servers[0].min_price_ondemand)) {
+			double here = o->price_here * o->duration / 3600.0;
+			double there = o->servers[0].min_price_ondemand * o->duration / 3600.0;
+			snprintf(t, sizeof(t),
+			         "This run cost %.4f USD on %s %s; on the cheapest fit %.4f USD "
+			         "(saving %.4f USD).",
+			         here, o->cloud.vendor, o->cloud.instance_type, there, here - there);
+			rt_buf_puts(b, "<p class=note>");
+			html(b, t);
+			rt_buf_puts(b, "</p>\n");
+		}
+	}
+	rt_buf_puts(b, "</section>\n");
+}
+
+/* ---- the page --------------------------------------------------------------- */
+
+static const char page_css[] =
+    "body{font:14px/1.4 system-ui,-apple-system,Segoe "
+    "UI,sans-serif;margin:0;background:#f6f7f9;color:#1d232b}"
+    "header{background:#1d3557;color:#fff;padding:14px 24px}"
+    "header h1{margin:0;font-size:20px}header p{margin:2px 0 0;opacity:.85}"
+    "main{display:flex;flex-wrap:wrap;gap:16px;padding:16px 24px}"
+    ".card,.wide,.chartbox{background:#fff;border:1px solid #dde1e6;border-radius:6px;"
+    "padding:10px 14px}"
+    ".card{flex:1 1 280px}.wide,.chartbox{flex:1 1 100%}"
+    "h2{font-size:15px;margin:0 0 8px}"
+    "table{border-collapse:collapse}th,td{padding:2px 10px 2px 0;text-align:left;"
+    "vertical-align:top}"
+    ".card th{color:#58606b;font-weight:500}.stats td,.servers td{text-align:right}"
+    ".stats th,.servers th{font-weight:600}.reco{font-size:18px;font-weight:600;margin:4px 0}"
+    ".note{color:#58606b;margin:4px 0}.chart{height:220px}.legend{min-height:20px;"
+    "font-size:12px}"
+    ".legend span{margin-right:8px}footer{padding:8px 24px 20px;color:#58606b;font-size:12px}";
+
+static const char page_js[] =
+    "(function(){'use strict';\n"
+    "var D=JSON.parse(document.getElementById('rt-data').textContent);\n"
+    "function pad(n){return(n<10?'0':'')+n;}\n"
+    "function elapsed(s){if(D.span<120)return s.toFixed(D.span<10?2:1)+' s';"
+    "s=Math.max(0,Math.round(s));var h=Math.floor(s/3600),"
+    "m=Math.floor(s/60)%60,x=s%60;return h?h+':'+pad(m)+':'+pad(x):m+':'+pad(x);}\n"
+    "function clock(s){var d=new Date(D.wall0_ms+s*1000);return d.getFullYear()+'-'+"
+    "pad(d.getMonth()+1)+'-'+pad(d.getDate())+' '+pad(d.getHours())+':'+pad(d.getMinutes())+"
+    "':'+pad(d.getSeconds());}\n"
+    "function human(v,u){if(v===null||v===undefined||isNaN(v))return '-';"
+    "if(u==='B/s'){var k=['B/s','KiB/s','MiB/s','GiB/s','TiB/s'],i=0;"
+    "while(Math.abs(v)>=1024&&i<4){v/=1024;i++;}return v.toFixed(i?1:0)+' '+k[i];}"
+    "var p=Math.abs(v)>=100?0:Math.abs(v)>=10?1:2;return v.toFixed(p)+(u?' '+u:'');}\n"
+    "var box=document.getElementById('charts'),gs=[];\n"
+    "D.charts.forEach(function(c){\n"
+    " var s=document.createElement('section');s.className='chartbox';"
+    " var h=document.createElement('h2');h.textContent=c.title+' ('+c.unit+')';"
+    " var el=document.createElement('div');el.className='chart';el.id='chart-'+c.id;"
+    " var lg=document.createElement('div');lg.className='legend';"
+    " s.appendChild(h);s.appendChild(el);s.appendChild(lg);box.appendChild(s);\n"
+    " var g=new Dygraph(el,c.data,{labels:['time'].concat(c.labels),customBars:true,"
+    "labelsDiv:lg,legend:'always',labelsSeparateLines:false,fillAlpha:0.2,strokeWidth:1.5,"
+    "colors:['#1d6fd8','#e4572e','#2a9d8f','#f4a261'].slice(0,c.labels.length),"
+    "axes:{x:{axisLabelFormatter:function(x){return elapsed(x);},"
+    "valueFormatter:function(x){return clock(x)+' (+'+elapsed(x)+')';}},"
+    "y:c.unit==='B/s'?{axisLabelWidth:72,axisLabelFormatter:function(v){return human(v,'B/s');},"
+    "valueFormatter:function(v){return human(v,c.unit);}}:{axisLabelWidth:64,"
+    "valueFormatter:function(v){return human(v,c.unit);}}},"
+    "plugins:[new Dygraph.Plugins.Crosshair({direction:'vertical'})]});\n"
+    " gs.push(g);});\n"
+    "if(gs.length>1)Dygraph.synchronize(gs,{selection:true,zoom:true,range:false});\n"
+    "window.rtCharts=gs;\n"
+    "})();\n";
+
+static int write_page(const char *path, const struct rt_buf *b)
+{
+	char tmp[4200];
+	snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, (int)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	size_t off = 0;
+	while (off < b->len) {
+		ssize_t n = write(fd, b->p + off, b->len - off);
+		if (n < 0) {
+			int e = errno;
+			close(fd);
+			unlink(tmp);
+			return -e;
+		}
+		off += (size_t)n;
+	}
+	if (close(fd) || rename(tmp, path)) {
+		int e = errno;
+		unlink(tmp);
+		return -e;
+	}
+	return 0;
+}
+
+int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o)
+{
+	const char *dir = getenv("RT_DYGRAPHS_DIR");
+	if (!dir || !*dir)
+		dir = DYGRAPHS_DIR;
+	struct rt_buf lib = {0};
+	if (inline_file(&lib, dir, "dygraph.min.js", 1) ||
+	    inline_file(&lib, dir, "extras/synchronizer.js", 1) ||
+	    inline_file(&lib, dir, "extras/crosshair.js", 1)) {
+		rt_buf_free(&lib);
+		rt_say("the report needs the dygraphs charting library in %s (install it: apt-get "
+		       "install libjs-dygraphs)",
+		       dir);
+		return 1;
+	}
+	struct rt_answer a;
+	if (rt_answer_run(s, o->run, 1, &a)) {
+		rt_buf_free(&lib);
+		return 1;
+	}
+	struct rt_recommendation r;
+	rt_recommend(&a.st, &r);
+	struct rt_offer off = {0};
+	off.price_here = NAN;
+	off.duration = a.st.duration;
+	if (o->servers) {
+		rt_offer_fetch(s, &a, &r, o->servers, &off);
+	} else {
+		const char *hid = rt_meta_str(a.meta, "host", "host_id");
+		if (hid)
+			rt_cloud_load(rt_store_dir(s), hid, &off.cloud);
+	}
+
+	struct rt_buf b = {0};
+	char title[512], t[64];
+	snprintf(title, sizeof(title), "rt report: run %llu%s%s", (unsigned long long)a.ri.id,
+	         a.ri.job_name ? " " : "", a.ri.job_name ? a.ri.job_name : "");
+	rt_buf_puts(&b, "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>\n"
+	                "<meta name=viewport content=\"width=device-width,initial-scale=1\">\n"
+	                "<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; "
+	                "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
+	                "<title>");
+	html(&b, title);
+	rt_buf_puts(&b, "</title>\n<style>\n");
+	inline_file(&b, dir, "dygraph.min.css", 0);
+	rt_buf_puts(&b, page_css);
+	rt_buf_puts(&b, "\n</style></head><body>\n<header><h1>");
+	html(&b, title);
+	rt_buf_puts(&b, "</h1><p>");
+	rt_fmt_iso8601(t, sizeof(t), a.ri.start_ns);
+	html(&b, a.ri.status);
+	rt_buf_puts(&b, a.partial ? " (partial: the figures cover the samples stored)" : "");
+	rt_buf_puts(&b, ", started ");
+	html(&b, t);
+	rt_buf_puts(&b, "</p></header>\n<main>\n");
+	job_card(&b, &a);
+	host_card(&b, &a);
+	cloud_card(&b, &off);
+	summary_table(&b, &a);
+	reco_section(&b, &r, &off);
+	rt_buf_puts(&b, "<div id=charts style=\"display:contents\"></div>\n</main>\n"
+	                "<footer>Made by rt-export " RT_VERSION
+	                ". Charts: drag to zoom, double-click to reset; each point is a time bucket "
+	                "(band: min to max, line: mean).</footer>\n"
+	                "<script type=\"application/json\" id=rt-data>");
+	rt_buf_printf(&b, "{\"wall0_ms\":%.0f,\"span\":%.3f,\"charts\":",
+	              (double)a.series.wall0_ns / 1e6, a.st.duration);
+	charts_json(&b, &a);
+	rt_buf_puts(&b, "}</script>\n<script>\n");
+	rt_buf_put(&b, lib.p, lib.len);
+	rt_buf_puts(&b, page_js);
+	rt_buf_puts(&b, "</script>\n</body></html>\n");
+	rt_buf_free(&lib);
+
+	char def[64];
+	snprintf(def, sizeof(def), "rt-report-%llu.html", (unsigned long long)a.ri.id);
+	const char *path = o->output ? o->output : def;
+	int rc = b.oom ? -ENOMEM : 0;
+	if (!rc && !strcmp(path, "-")) {
+		size_t off2 = 0;
+		while (off2 < b.len) {
+			ssize_t n = write(1, b.p + off2, b.len - off2);
+			if (n <= 0) {
+				rc = -errno;
+				break;
+			}
+			off2 += (size_t)n;
+		}
+	} else if (!rc) {
+		rc = write_page(path, &b);
+	}
+	if (rc)
+		rt_say("cannot write the report to %s: %s (choose another path with -o FILE)", path,
+		       strerror(-rc));
+	else if (strcmp(path, "-"))
+		fprintf(stderr, "%s: report of run %llu written to %s (%zu KiB)\n", rt_prog,
+		        (unsigned long long)a.ri.id, path, (b.len + 1023) / 1024);
+	rt_buf_free(&b);
+	rt_offer_free(&off);
+	rt_answer_free(&a);
+	return rc ? 1 : 0;
+}

@@ -1,0 +1,264 @@
+/*
+ * stats.c - statistics of a run's lines, allocation and recommendation
+ * (stats.h; rules from reference.md §9).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "stats.h"
+
+/* All the arrays of a series live in one mapping, populated in one call:
+ * a day of 1 Hz lines is ~23 MB, and faulting that in page by page costs
+ * more than reading the store. */
+#define SERIES_ARRAYS (RT_CSV_COLUMNS + 2)
+
+int rt_series_reserve(struct rt_series *s, size_t cap)
+{
+	if (cap <= s->cap)
+		return 0;
+	size_t bytes = cap * SERIES_ARRAYS * sizeof(double);
+	double *blk = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+	                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (blk == MAP_FAILED) {
+		s->oom = 1;
+		return -ENOMEM;
+	}
+	double *old[SERIES_ARRAYS] = {s->elapsed, s->dt};
+	for (unsigned c = 0; c < RT_CSV_COLUMNS; c++)
+		old[c + 2] = s->col[c];
+	s->elapsed = blk;
+	s->dt = blk + cap;
+	for (unsigned c = 0; c < RT_CSV_COLUMNS; c++)
+		s->col[c] = blk + (c + 2) * cap;
+	if (s->n)
+		for (unsigned i = 0; i < SERIES_ARRAYS; i++)
+			memcpy(blk + i * cap, old[i], s->n * sizeof(double));
+	if (s->block)
+		munmap(s->block, s->block_bytes);
+	s->block = blk;
+	s->block_bytes = bytes;
+	s->cap = cap;
+	return 0;
+}
+
+int rt_series_add(struct rt_series *s, const struct rt_derived *d)
+{
+	if (s->n == 0) {
+		s->wall0_ns = d->prev.rec->h->wall_ns;
+		s->mono0_ns = d->prev.rec->h->mono_ns;
+		s->rss_max_mib = -1;
+	}
+	if (s->n == s->cap && rt_series_reserve(s, s->cap ? s->cap * 2 : 1024))
+		return -ENOMEM;
+	size_t i = s->n++;
+	uint64_t mono = d->cur.rec->h->mono_ns;
+	s->elapsed[i] = mono > s->mono0_ns ? (double)(mono - s->mono0_ns) / 1e9 : 0.0;
+	s->dt[i] = d->dt > 0 ? d->dt : 0.0;
+	for (unsigned c = 0; c < RT_CSV_COLUMNS; c++) {
+		double v;
+		s->col[c][i] = rt_csv_column_value(d, c, &v) ? v : NAN;
+	}
+	if (d->has_proc && (double)d->proc_rss_mib > s->rss_max_mib)
+		s->rss_max_mib = (double)d->proc_rss_mib;
+	return 0;
+}
+
+void rt_series_free(struct rt_series *s)
+{
+	if (s->block)
+		munmap(s->block, s->block_bytes);
+	memset(s, 0, sizeof(*s));
+}
+
+/* k-th smallest of v[0..n) (reorders v: every later value is >= it). */
+static double select_kth(double *v, size_t n, size_t k)
+{
+	ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
+	while (lo < hi) {
+		double pivot = v[lo + (hi - lo) / 2];
+		ptrdiff_t i = lo, j = hi;
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				double t = v[i];
+				v[i++] = v[j];
+				v[j--] = t;
+			}
+		}
+		if (kk <= j)
+			hi = j;
+		else if (kk >= i)
+			lo = i;
+		else
+			break;
+	}
+	return v[k];
+}
+
+/* numpy's linear percentile of v[0..n) (reorders v). */
+static double percentile(double *v, size_t n, double q)
+{
+	double h = q * (double)(n - 1);
+	size_t k = (size_t)floor(h);
+	double a = select_kth(v, n, k);
+	if (k + 1 >= n)
+		return a;
+	/* the next rank is the smallest value above position k */
+	double b = v[k + 1];
+	for (size_t i = k + 2; i < n; i++)
+		if (v[i] < b)
+			b = v[i];
+	return a + (h - (double)k) * (b - a);
+}
+
+void rt_stats_compute(const struct rt_series *s, struct rt_runstats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->lines = s->n;
+	st->rss_max_mib = s->n ? s->rss_max_mib : -1;
+	double total_w = 0;
+	for (size_t i = 0; i < s->n; i++)
+		total_w += s->dt[i];
+	st->duration = total_w;
+	double *scratch = s->n ? malloc(s->n * sizeof(double)) : NULL;
+	for (unsigned c = 0; c < RT_CSV_COLUMNS; c++) {
+		struct rt_colstat *cs = &st->col[c];
+		double sum = 0, wsum = 0, w = 0, max = -INFINITY;
+		size_t m = 0;
+		for (size_t i = 0; i < s->n; i++) {
+			double v = s->col[c][i];
+			if (isnan(v))
+				continue;
+			sum += v;
+			wsum += v * s->dt[i];
+			w += s->dt[i];
+			if (v > max)
+				max = v;
+			if (scratch)
+				scratch[m] = v;
+			m++;
+		}
+		if (!m)
+			continue;
+		cs->present = 1;
+		cs->sum = sum;
+		cs->max = max;
+		cs->mean = w > 0 ? wsum / w : sum / (double)m;
+		cs->p95 = scratch ? percentile(scratch, m, 0.95) : NAN;
+	}
+	free(scratch);
+	st->has_proc = st->col[rt_stats_col("process_cpu_usage")].present;
+}
+
+void rt_stats_aggregate(const struct rt_runstats *runs, size_t n, struct rt_runstats *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->rss_max_mib = -1;
+	if (!n)
+		return;
+	for (size_t r = 0; r < n; r++) {
+		out->lines += runs[r].lines;
+		out->duration += runs[r].duration / (double)n;
+		if (runs[r].rss_max_mib > out->rss_max_mib)
+			out->rss_max_mib = runs[r].rss_max_mib;
+		out->has_proc |= runs[r].has_proc;
+	}
+	for (unsigned c = 0; c < RT_CSV_COLUMNS; c++) {
+		struct rt_colstat *o = &out->col[c];
+		size_t m = 0;
+		for (size_t r = 0; r < n; r++) {
+			const struct rt_colstat *x = &runs[r].col[c];
+			if (!x->present)
+				continue;
+			if (!m++ || x->max > o->max)
+				o->max = x->max;
+			if (m == 1 || x->p95 > o->p95)
+				o->p95 = x->p95;
+			if (m == 1 || x->sum > o->sum)
+				o->sum = x->sum;
+			o->mean += x->mean;
+		}
+		if (m) {
+			o->present = 1;
+			o->mean /= (double)m;
+		}
+	}
+}
+
+int rt_stats_col(const char *name)
+{
+	for (unsigned c = 0; c < RT_CSV_COLUMNS; c++)
+		if (!strcmp(rt_csv_column_name(c), name))
+			return (int)c;
+	return -1;
+}
+
+static double mean_of(const struct rt_runstats *st, const char *col)
+{
+	int c = rt_stats_col(col);
+	return c >= 0 && st->col[c].present ? st->col[c].mean : 0.0;
+}
+
+static double max_of(const struct rt_runstats *st, const char *col)
+{
+	int c = rt_stats_col(col);
+	return c >= 0 && st->col[c].present ? st->col[c].max : 0.0;
+}
+
+enum rt_allocation rt_stats_allocation(const struct rt_runstats *st)
+{
+	static const struct {
+		const char *process, *system;
+		double factor, margin;
+	} pairs[] = {
+	    {"process_cpu_usage", "system_cpu_usage", 1.25, 0.25},
+	    {"process_memory_mib", "system_memory_used_mib", 1.5, 512},
+	    {"process_gpu_usage", "system_gpu_usage", 1.25, 0.2},
+	    {"process_gpu_vram_mib", "system_gpu_vram_mib", 1.25, 512},
+	};
+	if (!st->has_proc || !st->lines)
+		return RT_ALLOC_UNKNOWN;
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		double p = mean_of(st, pairs[i].process), s = mean_of(st, pairs[i].system);
+		if (s > p * pairs[i].factor || s > p + pairs[i].margin)
+			return RT_ALLOC_SHARED;
+	}
+	return RT_ALLOC_DEDICATED;
+}
+
+const char *rt_allocation_name(enum rt_allocation a)
+{
+	return a == RT_ALLOC_SHARED ? "shared" : a == RT_ALLOC_DEDICATED ? "dedicated" : NULL;
+}
+
+long rt_round_memory(double mib)
+{
+	static const long steps[] = {128, 256, 512, 1024, 2048};
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+		if (mib <= (double)steps[i])
+			return steps[i];
+	return (long)ceil(mib / 1024.0) * 1024;
+}
+
+void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
+{
+	int sys = !st->has_proc;
+	r->from_system = sys;
+	/* Python's round() rounds halves to even; so does nearbyint */
+	double cpu = nearbyint(mean_of(st, sys ? "system_cpu_usage" : "process_cpu_usage"));
+	r->cpu = cpu < 1 ? 1 : (long)cpu;
+	r->memory_mib = rt_round_memory(
+	    max_of(st, sys ? "system_memory_used_mib" : "process_memory_mib") * 1.2);
+	double gpu_mean = mean_of(st, sys ? "system_gpu_usage" : "process_gpu_usage");
+	double gpu = nearbyint(max_of(st, sys ? "system_gpu_usage" : "process_gpu_usage"));
+	r->gpu = gpu_mean > 0 ? (gpu < 1 ? 1 : (long)gpu) : 0;
+	double vram = max_of(st, sys ? "system_gpu_vram_mib" : "process_gpu_vram_mib");
+	r->vram_mib = vram > 0 ? rt_round_memory(vram * 1.2) : 0;
+}

@@ -1,0 +1,811 @@
+/*
+ * summary.c - what a run needed: the `summary` and `recommend` verbs, the
+ * server list and the run's cost (answer.h).
+ *
+ * A run's lines come from a replay without text (an observer on the
+ * emitter), so they are the very numbers `replay -f csv` prints, before
+ * rounding. The human summary is a short table a person reads in five
+ * seconds; --json has the same numbers for programs.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "answer.h"
+#include "rt/common.h"
+#include "rt/runmeta.h"
+#include "rt/sysroot.h"
+
+/* ---- computing ----------------------------------------------------------- */
+
+static int observe_series(void *ctx, const struct rt_derived *d)
+{
+	return rt_series_add(ctx, d);
+}
+
+static void answer_finish(struct rt_answer *a)
+{
+	rt_stats_compute(&a->series, &a->st);
+	a->meta = a->ri.meta_json ? cJSON_Parse(a->ri.meta_json) : NULL;
+	const cJSON *ec = cJSON_GetObjectItemCaseSensitive(a->meta, "exit_code");
+	if (cJSON_IsNumber(ec)) {
+		a->has_exit_code = 1;
+		a->exit_code = ec->valueint;
+	}
+	a->partial = strcmp(a->ri.status, "finished") && strcmp(a->ri.status, "failed") &&
+	             strcmp(a->ri.status, "killed");
+}
+
+/* The lines of a resolved run into a->series. */
+static int compute(struct rt_store *s, struct rt_answer *a, int keep_series)
+{
+	struct rt_emitter e;
+	if (rt_emitter_init(&e, s, &a->ri, RT_FMT_CSV, NULL))
+		return -ENOMEM;
+	e.observe = observe_series;
+	e.observe_ctx = &a->series;
+	uint64_t first, last;
+	if (rt_store_seq_bounds(s, a->ri.id, &first, &last) == 0 && last > first)
+		rt_series_reserve(&a->series, (size_t)(last - first));
+	struct rt_replay_opts o = {0, 0, 1};
+	int rc = rt_replay(&e, &o);
+	rt_emitter_free(&e);
+	if (rc)
+		return rc;
+	answer_finish(a);
+	if (!keep_series)
+		rt_series_free(&a->series);
+	return 0;
+}
+
+int rt_answer_run(struct rt_store *s, const char *spec, int keep_series, struct rt_answer *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (rt_run_resolve(s, spec, &a->ri))
+		return 1;
+	int rc = compute(s, a, keep_series);
+	if (rc) {
+		rt_say("run %llu cannot be read: %s", (unsigned long long)a->ri.id, rt_strerror(rc));
+		rt_answer_free(a);
+		return 1;
+	}
+	return 0;
+}
+
+int rt_answer_from_series(const char *meta_json, size_t len, struct rt_series *ser,
+                          struct rt_answer *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (rt_runinfo_from_meta(meta_json, len, &a->ri))
+		return RT_E_CORRUPT;
+	a->series = *ser;
+	memset(ser, 0, sizeof(*ser));
+	answer_finish(a);
+	return 0;
+}
+
+void rt_answer_free(struct rt_answer *a)
+{
+	rt_run_free(&a->ri);
+	cJSON_Delete(a->meta);
+	rt_series_free(&a->series);
+	memset(a, 0, sizeof(*a));
+}
+
+struct job_ctx {
+	const char *job;
+	uint64_t *ids;
+	size_t n, cap;
+};
+
+static int job_cb(void *vctx, uint64_t run, const char *meta, size_t len)
+{
+	struct job_ctx *c = vctx;
+	struct rt_run_fields f;
+	if (rt_runmeta_read(meta, len, &f) || !f.has_job_name || strcmp(f.job_name, c->job))
+		return 0;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 16;
+		uint64_t *p = realloc(c->ids, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		c->ids = p;
+		c->cap = cap;
+	}
+	c->ids[c->n++] = run;
+	return 0;
+}
+
+int rt_answer_job(struct rt_store *s, const char *job, unsigned long last, struct rt_answer **out,
+                  size_t *n)
+{
+	struct job_ctx c = {job, NULL, 0, 0};
+	*out = NULL;
+	*n = 0;
+	int rc = rt_store_list_runs(s, job_cb, &c);
+	if (rc) {
+		rt_say("cannot list the runs in %s: %s", rt_store_dir(s), rt_strerror(rc));
+		free(c.ids);
+		return 1;
+	}
+	if (!c.n) {
+		rt_say("no stored run of job '%s' in %s (see rt-export runs)", job, rt_store_dir(s));
+		free(c.ids);
+		return 1;
+	}
+	size_t from = last && last < c.n ? c.n - last : 0;
+	struct rt_answer *v = calloc(c.n - from, sizeof(*v));
+	if (!v) {
+		free(c.ids);
+		rt_say("out of memory");
+		return 1;
+	}
+	size_t k = 0;
+	for (size_t i = from; i < c.n; i++) {
+		struct rt_answer *a = &v[k];
+		memset(a, 0, sizeof(*a));
+		if (rt_run_load(s, c.ids[i], &a->ri))
+			continue; /* deleted by the size cap meanwhile */
+		rc = compute(s, a, 0);
+		if (rc) {
+			rt_say("run %llu cannot be read (%s); left out", (unsigned long long)c.ids[i],
+			       rt_strerror(rc));
+			rt_answer_free(a);
+			continue;
+		}
+		k++;
+	}
+	free(c.ids);
+	if (!k) {
+		free(v);
+		rt_say("no readable run of job '%s' in %s (see rt-export runs)", job, rt_store_dir(s));
+		return 1;
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+/* ---- formatting helpers ------------------------------------------------- */
+
+void rt_fmt_duration(char *buf, size_t cap, double secs)
+{
+	if (!(secs >= 0))
+		secs = 0;
+	if (secs < 60) {
+		snprintf(buf, cap, "%.*f s", secs < 10 ? 2 : 1, secs);
+		return;
+	}
+	unsigned long t = (unsigned long)(secs + 0.5);
+	if (t >= 86400)
+		snprintf(buf, cap, "%lud %02luh %02lum", t / 86400, t / 3600 % 24, t / 60 % 60);
+	else if (t >= 3600)
+		snprintf(buf, cap, "%luh %02lum %02lus", t / 3600, t / 60 % 60, t % 60);
+	else
+		snprintf(buf, cap, "%lum %02lus", t / 60, t % 60);
+}
+
+void rt_fmt_bytes(char *buf, size_t cap, double b)
+{
+	static const char *units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+	if (!(b >= 0))
+		b = 0;
+	if (b < 1024) {
+		snprintf(buf, cap, "%.0f B", b);
+		return;
+	}
+	int u = -1;
+	while (b >= 1024 && u < 4) {
+		b /= 1024;
+		u++;
+	}
+	snprintf(buf, cap, "%.*f %s", b < 10 ? 2 : b < 100 ? 1 : 0, b, units[u]);
+}
+
+const char *rt_meta_str(const cJSON *meta, const char *section, const char *key)
+{
+	const cJSON *o = section ? cJSON_GetObjectItemCaseSensitive(meta, section) : meta;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+double rt_meta_num(const cJSON *meta, const char *section, const char *key)
+{
+	const cJSON *o = section ? cJSON_GetObjectItemCaseSensitive(meta, section) : meta;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const struct rt_colstat *col(const struct rt_runstats *st, const char *name)
+{
+	int c = rt_stats_col(name);
+	return c >= 0 && st->col[c].present ? &st->col[c] : NULL;
+}
+
+static double sum_of(const struct rt_runstats *st, const char *name)
+{
+	const struct rt_colstat *c = col(st, name);
+	return c ? c->sum : 0;
+}
+
+/* The command as one line: words joined, at most cap bytes. */
+static void command_line(const cJSON *meta, char *buf, size_t cap)
+{
+	const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(meta, "command");
+	const cJSON *w;
+	size_t len = 0;
+	buf[0] = '\0';
+	cJSON_ArrayForEach(w, cmd)
+	{
+		if (!cJSON_IsString(w))
+			continue;
+		int m = snprintf(buf + len, cap - len, "%s%s", len ? " " : "", w->valuestring);
+		if (m < 0 || (size_t)m >= cap - len) {
+			if (cap > 4)
+				strcpy(buf + cap - 4, "...");
+			return;
+		}
+		len += (size_t)m;
+	}
+}
+
+/* ---- the human summary ------------------------------------------------- */
+
+static void row(FILE *f, const char *label, const struct rt_colstat *c, int prec,
+                const char *extra)
+{
+	if (!c)
+		return;
+	fprintf(f, "  %-24s %10.*f %10.*f %10.*f  %s\n", label, prec, c->mean, prec, c->p95, prec,
+	        c->max, extra ? extra : "");
+}
+
+static void io_row(FILE *f, const char *label, const struct rt_runstats *st, const char *a,
+                   const char *b, const char *an, const char *bn)
+{
+	const struct rt_colstat *ca = col(st, a), *cb = col(st, b);
+	if (!ca && !cb)
+		return;
+	char x[32], y[32], rx[32], ry[32];
+	double d = st->duration > 0 ? st->duration : 1;
+	rt_fmt_bytes(x, sizeof(x), ca ? ca->sum : 0);
+	rt_fmt_bytes(y, sizeof(y), cb ? cb->sum : 0);
+	rt_fmt_bytes(rx, sizeof(rx), (ca ? ca->sum : 0) / d);
+	rt_fmt_bytes(ry, sizeof(ry), (cb ? cb->sum : 0) / d);
+	fprintf(f, "  %-24s %s %s, %s %s (%s/s, %s/s on average)\n", label, an, x, bn, y, rx, ry);
+}
+
+static int has_gpu(const struct rt_runstats *st, const cJSON *meta)
+{
+	double n = rt_meta_num(meta, "host", "gpu_count");
+	const struct rt_colstat *c = col(st, "system_gpu_utilized");
+	return (n > 0) || (c && c->max > 0);
+}
+
+static void print_table(FILE *f, const struct rt_runstats *st, const cJSON *meta)
+{
+	char extra[160];
+	fprintf(f, "  %-24s %10s %10s %10s\n", "", "mean", "p95", "max");
+	if (st->has_proc) {
+		double u = sum_of(st, "process_utime"), s = sum_of(st, "process_stime");
+		snprintf(extra, sizeof(extra), "CPU time %.2f s (user %.2f, system %.2f)", u + s, u, s);
+		row(f, "CPU cores, job", col(st, "process_cpu_usage"), 2, extra);
+	}
+	double u = sum_of(st, "system_utime"), s = sum_of(st, "system_stime");
+	snprintf(extra, sizeof(extra), "CPU time %.2f s (user %.2f, system %.2f)", u + s, u, s);
+	row(f, "CPU cores, host", col(st, "system_cpu_usage"), 2, extra);
+	if (st->has_proc) {
+		extra[0] = '\0';
+		if (st->rss_max_mib >= 0)
+			snprintf(extra, sizeof(extra), "RSS peak %.0f MiB", st->rss_max_mib);
+		row(f, "memory MiB, job (PSS)", col(st, "process_memory_mib"), 0, extra);
+	}
+	double total = rt_meta_num(meta, "host", "memory_mib");
+	extra[0] = '\0';
+	if (total > 0)
+		snprintf(extra, sizeof(extra), "of %.0f MiB", total);
+	row(f, "memory MiB, host used", col(st, "system_memory_used_mib"), 0, extra);
+	if (has_gpu(st, meta)) {
+		if (st->has_proc) {
+			row(f, "GPUs busy, job", col(st, "process_gpu_usage"), 2, NULL);
+			row(f, "VRAM MiB, job", col(st, "process_gpu_vram_mib"), 0, NULL);
+		}
+		row(f, "GPUs busy, host", col(st, "system_gpu_usage"), 2, NULL);
+		double vram = rt_meta_num(meta, "host", "gpu_memory_mib");
+		extra[0] = '\0';
+		if (vram > 0)
+			snprintf(extra, sizeof(extra), "of %.0f MiB", vram);
+		row(f, "VRAM MiB, host", col(st, "system_gpu_vram_mib"), 0, extra);
+	}
+	row(f, "disk space used GB", col(st, "system_disk_space_used_gb"), 1, NULL);
+	if (st->has_proc)
+		io_row(f, "disk I/O, job", st, "process_disk_read_bytes", "process_disk_write_bytes",
+		       "read", "written");
+	io_row(f, "disk I/O, host", st, "system_disk_read_bytes", "system_disk_write_bytes", "read",
+	       "written");
+	io_row(f, "network, host", st, "system_net_recv_bytes", "system_net_sent_bytes", "received",
+	       "sent");
+}
+
+static void print_reco_line(FILE *f, const struct rt_recommendation *r)
+{
+	fprintf(f, "  %-24s %ld vCPU%s, %ld MiB memory", "recommended", r->cpu, r->cpu == 1 ? "" : "s",
+	        r->memory_mib);
+	if (r->gpu)
+		fprintf(f, ", %ld GPU%s with %ld MiB VRAM", r->gpu, r->gpu == 1 ? "" : "s", r->vram_mib);
+	else
+		fputs(", no GPU", f);
+	fputs(r->from_system ? " (from the whole system: this run tracked no process)\n" : "\n", f);
+}
+
+void rt_print_summary(FILE *f, const struct rt_answer *a)
+{
+	const struct rt_runstats *st = &a->st;
+	char start[32] = "?", dur[32], cmd[160];
+	if (a->ri.start_ns)
+		rt_fmt_iso8601(start, sizeof(start), a->ri.start_ns);
+	rt_fmt_duration(dur, sizeof(dur), st->duration);
+	fprintf(f, "run %llu", (unsigned long long)a->ri.id);
+	if (a->ri.job_name)
+		fprintf(f, " (%s)", a->ri.job_name);
+	fprintf(f, ": %s", a->ri.status);
+	if (a->has_exit_code)
+		fprintf(f, ", exit code %d", a->exit_code);
+	fprintf(f, ", started %s, %s, %llu samples every %g s\n", start, dur,
+	        (unsigned long long)st->lines, a->ri.interval);
+	if (a->partial)
+		fprintf(f, "  partial: the run %s; these figures cover the samples stored\n",
+		        !strcmp(a->ri.status, "running") ? "is still being recorded"
+		                                         : "ended without its recorder finishing it");
+	command_line(a->meta, cmd, sizeof(cmd));
+	if (cmd[0])
+		fprintf(f, "  command: %s\n", cmd);
+	if (!st->lines) {
+		fputs("  no samples: nothing to summarize\n", f);
+		return;
+	}
+	print_table(f, st, a->meta);
+	const char *alloc = rt_allocation_name(rt_stats_allocation(st));
+	if (alloc)
+		fprintf(f, "  %-24s %s\n", "server allocation", alloc);
+	struct rt_recommendation r;
+	rt_recommend(st, &r);
+	print_reco_line(f, &r);
+}
+
+void rt_print_job_summary(FILE *f, const char *job, const struct rt_answer *runs, size_t n)
+{
+	fprintf(f, "job %s: %zu run%s\n", job, n, n == 1 ? "" : "s");
+	fprintf(f, "  %-6s %-20s %12s %5s %8s %8s %9s %8s %9s\n", "RUN", "START", "DURATION", "EXIT",
+	        "CPU MEAN", "CPU MAX", "PSS MiB", "GPU MAX", "VRAM MiB");
+	struct rt_runstats *all = calloc(n ? n : 1, sizeof(*all));
+	for (size_t i = 0; i < n; i++) {
+		const struct rt_answer *a = &runs[i];
+		const struct rt_runstats *st = &a->st;
+		int p = st->has_proc;
+		const struct rt_colstat *cpu = col(st, p ? "process_cpu_usage" : "system_cpu_usage");
+		const struct rt_colstat *mem = col(st, p ? "process_memory_mib" : "system_memory_used_mib");
+		const struct rt_colstat *gpu = col(st, p ? "process_gpu_usage" : "system_gpu_usage");
+		const struct rt_colstat *vram = col(st, p ? "process_gpu_vram_mib" : "system_gpu_vram_mib");
+		char start[32] = "?", dur[32], ex[16] = "-";
+		if (a->ri.start_ns)
+			rt_fmt_iso8601(start, sizeof(start), a->ri.start_ns);
+		rt_fmt_duration(dur, sizeof(dur), st->duration);
+		if (a->has_exit_code)
+			snprintf(ex, sizeof(ex), "%d", a->exit_code);
+		else if (a->partial)
+			snprintf(ex, sizeof(ex), "%s", a->ri.status);
+		fprintf(f, "  %-6llu %-20s %12s %5s %8.2f %8.2f %9.0f %8.2f %9.0f\n",
+		        (unsigned long long)a->ri.id, start, dur, ex, cpu ? cpu->mean : 0,
+		        cpu ? cpu->max : 0, mem ? mem->max : 0, gpu ? gpu->max : 0, vram ? vram->max : 0);
+		if (all)
+			all[i] = *st;
+	}
+	if (!all)
+		return;
+	struct rt_runstats agg;
+	rt_stats_aggregate(all, n, &agg);
+	free(all);
+	fprintf(f, "all runs (means and durations averaged, maxima and totals the largest):\n");
+	print_table(f, &agg, runs[n - 1].meta);
+	struct rt_recommendation r;
+	rt_recommend(&agg, &r);
+	print_reco_line(f, &r);
+}
+
+void rt_print_recommendation(FILE *f, const char *what, const struct rt_runstats *st,
+                             const struct rt_recommendation *r)
+{
+	int sys = r->from_system;
+	const struct rt_colstat *cpu = col(st, sys ? "system_cpu_usage" : "process_cpu_usage");
+	const struct rt_colstat *mem = col(st, sys ? "system_memory_used_mib" : "process_memory_mib");
+	const struct rt_colstat *gpu = col(st, sys ? "system_gpu_usage" : "process_gpu_usage");
+	const struct rt_colstat *vram = col(st, sys ? "system_gpu_vram_mib" : "process_gpu_vram_mib");
+	fprintf(f, "recommended for %s, from %s:\n", what,
+	        sys ? "the whole system's use (a standalone run tracks no process)"
+	            : "the process tree's use");
+	char v[32];
+	snprintf(v, sizeof(v), "%ld", r->cpu);
+	fprintf(f, "  %-8s %-10s mean use %.2f cores, rounded (at least 1)\n", "vCPUs", v,
+	        cpu ? cpu->mean : 0);
+	snprintf(v, sizeof(v), "%ld MiB", r->memory_mib);
+	fprintf(f, "  %-8s %-10s peak %s %.0f MiB + 20 %%, rounded up to a server size\n", "memory",
+	        v, sys ? "used" : "PSS", mem ? mem->max : 0);
+	snprintf(v, sizeof(v), "%ld", r->gpu);
+	if (r->gpu)
+		fprintf(f, "  %-8s %-10s peak %.2f GPUs busy (mean %.2f)\n", "GPUs", v,
+		        gpu ? gpu->max : 0, gpu ? gpu->mean : 0);
+	else
+		fprintf(f, "  %-8s %-10s no GPU was used\n", "GPUs", v);
+	snprintf(v, sizeof(v), "%ld MiB", r->vram_mib);
+	if (r->vram_mib)
+		fprintf(f, "  %-8s %-10s peak %.0f MiB + 20 %%, rounded up\n", "VRAM", v,
+		        vram ? vram->max : 0);
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+static void add_num_or_null(cJSON *o, const char *k, double v)
+{
+	if (isfinite(v))
+		cJSON_AddNumberToObject(o, k, v);
+	else
+		cJSON_AddNullToObject(o, k);
+}
+
+static void add_str_or_null(cJSON *o, const char *k, const char *v)
+{
+	if (v && *v)
+		cJSON_AddStringToObject(o, k, v);
+	else
+		cJSON_AddNullToObject(o, k);
+}
+
+cJSON *rt_json_run(const struct rt_answer *a)
+{
+	cJSON *o = cJSON_CreateObject();
+	char t[32];
+	cJSON_AddNumberToObject(o, "id", (double)a->ri.id);
+	add_str_or_null(o, "job_name", a->ri.job_name);
+	cJSON_AddStringToObject(o, "status", a->ri.status);
+	if (a->has_exit_code)
+		cJSON_AddNumberToObject(o, "exit_code", a->exit_code);
+	else
+		cJSON_AddNullToObject(o, "exit_code");
+	cJSON_AddNumberToObject(o, "duration_secs", a->st.duration);
+	cJSON_AddNumberToObject(o, "samples", (double)a->st.lines);
+	cJSON_AddNumberToObject(o, "interval_secs", a->ri.interval);
+	cJSON_AddBoolToObject(o, "partial", a->partial);
+	rt_fmt_iso8601(t, sizeof(t), a->ri.start_ns);
+	add_str_or_null(o, "start", a->ri.start_ns ? t : NULL);
+	rt_fmt_iso8601(t, sizeof(t), a->ri.end_ns);
+	add_str_or_null(o, "end", a->ri.end_ns ? t : NULL);
+	return o;
+}
+
+cJSON *rt_json_stats(const struct rt_runstats *st)
+{
+	cJSON *o = cJSON_CreateObject();
+	for (unsigned c = 0; c < RT_CSV_COLUMNS; c++) {
+		const struct rt_colstat *cs = &st->col[c];
+		cJSON *x = cJSON_AddObjectToObject(o, rt_csv_column_name(c));
+		double nan = NAN;
+		add_num_or_null(x, "mean", cs->present ? cs->mean : nan);
+		add_num_or_null(x, "max", cs->present ? cs->max : nan);
+		add_num_or_null(x, "p95", cs->present ? cs->p95 : nan);
+		add_num_or_null(x, "sum", cs->present ? cs->sum : nan);
+	}
+	return o;
+}
+
+cJSON *rt_json_recommendation(const struct rt_recommendation *r)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "cpu", (double)r->cpu);
+	cJSON_AddNumberToObject(o, "memory_mib", (double)r->memory_mib);
+	cJSON_AddNumberToObject(o, "gpu", (double)r->gpu);
+	cJSON_AddNumberToObject(o, "vram_mib", (double)r->vram_mib);
+	cJSON_AddStringToObject(o, "based_on", r->from_system ? "system" : "process");
+	return o;
+}
+
+static void add_allocation(cJSON *o, const struct rt_runstats *st)
+{
+	add_str_or_null(o, "allocation", rt_allocation_name(rt_stats_allocation(st)));
+}
+
+/* ---- servers and cost --------------------------------------------------- */
+
+void rt_offer_fetch(struct rt_store *s, const struct rt_answer *a,
+                    const struct rt_recommendation *r, unsigned n, struct rt_offer *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->asked = n;
+	o->price_here = NAN;
+	o->duration = a->st.duration;
+	long deadline = rt_keeper_now_ms() + 10000; /* everything Keeper, 10 s */
+	int rc = rt_keeper_servers(r->cpu, r->memory_mib, r->gpu, r->vram_mib, n, deadline,
+	                           &o->servers, &o->nservers, o->why, sizeof(o->why));
+	if (rc)
+		rt_say("no server list: %s; the recommendation stands on its own", o->why);
+	else
+		o->ok = 1;
+	/* the instance the run was recorded on: remembered, else found now if
+	 * the run was recorded on this machine */
+	const char *hid = rt_meta_str(a->meta, "host", "host_id");
+	if (hid && s && rt_cloud_load(rt_store_dir(s), hid, &o->cloud)) {
+		char here[128];
+		rt_host_id(here, sizeof(here));
+		if (!strcmp(here, hid)) {
+			rt_cloud_discover(&o->cloud, 2000);
+			rt_cloud_save(rt_store_dir(s), hid, &o->cloud);
+		}
+	}
+	if (!o->cloud.vendor[0] || !o->cloud.instance_type[0] || rc == RT_E_NET)
+		return;
+	double price;
+	if (rt_keeper_price(o->cloud.vendor, o->cloud.instance_type, o->cloud.region, deadline,
+	                    &price, o->price_why, sizeof(o->price_why)) == 0)
+		o->price_here = price;
+	else
+		rt_say("no price for this run's server: %s", o->price_why);
+}
+
+void rt_offer_free(struct rt_offer *o)
+{
+	free(o->servers);
+	memset(o, 0, sizeof(*o));
+}
+
+static double cheapest_price(const struct rt_offer *o)
+{
+	for (size_t i = 0; i < o->nservers; i++)
+		if (isfinite(o->servers[i].min_price_ondemand))
+			return o->servers[i].min_price_ondemand;
+	return NAN;
+}
+
+void rt_print_offer(FILE *f, const struct rt_offer *o)
+{
+	if (!o->asked)
+		return;
+	if (o->ok && !o->nservers)
+		fputs("no server in the Spare Cores catalog fits this recommendation\n", f);
+	if (o->ok && o->nservers) {
+		fprintf(f, "cheapest servers that fit (Spare Cores Keeper, on-demand):\n");
+		fprintf(f, "  %-10s %-24s %6s %10s %5s %11s\n", "VENDOR", "INSTANCE", "VCPUS", "MEMORY",
+		        "GPUS", "USD/HOUR");
+		for (size_t i = 0; i < o->nservers; i++) {
+			const struct rt_server *v = &o->servers[i];
+			char mem[32], price[32] = "-";
+			rt_fmt_bytes(mem, sizeof(mem),
+			             isfinite(v->memory_amount) ? v->memory_amount * 1048576.0 : 0);
+			if (isfinite(v->min_price_ondemand))
+				snprintf(price, sizeof(price), "%.4f", v->min_price_ondemand);
+			fprintf(f, "  %-10s %-24s %6.0f %10s %5.0f %11s\n", v->vendor_id, v->api_reference,
+			        isfinite(v->vcpus) ? v->vcpus : 0, mem,
+			        isfinite(v->gpu_count) ? v->gpu_count : 0, price);
+		}
+	}
+	if (!isfinite(o->price_here))
+		return;
+	char dur[32];
+	rt_fmt_duration(dur, sizeof(dur), o->duration);
+	double here = o->price_here * o->duration / 3600.0;
+	fprintf(f, "this run on %s %s%s%s: %.4f USD/hour, %.4f USD for %s", o->cloud.vendor,
+	        o->cloud.instance_type, o->cloud.region[0] ? " in " : "", o->cloud.region,
+	        o->price_here, here, dur);
+	double best = cheapest_price(o);
+	if (isfinite(best)) {
+		double there = best * o->duration / 3600.0;
+		fprintf(f, "; on the cheapest fit %.4f USD, saving %.4f USD (%.0f %%)", there,
+		        here - there, here > 0 ? (here - there) / here * 100 : 0);
+	}
+	fputc('\n', f);
+}
+
+void rt_json_offer(cJSON *obj, const struct rt_offer *o)
+{
+	if (!o->asked)
+		return;
+	if (!o->ok) {
+		cJSON_AddNullToObject(obj, "servers");
+		cJSON_AddStringToObject(obj, "servers_error", o->why);
+	} else {
+		cJSON *arr = cJSON_AddArrayToObject(obj, "servers");
+		for (size_t i = 0; i < o->nservers; i++) {
+			const struct rt_server *v = &o->servers[i];
+			cJSON *x = cJSON_CreateObject();
+			cJSON_AddStringToObject(x, "vendor_id", v->vendor_id);
+			cJSON_AddStringToObject(x, "api_reference", v->api_reference);
+			add_str_or_null(x, "display_name", v->display_name);
+			add_num_or_null(x, "vcpus", v->vcpus);
+			add_num_or_null(x, "memory_amount", v->memory_amount);
+			add_num_or_null(x, "gpu_count", v->gpu_count);
+			add_num_or_null(x, "min_price_ondemand", v->min_price_ondemand);
+			cJSON_AddItemToArray(arr, x);
+		}
+	}
+	if (!isfinite(o->price_here)) {
+		cJSON_AddNullToObject(obj, "cost");
+		return;
+	}
+	cJSON *c = cJSON_AddObjectToObject(obj, "cost");
+	double here = o->price_here * o->duration / 3600.0;
+	cJSON_AddStringToObject(c, "vendor_id", o->cloud.vendor);
+	add_str_or_null(c, "region_id", o->cloud.region);
+	cJSON_AddStringToObject(c, "instance_type", o->cloud.instance_type);
+	cJSON_AddNumberToObject(c, "price_per_hour", o->price_here);
+	cJSON_AddNumberToObject(c, "run_cost", here);
+	double best = cheapest_price(o);
+	if (isfinite(best)) {
+		cJSON_AddNumberToObject(c, "cheapest_price_per_hour", best);
+		cJSON_AddNumberToObject(c, "cheapest_run_cost", best * o->duration / 3600.0);
+		cJSON_AddNumberToObject(c, "saving", here - best * o->duration / 3600.0);
+	}
+}
+
+/* ---- the verbs ------------------------------------------------------------ */
+
+static int print_json(cJSON *o)
+{
+	char *t = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!t) {
+		rt_say("out of memory");
+		return 1;
+	}
+	int ok = puts(t) >= 0 && fflush(stdout) == 0;
+	free(t);
+	if (!ok) {
+		rt_say("cannot write to stdout: %s", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+/* Aggregate of a job's runs. */
+static int job_stats(const struct rt_answer *runs, size_t n, struct rt_runstats *agg)
+{
+	struct rt_runstats *all = calloc(n, sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		all[i] = runs[i].st;
+	rt_stats_aggregate(all, n, agg);
+	free(all);
+	return 0;
+}
+
+static void free_runs(struct rt_answer *runs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		rt_answer_free(&runs[i]);
+	free(runs);
+}
+
+int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o)
+{
+	if (o->job) {
+		struct rt_answer *runs;
+		size_t n;
+		struct rt_runstats agg;
+		if (rt_answer_job(s, o->job, o->last, &runs, &n))
+			return 1;
+		if (job_stats(runs, n, &agg)) {
+			free_runs(runs, n);
+			rt_say("out of memory");
+			return 1;
+		}
+		int rc = 0;
+		if (o->json) {
+			cJSON *j = cJSON_CreateObject();
+			cJSON_AddStringToObject(j, "job", o->job);
+			cJSON *arr = cJSON_AddArrayToObject(j, "runs");
+			for (size_t i = 0; i < n; i++) {
+				cJSON *x = cJSON_CreateObject();
+				cJSON_AddItemToObject(x, "run", rt_json_run(&runs[i]));
+				cJSON_AddItemToObject(x, "stats", rt_json_stats(&runs[i].st));
+				add_allocation(x, &runs[i].st);
+				cJSON_AddItemToArray(arr, x);
+			}
+			struct rt_recommendation r;
+			rt_recommend(&agg, &r);
+			cJSON_AddItemToObject(j, "stats", rt_json_stats(&agg));
+			add_allocation(j, &agg);
+			cJSON_AddItemToObject(j, "recommendation", rt_json_recommendation(&r));
+			rc = print_json(j);
+		} else {
+			rt_print_job_summary(stdout, o->job, runs, n);
+		}
+		free_runs(runs, n);
+		return rc;
+	}
+	struct rt_answer a;
+	if (rt_answer_run(s, o->run, 0, &a))
+		return 1;
+	int rc = 0;
+	if (o->json) {
+		cJSON *j = cJSON_CreateObject();
+		struct rt_recommendation r;
+		rt_recommend(&a.st, &r);
+		cJSON_AddItemToObject(j, "run", rt_json_run(&a));
+		cJSON_AddItemToObject(j, "stats", rt_json_stats(&a.st));
+		add_allocation(j, &a.st);
+		cJSON_AddItemToObject(j, "recommendation", rt_json_recommendation(&r));
+		rc = print_json(j);
+	} else {
+		rt_print_summary(stdout, &a);
+	}
+	rt_answer_free(&a);
+	return rc;
+}
+
+int rt_cmd_recommend(struct rt_store *s, const struct rt_answer_opts *o)
+{
+	struct rt_answer *runs = NULL, one;
+	size_t n = 1;
+	struct rt_runstats st;
+	if (o->job) {
+		if (rt_answer_job(s, o->job, o->last, &runs, &n))
+			return 1;
+		if (job_stats(runs, n, &st)) {
+			free_runs(runs, n);
+			rt_say("out of memory");
+			return 1;
+		}
+	} else {
+		if (rt_answer_run(s, o->run, 0, &one))
+			return 1;
+		runs = &one;
+		st = one.st;
+	}
+	struct rt_recommendation r;
+	rt_recommend(&st, &r);
+	struct rt_offer off = {0};
+	if (o->servers) {
+		/* the run's cost: the newest run of a job says where it ran */
+		struct rt_answer base = runs[n - 1];
+		base.st.duration = st.duration;
+		rt_offer_fetch(s, &base, &r, o->servers, &off);
+	}
+	int rc = 0;
+	if (o->json) {
+		cJSON *j = cJSON_CreateObject();
+		if (o->job) {
+			cJSON *x = cJSON_AddObjectToObject(j, "job");
+			cJSON_AddStringToObject(x, "name", o->job);
+			cJSON *ids = cJSON_AddArrayToObject(x, "runs");
+			for (size_t i = 0; i < n; i++)
+				cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)runs[i].ri.id));
+			cJSON_AddNumberToObject(x, "duration_secs", st.duration);
+		} else {
+			cJSON_AddItemToObject(j, "run", rt_json_run(&one));
+		}
+		add_allocation(j, &st);
+		cJSON_AddItemToObject(j, "recommendation", rt_json_recommendation(&r));
+		rt_json_offer(j, &off);
+		rc = print_json(j);
+	} else {
+		char what[320];
+		if (o->job)
+			snprintf(what, sizeof(what), "job %s (%zu run%s)", o->job, n, n == 1 ? "" : "s");
+		else if (one.ri.job_name)
+			snprintf(what, sizeof(what), "run %llu (%s)", (unsigned long long)one.ri.id,
+			         one.ri.job_name);
+		else
+			snprintf(what, sizeof(what), "run %llu", (unsigned long long)one.ri.id);
+		rt_print_recommendation(stdout, what, &st, &r);
+		rt_print_offer(stdout, &off);
+		fflush(stdout);
+	}
+	rt_offer_free(&off);
+	if (o->job)
+		free_runs(runs, n);
+	else
+		rt_answer_free(&one);
+	return rc;
+}
