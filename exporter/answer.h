@@ -40,6 +40,9 @@ int rt_answer_job(struct rt_store *s, const char *job, unsigned long last, struc
 int rt_answer_from_series(const char *meta_json, size_t len, struct rt_series *ser,
                           struct rt_answer *a);
 void rt_answer_free(struct rt_answer *a);
+/* "shared", "dedicated" or NULL (no process tree, unreadable): what
+ * Sentinel's host_server_allocation means. */
+const char *rt_run_allocation(struct rt_store *s, const struct rt_runinfo *ri);
 
 /* The cheapest servers for a recommendation, and the run's cost. */
 struct rt_offer {

@@ -96,6 +96,8 @@ struct rt_emitter {
 	 * no text at all. A non-zero return stops with that error. */
 	int (*observe)(void *ctx, const struct rt_derived *d);
 	void *observe_ctx;
+	/* rt_follow_stream keeps the newest run metadata here when set */
+	struct rt_buf *last_meta;
 };
 
 /* s may be NULL: inventories then come only from rt_emitter_put_inventory.

@@ -216,6 +216,10 @@ int rt_follow_stream(struct rt_emitter *e, int fd)
 		if (type == RT_FRAME_END)
 			break;
 		if (type == RT_FRAME_META) {
+			if (e->last_meta) {
+				rt_buf_reset(e->last_meta);
+				rt_buf_put(e->last_meta, p, len);
+			}
 			rt_run_free(&ri);
 			if (rt_runinfo_from_meta(p, len, &ri) == 0) {
 				e->run = ri.id;

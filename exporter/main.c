@@ -261,6 +261,34 @@ static int verb_discover(const struct args *a, struct rt_store *s)
 	return 0;
 }
 
+/* live --summary: after the last line, the run's summary on stderr, from
+ * its final metadata (the store's, or the stream's last) and the lines. */
+static void print_live_summary(struct rt_store *s, const struct rt_runinfo *ri,
+                               const struct rt_buf *stream_meta, struct rt_series *ser)
+{
+	struct rt_runinfo fresh = {0};
+	const char *mj = stream_meta->len ? stream_meta->p : NULL;
+	size_t ml = stream_meta->len;
+	if (!mj && s && rt_run_load(s, ri->id, &fresh) == 0 && fresh.meta_json) {
+		mj = fresh.meta_json;
+		ml = strlen(mj);
+	}
+	if (!mj && ri->meta_json) {
+		mj = ri->meta_json;
+		ml = strlen(mj);
+	}
+	struct rt_answer ans;
+	if (mj && rt_answer_from_series(mj, ml, ser, &ans) == 0) {
+		fflush(stdout);
+		rt_print_summary(stderr, &ans);
+		fflush(stderr);
+		rt_answer_free(&ans);
+	} else {
+		rt_say("no summary: the run's metadata cannot be read");
+	}
+	rt_run_free(&fresh);
+}
+
 /* replay, tail and live: records become lines through one emitter. */
 static int verb_stream(const struct args *a, struct rt_store *s)
 {
@@ -293,6 +321,15 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 		rt_run_free(&ri);
 		return 1;
 	}
+	struct rt_series ser = {0};
+	struct rt_buf last_meta = {0};
+	if (a->summary) { /* the recorder's --summary: collect the lines as numbers too */
+		e.observe = rt_series_observe;
+		e.observe_ctx = &ser;
+		e.last_meta = &last_meta;
+	}
+	if (a->quiet)
+		e.sink = NULL;
 	if (a->fd >= 0) {
 		r = rt_follow_stream(&e, a->fd);
 	} else if (replay) {
@@ -312,6 +349,10 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 		r = rt_follow(&e, start);
 	}
 	int rc = finish(&k, r);
+	if (a->summary)
+		print_live_summary(s, &ri, &last_meta, &ser);
+	rt_series_free(&ser);
+	rt_buf_free(&last_meta);
 	rt_emitter_free(&e);
 	rt_sink_close(&k);
 	rt_run_free(&ri);

@@ -50,7 +50,7 @@ int rt_sink_open(struct rt_sink *k, const char *path, int default_fd, int line_f
 
 int rt_sink_flush(struct rt_sink *k)
 {
-	if (k->memory)
+	if (!k || k->memory)
 		return 0;
 	if (k->failed) {
 		k->buf.len = 0;

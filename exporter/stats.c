@@ -67,6 +67,11 @@ int rt_series_add(struct rt_series *s, const struct rt_derived *d)
 	return 0;
 }
 
+int rt_series_observe(void *ctx, const struct rt_derived *d)
+{
+	return rt_series_add(ctx, d);
+}
+
 void rt_series_free(struct rt_series *s)
 {
 	if (s->block)

@@ -36,6 +36,8 @@ int rt_series_reserve(struct rt_series *s, size_t cap);
 /* Append the line d (from rt_derive). Returns 0 or -ENOMEM. */
 int rt_series_add(struct rt_series *s, const struct rt_derived *d);
 void rt_series_free(struct rt_series *s);
+/* rt_series_add as an emitter observer (ctx: the series). */
+int rt_series_observe(void *ctx, const struct rt_derived *d);
 
 struct rt_colstat {
 	int present; /* 0: the column was empty on every line */

@@ -21,11 +21,6 @@
 
 /* ---- computing ----------------------------------------------------------- */
 
-static int observe_series(void *ctx, const struct rt_derived *d)
-{
-	return rt_series_add(ctx, d);
-}
-
 static void answer_finish(struct rt_answer *a)
 {
 	rt_stats_compute(&a->series, &a->st);
@@ -39,26 +34,42 @@ static void answer_finish(struct rt_answer *a)
 	             strcmp(a->ri.status, "killed");
 }
 
-/* The lines of a resolved run into a->series. */
-static int compute(struct rt_store *s, struct rt_answer *a, int keep_series)
+/* The lines of a resolved run into ser. */
+static int run_series(struct rt_store *s, const struct rt_runinfo *ri, struct rt_series *ser)
 {
 	struct rt_emitter e;
-	if (rt_emitter_init(&e, s, &a->ri, RT_FMT_CSV, NULL))
+	if (rt_emitter_init(&e, s, ri, RT_FMT_CSV, NULL))
 		return -ENOMEM;
-	e.observe = observe_series;
-	e.observe_ctx = &a->series;
+	e.observe = rt_series_observe;
+	e.observe_ctx = ser;
 	uint64_t first, last;
-	if (rt_store_seq_bounds(s, a->ri.id, &first, &last) == 0 && last > first)
-		rt_series_reserve(&a->series, (size_t)(last - first));
+	if (rt_store_seq_bounds(s, ri->id, &first, &last) == 0 && last > first)
+		rt_series_reserve(ser, (size_t)(last - first));
 	struct rt_replay_opts o = {0, 0, 1};
 	int rc = rt_replay(&e, &o);
 	rt_emitter_free(&e);
+	return rc;
+}
+
+static int compute(struct rt_store *s, struct rt_answer *a, int keep_series)
+{
+	int rc = run_series(s, &a->ri, &a->series);
 	if (rc)
 		return rc;
 	answer_finish(a);
 	if (!keep_series)
 		rt_series_free(&a->series);
 	return 0;
+}
+
+const char *rt_run_allocation(struct rt_store *s, const struct rt_runinfo *ri)
+{
+	struct rt_series ser = {0};
+	struct rt_runstats st;
+	int rc = run_series(s, ri, &ser);
+	rt_stats_compute(&ser, &st);
+	rt_series_free(&ser);
+	return rc ? NULL : rt_allocation_name(rt_stats_allocation(&st));
 }
 
 int rt_answer_run(struct rt_store *s, const char *spec, int keep_series, struct rt_answer *a)
@@ -84,6 +95,9 @@ int rt_answer_from_series(const char *meta_json, size_t len, struct rt_series *s
 	a->series = *ser;
 	memset(ser, 0, sizeof(*ser));
 	answer_finish(a);
+	double id = rt_meta_num(a->meta, NULL, "run_id");
+	if (id > 0)
+		a->ri.id = (uint64_t)id;
 	return 0;
 }
 
@@ -259,8 +273,8 @@ static void row(FILE *f, const char *label, const struct rt_colstat *c, int prec
 {
 	if (!c)
 		return;
-	fprintf(f, "  %-24s %10.*f %10.*f %10.*f  %s\n", label, prec, c->mean, prec, c->p95, prec,
-	        c->max, extra ? extra : "");
+	fprintf(f, "  %-24s %10.*f %10.*f %10.*f%s%s\n", label, prec, c->mean, prec, c->p95, prec,
+	        c->max, extra && *extra ? "  " : "", extra ? extra : "");
 }
 
 static void io_row(FILE *f, const char *label, const struct rt_runstats *st, const char *a,

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "answer.h"
 #include "cloud.h"
 #include "export.h"
 #include "net.h"
@@ -188,6 +189,12 @@ static int finish_body(struct rt_store *st, const struct rt_runinfo *ri,
 	char when[32];
 	rt_fmt_iso8601(when, sizeof(when), ri->end_ns ? ri->end_ns : now_ns(0));
 	cJSON_AddStringToObject(b, "finished_at", when);
+	/* known only now that the run is over: the same rule as summary */
+	const char *alloc = rt_run_allocation(st, ri);
+	if (alloc)
+		cJSON_AddStringToObject(b, "host_server_allocation", alloc);
+	else
+		cJSON_AddNullToObject(b, "host_server_allocation");
 	if (cp->nuris) {
 		cJSON_AddStringToObject(b, "data_source", "s3");
 		cJSON *u = cJSON_AddArrayToObject(b, "data_uris");

@@ -261,6 +261,19 @@ static pid_t spawn_export(const char *const *args, const char *runid, int out_fd
 	return pid;
 }
 
+/* Put a and b (either may be NULL) at the first NULL of args, which has
+ * room for both and a final NULL. */
+static void append_args(const char **args, const char *a, const char *b)
+{
+	size_t n = 0;
+	while (args[n])
+		n++;
+	if (a)
+		args[n++] = a;
+	if (b)
+		args[n] = b;
+}
+
 /*
  * The live printer. It follows the ring and the store when there are both;
  * otherwise the sampler feeds it through a pipe (stream.h), so the output
@@ -275,9 +288,15 @@ static pid_t spawn_printer(const struct rt_config *cfg, struct rt_sampler *s,
 	const char *fmt = cfg->format == RT_FMT_CSV ? "csv" : "json";
 	const char *out = out_fd >= 0 ? "-" : NULL;
 	pid_t pid;
+	/* --summary: the printer ends with it; --quiet too: nothing but it */
+	const char *sum = cfg->summary ? "--summary" : NULL;
+	const char *quiet = cfg->summary && cfg->quiet ? "--quiet" : NULL;
+	if (quiet)
+		out = NULL;
 	if (sc->store && s->ring) {
-		const char *args[] = {
-		    "live", runid, "--store", sc->dir, "-f", fmt, out ? "-o" : NULL, out, NULL};
+		const char *args[] = {"live", runid, "--store", sc->dir, "-f", fmt,
+		                      out ? "-o" : NULL, out, NULL, NULL, NULL};
+		append_args(args, sum, quiet);
 		pid = spawn_export(args, runid, out_fd, -1);
 	} else {
 		int p[2];
@@ -286,7 +305,9 @@ static pid_t spawn_printer(const struct rt_config *cfg, struct rt_sampler *s,
 			    sc->store ? "; samples are recorded in the store" : "");
 			return -1;
 		}
-		const char *args[] = {"live", "--fd", "3", "-f", fmt, out ? "-o" : NULL, out, NULL};
+		const char *args[] = {"live", "--fd", "3",  "-f", fmt, out ? "-o" : NULL, out,
+		                      NULL,   NULL,   NULL};
+		append_args(args, sum, quiet);
 		pid = spawn_export(args, sc->store ? runid : NULL, out_fd, p[0]);
 		close(p[0]);
 		if (pid > 0) {
@@ -425,9 +446,11 @@ static void finish_run(struct store_choice *sc, struct rt_sampler *s, struct rt_
 	meta->has_last_seq = s->seq > 0;
 	meta->last_seq = s->seq ? s->seq - 1 : 0;
 	meta->samples_not_stored = s->unstored;
+	rt_buf_reset(mb);
+	rt_runmeta_write(mb, meta);
+	if (pipe_out->fd >= 0) /* the printer's --summary wants the exit code */
+		rt_stream_put(pipe_out, RT_FRAME_META, mb->p, mb->len, NULL, 0);
 	if (sc->store) {
-		rt_buf_reset(mb);
-		rt_runmeta_write(mb, meta);
 		int rc = rt_store_put_meta(sc->store, meta->run_id, mb->p, mb->len);
 		if (rc)
 			say("warning: cannot mark run %llu finished in the store: %s",
@@ -685,7 +708,7 @@ int main(int argc, char **argv)
 	if (sc.store && (wrapper || meta.gpu_count))
 		rt_store_put_meta(sc.store, meta.run_id, mb.p, mb.len);
 	struct rt_stream_out pipe_out = {.fd = -1};
-	pid_t exporter = cfg.quiet ? -1 : spawn_printer(&cfg, &s, &sc, out_fd, &pipe_out, &mb);
+	pid_t exporter = cfg.quiet && !cfg.summary ? -1 : spawn_printer(&cfg, &s, &sc, out_fd, &pipe_out, &mb);
 	if (out_fd > 2)
 		close(out_fd);
 	if (tree && exporter > 0)

@@ -30,6 +30,7 @@ enum opt_id {
 	O_STORE_MAX,
 	O_COUNT,
 	O_VERBOSE,
+	O_SUMMARY,
 	O_HELP,
 	O_VERSION
 };
@@ -71,6 +72,8 @@ static const struct opt opts[] = {
     {"count", 0, 1, O_COUNT, 0, NULL, "N        stop after N samples"},
     {"verbose", 'v', 0, O_VERBOSE, 0, NULL,
      "         also say what went well (the upload finished on Sentinel)"},
+    {"summary", 0, 0, O_SUMMARY, 0, "TRACKER_SUMMARY",
+     "         when the run ends, print what it needed (rt-export summary) on stderr"},
     {"help", 'h', 0, O_HELP, 0, NULL, "         this help"},
     {"version", 'V', 0, O_VERSION, 0, NULL, "         print the version"},
 };
@@ -201,6 +204,7 @@ static int apply_opt(struct rt_config *c, const struct opt *o, const char *arg, 
 		c->count = (uint64_t)v;
 		break;
 	case O_VERBOSE: c->verbose = 1; break;
+	case O_SUMMARY: c->summary = 1; break;
 	case O_HELP: c->help = 1; break;
 	case O_VERSION: c->version = 1; break;
 	}
@@ -302,15 +306,14 @@ void rt_config_apply_env(struct rt_config *c, char *warn, size_t warncap)
 				c->set |= RT_SET_JOB_NAME;
 		} else if (o->id == O_OUTPUT && !c->output && *v) {
 			c->output = v;
-		} else if (o->id == O_QUIET && !c->quiet) {
+		} else if ((o->id == O_QUIET && !c->quiet) || (o->id == O_SUMMARY && !c->summary)) {
 			int q;
 			if (truthy(v, &q) == 0)
-				c->quiet = q;
+				*(o->id == O_QUIET ? &c->quiet : &c->summary) = q;
 			else
 				snprintf(warn, warncap,
-				         "TRACKER_QUIET='%s' is not a boolean (use 1/0, "
-				         "true/false); ignored",
-				         v);
+				         "%s='%s' is not a boolean (use 1/0, true/false); ignored",
+				         o->env, v);
 		}
 	}
 }

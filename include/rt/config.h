@@ -41,6 +41,7 @@ struct rt_config {
 	enum rt_format format;
 	const char *output; /* NULL: stderr */
 	int quiet;
+	int summary; /* --summary / TRACKER_SUMMARY: the printer ends with the summary */
 	const char *config_path;
 	int config_explicit;
 	const char *meta[RT_META_COUNT];

@@ -23,10 +23,10 @@ rec_only() { env -u SENTINEL_API_TOKEN "$REC" "$@"; }
 
 delivered() { # RUN: every replayed line in the run's objects or inline data, once
 	"$EXP" replay "$1" -f csv > "$T/replay.csv"
-	python3 - "$T" "$1" <<'PY'
-import glob, gzip, json, os, sys
+	python3 - "$T" "$1" "$EXP" <<'PY'
+import glob, gzip, json, os, subprocess, sys
 from collections import Counter
-t, run = sys.argv[1], sys.argv[2]
+t, run, exp = sys.argv[1], sys.argv[2], sys.argv[3]
 sid = json.load(open(os.path.join(t, "store", "upload", run + ".json")))["sentinel_run"]
 assert sid and "/" not in sid and ".." not in sid, sid
 calls = [json.loads(l) for l in open(os.path.join(t, "api.log"))]
@@ -37,6 +37,12 @@ assert len(fin) == 1, "finish accepted %d times" % len(fin)
 want = open(os.path.join(t, "replay.csv")).read().splitlines()[1:]
 got = []
 body = fin[0]["body"]
+# the allocation is known once the run is over: the same rule as the summary
+summary = json.loads(subprocess.check_output([exp, "summary", run, "--json"]))
+assert body.get("host_server_allocation") == summary["allocation"], (
+    body.get("host_server_allocation"), summary["allocation"])
+tracked = summary["stats"]["process_cpu_usage"]["mean"] is not None
+assert summary["allocation"] in (("shared", "dedicated") if tracked else (None,)), summary
 if body["data_source"] == "inline":
     got = body["data_csv"].splitlines()[1:]
 else:
@@ -114,6 +120,14 @@ done
 api
 "$RT" -i 0.05 -o "$T/live.jsonl" -- sh -c 'sleep 0.3' 2> "$T/err"
 [ ! -s "$T/err" ] || fail "a successful upload printed: $(cat "$T/err")"
+# a wrapped run: finish says how the host was shared, by the summary's rule
+python3 - "$T/api.log" "$("$EXP" summary latest --json)" <<'PY' || fail "host_server_allocation in finish"
+import json, sys
+fin = [json.loads(l) for l in open(sys.argv[1]) if '"finish"' in l]
+want = json.loads(sys.argv[2])["allocation"]
+assert want in ("shared", "dedicated"), want
+assert fin and fin[-1]["body"]["host_server_allocation"] == want, (fin, want)
+PY
 "$RT" -v -i 0.05 -o "$T/live.jsonl" -- sh -c 'sleep 0.3' 2> "$T/err"
 grep -q "finished on Sentinel" "$T/err" || fail "-v: $(cat "$T/err")"
 kill $APIPID; wait $APIPID 2>/dev/null || true
