@@ -1,10 +1,12 @@
 #!/bin/sh
-# setup.sh - install rt's build and test dependencies (Debian 12 packages)
-# and configure + build into ./build. Safe to run again.
+# setup.sh - install rt's build and run-time dependencies (Debian 12
+# packages; libjs-dygraphs draws the charts of rt-export report) and
+# configure + build into ./build. Safe to run again.
 set -eu
 cd "$(dirname "$0")/.."
 pkgs="build-essential cmake pkg-config clang liblmdb-dev libcurl4-openssl-dev libssl-dev
-zlib1g-dev libcjson-dev libcriterion-dev libclang-rt-14-dev python3 python3-botocore curl"
+zlib1g-dev libcjson-dev libcriterion-dev libclang-rt-14-dev python3 python3-botocore curl
+libjs-dygraphs"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

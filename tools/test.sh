@@ -5,12 +5,16 @@
 set -eu
 cd "$(dirname "$0")/.."
 sh tools/setup.sh
-# the S3 test peer (npm, locked); Debian's node when the machine has none
-if ! command -v npm >/dev/null 2>&1; then
+# the S3 test peer (npm, locked; Debian's node when the machine has none)
+# and headless Chromium, which opens the HTML reports in the tests
+need=""
+command -v npm >/dev/null 2>&1 || need="nodejs npm"
+command -v chromium >/dev/null 2>&1 || need="$need chromium"
+if [ -n "$need" ]; then
 	sudo=""
 	[ "$(id -u)" -eq 0 ] || sudo="sudo"
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need
 fi
 if [ ! -d tests/peers/node_modules/@20minutes/s3rver ]; then
 	(cd tests/peers && npm ci --no-audit --no-fund --engine-strict=false --loglevel=error)

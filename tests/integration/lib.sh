@@ -1,6 +1,7 @@
 # lib.sh - helpers for integration tests. Sourced with BUILD set to the build dir.
 set -eu
 BUILD=${BUILD:?set BUILD to the build directory}
+BUILD=$(cd "$BUILD" && pwd)
 REC="$BUILD/rt-recorder"
 RT="$BUILD/resource-tracker"
 EXP="$BUILD/rt-export"

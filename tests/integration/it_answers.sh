@@ -1,0 +1,276 @@
+#!/bin/sh
+# After the job: summary, recommend and report with the real binaries, a
+# real store, the Keeper test server (tools/keeper_server.py), a cloud
+# metadata test server and headless Chromium for the report.
+. "$(dirname "$0")/lib.sh"
+HERE=$(cd "$(dirname "$0")/../.." && pwd)
+WL="$BUILD/rt-workload"
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+export RT_IMDS_ADDR=127.0.0.1:1 # discovery answers "no cloud" at once
+last_run() { "$EXP" runs | tail -1 | cut -d" " -f1; }
+
+# ---- a wrapped job: summary --json against an independent computation ----
+"$RT" -i 0.1 --job-name build -- "$WL" "$T/wl1" pool 2 1.2 2> /dev/null
+R1=$(last_run)
+"$EXP" summary "$R1" --json > "$T/s1.json"
+"$EXP" replay "$R1" -f csv > "$T/r1.csv"
+"$EXP" replay "$R1" -f json > "$T/r1.jsonl"
+"$EXP" show "$R1" > "$T/show1.json"
+python3 - "$T" <<'PY' || fail "summary --json disagrees with the replayed CSV"
+import csv, json, math, os, sys
+t = sys.argv[1]
+s = json.load(open(os.path.join(t, "s1.json")))
+rows = list(csv.DictReader(open(os.path.join(t, "r1.csv"))))
+lines = [json.loads(l) for l in open(os.path.join(t, "r1.jsonl"))]
+meta = json.load(open(os.path.join(t, "show1.json")))
+assert len(rows) == len(lines) == s["run"]["samples"], (len(rows), s["run"]["samples"])
+assert len(s["stats"]) == 32 and list(s["stats"]) == list(rows[0].keys()), list(s["stats"])
+# weights: the time each line covers (the first line's base is the warm-up sample)
+w = [l["actual_interval_ms"] / 1000 if "actual_interval_ms" in l else meta["interval_secs"]
+     for l in lines]
+for i in range(1, len(lines)):
+    w[i] = lines[i]["timestamp"] - lines[i - 1]["timestamp"]
+def close(a, b, rel=0.01, ab=0.002):
+    return abs(a - b) <= ab + rel * abs(b)
+def p95(v):
+    v = sorted(v); h = 0.95 * (len(v) - 1); k = math.floor(h)
+    return v[k] + (h - k) * (v[min(k + 1, len(v) - 1)] - v[k])
+checked = 0
+for col, st in s["stats"].items():
+    vals = [float(r[col]) for r in rows if r[col] != ""]
+    if not vals:
+        assert st == {"mean": None, "max": None, "p95": None, "sum": None}, (col, st)
+        continue
+    ws = [w[i] for i, r in enumerate(rows) if r[col] != ""]
+    mean = sum(v * x for v, x in zip(vals, ws)) / sum(ws)
+    # printed values are rounded: sums may drift by half a unit per line
+    unit = 0.5e-4 * len(vals) if "." in rows[0][col] else 0
+    assert close(st["mean"], mean), (col, st["mean"], mean)
+    assert close(st["max"], max(vals), ab=1e-3), (col, st["max"], max(vals))
+    assert close(st["p95"], p95(vals), ab=1e-3), (col, st["p95"], p95(vals))
+    assert abs(st["sum"] - sum(vals)) <= unit + 1e-6 * abs(sum(vals)) + 1e-9, (col, st["sum"], sum(vals))
+    checked += 1
+assert checked >= 28, checked
+# byte totals are exact integers; CPU seconds of the tree match the workload
+assert s["stats"]["system_net_recv_bytes"]["sum"] == sum(int(r["system_net_recv_bytes"]) for r in rows)
+kernel = float(open(os.path.join(t, "wl1")).read().split()[0])
+cpu = s["stats"]["process_utime"]["sum"] + s["stats"]["process_stime"]["sum"]
+assert abs(cpu - kernel) <= 0.05 * kernel + 0.05, (cpu, kernel)
+# the recommendation by the reference's rules, from these numbers
+def round_memory(m):
+    for step in (128, 256, 512, 1024, 2048):
+        if m <= step:
+            return step
+    return math.ceil(m / 1024) * 1024
+r = s["recommendation"]
+assert r["cpu"] == max(1, round(s["stats"]["process_cpu_usage"]["mean"])), r
+assert r["memory_mib"] == round_memory(s["stats"]["process_memory_mib"]["max"] * 1.2), r
+assert r["gpu"] == 0 and r["vram_mib"] == 0 and r["based_on"] == "process", r
+assert s["allocation"] in ("shared", "dedicated")
+assert s["run"]["job_name"] == "build" and s["run"]["exit_code"] == 0 and not s["run"]["partial"]
+assert close(s["run"]["duration_secs"], sum(w), rel=0.001), (s["run"]["duration_secs"], sum(w))
+print("summary: %d columns match the replayed CSV; CPU %.2f s (kernel %.2f s)" % (checked, cpu, kernel))
+PY
+"$EXP" summary "$R1" > "$T/s1.txt"
+for want in "run $R1 (build): finished, exit code 0" "CPU cores, job" "CPU time" "memory MiB, job (PSS)" \
+	"RSS peak" "disk I/O, host" "network, host" "server allocation" "recommended"; do
+	grep -qF "$want" "$T/s1.txt" || fail "human summary lacks '$want': $(cat "$T/s1.txt")"
+done
+ok "summary: stats, totals and recommendation agree with the replayed CSV"
+
+# ---- history: --job aggregates runs, --last N takes the newest N ----
+"$RT" -i 0.1 --job-name build -- "$WL" "$T/wl2" busy 0.5 2> /dev/null
+"$RT" -i 0.1 --job-name build -- sh -c 'exit 3' 2> /dev/null || true
+"$EXP" summary --job build --json > "$T/job.json"
+"$EXP" recommend --job build --last 2 --json > "$T/last2.json"
+python3 - "$T" <<'PY' || fail "--job aggregate"
+import json, os, sys
+t = sys.argv[1]
+j = json.load(open(os.path.join(t, "job.json")))
+assert j["job"] == "build" and len(j["runs"]) == 3, len(j["runs"])
+runs = [r["stats"] for r in j["runs"]]
+for col in ("process_cpu_usage", "process_memory_mib", "system_net_recv_bytes"):
+    means = [r[col]["mean"] for r in runs]
+    assert abs(j["stats"][col]["mean"] - sum(means) / 3) < 1e-9, col
+    assert j["stats"][col]["max"] == max(r[col]["max"] for r in runs), col
+    assert j["stats"][col]["sum"] == max(r[col]["sum"] for r in runs), col
+assert [r["run"]["exit_code"] for r in j["runs"]] == [0, 0, 3]
+l2 = json.load(open(os.path.join(t, "last2.json")))
+ids = [r["run"]["id"] for r in j["runs"]]
+assert l2["job"]["runs"] == ids[1:], (l2["job"], ids)
+assert set(l2["recommendation"]) >= {"cpu", "memory_mib", "gpu", "vram_mib"}
+PY
+"$EXP" summary --job build > "$T/job.txt"
+grep -q "job build: 3 runs" "$T/job.txt" && grep -q "all runs" "$T/job.txt" || fail "job table: $(cat "$T/job.txt")"
+ok "summary --job: one row per run, means averaged, maxima and totals the largest; --last N"
+
+# ---- a standalone run, a one-sample run, a crashed run ----
+"$REC" --quiet -i 0.1 --count 5
+"$EXP" recommend latest --json > "$T/sa.json"
+python3 -c "
+import json,sys; s=json.load(open(sys.argv[1]))
+assert s['recommendation']['based_on']=='system' and s['allocation'] is None, s" "$T/sa.json" || fail "standalone: $(cat "$T/sa.json")"
+"$EXP" recommend latest | grep -q "whole system" || fail "standalone recommend does not say so"
+"$REC" --quiet -i 0.1 --count 1
+"$EXP" summary latest > "$T/one.txt" || fail "one-sample summary failed"
+grep -q "1 samples\|1 sample" "$T/one.txt" || fail "one-sample: $(cat "$T/one.txt")"
+"$REC" --quiet -i 0.05 &
+rec=$!; track $rec
+wait_for sh -c "\"$EXP\" runs | grep -q running" || fail "recorder did not start"
+sleep 0.3
+kill -9 $rec; wait $rec 2>/dev/null || true
+"$EXP" summary latest > "$T/crash.txt" || fail "crashed-run summary failed"
+grep -q "partial" "$T/crash.txt" || fail "crashed run not said partial: $(cat "$T/crash.txt")"
+ok "standalone (from the system, says so), one sample, crashed (partial): summaries, no crash"
+
+# ---- bad input: one line, exit 1 (2 for usage) ----
+set +e
+"$EXP" summary 999 > /dev/null 2> "$T/err"; rc=$?
+[ $rc -eq 1 ] && [ "$(wc -l < "$T/err")" -eq 1 ] && grep -q "rt-export runs" "$T/err" || fail "unknown run: rc $rc $(cat "$T/err")"
+"$EXP" recommend --job nosuchjob > /dev/null 2> "$T/err"; rc=$?
+[ $rc -eq 1 ] && [ "$(wc -l < "$T/err")" -eq 1 ] && grep -q "rt-export runs" "$T/err" || fail "unknown job: rc $rc $(cat "$T/err")"
+"$EXP" summary > /dev/null 2> "$T/err"; rc=$?
+[ $rc -eq 2 ] || fail "summary without RUN: rc $rc"
+"$EXP" summary 1 --last 2 > /dev/null 2> "$T/err"; rc=$?
+[ $rc -eq 2 ] || fail "--last without --job: rc $rc"
+set -e
+ok "unknown run or job: one line with the hint, exit 1"
+
+# ---- resource-tracker --summary: after the last metric line, opt-in ----
+"$RT" -i 0.1 -- sh -c 'echo job-out; sleep 0.3' > "$T/out" 2> "$T/err"
+grep -q "server allocation\|recommended" "$T/err" && fail "summary printed without --summary"
+[ "$(cat "$T/out")" = "job-out" ] || fail "job stdout: $(cat "$T/out")"
+"$RT" --summary -i 0.1 -- sh -c 'echo job-out; sleep 0.3; exit 4' > "$T/out" 2> "$T/err" && fail "exit code lost"
+[ "$(cat "$T/out")" = "job-out" ] || fail "job stdout with --summary: $(cat "$T/out")"
+python3 - "$T/err" <<'PY' || fail "--summary layout: $(cat "$T/err")"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+js = [i for i, l in enumerate(lines) if l.startswith("{")]
+head = [i for i, l in enumerate(lines) if l.startswith("run ") and "exit code 4" in l]
+assert js and head and head[0] > js[-1], (js, head)
+assert any("recommended" in l for l in lines[head[0]:])
+PY
+TRACKER_SUMMARY=1 RT_SHM_DIR=/nonexistent "$RT" --quiet -i 0.1 -- sleep 0.3 2> "$T/err"
+grep -q "^run .*: finished, exit code 0" "$T/err" || fail "--quiet + TRACKER_SUMMARY through the pipe: $(cat "$T/err")"
+grep -q "^{" "$T/err" && fail "--quiet printed metric lines"
+ok "--summary / TRACKER_SUMMARY: summary after the last metric line, exit code and stdout kept"
+
+# ---- GPU: the fake NVML, a tracked process using a GPU ----
+sleep 5 &
+gp=$!; track $gp
+RT_NVML_LIBRARY="$BUILD/libfake-nvml.so" FAKE_NVML_GPUS=2 FAKE_NVML_PIDS="$gp:0:2048:60" \
+	"$REC" --quiet --pid $gp -i 0.1 --count 6 --job-name gpu
+kill $gp 2>/dev/null || true
+"$EXP" recommend latest --json > "$T/gpu.json"
+python3 -c "
+import json,sys; s=json.load(open(sys.argv[1]))['recommendation']
+assert s['gpu']==1 and s['vram_mib']==3072 and s['based_on']=='process', s" "$T/gpu.json" || fail "GPU recommendation: $(cat "$T/gpu.json")"
+RG=$(last_run)
+ok "GPU run: 1 GPU, VRAM 2048 MiB + 20 % -> 3072 MiB"
+
+# ---- Keeper: the cheapest servers, the run's cost, every way it can fail ----
+keeper() {
+	KP=$(port)
+	python3 "$HERE/tools/keeper_server.py" $KP "$T/keeper.log" "$@" > "$T/keeper.out" 2>&1 &
+	KPID=$!; track $KPID
+	wait_for grep -q ready "$T/keeper.out" || fail "Keeper server did not start"
+	export TRACKER_KEEPER_URL=http://127.0.0.1:$KP
+}
+stop_keeper() { kill $KPID 2>/dev/null; wait $KPID 2>/dev/null || true; rm -f "$T/keeper.log"; }
+# the host's cloud, as discovery finds it (an AWS m5.large in eu-west-1)
+IP=$(port)
+python3 "$HERE/tools/imds_server.py" $IP aws > "$T/imds.out" 2>&1 &
+IPID=$!; track $IPID
+wait_for grep -q ready "$T/imds.out" || fail "IMDS server did not start"
+RT_IMDS_ADDR=127.0.0.1:$IP "$EXP" discover > /dev/null
+[ -f "$RT_STORE/cloud.json" ] || fail "discover did not remember the cloud"
+kill $IPID
+keeper
+"$EXP" recommend "$R1" --servers 3 --json > "$T/srv.json"
+python3 - "$T" "$R1" <<'PY' || fail "servers: $(cat "$T/srv.json")"
+import json, os, sys
+t = sys.argv[1]
+j = json.load(open(os.path.join(t, "srv.json")))
+q = [json.loads(l) for l in open(os.path.join(t, "keeper.log"))]
+r = j["recommendation"]
+sv = [x for x in q if x["path"] == "/servers"][0]
+assert sv["app"] == "resource-tracker" and sv["query"]["order_by"] == "min_price_ondemand"
+assert sv["query"]["order_dir"] == "asc" and sv["query"]["limit"] == "3"
+assert int(sv["query"]["vcpus_min"]) == r["cpu"]
+assert abs(float(sv["query"]["memory_min"]) - r["memory_mib"] / 1024) < 0.001, sv
+assert "gpu_min" not in sv["query"]
+s = j["servers"]
+assert 1 <= len(s) <= 3 and s[0]["vendor_id"] == "hcloud" and s[0]["api_reference"] == "cx22", s
+for x in s:
+    assert set(x) >= {"vendor_id", "api_reference", "display_name", "vcpus", "memory_amount",
+                      "gpu_count", "min_price_ondemand"}, x
+    assert x["vcpus"] >= r["cpu"] and x["memory_amount"] >= r["memory_mib"]
+assert [x["min_price_ondemand"] for x in s] == sorted(x["min_price_ondemand"] for x in s)
+c = j["cost"]
+dur = json.load(open(os.path.join(t, "s1.json")))["run"]["duration_secs"]
+assert c["vendor_id"] == "aws" and c["instance_type"] == "m5.large" and c["region_id"] == "eu-west-1", c
+assert c["price_per_hour"] == 0.107, c  # the region's Linux on-demand price, not the first one
+assert abs(c["run_cost"] - 0.107 * dur / 3600) < 1e-12
+assert abs(c["saving"] - (0.107 - 0.0071) * dur / 3600) < 1e-12, c
+PY
+"$EXP" recommend "$R1" --servers 3 > "$T/srv.txt"
+grep -q "cx22" "$T/srv.txt" && grep -q "this run on aws m5.large in eu-west-1" "$T/srv.txt" && grep -q saving "$T/srv.txt" \
+	|| fail "servers (text): $(cat "$T/srv.txt")"
+: > "$T/keeper.log"
+"$EXP" recommend "$RG" --servers 2 --json > /dev/null
+grep -q '"gpu_min": "1"' "$T/keeper.log" && grep -q '"gpu_memory_total": "3.000"' "$T/keeper.log" \
+	|| fail "GPU query: $(cat "$T/keeper.log")"
+stop_keeper
+ok "--servers: Keeper query (vCPUs, GiB, GPUs, order, limit, app id), cheapest first, the run's cost and saving"
+
+for mode in garbage object 500 huge silent; do
+	keeper --mode $mode
+	t0=$(date +%s)
+	"$EXP" recommend "$R1" --servers 3 > "$T/out" 2> "$T/err" || fail "$mode: exit $?"
+	t1=$(date +%s)
+	[ $((t1 - t0)) -le 12 ] || fail "$mode: took $((t1 - t0)) s"
+	grep -q "^recommended for run" "$T/out" || fail "$mode: recommendation missing: $(cat "$T/out")"
+	[ "$(grep -c "no server list" "$T/err")" -eq 1 ] || fail "$mode: $(cat "$T/err")"
+	[ "$(wc -l < "$T/err")" -le 2 ] || fail "$mode: too chatty: $(cat "$T/err")"
+	if [ "$mode" != silent ]; then # (silent costs its 10 s once is enough)
+		"$EXP" recommend "$R1" --servers 3 --json 2> /dev/null > "$T/out.json" || fail "$mode json: exit $?"
+		python3 -c "
+import json,sys; j=json.load(open(sys.argv[1]))
+assert j['servers'] is None and j['servers_error'] and j['recommendation']['cpu']>=1" "$T/out.json" || fail "$mode json"
+	fi
+	stop_keeper
+done
+TRACKER_KEEPER_URL=http://127.0.0.1:1 "$EXP" recommend "$R1" --servers 3 > "$T/out" 2> "$T/err"
+grep -q "cannot be reached" "$T/err" && grep -q "^recommended" "$T/out" || fail "offline: $(cat "$T/err")"
+ok "Keeper garbage, not a list, 500, endless body, silent, offline: bounded, one line, the recommendation stays"
+
+# ---- report: one self-contained page; Chromium opens it from file:// ----
+cd "$T"
+"$EXP" report "$R1" 2> "$T/err" || fail "report: $(cat "$T/err")"
+[ -s "$T/rt-report-$R1.html" ] || fail "default report name"
+grep -qi '<script[^>]*src=\|<link[^>]*href=' "$T/rt-report-$R1.html" && fail "the report links to an outside file"
+"$EXP" report "$RG" -o "$T/gpu.html" 2> /dev/null
+# a long run at a fake clock: downsampled to at most 1200 points per chart
+RT_TEST_CLOCK=1795000000 "$REC" --quiet -i 1 --count 5000
+"$EXP" report latest -o "$T/long.html" 2> /dev/null
+python3 - "$T/long.html" <<'PY' || fail "long report not downsampled"
+import json, re, sys
+page = open(sys.argv[1]).read()
+data = json.loads(re.search(r'<script type="application/json" id=rt-data>(.*?)</script>', page, re.S).group(1))
+assert data["charts"] and all(len(c["data"]) <= 1200 for c in data["charts"])
+cpu = [c for c in data["charts"] if c["id"] == "cpu"][0]["data"]
+assert all(p[1][0] <= p[1][1] <= p[1][2] for p in cpu if p[1][0] is not None)
+PY
+if command -v "${CHROMIUM:-chromium}" > /dev/null 2>&1; then
+	RT_EXPECT_CHARTS=5 node "$HERE/tests/browser/check_report.js" "$T/rt-report-$R1.html" || fail "browser: job report"
+	RT_EXPECT_CHARTS=8 node "$HERE/tests/browser/check_report.js" "$T/gpu.html" || fail "browser: GPU report"
+	node "$HERE/tests/browser/check_report.js" "$T/long.html" || fail "browser: long report"
+else
+	fail "chromium is not installed (tools/test.sh installs it)"
+fi
+set +e
+RT_DYGRAPHS_DIR=/nonexistent "$EXP" report "$R1" -o "$T/x.html" 2> "$T/err"; rc=$?
+set -e
+[ $rc -eq 1 ] && grep -q "libjs-dygraphs" "$T/err" && [ ! -e "$T/x.html" ] || fail "missing dygraphs: rc $rc $(cat "$T/err")"
+ok "report: self-contained, downsampled, drawn in Chromium with no errors and a shared crosshair"
+exit 0
