@@ -2,6 +2,7 @@
  * bench.c - rt's figures, measured side by side in one run.
  *
  *   rt-bench [--quick]
+ *   rt-bench --answers     summary, recommend and report of long runs
  *
  * Prints: CPU µs per system-wide sample for (a) merely pread'ing the files
  * the recorder reads, (b) collecting them into a record, (c) the full
@@ -9,6 +10,11 @@
  * sysstat's sadc when installed; stored bytes per sample; replay throughput
  * to CSV and JSON; the real rt-recorder's RSS and CPU at 100 Hz; stripped
  * binary sizes. A benchmark, not a test: it asserts nothing.
+ *
+ * --answers records a day at 1 Hz (86,400 samples) and an hour at 100 Hz
+ * (360,000 samples) with the fake clock, tracking this process, and times
+ * `summary --json`, `recommend` and `report` of each against the anchor of
+ * the same run's `replay -f csv`, with the report's size.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -301,9 +307,95 @@ static double exit_delay(const char *rec_bin, const char *store, int quiet)
 	return total / 10;
 }
 
+/* Best wall time of 5 runs of argv, and the largest RSS (KiB). */
+static double best_of(char *const argv[], long *maxrss)
+{
+	double best = 1e9;
+	*maxrss = 0;
+	for (int i = 0; i < 5; i++) {
+		double t0 = wall_now();
+		pid_t pid = fork();
+		if (pid == 0) {
+			int null = open("/dev/null", O_WRONLY);
+			dup2(null, 1);
+			dup2(null, 2);
+			execv(argv[0], argv);
+			_exit(127);
+		}
+		int st;
+		struct rusage ru;
+		if (wait4(pid, &st, 0, &ru) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+			return -1;
+		double w = wall_now() - t0;
+		best = w < best ? w : best;
+		*maxrss = ru.ru_maxrss > *maxrss ? ru.ru_maxrss : *maxrss;
+	}
+	return best;
+}
+
+static void bench_answers_run(const char *rec_bin, const char *exp_bin, const char *tmp,
+                              const char *what, const char *interval, const char *count)
+{
+	char store[4300], pid[32], html[4400];
+	snprintf(store, sizeof(store), "%s/answers-%s", tmp, interval);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	snprintf(html, sizeof(html), "%s/report.html", store);
+	setenv("RT_TEST_CLOCK", "1795000000", 1);
+	char *rec[] = {(char *)rec_bin, "--quiet", "-i", (char *)interval, "--count", (char *)count,
+	               "--pid", pid, "--store", store, "--job-name", "bench", NULL};
+	double cpu, wall;
+	int rc = run_cmd(rec, &cpu, &wall);
+	unsetenv("RT_TEST_CLOCK");
+	if (rc) {
+		printf("  %s: recording failed\n", what);
+		return;
+	}
+	char *replay[] = {(char *)exp_bin, "--store", store, "replay", "1", "-f", "csv", NULL};
+	char *summary[] = {(char *)exp_bin, "--store", store, "summary", "1", "--json", NULL};
+	char *reco[] = {(char *)exp_bin, "--store", store, "recommend", "1", NULL};
+	char *report[] = {(char *)exp_bin, "--store", store, "report", "1", "-o", html, NULL};
+	long r0, r1, r2, r3;
+	double t_replay = best_of(replay, &r0), t_sum = best_of(summary, &r1),
+	       t_reco = best_of(reco, &r2), t_rep = best_of(report, &r3);
+	struct stat st;
+	long size = stat(html, &st) == 0 ? (long)st.st_size : -1;
+	printf("%s (%s samples, recorded in %.1f s with the fake clock):\n", what, count, wall);
+	printf("  replay -f csv > /dev/null (anchor)                 %8.0f ms  %6ld KiB max RSS\n",
+	       t_replay * 1e3, r0);
+	printf("  summary --json                                     %8.0f ms  %6ld KiB  "
+	       "(%.2fx replay)\n",
+	       t_sum * 1e3, r1, t_sum / t_replay);
+	printf("  recommend                                          %8.0f ms  %6ld KiB  "
+	       "(%.2fx replay)\n",
+	       t_reco * 1e3, r2, t_reco / t_replay);
+	printf("  report                                             %8.0f ms  %6ld KiB  "
+	       "(%.2fx replay)\n",
+	       t_rep * 1e3, r3, t_rep / t_replay);
+	printf("  report size                                        %8.2f MB\n\n",
+	       (double)size / 1e6);
+}
+
+static int bench_answers(const char *rec_bin, const char *exp_bin)
+{
+	char tmp[] = "/tmp/rt-bench-XXXXXX";
+	if (!mkdtemp(tmp))
+		return 1;
+	char shm[4200];
+	snprintf(shm, sizeof(shm), "%s/shm", tmp);
+	mkdir(shm, 0700);
+	setenv("RT_SHM_DIR", shm, 1);
+	printf("rt-bench --answers: best of 5 runs each (wall time), this process tracked\n\n");
+	bench_answers_run(rec_bin, exp_bin, tmp, "24 h at 1 Hz", "1", "86400");
+	bench_answers_run(rec_bin, exp_bin, tmp, "1 h at 100 Hz", "0.01", "360000");
+	char cmd[4300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	return system(cmd) != 0;
+}
+
 int main(int argc, char **argv)
 {
 	int quick = argc > 1 && !strcmp(argv[1], "--quick");
+	int answers = argc > 1 && !strcmp(argv[1], "--answers");
 	int n = quick ? 500 : 5000;
 	rt_sysroot_init();
 	char self[4096], dir[4096], rec_bin[4200], exp_bin[4200];
@@ -312,6 +404,8 @@ int main(int argc, char **argv)
 	snprintf(dir, sizeof(dir), "%s", dirname(self));
 	snprintf(rec_bin, sizeof(rec_bin), "%s/rt-recorder", dir);
 	snprintf(exp_bin, sizeof(exp_bin), "%s/rt-export", dir);
+	if (answers)
+		return bench_answers(rec_bin, exp_bin);
 	char tmp[] = "/tmp/rt-bench-XXXXXX";
 	if (!mkdtemp(tmp))
 		return 1;

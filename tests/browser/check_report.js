@@ -23,7 +23,7 @@ const browser = process.env.CHROMIUM || 'chromium';
 const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'rt-chromium-'));
 const child = spawn(browser, [
   '--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run',
-  '--no-default-browser-check', '--disable-extensions', '--disable-background-networking',
+  '--no-default-browser-check', '--disable-extensions', '--disable-dev-shm-usage', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--metrics-recording-only',
   '--user-data-dir=' + profile, '--remote-debugging-pipe', 'about:blank',
 ], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });

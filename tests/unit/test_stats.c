@@ -1,0 +1,211 @@
+/* Statistics, allocation and recommendation (exporter/stats.c). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats.h"
+
+/* A series of n lines, every column NAN, each line covering dt seconds. */
+static void make(struct rt_series *s, size_t n, double dt)
+{
+	memset(s, 0, sizeof(*s));
+	cr_assert_eq(rt_series_reserve(s, n), 0);
+	s->n = n;
+	s->rss_max_mib = -1;
+	for (size_t i = 0; i < n; i++) {
+		s->dt[i] = dt;
+		s->elapsed[i] = dt * (double)(i + 1);
+		for (unsigned c = 0; c < RT_CSV_COLUMNS; c++)
+			s->col[c][i] = NAN;
+	}
+}
+
+static void set(struct rt_series *s, const char *col, size_t i, double v)
+{
+	int c = rt_stats_col(col);
+	cr_assert_geq(c, 0, "%s", col);
+	s->col[c][i] = v;
+}
+
+static const struct rt_colstat *get(const struct rt_runstats *st, const char *col)
+{
+	return &st->col[rt_stats_col(col)];
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+Test(stats, p95_interpolates_like_numpy_on_any_data)
+{
+	srand(7);
+	for (int round = 0; round < 200; round++) {
+		size_t n = 1 + (size_t)(rand() % 300);
+		struct rt_series s;
+		make(&s, n, 1.0);
+		double *v = malloc(n * sizeof(double));
+		for (size_t i = 0; i < n; i++) {
+			/* few distinct values in some rounds: duplicates everywhere */
+			v[i] = round % 3 ? (double)(rand() % 1000) / 7.0 : (double)(rand() % 4);
+			set(&s, "process_cpu_usage", i, v[i]);
+		}
+		struct rt_runstats st;
+		rt_stats_compute(&s, &st);
+		qsort(v, n, sizeof(double), cmp);
+		double h = 0.95 * (double)(n - 1);
+		size_t k = (size_t)floor(h);
+		double want = k + 1 < n ? v[k] + (h - (double)k) * (v[k + 1] - v[k]) : v[k];
+		cr_assert_float_eq(get(&st, "process_cpu_usage")->p95, want, 1e-9, "n %zu", n);
+		cr_assert_float_eq(get(&st, "process_cpu_usage")->max, v[n - 1], 0);
+		free(v);
+		rt_series_free(&s);
+	}
+}
+
+Test(stats, mean_is_weighted_by_time_so_a_short_last_interval_weighs_less)
+{
+	struct rt_series s;
+	make(&s, 3, 1.0);
+	s.dt[2] = 0.1; /* the final, partial interval */
+	set(&s, "process_cpu_usage", 0, 1.0);
+	set(&s, "process_cpu_usage", 1, 1.0);
+	set(&s, "process_cpu_usage", 2, 4.0);
+	set(&s, "system_net_recv_bytes", 0, 100);
+	set(&s, "system_net_recv_bytes", 1, 200);
+	set(&s, "system_net_recv_bytes", 2, 5);
+	struct rt_runstats st;
+	rt_stats_compute(&s, &st);
+	cr_assert_float_eq(get(&st, "process_cpu_usage")->mean, (1.0 + 1.0 + 0.4) / 2.1, 1e-12);
+	cr_assert_float_eq(get(&st, "system_net_recv_bytes")->sum, 305, 0);
+	cr_assert_float_eq(st.duration, 2.1, 1e-12);
+	cr_assert(st.has_proc);
+	cr_assert_not(get(&st, "process_gpu_usage")->present); /* never set: empty */
+	rt_series_free(&s);
+}
+
+Test(stats, round_memory_steps_then_whole_gib)
+{
+	cr_assert_eq(rt_round_memory(0), 128);
+	cr_assert_eq(rt_round_memory(128), 128);
+	cr_assert_eq(rt_round_memory(128.01), 256);
+	cr_assert_eq(rt_round_memory(512), 512);
+	cr_assert_eq(rt_round_memory(1500), 2048);
+	cr_assert_eq(rt_round_memory(2048), 2048);
+	cr_assert_eq(rt_round_memory(2049), 3072);
+	cr_assert_eq(rt_round_memory(10240), 10240);
+	cr_assert_eq(rt_round_memory(10240.5), 11264);
+}
+
+static void reco_of(double cpu_mean, double mem_max, double gpu, double vram,
+                    struct rt_recommendation *r)
+{
+	struct rt_series s;
+	make(&s, 2, 1.0);
+	for (size_t i = 0; i < 2; i++) {
+		set(&s, "process_cpu_usage", i, cpu_mean);
+		set(&s, "process_memory_mib", i, i ? mem_max : mem_max / 2);
+		set(&s, "process_gpu_usage", i, i ? gpu : 0);
+		set(&s, "process_gpu_vram_mib", i, vram);
+	}
+	struct rt_runstats st;
+	rt_stats_compute(&s, &st);
+	rt_recommend(&st, r);
+	rt_series_free(&s);
+}
+
+Test(stats, recommendation_follows_the_reference_rules_in_mib)
+{
+	struct rt_recommendation r;
+	reco_of(0.2, 100, 0, 0, &r);
+	cr_assert_eq(r.cpu, 1); /* at least one */
+	cr_assert_eq(r.memory_mib, 128);
+	cr_assert_eq(r.gpu, 0);
+	cr_assert_eq(r.vram_mib, 0);
+	cr_assert_not(r.from_system);
+	reco_of(2.5, 1000, 0, 0, &r);
+	cr_assert_eq(r.cpu, 2); /* halves to even, as Python's round */
+	cr_assert_eq(r.memory_mib, 2048); /* 1200 MiB, not 1200/1024 */
+	reco_of(3.5, 4000, 1.4, 5000, &r);
+	cr_assert_eq(r.cpu, 4);
+	cr_assert_eq(r.memory_mib, 5120); /* 4800 -> 5 GiB */
+	cr_assert_eq(r.gpu, 1);
+	cr_assert_eq(r.vram_mib, 6144);
+	reco_of(1, 100, 0.3, 10, &r);
+	cr_assert_eq(r.gpu, 1); /* used a GPU: at least one */
+}
+
+Test(stats, standalone_runs_recommend_from_the_system)
+{
+	struct rt_series s;
+	make(&s, 2, 1.0);
+	for (size_t i = 0; i < 2; i++) {
+		set(&s, "system_cpu_usage", i, 3.4);
+		set(&s, "system_memory_used_mib", i, 3000);
+		set(&s, "system_gpu_usage", i, 0);
+		set(&s, "system_gpu_vram_mib", i, 0);
+	}
+	struct rt_runstats st;
+	struct rt_recommendation r;
+	rt_stats_compute(&s, &st);
+	rt_recommend(&st, &r);
+	cr_assert(r.from_system);
+	cr_assert_eq(r.cpu, 3);
+	cr_assert_eq(r.memory_mib, 4096);
+	cr_assert_eq(rt_stats_allocation(&st), RT_ALLOC_UNKNOWN);
+	rt_series_free(&s);
+}
+
+static enum rt_allocation alloc_of(double pc, double sc, double pm, double sm)
+{
+	struct rt_series s;
+	make(&s, 1, 1.0);
+	set(&s, "process_cpu_usage", 0, pc);
+	set(&s, "system_cpu_usage", 0, sc);
+	set(&s, "process_memory_mib", 0, pm);
+	set(&s, "system_memory_used_mib", 0, sm);
+	struct rt_runstats st;
+	rt_stats_compute(&s, &st);
+	rt_series_free(&s);
+	return rt_stats_allocation(&st);
+}
+
+Test(stats, allocation_is_shared_when_the_host_is_busier_by_either_margin)
+{
+	cr_assert_eq(alloc_of(2.0, 2.2, 1000, 1400), RT_ALLOC_DEDICATED);
+	cr_assert_eq(alloc_of(2.0, 2.6, 1000, 1400), RT_ALLOC_SHARED); /* > x1.25 and > +0.25 */
+	cr_assert_eq(alloc_of(0.1, 0.2, 1000, 1400), RT_ALLOC_SHARED); /* > x1.25 */
+	cr_assert_eq(alloc_of(2.0, 2.2, 100, 700), RT_ALLOC_SHARED);   /* memory > +512 MiB */
+	cr_assert_str_eq(rt_allocation_name(RT_ALLOC_SHARED), "shared");
+	cr_assert_null(rt_allocation_name(RT_ALLOC_UNKNOWN));
+}
+
+Test(stats, history_averages_means_and_keeps_the_largest_peaks)
+{
+	struct rt_runstats runs[2];
+	struct rt_series s;
+	make(&s, 2, 1.0);
+	set(&s, "process_cpu_usage", 0, 1);
+	set(&s, "process_cpu_usage", 1, 1);
+	set(&s, "process_memory_mib", 0, 100);
+	set(&s, "process_memory_mib", 1, 900);
+	rt_stats_compute(&s, &runs[0]);
+	rt_series_free(&s);
+	make(&s, 4, 1.0);
+	for (size_t i = 0; i < 4; i++) {
+		set(&s, "process_cpu_usage", i, 3);
+		set(&s, "process_memory_mib", i, 500);
+	}
+	rt_stats_compute(&s, &runs[1]);
+	rt_series_free(&s);
+	struct rt_runstats agg;
+	rt_stats_aggregate(runs, 2, &agg);
+	cr_assert_float_eq(get(&agg, "process_cpu_usage")->mean, 2.0, 1e-12);
+	cr_assert_float_eq(get(&agg, "process_cpu_usage")->max, 3.0, 0);
+	cr_assert_float_eq(get(&agg, "process_memory_mib")->max, 900, 0);
+	cr_assert_float_eq(get(&agg, "process_memory_mib")->sum, 2000, 0);
+	cr_assert_float_eq(agg.duration, 3.0, 1e-12);
+	cr_assert_eq(agg.lines, 6);
+}
