@@ -46,9 +46,9 @@ const char *rt_run_allocation(struct rt_store *s, const struct rt_runinfo *ri);
 
 /* The cheapest servers for a recommendation, and the run's cost. */
 struct rt_offer {
-	unsigned asked;      /* --servers N, 0: none */
-	int ok;              /* the server list arrived */
-	char why[320];       /* why it did not */
+	unsigned asked; /* --servers N, 0: none */
+	int ok;         /* the server list arrived */
+	char why[320];  /* why it did not */
 	struct rt_server *servers;
 	size_t nservers;
 	struct rt_cloud cloud; /* where the run was recorded, vendor "" when unknown */
@@ -90,7 +90,7 @@ struct rt_answer_opts {
 	const char *run, *job;
 	unsigned long last; /* --last N */
 	int json;
-	unsigned servers; /* --servers N */
+	unsigned servers;   /* --servers N */
 	const char *output; /* report -o */
 };
 int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o);

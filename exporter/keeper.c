@@ -43,8 +43,7 @@ static const char *base_url(void)
 }
 
 /* GET base+path within the deadline; 2xx JSON body in resp. */
-static int get(const char *path, long deadline_ms, struct rt_http_resp *resp, char *why,
-               size_t cap)
+static int get(const char *path, long deadline_ms, struct rt_http_resp *resp, char *why, size_t cap)
 {
 	char url[1024];
 	memset(resp, 0, sizeof(*resp));
@@ -63,7 +62,8 @@ static int get(const char *path, long deadline_ms, struct rt_http_resp *resp, ch
 		return RT_E_NET;
 	}
 	struct rt_http_limits lim = {left < 2000 ? left : 2000, left, KEEPER_MAX_BODY};
-	const char *hdr[] = {"X-Application-ID: resource-tracker", "Accept: application/json", NULL};
+	const char *hdr[] = {"X-Application-ID: resource-tracker", "Accept: application/json",
+	                     NULL};
 	int rc = rt_http_limited("GET", url, hdr, NULL, 0, &lim, resp);
 	if (rc) {
 		snprintf(why, cap, "the Keeper API at %.*s cannot be reached: %s", (int)bl, b,
@@ -147,8 +147,8 @@ int rt_keeper_servers(long cpu, long memory_mib, long gpu, long vram_mib, unsign
 	                 "&order_dir=asc&limit=%u",
 	                 cpu, (double)memory_mib / 1024.0, n);
 	if (gpu > 0)
-		snprintf(path + m, sizeof(path) - (size_t)m, "&gpu_min=%ld&gpu_memory_total=%.3f", gpu,
-		         (double)vram_mib / 1024.0);
+		snprintf(path + m, sizeof(path) - (size_t)m, "&gpu_min=%ld&gpu_memory_total=%.3f",
+		         gpu, (double)vram_mib / 1024.0);
 	struct rt_http_resp resp;
 	int rc = get(path, deadline_ms, &resp, why, cap);
 	if (rc == 0) {
@@ -177,8 +177,8 @@ int rt_keeper_parse_prices(const char *body, size_t len, const char *region, dou
 		const cJSON *os = cJSON_GetObjectItemCaseSensitive(o, "operating_system");
 		const cJSON *rg = cJSON_GetObjectItemCaseSensitive(o, "region_id");
 		double p = num(o, "price");
-		if (!cJSON_IsString(al) || strcmp(al->valuestring, "ondemand") || !cJSON_IsString(os) ||
-		    strcmp(os->valuestring, "Linux") || isnan(p) || p < 0)
+		if (!cJSON_IsString(al) || strcmp(al->valuestring, "ondemand") ||
+		    !cJSON_IsString(os) || strcmp(os->valuestring, "Linux") || isnan(p) || p < 0)
 			continue;
 		if (isnan(any))
 			any = p;
@@ -190,8 +190,8 @@ int rt_keeper_parse_prices(const char *body, size_t len, const char *region, dou
 	return isnan(*price) ? RT_E_NOTFOUND : 0;
 }
 
-int rt_keeper_price(const char *vendor, const char *instance, const char *region,
-                    long deadline_ms, double *price, char *why, size_t cap)
+int rt_keeper_price(const char *vendor, const char *instance, const char *region, long deadline_ms,
+                    double *price, char *why, size_t cap)
 {
 	CURL *c = curl_easy_init();
 	char *ev = c ? curl_easy_escape(c, vendor, 0) : NULL;
@@ -205,7 +205,8 @@ int rt_keeper_price(const char *vendor, const char *instance, const char *region
 		if (rc == 0) {
 			rc = rt_keeper_parse_prices(resp.body.p, resp.body.len, region, price);
 			if (rc)
-				snprintf(why, cap, "the Keeper API has no Linux on-demand price for %s %s",
+				snprintf(why, cap,
+				         "the Keeper API has no Linux on-demand price for %s %s",
 				         vendor, instance);
 		}
 		rt_http_resp_free(&resp);

@@ -125,8 +125,8 @@ int rt_keeper_servers(long cpu, long memory_mib, long gpu, long vram_mib, unsign
                       size_t cap);
 /* Linux on-demand price (USD/hour) of vendor's instance in region, else of
  * the first region that has one. */
-int rt_keeper_price(const char *vendor, const char *instance, const char *region,
-                    long deadline_ms, double *price, char *why, size_t cap);
+int rt_keeper_price(const char *vendor, const char *instance, const char *region, long deadline_ms,
+                    double *price, char *why, size_t cap);
 /* The parsers of the answers (hostile bytes, len need not end in NUL). */
 int rt_keeper_parse_servers(const char *body, size_t len, unsigned max, struct rt_server **out,
                             size_t *count);

@@ -33,23 +33,12 @@ static void html(struct rt_buf *b, const char *s)
 {
 	for (; s && *s; s++) {
 		switch (*s) {
-		case '<':
-			rt_buf_puts(b, "&lt;");
-			break;
-		case '>':
-			rt_buf_puts(b, "&gt;");
-			break;
-		case '&':
-			rt_buf_puts(b, "&amp;");
-			break;
-		case '"':
-			rt_buf_puts(b, "&quot;");
-			break;
-		case '\'':
-			rt_buf_puts(b, "&#39;");
-			break;
-		default:
-			rt_buf_putc(b, *s);
+		case '<': rt_buf_puts(b, "&lt;"); break;
+		case '>': rt_buf_puts(b, "&gt;"); break;
+		case '&': rt_buf_puts(b, "&amp;"); break;
+		case '"': rt_buf_puts(b, "&quot;"); break;
+		case '\'': rt_buf_puts(b, "&#39;"); break;
+		default: rt_buf_putc(b, *s);
 		}
 	}
 }
@@ -95,7 +84,8 @@ static int inline_file(struct rt_buf *b, const char *dir, const char *name, int 
 		size_t len = nl ? (size_t)(nl - line + 1) : strlen(line);
 		if (!memmem(line, len, "sourceMappingURL=", 17)) {
 			for (size_t i = 0; i < len; i++) {
-				if (line[i] == '<' && !strncasecmp(line + i, end_tag, strlen(end_tag)))
+				if (line[i] == '<' &&
+				    !strncasecmp(line + i, end_tag, strlen(end_tag)))
 					rt_buf_puts(b, "<\\");
 				else
 					rt_buf_putc(b, line[i]);
@@ -131,11 +121,7 @@ struct chart_def {
 };
 
 static const struct chart_def charts[] = {
-    {"cpu",
-     "CPU",
-     "cores",
-     0,
-     {{"job", "process_cpu_usage", 0}, {"host", "system_cpu_usage", 0}}},
+    {"cpu", "CPU", "cores", 0, {{"job", "process_cpu_usage", 0}, {"host", "system_cpu_usage", 0}}},
     {"memory",
      "Memory (job PSS, host used)",
      "MiB",
@@ -366,8 +352,8 @@ static void cloud_card(struct rt_buf *b, const struct rt_offer *o)
 		card_row(b, "instance type", o->cloud.instance_type);
 		card_num(b, "price", o->price_here, 4, "USD/hour");
 		card_num(b, "run cost",
-		         isfinite(o->price_here) ? o->price_here * o->duration / 3600.0 : NAN,
-		         4, "USD");
+		         isfinite(o->price_here) ? o->price_here * o->duration / 3600.0 : NAN, 4,
+		         "USD");
 	}
 	rt_buf_puts(b, "</table></section>\n");
 }
@@ -454,8 +440,8 @@ static void reco_section(struct rt_buf *b, const struct rt_recommendation *r,
 	         r->memory_mib);
 	html(b, t);
 	if (r->gpu)
-		snprintf(t, sizeof(t), ", %ld GPU%s with %ld MiB VRAM", r->gpu, r->gpu == 1 ? "" : "s",
-		         r->vram_mib);
+		snprintf(t, sizeof(t), ", %ld GPU%s with %ld MiB VRAM", r->gpu,
+		         r->gpu == 1 ? "" : "s", r->vram_mib);
 	else
 		snprintf(t, sizeof(t), ", no GPU");
 	html(b, t);
@@ -469,9 +455,10 @@ static void reco_section(struct rt_buf *b, const struct rt_recommendation *r,
 		html(b, o->why);
 		rt_buf_puts(b, "</p>\n");
 	} else if (o->asked && o->nservers) {
-		rt_buf_puts(b, "<table class=servers><tr><th>vendor</th><th>instance</th><th>name</th>"
-		               "<th>vCPUs</th><th>memory</th><th>GPUs</th><th>USD/hour</th>"
-		               "<th>this run</th></tr>\n");
+		rt_buf_puts(b,
+		            "<table class=servers><tr><th>vendor</th><th>instance</th><th>name</th>"
+		            "<th>vCPUs</th><th>memory</th><th>GPUs</th><th>USD/hour</th>"
+		            "<th>this run</th></tr>\n");
 		for (size_t i = 0; i < o->nservers; i++) {
 			const struct rt_server *v = &o->servers[i];
 			char mem[32], price[32] = "-", cost[32] = "-";
@@ -501,7 +488,8 @@ static void reco_section(struct rt_buf *b, const struct rt_recommendation *r,
 			snprintf(t, sizeof(t),
 			         "This run cost %.4f USD on %s %s; on the cheapest fit %.4f USD "
 			         "(saving %.4f USD).",
-			         here, o->cloud.vendor, o->cloud.instance_type, there, here - there);
+			         here, o->cloud.vendor, o->cloud.instance_type, there,
+			         here - there);
 			rt_buf_puts(b, "<p class=note>");
 			html(b, t);
 			rt_buf_puts(b, "</p>\n");
@@ -520,7 +508,7 @@ static const char page_css[] =
     "main{display:flex;flex-wrap:wrap;gap:16px;padding:16px 24px}"
     ".card,.wide,.chartbox{background:#fff;border:1px solid #dde1e6;border-radius:6px;"
     "padding:10px 14px}"
-    ".card{flex:1 1 280px}.wide,.chartbox{flex:1 1 100%}"
+    ".card{flex:1 1 280px}.wide{flex:1 1 100%}.chartbox{flex:1 1 560px;min-width:0}"
     "h2{font-size:15px;margin:0 0 8px}"
     "table{border-collapse:collapse}th,td{padding:2px 10px 2px 0;text-align:left;"
     "vertical-align:top}"
@@ -542,7 +530,7 @@ static const char page_js[] =
     "':'+pad(d.getSeconds());}\n"
     "function human(v,u){if(v===null||v===undefined||isNaN(v))return '-';"
     "if(u==='B/s'){var k=['B/s','KiB/s','MiB/s','GiB/s','TiB/s'],i=0;"
-    "while(Math.abs(v)>=1024&&i<4){v/=1024;i++;}return v.toFixed(i?1:0)+' '+k[i];}"
+    "while(Math.abs(v)>=1024&&i<4){v/=1024;i++;}return v.toFixed(i||Math.abs(v)<10?1:0)+' '+k[i];}"
     "var p=Math.abs(v)>=100?0:Math.abs(v)>=10?1:2;return v.toFixed(p)+(u?' '+u:'');}\n"
     "var box=document.getElementById('charts'),gs=[];\n"
     "D.charts.forEach(function(c){\n"
@@ -651,11 +639,12 @@ int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o)
 	cloud_card(&b, &off);
 	summary_table(&b, &a);
 	reco_section(&b, &r, &off);
-	rt_buf_puts(&b, "<div id=charts style=\"display:contents\"></div>\n</main>\n"
-	                "<footer>Made by rt-export " RT_VERSION
-	                ". Charts: drag to zoom, double-click to reset; each point is a time bucket "
-	                "(band: min to max, line: mean).</footer>\n"
-	                "<script type=\"application/json\" id=rt-data>");
+	rt_buf_puts(&b,
+	            "<div id=charts style=\"display:contents\"></div>\n</main>\n"
+	            "<footer>Made by rt-export " RT_VERSION
+	            ". Charts: drag to zoom, double-click to reset; each point is a time bucket "
+	            "(band: min to max, line: mean).</footer>\n"
+	            "<script type=\"application/json\" id=rt-data>");
 	rt_buf_printf(&b, "{\"wall0_ms\":%.0f,\"span\":%.3f,\"charts\":",
 	              (double)a.series.wall0_ns / 1e6, a.st.duration);
 	charts_json(&b, &a);

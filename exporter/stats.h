@@ -19,8 +19,8 @@
 /* The lines of one run (or its stream), column by column. */
 struct rt_series {
 	size_t n, cap;
-	double *elapsed; /* seconds from the run's base record to each line's record */
-	double *dt;      /* seconds each line covers (its weight) */
+	double *elapsed;             /* seconds from the run's base record to each line's record */
+	double *dt;                  /* seconds each line covers (its weight) */
 	double *col[RT_CSV_COLUMNS]; /* NAN where the column is empty */
 	uint64_t wall0_ns;           /* wall clock of the base record */
 	uint64_t mono0_ns;
@@ -46,9 +46,9 @@ struct rt_colstat {
 
 struct rt_runstats {
 	uint64_t lines;
-	double duration; /* seconds covered by the lines */
+	double duration;    /* seconds covered by the lines */
 	double rss_max_mib; /* -1: unknown */
-	int has_proc;        /* process columns present (wrapper or --pid) */
+	int has_proc;       /* process columns present (wrapper or --pid) */
 	struct rt_colstat col[RT_CSV_COLUMNS];
 };
 

@@ -79,7 +79,8 @@ int rt_answer_run(struct rt_store *s, const char *spec, int keep_series, struct 
 		return 1;
 	int rc = compute(s, a, keep_series);
 	if (rc) {
-		rt_say("run %llu cannot be read: %s", (unsigned long long)a->ri.id, rt_strerror(rc));
+		rt_say("run %llu cannot be read: %s", (unsigned long long)a->ri.id,
+		       rt_strerror(rc));
 		rt_answer_free(a);
 		return 1;
 	}
@@ -146,7 +147,8 @@ int rt_answer_job(struct rt_store *s, const char *job, unsigned long last, struc
 		return 1;
 	}
 	if (!c.n) {
-		rt_say("no stored run of job '%s' in %s (see rt-export runs)", job, rt_store_dir(s));
+		rt_say("no stored run of job '%s' in %s (see rt-export runs)", job,
+		       rt_store_dir(s));
 		free(c.ids);
 		return 1;
 	}
@@ -165,8 +167,8 @@ int rt_answer_job(struct rt_store *s, const char *job, unsigned long last, struc
 			continue; /* deleted by the size cap meanwhile */
 		rc = compute(s, a, 0);
 		if (rc) {
-			rt_say("run %llu cannot be read (%s); left out", (unsigned long long)c.ids[i],
-			       rt_strerror(rc));
+			rt_say("run %llu cannot be read (%s); left out",
+			       (unsigned long long)c.ids[i], rt_strerror(rc));
 			rt_answer_free(a);
 			continue;
 		}
@@ -175,7 +177,8 @@ int rt_answer_job(struct rt_store *s, const char *job, unsigned long last, struc
 	free(c.ids);
 	if (!k) {
 		free(v);
-		rt_say("no readable run of job '%s' in %s (see rt-export runs)", job, rt_store_dir(s));
+		rt_say("no readable run of job '%s' in %s (see rt-export runs)", job,
+		       rt_store_dir(s));
 		return 1;
 	}
 	*out = v;
@@ -245,31 +248,45 @@ static double sum_of(const struct rt_runstats *st, const char *name)
 	return c ? c->sum : 0;
 }
 
+/* s with control characters (newlines, tabs, terminal escapes: names and
+ * commands are the user's bytes) as single spaces, into buf[cap]. */
+static void clean(char *buf, size_t cap, const char *s)
+{
+	size_t n = 0;
+	for (; s && *s && n + 1 < cap; s++) {
+		unsigned char c = (unsigned char)*s;
+		int ctl = c < 0x20 || c == 0x7f;
+		if (ctl && (n == 0 || buf[n - 1] == ' '))
+			continue;
+		buf[n++] = ctl ? ' ' : (char)c;
+	}
+	buf[n] = '\0';
+}
+
 /* The command as one line: words joined, at most cap bytes. */
 static void command_line(const cJSON *meta, char *buf, size_t cap)
 {
 	const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(meta, "command");
 	const cJSON *w;
-	size_t len = 0;
-	buf[0] = '\0';
+	struct rt_buf b = {0};
 	cJSON_ArrayForEach(w, cmd)
 	{
 		if (!cJSON_IsString(w))
 			continue;
-		int m = snprintf(buf + len, cap - len, "%s%s", len ? " " : "", w->valuestring);
-		if (m < 0 || (size_t)m >= cap - len) {
-			if (cap > 4)
-				strcpy(buf + cap - 4, "...");
-			return;
-		}
-		len += (size_t)m;
+		if (b.len)
+			rt_buf_putc(&b, ' ');
+		rt_buf_puts(&b, w->valuestring);
 	}
+	rt_buf_put(&b, "", 0);
+	clean(buf, cap, b.p ? b.p : "");
+	if (b.len > cap && cap > 4)
+		strcpy(buf + cap - 4, "...");
+	rt_buf_free(&b);
 }
 
 /* ---- the human summary ------------------------------------------------- */
 
-static void row(FILE *f, const char *label, const struct rt_colstat *c, int prec,
-                const char *extra)
+static void row(FILE *f, const char *label, const struct rt_colstat *c, int prec, const char *extra)
 {
 	if (!c)
 		return;
@@ -305,7 +322,8 @@ static void print_table(FILE *f, const struct rt_runstats *st, const cJSON *meta
 	fprintf(f, "  %-24s %10s %10s %10s\n", "", "mean", "p95", "max");
 	if (st->has_proc) {
 		double u = sum_of(st, "process_utime"), s = sum_of(st, "process_stime");
-		snprintf(extra, sizeof(extra), "CPU time %.2f s (user %.2f, system %.2f)", u + s, u, s);
+		snprintf(extra, sizeof(extra), "CPU time %.2f s (user %.2f, system %.2f)", u + s, u,
+		         s);
 		row(f, "CPU cores, job", col(st, "process_cpu_usage"), 2, extra);
 	}
 	double u = sum_of(st, "system_utime"), s = sum_of(st, "system_stime");
@@ -336,8 +354,8 @@ static void print_table(FILE *f, const struct rt_runstats *st, const cJSON *meta
 	}
 	row(f, "disk space used GB", col(st, "system_disk_space_used_gb"), 1, NULL);
 	if (st->has_proc)
-		io_row(f, "disk I/O, job", st, "process_disk_read_bytes", "process_disk_write_bytes",
-		       "read", "written");
+		io_row(f, "disk I/O, job", st, "process_disk_read_bytes",
+		       "process_disk_write_bytes", "read", "written");
 	io_row(f, "disk I/O, host", st, "system_disk_read_bytes", "system_disk_write_bytes", "read",
 	       "written");
 	io_row(f, "network, host", st, "system_net_recv_bytes", "system_net_sent_bytes", "received",
@@ -346,10 +364,11 @@ static void print_table(FILE *f, const struct rt_runstats *st, const cJSON *meta
 
 static void print_reco_line(FILE *f, const struct rt_recommendation *r)
 {
-	fprintf(f, "  %-24s %ld vCPU%s, %ld MiB memory", "recommended", r->cpu, r->cpu == 1 ? "" : "s",
-	        r->memory_mib);
+	fprintf(f, "  %-24s %ld vCPU%s, %ld MiB memory", "recommended", r->cpu,
+	        r->cpu == 1 ? "" : "s", r->memory_mib);
 	if (r->gpu)
-		fprintf(f, ", %ld GPU%s with %ld MiB VRAM", r->gpu, r->gpu == 1 ? "" : "s", r->vram_mib);
+		fprintf(f, ", %ld GPU%s with %ld MiB VRAM", r->gpu, r->gpu == 1 ? "" : "s",
+		        r->vram_mib);
 	else
 		fputs(", no GPU", f);
 	fputs(r->from_system ? " (from the whole system: this run tracked no process)\n" : "\n", f);
@@ -362,9 +381,11 @@ void rt_print_summary(FILE *f, const struct rt_answer *a)
 	if (a->ri.start_ns)
 		rt_fmt_iso8601(start, sizeof(start), a->ri.start_ns);
 	rt_fmt_duration(dur, sizeof(dur), st->duration);
+	char job[128];
+	clean(job, sizeof(job), a->ri.job_name);
 	fprintf(f, "run %llu", (unsigned long long)a->ri.id);
-	if (a->ri.job_name)
-		fprintf(f, " (%s)", a->ri.job_name);
+	if (job[0])
+		fprintf(f, " (%s)", job);
 	fprintf(f, ": %s", a->ri.status);
 	if (a->has_exit_code)
 		fprintf(f, ", exit code %d", a->exit_code);
@@ -372,8 +393,9 @@ void rt_print_summary(FILE *f, const struct rt_answer *a)
 	        (unsigned long long)st->lines, a->ri.interval);
 	if (a->partial)
 		fprintf(f, "  partial: the run %s; these figures cover the samples stored\n",
-		        !strcmp(a->ri.status, "running") ? "is still being recorded"
-		                                         : "ended without its recorder finishing it");
+		        !strcmp(a->ri.status, "running")
+		            ? "is still being recorded"
+		            : "ended without its recorder finishing it");
 	command_line(a->meta, cmd, sizeof(cmd));
 	if (cmd[0])
 		fprintf(f, "  command: %s\n", cmd);
@@ -392,18 +414,24 @@ void rt_print_summary(FILE *f, const struct rt_answer *a)
 
 void rt_print_job_summary(FILE *f, const char *job, const struct rt_answer *runs, size_t n)
 {
-	fprintf(f, "job %s: %zu run%s\n", job, n, n == 1 ? "" : "s");
-	fprintf(f, "  %-6s %-20s %12s %5s %8s %8s %9s %8s %9s\n", "RUN", "START", "DURATION", "EXIT",
-	        "CPU MEAN", "CPU MAX", "PSS MiB", "GPU MAX", "VRAM MiB");
+	char name[128];
+	clean(name, sizeof(name), job);
+	fprintf(f, "job %s: %zu run%s\n", name, n, n == 1 ? "" : "s");
+	fprintf(f, "  %-6s %-20s %12s %5s %8s %8s %9s %8s %9s\n", "RUN", "START", "DURATION",
+	        "EXIT", "CPU MEAN", "CPU MAX", "PSS MiB", "GPU MAX", "VRAM MiB");
 	struct rt_runstats *all = calloc(n ? n : 1, sizeof(*all));
 	for (size_t i = 0; i < n; i++) {
 		const struct rt_answer *a = &runs[i];
 		const struct rt_runstats *st = &a->st;
 		int p = st->has_proc;
-		const struct rt_colstat *cpu = col(st, p ? "process_cpu_usage" : "system_cpu_usage");
-		const struct rt_colstat *mem = col(st, p ? "process_memory_mib" : "system_memory_used_mib");
-		const struct rt_colstat *gpu = col(st, p ? "process_gpu_usage" : "system_gpu_usage");
-		const struct rt_colstat *vram = col(st, p ? "process_gpu_vram_mib" : "system_gpu_vram_mib");
+		const struct rt_colstat *cpu =
+		    col(st, p ? "process_cpu_usage" : "system_cpu_usage");
+		const struct rt_colstat *mem =
+		    col(st, p ? "process_memory_mib" : "system_memory_used_mib");
+		const struct rt_colstat *gpu =
+		    col(st, p ? "process_gpu_usage" : "system_gpu_usage");
+		const struct rt_colstat *vram =
+		    col(st, p ? "process_gpu_vram_mib" : "system_gpu_vram_mib");
 		char start[32] = "?", dur[32], ex[16] = "-";
 		if (a->ri.start_ns)
 			rt_fmt_iso8601(start, sizeof(start), a->ri.start_ns);
@@ -414,7 +442,8 @@ void rt_print_job_summary(FILE *f, const char *job, const struct rt_answer *runs
 			snprintf(ex, sizeof(ex), "%s", a->ri.status);
 		fprintf(f, "  %-6llu %-20s %12s %5s %8.2f %8.2f %9.0f %8.2f %9.0f\n",
 		        (unsigned long long)a->ri.id, start, dur, ex, cpu ? cpu->mean : 0,
-		        cpu ? cpu->max : 0, mem ? mem->max : 0, gpu ? gpu->max : 0, vram ? vram->max : 0);
+		        cpu ? cpu->max : 0, mem ? mem->max : 0, gpu ? gpu->max : 0,
+		        vram ? vram->max : 0);
 		if (all)
 			all[i] = *st;
 	}
@@ -435,9 +464,11 @@ void rt_print_recommendation(FILE *f, const char *what, const struct rt_runstats
 {
 	int sys = r->from_system;
 	const struct rt_colstat *cpu = col(st, sys ? "system_cpu_usage" : "process_cpu_usage");
-	const struct rt_colstat *mem = col(st, sys ? "system_memory_used_mib" : "process_memory_mib");
+	const struct rt_colstat *mem =
+	    col(st, sys ? "system_memory_used_mib" : "process_memory_mib");
 	const struct rt_colstat *gpu = col(st, sys ? "system_gpu_usage" : "process_gpu_usage");
-	const struct rt_colstat *vram = col(st, sys ? "system_gpu_vram_mib" : "process_gpu_vram_mib");
+	const struct rt_colstat *vram =
+	    col(st, sys ? "system_gpu_vram_mib" : "process_gpu_vram_mib");
 	fprintf(f, "recommended for %s, from %s:\n", what,
 	        sys ? "the whole system's use (a standalone run tracks no process)"
 	            : "the process tree's use");
@@ -590,8 +621,8 @@ void rt_print_offer(FILE *f, const struct rt_offer *o)
 		fputs("no server in the Spare Cores catalog fits this recommendation\n", f);
 	if (o->ok && o->nservers) {
 		fprintf(f, "cheapest servers that fit (Spare Cores Keeper, on-demand):\n");
-		fprintf(f, "  %-10s %-24s %6s %10s %5s %11s\n", "VENDOR", "INSTANCE", "VCPUS", "MEMORY",
-		        "GPUS", "USD/HOUR");
+		fprintf(f, "  %-10s %-24s %6s %10s %5s %11s\n", "VENDOR", "INSTANCE", "VCPUS",
+		        "MEMORY", "GPUS", "USD/HOUR");
 		for (size_t i = 0; i < o->nservers; i++) {
 			const struct rt_server *v = &o->servers[i];
 			char mem[32], price[32] = "-";
@@ -599,8 +630,8 @@ void rt_print_offer(FILE *f, const struct rt_offer *o)
 			             isfinite(v->memory_amount) ? v->memory_amount * 1048576.0 : 0);
 			if (isfinite(v->min_price_ondemand))
 				snprintf(price, sizeof(price), "%.4f", v->min_price_ondemand);
-			fprintf(f, "  %-10s %-24s %6.0f %10s %5.0f %11s\n", v->vendor_id, v->api_reference,
-			        isfinite(v->vcpus) ? v->vcpus : 0, mem,
+			fprintf(f, "  %-10s %-24s %6.0f %10s %5.0f %11s\n", v->vendor_id,
+			        v->api_reference, isfinite(v->vcpus) ? v->vcpus : 0, mem,
 			        isfinite(v->gpu_count) ? v->gpu_count : 0, price);
 		}
 	}
@@ -794,7 +825,8 @@ int rt_cmd_recommend(struct rt_store *s, const struct rt_answer_opts *o)
 			cJSON_AddStringToObject(x, "name", o->job);
 			cJSON *ids = cJSON_AddArrayToObject(x, "runs");
 			for (size_t i = 0; i < n; i++)
-				cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)runs[i].ri.id));
+				cJSON_AddItemToArray(ids,
+				                     cJSON_CreateNumber((double)runs[i].ri.id));
 			cJSON_AddNumberToObject(x, "duration_secs", st.duration);
 		} else {
 			cJSON_AddItemToObject(j, "run", rt_json_run(&one));
@@ -804,12 +836,14 @@ int rt_cmd_recommend(struct rt_store *s, const struct rt_answer_opts *o)
 		rt_json_offer(j, &off);
 		rc = print_json(j);
 	} else {
-		char what[320];
+		char what[320], name[128];
+		clean(name, sizeof(name), o->job ? o->job : one.ri.job_name);
 		if (o->job)
-			snprintf(what, sizeof(what), "job %s (%zu run%s)", o->job, n, n == 1 ? "" : "s");
-		else if (one.ri.job_name)
+			snprintf(what, sizeof(what), "job %s (%zu run%s)", name, n,
+			         n == 1 ? "" : "s");
+		else if (name[0])
 			snprintf(what, sizeof(what), "run %llu (%s)", (unsigned long long)one.ri.id,
-			         one.ri.job_name);
+			         name);
 		else
 			snprintf(what, sizeof(what), "run %llu", (unsigned long long)one.ri.id);
 		rt_print_recommendation(stdout, what, &st, &r);

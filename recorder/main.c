@@ -294,8 +294,9 @@ static pid_t spawn_printer(const struct rt_config *cfg, struct rt_sampler *s,
 	if (quiet)
 		out = NULL;
 	if (sc->store && s->ring) {
-		const char *args[] = {"live", runid, "--store", sc->dir, "-f", fmt,
-		                      out ? "-o" : NULL, out, NULL, NULL, NULL};
+		const char *args[] = {
+		    "live", runid, "--store", sc->dir, "-f", fmt, out ? "-o" : NULL,
+		    out,    NULL,  NULL,      NULL};
 		append_args(args, sum, quiet);
 		pid = spawn_export(args, runid, out_fd, -1);
 	} else {
@@ -305,8 +306,8 @@ static pid_t spawn_printer(const struct rt_config *cfg, struct rt_sampler *s,
 			    sc->store ? "; samples are recorded in the store" : "");
 			return -1;
 		}
-		const char *args[] = {"live", "--fd", "3",  "-f", fmt, out ? "-o" : NULL, out,
-		                      NULL,   NULL,   NULL};
+		const char *args[] = {"live", "--fd", "3",  "-f", fmt, out ? "-o" : NULL,
+		                      out,    NULL,   NULL, NULL};
 		append_args(args, sum, quiet);
 		pid = spawn_export(args, sc->store ? runid : NULL, out_fd, p[0]);
 		close(p[0]);
@@ -448,7 +449,7 @@ static void finish_run(struct store_choice *sc, struct rt_sampler *s, struct rt_
 	meta->samples_not_stored = s->unstored;
 	rt_buf_reset(mb);
 	rt_runmeta_write(mb, meta);
-	if (pipe_out->fd >= 0) /* the printer's --summary wants the exit code */
+	if (pipe_out && pipe_out->fd >= 0) /* the printer's --summary wants the exit code */
 		rt_stream_put(pipe_out, RT_FRAME_META, mb->p, mb->len, NULL, 0);
 	if (sc->store) {
 		int rc = rt_store_put_meta(sc->store, meta->run_id, mb->p, mb->len);
@@ -708,7 +709,8 @@ int main(int argc, char **argv)
 	if (sc.store && (wrapper || meta.gpu_count))
 		rt_store_put_meta(sc.store, meta.run_id, mb.p, mb.len);
 	struct rt_stream_out pipe_out = {.fd = -1};
-	pid_t exporter = cfg.quiet && !cfg.summary ? -1 : spawn_printer(&cfg, &s, &sc, out_fd, &pipe_out, &mb);
+	pid_t exporter =
+	    cfg.quiet && !cfg.summary ? -1 : spawn_printer(&cfg, &s, &sc, out_fd, &pipe_out, &mb);
 	if (out_fd > 2)
 		close(out_fd);
 	if (tree && exporter > 0)

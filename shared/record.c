@@ -34,7 +34,7 @@ static void crc_init(void)
 /* The CPU's crc32 instruction computes the same CRC-32C (Castagnoli) ~10x
  * faster than the tables; replays check every record's CRC. */
 __attribute__((target("sse4.2"))) static uint32_t crc32c_hw(uint32_t crc, const void *buf,
-                                                           size_t len)
+                                                            size_t len)
 {
 	const unsigned char *p = buf;
 	uint64_t c = ~crc;

@@ -341,8 +341,9 @@ static void bench_answers_run(const char *rec_bin, const char *exp_bin, const ch
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	snprintf(html, sizeof(html), "%s/report.html", store);
 	setenv("RT_TEST_CLOCK", "1795000000", 1);
-	char *rec[] = {(char *)rec_bin, "--quiet", "-i", (char *)interval, "--count", (char *)count,
-	               "--pid", pid, "--store", store, "--job-name", "bench", NULL};
+	char *rec[] = {(char *)rec_bin, "--quiet", "-i", (char *)interval, "--count",
+	               (char *)count,   "--pid",   pid,  "--store",        store,
+	               "--job-name",    "bench",   NULL};
 	double cpu, wall;
 	int rc = run_cmd(rec, &cpu, &wall);
 	unsetenv("RT_TEST_CLOCK");

@@ -126,7 +126,7 @@ Test(stats, recommendation_follows_the_reference_rules_in_mib)
 	cr_assert_eq(r.vram_mib, 0);
 	cr_assert_not(r.from_system);
 	reco_of(2.5, 1000, 0, 0, &r);
-	cr_assert_eq(r.cpu, 2); /* halves to even, as Python's round */
+	cr_assert_eq(r.cpu, 2);           /* halves to even, as Python's round */
 	cr_assert_eq(r.memory_mib, 2048); /* 1200 MiB, not 1200/1024 */
 	reco_of(3.5, 4000, 1.4, 5000, &r);
 	cr_assert_eq(r.cpu, 4);
