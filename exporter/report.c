@@ -227,6 +227,10 @@ static int saw_gpu(const struct rt_answer *a)
 
 static void charts_json(struct rt_buf *b, const struct rt_answer *a)
 {
+	if (!a->series.n) { /* nothing to draw (dygraphs refuses empty data) */
+		rt_buf_puts(b, "[]");
+		return;
+	}
 	rt_buf_puts(b, "[");
 	int first = 1;
 	for (size_t k = 0; k < RT_ARRAY_LEN(charts); k++) {
@@ -638,7 +642,12 @@ int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o)
 	host_card(&b, &a);
 	cloud_card(&b, &off);
 	summary_table(&b, &a);
-	reco_section(&b, &r, &off);
+	if (a.st.lines)
+		reco_section(&b, &r, &off);
+	else
+		rt_buf_puts(
+		    &b, "<section class=wide><h2>No samples</h2><p class=note>The run ended "
+		        "before its first sample: nothing to chart or recommend.</p></section>\n");
 	rt_buf_puts(&b,
 	            "<div id=charts style=\"display:contents\"></div>\n</main>\n"
 	            "<footer>Made by rt-export " RT_VERSION

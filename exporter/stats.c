@@ -166,11 +166,14 @@ void rt_stats_aggregate(const struct rt_runstats *runs, size_t n, struct rt_runs
 {
 	memset(out, 0, sizeof(*out));
 	out->rss_max_mib = -1;
-	if (!n)
+	size_t measured = 0; /* a run that ended before its first sample has no say */
+	for (size_t r = 0; r < n; r++)
+		measured += runs[r].lines > 0;
+	if (!measured)
 		return;
 	for (size_t r = 0; r < n; r++) {
 		out->lines += runs[r].lines;
-		out->duration += runs[r].duration / (double)n;
+		out->duration += runs[r].duration / (double)measured;
 		if (runs[r].rss_max_mib > out->rss_max_mib)
 			out->rss_max_mib = runs[r].rss_max_mib;
 		out->has_proc |= runs[r].has_proc;

@@ -780,7 +780,10 @@ int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o)
 		cJSON_AddItemToObject(j, "run", rt_json_run(&a));
 		cJSON_AddItemToObject(j, "stats", rt_json_stats(&a.st));
 		add_allocation(j, &a.st);
-		cJSON_AddItemToObject(j, "recommendation", rt_json_recommendation(&r));
+		if (a.st.lines)
+			cJSON_AddItemToObject(j, "recommendation", rt_json_recommendation(&r));
+		else /* nothing was measured: nothing to recommend */
+			cJSON_AddNullToObject(j, "recommendation");
 		rc = print_json(j);
 	} else {
 		rt_print_summary(stdout, &a);
@@ -807,6 +810,17 @@ int rt_cmd_recommend(struct rt_store *s, const struct rt_answer_opts *o)
 			return 1;
 		runs = &one;
 		st = one.st;
+	}
+	if (!st.lines) {
+		char id[32];
+		snprintf(id, sizeof(id), "%llu", (unsigned long long)runs[n - 1].ri.id);
+		rt_say("%s %s has no samples (it ended before its first one): nothing to recommend",
+		       o->job ? "job" : "run", o->job ? o->job : id);
+		if (o->job)
+			free_runs(runs, n);
+		else
+			rt_answer_free(&one);
+		return 1;
 	}
 	struct rt_recommendation r;
 	rt_recommend(&st, &r);

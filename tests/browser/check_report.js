@@ -96,7 +96,7 @@ const deadline = setTimeout(() => {
   if (!loaded) problems.push('the page did not finish loading');
   await sleep(300);
   const check = `(function(){
-    var out = {charts: 0, drawn: [], empty: [], synced: false};
+    var out = {charts: 0, drawn: [], empty: [], synced: true};
     var els = document.querySelectorAll('.chart');
     out.charts = els.length;
     els.forEach(function (el) {

@@ -25,11 +25,13 @@ lines = [json.loads(l) for l in open(os.path.join(t, "r1.jsonl"))]
 meta = json.load(open(os.path.join(t, "show1.json")))
 assert len(rows) == len(lines) == s["run"]["samples"], (len(rows), s["run"]["samples"])
 assert len(s["stats"]) == 32 and list(s["stats"]) == list(rows[0].keys()), list(s["stats"])
-# weights: the time each line covers (the first line's base is the warm-up sample)
-w = [l["actual_interval_ms"] / 1000 if "actual_interval_ms" in l else meta["interval_secs"]
-     for l in lines]
-for i in range(1, len(lines)):
-    w[i] = lines[i]["timestamp"] - lines[i - 1]["timestamp"]
+# weights: the time each line covers, from the printed timestamps; the
+# first line's base (the warm-up sample) prints no timestamp: its span is
+# what the duration leaves, and must lie between start and the first line
+w = [0.0] + [lines[i]["timestamp"] - lines[i - 1]["timestamp"] for i in range(1, len(lines))]
+w[0] = s["run"]["duration_secs"] - (lines[-1]["timestamp"] - lines[0]["timestamp"])
+first_gap = lines[0]["timestamp"] - meta["start_ns"] / 1e9
+assert 0 < w[0] <= first_gap + 0.002, (w[0], first_gap)
 def close(a, b, rel=0.01, ab=0.002):
     return abs(a - b) <= ab + rel * abs(b)
 def p95(v):
@@ -68,7 +70,6 @@ assert r["memory_mib"] == round_memory(s["stats"]["process_memory_mib"]["max"] *
 assert r["gpu"] == 0 and r["vram_mib"] == 0 and r["based_on"] == "process", r
 assert s["allocation"] in ("shared", "dedicated")
 assert s["run"]["job_name"] == "build" and s["run"]["exit_code"] == 0 and not s["run"]["partial"]
-assert close(s["run"]["duration_secs"], sum(w), rel=0.001), (s["run"]["duration_secs"], sum(w))
 print("summary: %d columns match the replayed CSV; CPU %.2f s (kernel %.2f s)" % (checked, cpu, kernel))
 PY
 "$EXP" summary "$R1" > "$T/s1.txt"
@@ -121,7 +122,21 @@ sleep 0.3
 kill -9 $rec; wait $rec 2>/dev/null || true
 "$EXP" summary latest > "$T/crash.txt" || fail "crashed-run summary failed"
 grep -q "partial" "$T/crash.txt" || fail "crashed run not said partial: $(cat "$T/crash.txt")"
-ok "standalone (from the system, says so), one sample, crashed (partial): summaries, no crash"
+# killed after the warm-up sample, before the first one: nothing measured
+"$REC" --quiet -i 5 &
+rec=$!; track $rec
+wait_for sh -c "\"$EXP\" runs | grep -q running" || fail "recorder did not start"
+kill -9 $rec; wait $rec 2>/dev/null || true
+"$EXP" summary latest | grep -q "no samples" || fail "empty run summary"
+"$EXP" summary latest --json | python3 -c "
+import json,sys; j=json.load(sys.stdin)
+assert j['run']['samples']==0 and j['recommendation'] is None and j['allocation'] is None" || fail "empty run json"
+set +e
+"$EXP" recommend latest > /dev/null 2> "$T/err"; rc=$?
+set -e
+[ $rc -eq 1 ] && grep -q "no samples" "$T/err" || fail "empty run recommend: rc $rc"
+"$EXP" report latest -o "$T/empty.html" 2> /dev/null && grep -q "No samples" "$T/empty.html" || fail "empty run report"
+ok "standalone (from the system, says so), one sample, crashed (partial), no sample at all: summaries, no crash"
 
 # ---- bad input: one line, exit 1 (2 for usage) ----
 set +e
