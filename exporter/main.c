@@ -220,7 +220,8 @@ static int finish(struct rt_sink *k, int rc)
 		return 1;
 	}
 	if (rc) {
-		rt_say("stopped: %s", rt_strerror(rc));
+		if (rc != RT_E_LAYOUT) /* a newer layout has been said */
+			rt_say("stopped: %s", rt_strerror(rc));
 		return 1;
 	}
 	return 0;

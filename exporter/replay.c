@@ -27,6 +27,15 @@ static int replay_cb(void *vctx, uint64_t seq, const void *bytes, size_t len)
 		return 0;
 	struct rt_recbuf *dst = x->have_prev ? &x->cur : &x->prev;
 	int rc = rt_recbuf_set(dst, bytes, len);
+	unsigned layout = rc == RT_E_LAYOUT ? rt_record_claimed_layout(bytes, len) : 0;
+	if (layout > RT_RECORD_LAYOUT) { /* never misread what a newer rt wrote */
+		rt_say(
+		    "run %llu was recorded by a newer rt (record layout %u, this rt-export reads "
+		    "up to %d): upgrade rt to replay it",
+		    (unsigned long long)x->e->run, layout, RT_RECORD_LAYOUT);
+		x->err = RT_E_LAYOUT;
+		return 1;
+	}
 	if (rc || dst->rec.h->seq != seq) {
 		rt_say("sample %llu of run %llu is corrupt; skipped", (unsigned long long)seq,
 		       (unsigned long long)x->e->run);

@@ -167,8 +167,9 @@ int rt_answer_job(struct rt_store *s, const char *job, unsigned long last, struc
 			continue; /* deleted by the size cap meanwhile */
 		rc = compute(s, a, 0);
 		if (rc) {
-			rt_say("run %llu cannot be read (%s); left out",
-			       (unsigned long long)c.ids[i], rt_strerror(rc));
+			if (rc != RT_E_LAYOUT)
+				rt_say("run %llu cannot be read (%s); left out",
+				       (unsigned long long)c.ids[i], rt_strerror(rc));
 			rt_answer_free(a);
 			continue;
 		}

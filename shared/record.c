@@ -145,6 +145,15 @@ void rt_record_seal(struct rt_record *rec)
 	rec->h->crc = rt_crc32c(0, rec->h, rec->h->size);
 }
 
+unsigned rt_record_claimed_layout(const void *buf, size_t len)
+{
+	struct rt_rec_header h;
+	if (len < sizeof(h))
+		return 0;
+	memcpy(&h, buf, sizeof(h));
+	return h.magic == RT_RECORD_MAGIC ? h.layout : 0;
+}
+
 int rt_record_decode(const void *buf, size_t len, struct rt_record *rec)
 {
 	struct rt_rec_header h;

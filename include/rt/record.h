@@ -193,4 +193,10 @@ int rt_record_decode(const void *buf, size_t len, struct rt_record *rec);
 /* CRC-32C of len bytes, continuing from crc (start with 0). */
 uint32_t rt_crc32c(uint32_t crc, const void *buf, size_t len);
 
+/* The layout number a record's bytes claim, 0 when they are not a record.
+ * rt_record_decode returns RT_E_LAYOUT for one it does not know: a reader
+ * that finds a layout above RT_RECORD_LAYOUT says the run needs a newer rt
+ * instead of misreading it. */
+unsigned rt_record_claimed_layout(const void *buf, size_t len);
+
 #endif

@@ -7,6 +7,8 @@
 #include <zlib.h>
 
 #include "batch.h"
+#include "export.h"
+#include "rt/common.h"
 #include "rt/runmeta.h"
 
 static char dir[256];
@@ -132,5 +134,57 @@ Test(batch, a_range_is_the_same_csv_as_a_replay_and_batches_tile_the_run)
 	cr_expect_eq(memcmp(joined.p, k.buf.p, joined.len), 0);
 	rt_emitter_free(&e);
 	rt_buf_free(&k.buf);
+	rt_store_close(s);
+}
+
+Test(batch, a_record_of_a_newer_layout_stops_the_replay_and_is_never_misread)
+{
+	struct rt_store *s;
+	cr_assert_eq(rt_store_open(dir, RT_STORE_RDWR, &s), 0);
+	struct rt_run_meta m = {.status = "finished", .interval_secs = 1, .start_ns = 1};
+	struct rt_buf mb = {0};
+	rt_runmeta_write(&mb, &m);
+	uint64_t run;
+	cr_assert_eq(rt_store_new_run(s, mb.p, mb.len, &run), 0);
+	static struct rt_inventory inv;
+	inv.gen = 1;
+	inv.hz = 100;
+	inv.ncpu = 1;
+	static unsigned char ib[1 << 20];
+	long n = rt_inventory_encode(&inv, ib, sizeof(ib));
+	rt_store_put_inventory(s, run, 1, ib, (size_t)n);
+	static _Alignas(64) unsigned char rb[4096];
+	for (uint64_t i = 0; i <= 4; i++) {
+		struct rt_record r;
+		rt_record_init(rb, sizeof(rb), 1, 0, 0, 0, 0, &r);
+		r.h->seq = i;
+		r.h->inv_gen = 1;
+		r.h->mono_ns = i * 1000000000ull;
+		r.h->wall_ns = 1767225600000000000ull + i * 1000000000ull;
+		r.h->flags = RT_REC_HAS_CPU;
+		r.sys->cpu[RT_CPU_USER] = i * 37;
+		r.sys->cpu[RT_CPU_IDLE] = i * 63;
+		if (i >= 3) /* from seq 3 on, as a future rt would write them */
+			r.h->layout = RT_RECORD_LAYOUT + 1;
+		rt_record_seal(&r);
+		cr_assert_eq(rt_record_claimed_layout(rb, r.h->size),
+		             i >= 3 ? RT_RECORD_LAYOUT + 1 : RT_RECORD_LAYOUT);
+		rt_store_append(s, run, i, rb, r.h->size);
+	}
+	struct rt_runinfo ri = {.id = run, .interval = 1};
+	struct rt_sink k = {.memory = 1};
+	struct rt_emitter e;
+	rt_emitter_init(&e, s, &ri, RT_FMT_CSV, &k);
+	struct rt_replay_opts o = {0, 0, 1};
+	cr_expect_eq(rt_replay(&e, &o), RT_E_LAYOUT);
+	/* the header and the lines of seq 1 and 2, nothing past them */
+	unsigned lines = 0;
+	for (size_t i = 0; i < k.buf.len; i++)
+		lines += k.buf.p[i] == '\n';
+	cr_expect_eq(lines, 3, "%u lines", lines);
+	cr_expect_eq(rt_record_claimed_layout("short", 5), 0);
+	rt_emitter_free(&e);
+	rt_buf_free(&k.buf);
+	rt_buf_free(&mb);
 	rt_store_close(s);
 }
