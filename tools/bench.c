@@ -3,6 +3,7 @@
  *
  *   rt-bench [--quick]
  *   rt-bench --answers     summary, recommend and report of long runs
+ *   rt-bench --disk        bytes the store makes the disk write (root: loop device)
  *
  * Prints: CPU µs per system-wide sample for (a) merely pread'ing the files
  * the recorder reads, (b) collecting them into a record, (c) the full
@@ -15,6 +16,13 @@
  * (360,000 samples) with the fake clock, tracking this process, and times
  * `summary --json`, `recommend` and `report` of each against the anchor of
  * the same run's `replay -f csv`, with the report's size.
+ *
+ * --disk makes a 512 MB ext4 loop device that holds only the store, records
+ * 2,000 samples at 1 Hz with the fake clock (the recorder's syncs follow
+ * its clock, so the write pattern is a real 1 Hz run's), and prints the
+ * bytes the device wrote per sample, next to the anchor of appending the
+ * same number of record bytes to a plain file on the same device with the
+ * same fdatasync cadence.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -393,10 +401,118 @@ static int bench_answers(const char *rec_bin, const char *exp_bin)
 	return system(cmd) != 0;
 }
 
+/* Sectors written by block device dev (e.g. "loop3"). */
+static long long dev_write_sectors(const char *dev)
+{
+	char p[128];
+	snprintf(p, sizeof(p), "/sys/block/%s/stat", dev);
+	FILE *f = fopen(p, "r");
+	long long v[7] = {0};
+	int n = f ? fscanf(f, "%lld %lld %lld %lld %lld %lld %lld", &v[0], &v[1], &v[2], &v[3],
+	                   &v[4], &v[5], &v[6])
+	          : 0;
+	if (f)
+		fclose(f);
+	return n == 7 ? v[6] : -1;
+}
+
+static int bench_disk(const char *rec_bin)
+{
+	if (geteuid() != 0) {
+		printf("rt-bench --disk needs root (it makes a loop device)\n");
+		return 1;
+	}
+	char tmp[] = "/tmp/rt-bench-XXXXXX";
+	if (!mkdtemp(tmp))
+		return 1;
+	char img[4200], mnt[4200], store[4300], shm[4300], plain[4300], dev[64] = "";
+	snprintf(img, sizeof(img), "%s/disk.img", tmp);
+	snprintf(mnt, sizeof(mnt), "%s/mnt", tmp);
+	snprintf(store, sizeof(store), "%s/store", mnt);
+	snprintf(plain, sizeof(plain), "%s/plain.dat", mnt);
+	snprintf(shm, sizeof(shm), "%s/shm", tmp);
+	mkdir(mnt, 0700);
+	mkdir(shm, 0700);
+	setenv("RT_SHM_DIR", shm, 1);
+	char cmd[32768];
+	snprintf(cmd, sizeof(cmd),
+	         "truncate -s 512M '%s' && losetup -f --show '%s' > '%s.dev' && mkfs.ext4 -q "
+	         "$(cat '%s.dev') && mount $(cat '%s.dev') '%s'",
+	         img, img, img, img, img, mnt);
+	int rc = system(cmd);
+	FILE *f = NULL;
+	snprintf(cmd, sizeof(cmd), "%s.dev", img);
+	if (rc == 0 && (f = fopen(cmd, "r")) && fscanf(f, "/dev/%63s", dev) == 1) {
+		const int n = 2000;
+		char count[16];
+		snprintf(count, sizeof(count), "%d", n);
+		setenv("RT_TEST_CLOCK", "1795000000", 1);
+		char *rec[] = {(char *)rec_bin, "--quiet", "-i",  "1", "--count",
+		               count,           "--store", store, NULL};
+		sync();
+		long long s0 = dev_write_sectors(dev);
+		double cpu, wall;
+		run_cmd(rec, &cpu, &wall);
+		sync();
+		long long s1 = dev_write_sectors(dev);
+		unsetenv("RT_TEST_CLOCK");
+		/* the anchor: the same bytes appended to a plain file, synced every 5 */
+		struct stat st;
+		char data[4400];
+		snprintf(data, sizeof(data), "%s/data.mdb", store);
+		long long stored = stat(data, &st) == 0 ? (long long)st.st_size : -1;
+		size_t rec_size = 432;
+		uint64_t run;
+		size_t rs = 0;
+		char scratch[4400];
+		snprintf(scratch, sizeof(scratch), "%s/scratch-store", tmp);
+		bench_sampler(scratch, 2, &run, &rs); /* this host's record size */
+		if (rs)
+			rec_size = rs;
+		static char buf[65536];
+		memset(buf, 'x', sizeof(buf));
+		int fd = open(plain, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		sync();
+		long long p0 = dev_write_sectors(dev);
+		for (int i = 0; fd >= 0 && i < n; i++) {
+			if (write(fd, buf, rec_size) < 0)
+				break;
+			if (i % 5 == 4)
+				fdatasync(fd);
+		}
+		if (fd >= 0)
+			close(fd);
+		sync();
+		long long p1 = dev_write_sectors(dev);
+		printf("Disk writes at 1 Hz (%d samples, ext4 on %s holding only the store):\n", n,
+		       dev);
+		printf("  plain file: append %zu B/sample, fdatasync every 5   %8.0f B/sample  "
+		       "(anchor)\n",
+		       rec_size, (double)(p1 - p0) * 512 / n);
+		printf("  rt-recorder store (LMDB, commit each, sync every 5 s) %7.0f B/sample  "
+		       "(%.1fx anchor)\n",
+		       (double)(s1 - s0) * 512 / n, (double)(s1 - s0) / (double)(p1 - p0));
+		printf("  stored: data.mdb size per sample                  %8.0f B\n",
+		       (double)stored / n);
+	} else {
+		printf(
+		    "rt-bench --disk: cannot make the loop device (losetup, mkfs.ext4, mount)\n");
+	}
+	if (f)
+		fclose(f);
+	snprintf(cmd, sizeof(cmd),
+	         "umount '%s' 2>/dev/null; losetup -d $(cat '%s.dev') 2>/dev/null", mnt, img);
+	if (system(cmd) != 0)
+		printf("rt-bench --disk: cleanup of %s failed\n", mnt);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	return system(cmd) != 0;
+}
+
 int main(int argc, char **argv)
 {
 	int quick = argc > 1 && !strcmp(argv[1], "--quick");
 	int answers = argc > 1 && !strcmp(argv[1], "--answers");
+	int disk = argc > 1 && !strcmp(argv[1], "--disk");
 	int n = quick ? 500 : 5000;
 	rt_sysroot_init();
 	char self[4096], dir[4096], rec_bin[4200], exp_bin[4200];
@@ -407,6 +523,10 @@ int main(int argc, char **argv)
 	snprintf(exp_bin, sizeof(exp_bin), "%s/rt-export", dir);
 	if (answers)
 		return bench_answers(rec_bin, exp_bin);
+	if (disk) {
+		rt_sysroot_init();
+		return bench_disk(rec_bin);
+	}
 	char tmp[] = "/tmp/rt-bench-XXXXXX";
 	if (!mkdtemp(tmp))
 		return 1;
