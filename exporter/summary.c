@@ -317,18 +317,32 @@ static int has_gpu(const struct rt_runstats *st, const cJSON *meta)
 	return (n > 0) || (c && c->max > 0);
 }
 
+/* "CPU time T s (user U, system S)" from the sums of two columns. */
+static void cpu_time(char *buf, size_t cap, const struct rt_runstats *st, const char *ucol,
+                     const char *scol)
+{
+	double u = sum_of(st, ucol), s = sum_of(st, scol);
+	snprintf(buf, cap, "CPU time %.2f s (user %.2f, system %.2f)", u + s, u, s);
+}
+
+/* "of N MiB" from host metadata, "" when unknown. */
+static void of_total(char *buf, size_t cap, const cJSON *meta, const char *key)
+{
+	double total = rt_meta_num(meta, "host", key);
+	buf[0] = '\0';
+	if (total > 0)
+		snprintf(buf, cap, "of %.0f MiB", total);
+}
+
 static void print_table(FILE *f, const struct rt_runstats *st, const cJSON *meta)
 {
 	char extra[160];
 	fprintf(f, "  %-24s %10s %10s %10s\n", "", "mean", "p95", "max");
 	if (st->has_proc) {
-		double u = sum_of(st, "process_utime"), s = sum_of(st, "process_stime");
-		snprintf(extra, sizeof(extra), "CPU time %.2f s (user %.2f, system %.2f)", u + s, u,
-		         s);
+		cpu_time(extra, sizeof(extra), st, "process_utime", "process_stime");
 		row(f, "CPU cores, job", col(st, "process_cpu_usage"), 2, extra);
 	}
-	double u = sum_of(st, "system_utime"), s = sum_of(st, "system_stime");
-	snprintf(extra, sizeof(extra), "CPU time %.2f s (user %.2f, system %.2f)", u + s, u, s);
+	cpu_time(extra, sizeof(extra), st, "system_utime", "system_stime");
 	row(f, "CPU cores, host", col(st, "system_cpu_usage"), 2, extra);
 	if (st->has_proc) {
 		extra[0] = '\0';
@@ -336,10 +350,7 @@ static void print_table(FILE *f, const struct rt_runstats *st, const cJSON *meta
 			snprintf(extra, sizeof(extra), "RSS peak %.0f MiB", st->rss_max_mib);
 		row(f, "memory MiB, job (PSS)", col(st, "process_memory_mib"), 0, extra);
 	}
-	double total = rt_meta_num(meta, "host", "memory_mib");
-	extra[0] = '\0';
-	if (total > 0)
-		snprintf(extra, sizeof(extra), "of %.0f MiB", total);
+	of_total(extra, sizeof(extra), meta, "memory_mib");
 	row(f, "memory MiB, host used", col(st, "system_memory_used_mib"), 0, extra);
 	if (has_gpu(st, meta)) {
 		if (st->has_proc) {
@@ -347,10 +358,7 @@ static void print_table(FILE *f, const struct rt_runstats *st, const cJSON *meta
 			row(f, "VRAM MiB, job", col(st, "process_gpu_vram_mib"), 0, NULL);
 		}
 		row(f, "GPUs busy, host", col(st, "system_gpu_usage"), 2, NULL);
-		double vram = rt_meta_num(meta, "host", "gpu_memory_mib");
-		extra[0] = '\0';
-		if (vram > 0)
-			snprintf(extra, sizeof(extra), "of %.0f MiB", vram);
+		of_total(extra, sizeof(extra), meta, "gpu_memory_mib");
 		row(f, "VRAM MiB, host", col(st, "system_gpu_vram_mib"), 0, extra);
 	}
 	row(f, "disk space used GB", col(st, "system_disk_space_used_gb"), 1, NULL);

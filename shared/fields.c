@@ -455,10 +455,17 @@ void rt_format_json(struct rt_buf *out, const struct rt_derived *d, const struct
 	rt_buf_putc(out, '\n');
 }
 
-/* Row of CSV column i (the CSV rows come first in the table). */
+/* Row of CSV column i: the i-th row with a CSV column, in table order (the
+ * order rt_format_csv prints them). */
 static const struct field *csv_row(unsigned i)
 {
-	return i < RT_CSV_COLUMNS && i < NFIELDS && fields[i].csv ? &fields[i] : NULL;
+	static const struct field *rows[RT_CSV_COLUMNS];
+	static unsigned nrows;
+	if (!nrows)
+		for (size_t k = 0; k < NFIELDS && nrows < RT_CSV_COLUMNS; k++)
+			if (fields[k].csv)
+				rows[nrows++] = &fields[k];
+	return i < nrows ? rows[i] : NULL;
 }
 
 const char *rt_csv_column_name(unsigned i)

@@ -55,10 +55,7 @@ __attribute__((target("sse4.2"))) static uint32_t crc32c_hw(uint32_t crc, const 
 uint32_t rt_crc32c(uint32_t crc, const void *buf, size_t len)
 {
 #if defined(__x86_64__)
-	static int hw = -1;
-	if (hw < 0)
-		hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
-	if (hw)
+	if (__builtin_cpu_supports("sse4.2"))
 		return crc32c_hw(crc, buf, len);
 #endif
 	if (!__atomic_load_n(&crc_ready, __ATOMIC_ACQUIRE))

@@ -206,8 +206,9 @@ static long status_kb(pid_t pid, const char *key)
 	return v;
 }
 
-/* Run a command, return its CPU seconds (user+sys) and wall seconds. */
-static int run_cmd(char *const argv[], double *cpu, double *wall)
+/* Run a command with its output discarded: its CPU seconds (user+sys),
+ * wall seconds and, when maxrss is not NULL, its peak RSS (KiB). */
+static int run_cmd_rss(char *const argv[], double *cpu, double *wall, long *maxrss)
 {
 	double t0 = wall_now();
 	pid_t pid = fork();
@@ -225,7 +226,14 @@ static int run_cmd(char *const argv[], double *cpu, double *wall)
 	*wall = wall_now() - t0;
 	*cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
 	       ru.ru_stime.tv_usec / 1e6;
+	if (maxrss)
+		*maxrss = ru.ru_maxrss;
 	return 0;
+}
+
+static int run_cmd(char *const argv[], double *cpu, double *wall)
+{
+	return run_cmd_rss(argv, cpu, wall, NULL);
 }
 
 static long stripped_size(const char *bin)
@@ -321,22 +329,12 @@ static double best_of(char *const argv[], long *maxrss)
 	double best = 1e9;
 	*maxrss = 0;
 	for (int i = 0; i < 5; i++) {
-		double t0 = wall_now();
-		pid_t pid = fork();
-		if (pid == 0) {
-			int null = open("/dev/null", O_WRONLY);
-			dup2(null, 1);
-			dup2(null, 2);
-			execv(argv[0], argv);
-			_exit(127);
-		}
-		int st;
-		struct rusage ru;
-		if (wait4(pid, &st, 0, &ru) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+		double cpu, wall;
+		long rss;
+		if (run_cmd_rss(argv, &cpu, &wall, &rss))
 			return -1;
-		double w = wall_now() - t0;
-		best = w < best ? w : best;
-		*maxrss = ru.ru_maxrss > *maxrss ? ru.ru_maxrss : *maxrss;
+		best = wall < best ? wall : best;
+		*maxrss = rss > *maxrss ? rss : *maxrss;
 	}
 	return best;
 }

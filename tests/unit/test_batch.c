@@ -76,15 +76,16 @@ Test(batch, keys_derive_from_run_and_range)
 	rt_buf_free(&k);
 }
 
-Test(batch, a_range_is_the_same_csv_as_a_replay_and_batches_tile_the_run)
+/* A run of records seq 0..last (one CPU, 1 s apart) in s; records from
+ * seq newer_from on claim the next record layout (0: none do). */
+static uint64_t make_run(struct rt_store *s, uint64_t last, uint64_t newer_from)
 {
-	struct rt_store *s;
-	cr_assert_eq(rt_store_open(dir, RT_STORE_RDWR, &s), 0);
 	struct rt_run_meta m = {.status = "finished", .interval_secs = 1, .start_ns = 1};
 	struct rt_buf mb = {0};
 	rt_runmeta_write(&mb, &m);
 	uint64_t run;
 	cr_assert_eq(rt_store_new_run(s, mb.p, mb.len, &run), 0);
+	rt_buf_free(&mb);
 	static struct rt_inventory inv;
 	inv.gen = 1;
 	inv.hz = 100;
@@ -93,7 +94,7 @@ Test(batch, a_range_is_the_same_csv_as_a_replay_and_batches_tile_the_run)
 	long n = rt_inventory_encode(&inv, ib, sizeof(ib));
 	rt_store_put_inventory(s, run, 1, ib, (size_t)n);
 	static _Alignas(64) unsigned char rb[4096];
-	for (uint64_t i = 0; i <= 10; i++) {
+	for (uint64_t i = 0; i <= last; i++) {
 		struct rt_record r;
 		rt_record_init(rb, sizeof(rb), 1, 0, 0, 0, 0, &r);
 		r.h->seq = i;
@@ -103,9 +104,22 @@ Test(batch, a_range_is_the_same_csv_as_a_replay_and_batches_tile_the_run)
 		r.h->flags = RT_REC_HAS_CPU;
 		r.sys->cpu[RT_CPU_USER] = i * 37;
 		r.sys->cpu[RT_CPU_IDLE] = i * 63;
+		int newer = newer_from && i >= newer_from; /* as a future rt would write them */
+		if (newer)
+			r.h->layout = RT_RECORD_LAYOUT + 1;
 		rt_record_seal(&r);
+		cr_assert_eq(rt_record_claimed_layout(rb, r.h->size),
+		             newer ? RT_RECORD_LAYOUT + 1 : RT_RECORD_LAYOUT);
 		rt_store_append(s, run, i, rb, r.h->size);
 	}
+	return run;
+}
+
+Test(batch, a_range_is_the_same_csv_as_a_replay_and_batches_tile_the_run)
+{
+	struct rt_store *s;
+	cr_assert_eq(rt_store_open(dir, RT_STORE_RDWR, &s), 0);
+	uint64_t run = make_run(s, 10, 0);
 	struct rt_runinfo ri = {.id = run, .interval = 1};
 	struct rt_buf b1 = {0}, b2 = {0}, again = {0};
 	uint64_t l1, l2, l3;
@@ -141,36 +155,7 @@ Test(batch, a_record_of_a_newer_layout_stops_the_replay_and_is_never_misread)
 {
 	struct rt_store *s;
 	cr_assert_eq(rt_store_open(dir, RT_STORE_RDWR, &s), 0);
-	struct rt_run_meta m = {.status = "finished", .interval_secs = 1, .start_ns = 1};
-	struct rt_buf mb = {0};
-	rt_runmeta_write(&mb, &m);
-	uint64_t run;
-	cr_assert_eq(rt_store_new_run(s, mb.p, mb.len, &run), 0);
-	static struct rt_inventory inv;
-	inv.gen = 1;
-	inv.hz = 100;
-	inv.ncpu = 1;
-	static unsigned char ib[1 << 20];
-	long n = rt_inventory_encode(&inv, ib, sizeof(ib));
-	rt_store_put_inventory(s, run, 1, ib, (size_t)n);
-	static _Alignas(64) unsigned char rb[4096];
-	for (uint64_t i = 0; i <= 4; i++) {
-		struct rt_record r;
-		rt_record_init(rb, sizeof(rb), 1, 0, 0, 0, 0, &r);
-		r.h->seq = i;
-		r.h->inv_gen = 1;
-		r.h->mono_ns = i * 1000000000ull;
-		r.h->wall_ns = 1767225600000000000ull + i * 1000000000ull;
-		r.h->flags = RT_REC_HAS_CPU;
-		r.sys->cpu[RT_CPU_USER] = i * 37;
-		r.sys->cpu[RT_CPU_IDLE] = i * 63;
-		if (i >= 3) /* from seq 3 on, as a future rt would write them */
-			r.h->layout = RT_RECORD_LAYOUT + 1;
-		rt_record_seal(&r);
-		cr_assert_eq(rt_record_claimed_layout(rb, r.h->size),
-		             i >= 3 ? RT_RECORD_LAYOUT + 1 : RT_RECORD_LAYOUT);
-		rt_store_append(s, run, i, rb, r.h->size);
-	}
+	uint64_t run = make_run(s, 4, 3); /* seq 3 and 4 from a newer rt */
 	struct rt_runinfo ri = {.id = run, .interval = 1};
 	struct rt_sink k = {.memory = 1};
 	struct rt_emitter e;
@@ -185,6 +170,5 @@ Test(batch, a_record_of_a_newer_layout_stops_the_replay_and_is_never_misread)
 	cr_expect_eq(rt_record_claimed_layout("short", 5), 0);
 	rt_emitter_free(&e);
 	rt_buf_free(&k.buf);
-	rt_buf_free(&mb);
 	rt_store_close(s);
 }
