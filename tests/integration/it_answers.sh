@@ -5,7 +5,6 @@
 . "$(dirname "$0")/lib.sh"
 HERE=$(cd "$(dirname "$0")/../.." && pwd)
 WL="$BUILD/rt-workload"
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 export RT_IMDS_ADDR=127.0.0.1:1 # discovery answers "no cloud" at once
 last_run() { "$EXP" runs | tail -1 | cut -d" " -f1; }
 
@@ -186,17 +185,15 @@ ok "GPU run: 1 GPU, VRAM 2048 MiB + 20 % -> 3072 MiB"
 # ---- Keeper: the cheapest servers, the run's cost, every way it can fail ----
 keeper() {
 	KP=$(port)
-	python3 "$HERE/tools/keeper_server.py" $KP "$T/keeper.log" "$@" > "$T/keeper.out" 2>&1 &
-	KPID=$!; track $KPID
-	wait_for grep -q ready "$T/keeper.out" || fail "Keeper server did not start"
+	serve keeper python3 "$HERE/tools/keeper_server.py" $KP "$T/keeper.log" "$@"
+	KPID=$SERVED
 	export TRACKER_KEEPER_URL=http://127.0.0.1:$KP
 }
 stop_keeper() { kill $KPID 2>/dev/null; wait $KPID 2>/dev/null || true; rm -f "$T/keeper.log"; }
 # the host's cloud, as discovery finds it (an AWS m5.large in eu-west-1)
 IP=$(port)
-python3 "$HERE/tools/imds_server.py" $IP aws > "$T/imds.out" 2>&1 &
-IPID=$!; track $IPID
-wait_for grep -q ready "$T/imds.out" || fail "IMDS server did not start"
+serve imds python3 "$HERE/tools/imds_server.py" $IP aws
+IPID=$SERVED
 RT_IMDS_ADDR=127.0.0.1:$IP "$EXP" discover > /dev/null
 [ -f "$RT_STORE/cloud.json" ] || fail "discover did not remember the cloud"
 kill $IPID

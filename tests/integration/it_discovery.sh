@@ -3,12 +3,10 @@
 # bounded time when a metadata service never answers.
 . "$(dirname "$0")/lib.sh"
 HERE=$(cd "$(dirname "$0")/../.." && pwd)
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 expect() { # VENDOR EXPECTED-JSON
 	P=$(port)
-	python3 "$HERE/tools/imds_server.py" $P "$1" > "$T/imds.out" 2>&1 &
-	pid=$!; track $pid
-	wait_for grep -q ready "$T/imds.out" || fail "IMDS server ($1) did not start"
+	serve imds python3 "$HERE/tools/imds_server.py" $P "$1"
+	pid=$SERVED
 	got=$(RT_IMDS_ADDR=127.0.0.1:$P "$EXP" discover)
 	kill $pid; wait $pid 2>/dev/null || true
 	python3 -c "
@@ -28,9 +26,8 @@ expect ovh '{"cloud_vendor_id":"ovh","cloud_account_id":null,"cloud_region_id":"
 
 # a metadata service that accepts and never answers: bounded by 2 s
 P=$(port)
-python3 "$HERE/tools/imds_server.py" $P --silent > "$T/imds.out" 2>&1 &
-pid=$!; track $pid
-wait_for grep -q ready "$T/imds.out" || fail "silent server did not start"
+serve imds python3 "$HERE/tools/imds_server.py" $P --silent
+pid=$SERVED
 t0=$(date +%s%N)
 out=$(RT_IMDS_ADDR=127.0.0.1:$P "$EXP" discover)
 t1=$(date +%s%N)

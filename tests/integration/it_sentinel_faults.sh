@@ -5,17 +5,13 @@
 . "$(dirname "$0")/lib.sh"
 HERE=$(cd "$(dirname "$0")/../.." && pwd)
 [ -d "$HERE/tests/peers/node_modules/@20minutes/s3rver" ] || fail "S3 peer not installed (tools/setup.sh runs npm ci in tests/peers)"
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 S3P=$(port)
-node "$HERE/tests/peers/s3peer.js" $S3P "$T/s3" rt-test > "$T/s3.out" 2>&1 &
-track $!
-wait_for grep -q ready "$T/s3.out" || fail "S3 peer did not start"
+serve s3 node "$HERE/tests/peers/s3peer.js" $S3P "$T/s3" rt-test
 api() {
 	APIP=$(port)
 	rm -f "$T/api.log"
-	python3 "$HERE/tools/sentinel_server.py" $APIP "$T/api.log" "$@" > "$T/api.out" 2>&1 &
-	APIPID=$!; track $APIPID
-	wait_for grep -q ready "$T/api.out" || fail "Sentinel server did not start"
+	serve api python3 "$HERE/tools/sentinel_server.py" $APIP "$T/api.log" "$@"
+	APIPID=$SERVED
 	export SENTINEL_API_URL=http://127.0.0.1:$APIP
 }
 export SENTINEL_API_TOKEN=test-token TRACKER_S3_ENDPOINT=http://127.0.0.1:$S3P RT_IMDS_ADDR=127.0.0.1:1

@@ -7,10 +7,9 @@
 . "$(dirname "$0")/lib.sh"
 HERE=$(cd "$(dirname "$0")/../.." && pwd)
 [ -d "$HERE/tests/peers/node_modules/@20minutes/s3rver" ] || fail "S3 peer not installed (tools/setup.sh runs npm ci in tests/peers)"
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 S3P=$(port); APIP=$(port)
-start_s3() { node "$HERE/tests/peers/s3peer.js" $S3P "$T/s3" rt-test > "$T/s3.out" 2>&1 & S3PID=$!; track $S3PID; wait_for grep -q ready "$T/s3.out" || fail "S3 peer did not start"; }
-start_api() { python3 "$HERE/tools/sentinel_server.py" $APIP "$T/api.log" "$@" > "$T/api.out" 2>&1 & APIPID=$!; track $APIPID; wait_for grep -q ready "$T/api.out" || fail "Sentinel server did not start"; }
+start_s3() { serve s3 node "$HERE/tests/peers/s3peer.js" $S3P "$T/s3" rt-test; S3PID=$SERVED; }
+start_api() { serve api python3 "$HERE/tools/sentinel_server.py" $APIP "$T/api.log" "$@"; APIPID=$SERVED; }
 start_s3
 start_api
 export SENTINEL_API_TOKEN=test-token SENTINEL_API_URL=http://127.0.0.1:$APIP
@@ -155,9 +154,7 @@ kill $APIPID; wait $APIPID 2>/dev/null || true
 start_api
 # ...except here, where an AWS-like metadata service answers
 IMDSP=$(port)
-python3 "$HERE/tools/imds_server.py" $IMDSP aws > "$T/imds.out" 2>&1 &
-track $!
-wait_for grep -q ready "$T/imds.out" || fail "IMDS server did not start"
+serve imds python3 "$HERE/tools/imds_server.py" $IMDSP aws
 set +e
 RT_IMDS_ADDR=127.0.0.1:$IMDSP TRACKER_SUPPRESS_FIELDS=host_ip,host_hostname TRACKER_UPLOAD_INTERVAL=0.3 \
 	"$RT" --quiet -i 0.05 -n wrapped -- sh -c "sleep 1.5; date +%s.%N > '$T/exit_t'; exit 3"

@@ -28,6 +28,19 @@ wait_for() {
 		sleep 0.05
 	done
 }
+# port: a free TCP port on 127.0.0.1
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# serve NAME CMD... : start a peer server in the background, its output in
+# $T/NAME.out, and wait until it prints "ready"; SERVED is its pid. The old
+# output is removed first: a restarted peer's "ready" must be its own, not
+# its predecessor's still in the file before the shell truncates it.
+serve() {
+	name=$1; shift
+	rm -f "$T/$name.out"
+	"$@" > "$T/$name.out" 2>&1 &
+	SERVED=$!; track $SERVED
+	wait_for grep -q ready "$T/$name.out" || fail "$name server did not start: $(cat "$T/$name.out" 2>/dev/null)"
+}
 # wait_pid PID SECONDS : wait for a background job with a time bound
 wait_pid() {
 	i=0
