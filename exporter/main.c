@@ -25,6 +25,7 @@
 #include "cloud.h"
 #include "export.h"
 #include "rt/common.h"
+#include "rt/salvage.h"
 #include "rt/store.h"
 #include "rt/sysroot.h"
 
@@ -501,6 +502,10 @@ int main(int argc, char **argv)
 	struct rt_store *s = NULL;
 	if (!(v->flags & NO_STORE) && !piped && open_store(&a, &s))
 		return 1;
+	/* runs whose recorder died: their last samples into the store, marked
+	 * crashed, rings removed (the live printer's recorder is alive) */
+	if (s && strcmp(v->name, "live"))
+		rt_salvage_dead_runs(s, NULL, NULL);
 	int rc = v->run(&a, s);
 	rt_store_close(s);
 	return rc;

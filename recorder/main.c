@@ -28,6 +28,7 @@
 #include "rt/config.h"
 #include "rt/ring.h"
 #include "rt/runmeta.h"
+#include "rt/salvage.h"
 #include "rt/store.h"
 #include "rt/sysroot.h"
 #include "proctree.h"
@@ -58,59 +59,6 @@ static void say_lines(const char *lines)
 	}
 }
 
-/* Mark runs whose recorder died without finishing them as "crashed". */
-struct fixup_ctx {
-	struct rt_store *store;
-	uint64_t ids[64];
-	int n;
-};
-
-static int fixup_cb(void *vctx, uint64_t run, const char *meta, size_t len)
-{
-	struct fixup_ctx *x = vctx;
-	struct rt_run_fields f;
-	if (rt_runmeta_read(meta, len, &f) || strcmp(f.status, "running") || x->n >= 64)
-		return 0;
-	char path[4096];
-	struct rt_ring *ring;
-	int alive = 0;
-	if (rt_ring_path(path, sizeof(path), rt_store_ring_key(x->store), run) == 0 &&
-	    rt_ring_open(path, &ring) == 0) {
-		alive = rt_ring_writer_alive(ring);
-		rt_ring_close(ring, 0);
-	}
-	pid_t pid = (pid_t)f.recorder_pid;
-	if (!alive && pid > 0 && pid != getpid() && kill(pid, 0) == 0)
-		alive = 1; /* maybe still starting up, or running without a ring */
-	if (!alive)
-		x->ids[x->n++] = run;
-	return 0;
-}
-
-static void fixup_crashed(struct rt_store *store)
-{
-	struct fixup_ctx x = {store, {0}, 0};
-	struct rt_buf b = {0};
-	rt_store_list_runs(store, fixup_cb, &x);
-	for (int i = 0; i < x.n; i++) {
-		char *meta;
-		size_t len;
-		if (rt_store_get_meta(store, x.ids[i], &meta, &len))
-			continue;
-		if (rt_runmeta_set_status(meta, len, "crashed", &b) == 0)
-			rt_store_put_meta(store, x.ids[i], b.p, b.len);
-		free(meta);
-		/* its ring: named by the store's key, or by the directory alone when
-		 * an rt from before store ids recorded it */
-		char path[4096];
-		if (rt_ring_path(path, sizeof(path), rt_store_ring_key(store), x.ids[i]) == 0)
-			unlink(path);
-		if (rt_ring_path(path, sizeof(path), rt_store_dir(store), x.ids[i]) == 0)
-			unlink(path);
-	}
-	rt_buf_free(&b);
-}
-
 /*
  * Where this run is stored. The store asked for (--store, RT_STORE) or the
  * default; when it cannot be used, a private one of this user's (in
@@ -136,7 +84,7 @@ static int try_store(const char *dir, const struct rt_config *cfg, const struct 
 		return rc;
 	}
 	rt_store_set_cap(st, (cfg->store_max_mb ? cfg->store_max_mb : DEFAULT_STORE_MAX_MB) << 20);
-	fixup_crashed(st);
+	rt_salvage_dead_runs(st, NULL, NULL);
 	if ((rc = rt_store_new_run(st, mb->p, mb->len, &c->run))) {
 		snprintf(why, whycap, "%s",
 		         rc == RT_E_STORE ? rt_store_last_error(st) : rt_strerror(rc));
@@ -442,6 +390,7 @@ static void finish_run(struct store_choice *sc, struct rt_sampler *s, struct rt_
                        pid_t uploader)
 {
 	struct rt_time end;
+	rt_sampler_commit(s); /* every sample stored before the run says finished */
 	rt_clock_now(&end);
 	meta->end_ns = end.wall_ns;
 	meta->has_last_seq = s->seq > 0;
@@ -651,10 +600,11 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	uint64_t interval_ns = (uint64_t)(cfg.interval * 1e9 + 0.5);
-	/* ring: about 5 s of samples, 16..256 slots (a reader further behind
-	 * catches up from the store) */
-	uint64_t slots = 5000000000ull / interval_ns;
-	slots = slots < 16 ? 16 : slots > 256 ? 256 : slots;
+	/* ring: about a minute of samples, 64..1024 slots. Half of it is what
+	 * may wait for a group commit (sampler.c); a reader further behind
+	 * catches up from the store. */
+	uint64_t slots = 64000000000ull / interval_ns;
+	slots = slots < 64 ? 64 : slots > 1024 ? 1024 : slots;
 	const char *rs = getenv("RT_RING_SLOTS"); /* testing aid: force lapped readers */
 	if (rs && strtoul(rs, NULL, 10) >= 2 && strtoul(rs, NULL, 10) <= 65536)
 		slots = strtoul(rs, NULL, 10);

@@ -1,9 +1,12 @@
 /*
  * sampler.c - collect -> encode -> store -> ring, for one sample.
  *
- * Order matters: a sample is committed to the store before it is published
- * in the ring, so everything a ring reader sees is also in the store and a
- * lapped reader can always catch up from there.
+ * A sample is published in the ring at once and committed to the store
+ * with its group (at most every GROUP_AGE_NS, one sync per commit), and
+ * always before the ring could overwrite it: a group never holds more than
+ * half the ring, so everything that has left the ring is in the store and a
+ * lapped reader catches up from there. What a killed recorder had not
+ * committed is still in its ring, and rt_store_salvage puts it in the store.
  *
  * Nothing here stops sampling: without a store (nothing writable), without
  * a ring (no shm directory) or with a full disk, samples are still taken and
@@ -24,7 +27,8 @@
 #include "rt/common.h"
 #include "rt/inventory.h"
 
-#define SYNC_EVERY_NS (5ull * 1000000000ull) /* bounded loss on power failure */
+/* the power-loss window: a commit and its sync at least this often */
+#define GROUP_AGE_NS (30ull * 1000000000ull)
 #define TRIM_EVERY 16 /* samples between RSS trims (each commit maps ~3 new pages) */
 #define CAP_EVERY 256 /* samples between size-cap checks */
 
@@ -34,6 +38,8 @@ int rt_sampler_init(struct rt_sampler *s, struct rt_store *store, uint64_t run, 
 	s->store = store;
 	s->run = run;
 	s->ring_slots = ring_slots ? ring_slots : 64;
+	if (store) /* a group waits in the ring too: never more than half of it */
+		rt_store_set_group(store, s->ring_slots / 2 ? s->ring_slots / 2 : 1, GROUP_AGE_NS, 1);
 	s->rec_cap = rt_record_max_size();
 	s->inv_cap = rt_inventory_encoded_max();
 	if (posix_memalign(&s->rec, 64, s->rec_cap)) {
@@ -185,15 +191,6 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 		if (s->stream && inv_changed)
 			stream_inventory(s, n);
 	}
-	if (s->store) {
-		rc = rt_store_append(s->store, s->run, s->seq, rec.h, rec.h->size);
-		if (rc) {
-			s->unstored++;
-			store_failed(s, "write samples", rc, warn, warncap);
-		} else {
-			store_ok(s, warn, warncap);
-		}
-	}
 	if (s->stream)
 		rt_stream_put(s->stream, RT_FRAME_RECORD, rec.h, rec.h->size, NULL, 0);
 	/* the ring serves readers that find runs in the store: none without one */
@@ -204,21 +201,31 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 		     "live, replay it from the store instead",
 		     s->ring_path, rt_strerror(rc));
 	}
-	if (!s->ring)
-		goto published;
-	/* too big for a slot (many new devices): publish an empty slot; readers
-	 * then take this sample from the store */
-	if (rt_ring_publish(s->ring, s->seq, rec.h, rec.h->size) == -EMSGSIZE)
-		rt_ring_publish(s->ring, s->seq, rec.h, 0);
-	rt_ring_heartbeat(s->ring, t.mono_ns);
-published:
+	int in_ring = 0;
+	if (s->ring) {
+		in_ring = rt_ring_publish(s->ring, s->seq, rec.h, rec.h->size) == 0;
+		if (!in_ring) /* too big for a slot (many new devices): readers
+		               * take it from the store, committed below */
+			rt_ring_publish(s->ring, s->seq, rec.h, 0);
+		rt_ring_heartbeat(s->ring, t.mono_ns);
+	}
+	if (s->store) {
+		uint64_t dropped = rt_store_dropped(s->store);
+		rc = rt_store_append(s->store, s->run, s->seq, rec.h, rec.h->size);
+		/* nowhere to wait for salvage: commit now */
+		if (rc == 0 && !in_ring)
+			rc = rt_store_flush(s->store);
+		s->unstored += rt_store_dropped(s->store) - dropped;
+		if (rc) {
+			s->unstored += rt_store_dropped(s->store) == dropped; /* not packed */
+			store_failed(s, "write samples", rc, warn, warncap);
+		} else if (!rt_store_pending(s->store)) {
+			store_ok(s, warn, warncap);
+		}
+	}
 	s->seq++;
 	if (!s->store)
 		return 0;
-	if (t.mono_ns - s->last_sync_ns >= SYNC_EVERY_NS) {
-		rt_store_sync(s->store);
-		s->last_sync_ns = t.mono_ns;
-	}
 	if (++s->since_trim >= TRIM_EVERY) {
 		rt_store_trim_rss(s->store);
 		s->since_trim = 0;
@@ -231,8 +238,18 @@ published:
 	return 0;
 }
 
+void rt_sampler_commit(struct rt_sampler *s)
+{
+	if (!s->store)
+		return;
+	uint64_t dropped = rt_store_dropped(s->store);
+	rt_store_flush(s->store);
+	s->unstored += rt_store_dropped(s->store) - dropped;
+}
+
 void rt_sampler_finish(struct rt_sampler *s)
 {
+	rt_sampler_commit(s);
 	if (s->store)
 		rt_store_sync(s->store);
 	if (s->ring)

@@ -28,7 +28,6 @@ struct rt_sampler {
 	size_t last_len;
 	void *inv_buf;
 	size_t inv_cap;
-	uint64_t last_sync_ns;
 	unsigned since_trim, since_cap;
 	int store_failing; /* the last write failed (said once per outage) */
 	uint64_t unstored; /* samples that could not be committed */
@@ -45,9 +44,10 @@ int rt_sampler_init(struct rt_sampler *s, struct rt_store *store, uint64_t run,
                     uint32_t ring_slots);
 
 /*
- * Take sample s->seq now. Commits it to the store (a failure is counted
- * and said once per outage through *warn, and sampling goes on), publishes
- * it in the ring, creating the ring on the first call (a ring that cannot
+ * Take sample s->seq now. Publishes it in the ring, creating the ring on
+ * the first call, and hands it to the store, which commits it with its
+ * group (a failure is counted and said once per outage through *warn, and
+ * sampling goes on) (a ring that cannot
  * be made is said once: s->ring_error), and sends it down the stream.
  * *warn gets zero or more lines separated by '\n'. Returns 0, or a negative
  * error when no sample could be taken at all (no memory).
@@ -59,7 +59,10 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 void rt_sampler_attach_stream(struct rt_sampler *s, struct rt_stream_out *out, const char *meta,
                               size_t metalen);
 
-/* Sync the store and mark the ring finished (readers drain and stop). */
+/* Commit what waits now (counting what could not be). */
+void rt_sampler_commit(struct rt_sampler *s);
+/* Commit what waits, sync the store and mark the ring finished (readers
+ * drain and stop). */
 void rt_sampler_finish(struct rt_sampler *s);
 /* Release everything; unlink_ring removes the ring file. */
 void rt_sampler_close(struct rt_sampler *s, int unlink_ring);

@@ -8,9 +8,15 @@
 #include "rt/record.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "rt/common.h"
+#include "rt/pack.h"
+
+const uint8_t rt_record_nvals_now[RT_NSECTIONS] = {
+    RT_NVALS_SYSTEM, RT_NVALS_PROCESS, RT_NVALS_CPU, RT_NVALS_DISK,
+    RT_NVALS_MOUNT,  RT_NVALS_NIC,     RT_NVALS_GPU};
 
 static uint32_t crc_table[8][256];
 static int crc_ready;
@@ -112,6 +118,11 @@ static void layout(unsigned char *buf, const struct rt_rec_header *h, struct rt_
 	rec->gpu = (struct rt_rec_gpu *)(buf + off);
 }
 
+void rt_record_point(void *buf, struct rt_record *rec)
+{
+	layout(buf, buf, rec);
+}
+
 int rt_record_init(void *buf, size_t cap, unsigned ncpu, unsigned ndisk, unsigned nmount,
                    unsigned nnic, unsigned ngpu, struct rt_record *rec)
 {
@@ -132,6 +143,7 @@ int rt_record_init(void *buf, size_t cap, unsigned ncpu, unsigned ndisk, unsigne
 	h->nmount = (uint16_t)nmount;
 	h->nnic = (uint16_t)nnic;
 	h->ngpu = (uint16_t)ngpu;
+	memcpy(h->nvals, rt_record_nvals_now, sizeof(h->nvals));
 	layout(buf, h, rec);
 	return 0;
 }
@@ -144,16 +156,76 @@ void rt_record_seal(struct rt_record *rec)
 
 unsigned rt_record_claimed_layout(const void *buf, size_t len)
 {
-	struct rt_rec_header h;
-	if (len < sizeof(h))
+	const unsigned char *p = buf;
+	if (len >= RT_PACK_MIN && p[0] == RT_PACK_TAG)
+		return p[1]; /* the stored form (pack.h) */
+	uint32_t magic;
+	uint16_t layout;
+	if (len < 8)
 		return 0;
-	memcpy(&h, buf, sizeof(h));
-	return h.magic == RT_RECORD_MAGIC ? h.layout : 0;
+	memcpy(&magic, p, 4);
+	memcpy(&layout, p + 4, 2);
+	return magic == RT_RECORD_MAGIC ? layout : 0;
+}
+
+/* Layout 1 (rt 0.1): a 64-byte header without nvals and a system section
+ * without the load average; every other section as today. */
+struct rec_header_v1 {
+	uint32_t magic;
+	uint16_t layout;
+	uint16_t header_size;
+	uint32_t size;
+	uint32_t crc;
+	uint64_t seq, mono_ns, wall_ns;
+	uint32_t inv_gen, flags;
+	uint16_t ncpu, ndisk, nmount, nnic, ngpu, reserved[3];
+};
+#define SYSTEM_V1_BYTES offsetof(struct rt_rec_system, load_x100)
+_Static_assert(sizeof(struct rec_header_v1) == 64, "layout 1 header");
+_Static_assert(SYSTEM_V1_BYTES == 176, "layout 1 system section");
+
+int rt_record_upgrade(const void *in, size_t len, void *buf, size_t cap, struct rt_record *rec)
+{
+	struct rec_header_v1 h;
+	if (len < sizeof(h))
+		return RT_E_CORRUPT;
+	memcpy(&h, in, sizeof(h));
+	if (h.magic != RT_RECORD_MAGIC || h.layout != 1 || h.header_size != sizeof(h))
+		return RT_E_CORRUPT;
+	if (h.ncpu > RT_MAX_CPUS || h.ndisk > RT_MAX_DISKS || h.nmount > RT_MAX_MOUNTS ||
+	    h.nnic > RT_MAX_NICS || h.ngpu > RT_MAX_GPUS)
+		return RT_E_CORRUPT;
+	size_t rest = rt_record_size(h.ncpu, h.ndisk, h.nmount, h.nnic, h.ngpu) -
+	              sizeof(struct rt_rec_header) - sizeof(struct rt_rec_system);
+	if (h.size != len || len != sizeof(h) + SYSTEM_V1_BYTES + rest)
+		return RT_E_CORRUPT;
+	uint32_t want = h.crc;
+	h.crc = 0;
+	uint32_t crc = rt_crc32c(0, &h, sizeof(h));
+	if (rt_crc32c(crc, (const unsigned char *)in + sizeof(h), len - sizeof(h)) != want)
+		return RT_E_CORRUPT;
+	int rc = rt_record_init(buf, cap, h.ncpu, h.ndisk, h.nmount, h.nnic, h.ngpu, rec);
+	if (rc)
+		return rc;
+	const unsigned char *p = (const unsigned char *)in + sizeof(h);
+	memcpy(rec->sys, p, SYSTEM_V1_BYTES);
+	memcpy(rec->proc, p + SYSTEM_V1_BYTES, rest); /* the sections after are contiguous */
+	rec->h->seq = h.seq;
+	rec->h->mono_ns = h.mono_ns;
+	rec->h->wall_ns = h.wall_ns;
+	rec->h->inv_gen = h.inv_gen;
+	rec->h->flags = h.flags;
+	rec->h->nvals[RT_SEC_SYSTEM] = RT_NVALS_SYSTEM_V1;
+	rt_record_seal(rec);
+	return 0;
 }
 
 int rt_record_decode(const void *buf, size_t len, struct rt_record *rec)
 {
 	struct rt_rec_header h;
+	if (rt_pack_is_packed(buf, len)) /* stored bytes a newer rt packed */
+		return rt_record_claimed_layout(buf, len) > RT_RECORD_LAYOUT ? RT_E_LAYOUT
+		                                                           : RT_E_CORRUPT;
 	if (len < sizeof(h))
 		return RT_E_CORRUPT;
 	memcpy(&h, buf, sizeof(h));
@@ -166,6 +238,9 @@ int rt_record_decode(const void *buf, size_t len, struct rt_record *rec)
 		return RT_E_CORRUPT;
 	if (h.size != len || h.size != rt_record_size(h.ncpu, h.ndisk, h.nmount, h.nnic, h.ngpu))
 		return RT_E_CORRUPT;
+	for (int i = 0; i < RT_NSECTIONS; i++)
+		if (h.nvals[i] > rt_record_nvals_now[i])
+			return RT_E_CORRUPT;
 	uint32_t want = h.crc;
 	h.crc = 0; /* the CRC covers the record with its crc field zeroed */
 	uint32_t crc = rt_crc32c(0, &h, sizeof(h));

@@ -24,7 +24,9 @@
 #include <unistd.h>
 
 #include "rt/common.h"
+#include "rt/pack.h"
 #include "rt/record.h"
+#include "rt/ring.h"
 #include "rt/runmeta.h"
 
 #define INITIAL_MAP (64ull << 20)
@@ -47,6 +49,21 @@ struct rt_store {
 	size_t map_len, map_for;
 	void *scratch; /* 8-byte aligned copy of a value */
 	size_t scratch_cap;
+	/* samples packed and waiting for the next group commit */
+	struct rt_pack_state wst; /* the run's last packed record */
+	uint64_t wrun;            /* run wst belongs to */
+	struct pending {
+		uint64_t run, seq;
+		uint32_t off, len;
+	} *pend;
+	unsigned npend, pend_cap;
+	unsigned char *pbytes;
+	size_t pbytes_len, pbytes_cap;
+	unsigned group_max;    /* commit when this many wait (1: every append) */
+	uint64_t group_age_ns; /* ... or when the oldest waited this long */
+	uint64_t pend_since_ns;
+	int sync_on_commit;
+	uint64_t dropped; /* samples whose group could not be committed */
 };
 
 static void put_be64(unsigned char *p, uint64_t v)
@@ -237,27 +254,32 @@ int rt_store_open(const char *dir, int flags, struct rt_store **out)
 	if (!s)
 		return -ENOMEM;
 	s->rdwr = flags & RT_STORE_RDWR;
+	s->group_max = 1;
 	snprintf(s->dir, sizeof(s->dir), "%s", dir);
-	int rc;
-	if (s->rdwr && (rc = mkdir_p(dir)) < 0) {
+	int rc = rt_pack_state_init(&s->wst);
+	if (rc) {
 		free(s);
+		return rc;
+	}
+	if (s->rdwr && (rc = mkdir_p(dir)) < 0) {
+		rt_store_close(s);
 		return rc;
 	}
 	if (!s->rdwr) {
 		char p[4200];
 		snprintf(p, sizeof(p), "%s/data.mdb", dir);
 		if (access(p, F_OK) < 0) {
-			free(s);
+			rt_store_close(s);
 			return -ENOENT;
 		}
 	}
 	if ((rc = mdb_env_create(&s->env))) {
-		free(s);
+		s->env = NULL;
+		rt_store_close(s);
 		return RT_E_STORE;
 	}
 	if ((rc = preallocate_lock(dir))) {
-		mdb_env_close(s->env);
-		free(s);
+		rt_store_close(s);
 		return rc;
 	}
 	mdb_env_set_maxdbs(s->env, 8);
@@ -267,8 +289,7 @@ int rt_store_open(const char *dir, int flags, struct rt_store **out)
 	rc = mdb_env_open(s->env, dir, MDB_NOSYNC | MDB_NOTLS | MDB_NORDAHEAD, 0600);
 	if (rc) {
 		int e = (rc > 0 && rc < 4096) ? -rc : RT_E_STORE;
-		mdb_env_close(s->env);
-		free(s);
+		rt_store_close(s);
 		return e;
 	}
 	int dead = 0;
@@ -285,8 +306,13 @@ void rt_store_close(struct rt_store *s)
 {
 	if (!s)
 		return;
+	if (s->npend)
+		rt_store_flush(s);
 	if (s->env)
 		mdb_env_close(s->env);
+	rt_pack_state_free(&s->wst);
+	free(s->pend);
+	free(s->pbytes);
 	free(s->scratch);
 	free(s);
 }
@@ -303,10 +329,12 @@ static int grow_map(struct rt_store *s)
 
 typedef int (*write_fn)(struct rt_store *s, MDB_txn *txn, void *ctx);
 
-/* Run fn in a write transaction; retry after growing the map if full. */
-static int with_write(struct rt_store *s, write_fn fn, void *ctx)
+/* Run fn in a write transaction; retry after growing the map if full.
+ * Readers' handles may write too (salvage): the environment is open
+ * read-write for every handle. */
+static int write_txn(struct rt_store *s, write_fn fn, void *ctx)
 {
-	if (!s->rdwr || !s->have_dbis)
+	if (!s->have_dbis)
 		return -EROFS;
 	for (int tries = 0; tries < 16; tries++) {
 		MDB_txn *txn;
@@ -328,6 +356,12 @@ static int with_write(struct rt_store *s, write_fn fn, void *ctx)
 		return rc ? lmdb_fail(s, "write", rc) : 0;
 	}
 	return lmdb_fail(s, "write", MDB_MAP_FULL);
+}
+
+/* The same, for the handle of a writer (the recorder). */
+static int with_write(struct rt_store *s, write_fn fn, void *ctx)
+{
+	return s->rdwr ? write_txn(s, fn, ctx) : -EROFS;
 }
 
 struct put_ctx {
@@ -389,14 +423,125 @@ int rt_store_put_inventory(struct rt_store *s, uint64_t run, uint32_t gen, const
 	return with_write(s, do_put, &c);
 }
 
-int rt_store_append(struct rt_store *s, uint64_t run, uint64_t seq, const void *rec, size_t len)
+void rt_store_set_group(struct rt_store *s, unsigned max_samples, uint64_t max_age_ns,
+                        int sync_on_commit)
+{
+	s->group_max = max_samples ? max_samples : 1;
+	s->group_age_ns = max_age_ns;
+	s->sync_on_commit = sync_on_commit;
+}
+
+uint64_t rt_store_dropped(const struct rt_store *s)
+{
+	return s->dropped;
+}
+
+unsigned rt_store_pending(const struct rt_store *s)
+{
+	return s->npend;
+}
+
+/* Put one sample's stored bytes at (run, seq); the right edge when it is the
+ * newest key (MDB_APPEND), anywhere otherwise. */
+static int put_sample(struct rt_store *s, MDB_txn *txn, uint64_t run, uint64_t seq,
+                      const void *val, size_t len)
 {
 	unsigned char key[16];
 	put_be64(key, run);
 	put_be64(key + 8, seq);
 	struct put_ctx c = {
-	    .dbi = s->samples, .k = {16, key}, .v = {len, (void *)rec}, .flags = MDB_APPEND};
-	return with_write(s, do_put, &c);
+	    .dbi = s->samples, .k = {16, key}, .v = {len, (void *)val}, .flags = MDB_APPEND};
+	return do_put(s, txn, &c);
+}
+
+static int do_commit(struct rt_store *s, MDB_txn *txn, void *vctx)
+{
+	(void)vctx;
+	for (unsigned i = 0; i < s->npend; i++) {
+		const struct pending *p = &s->pend[i];
+		int rc = put_sample(s, txn, p->run, p->seq, s->pbytes + p->off, p->len);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int rt_store_flush(struct rt_store *s)
+{
+	if (!s->npend)
+		return 0;
+	int rc = with_write(s, do_commit, NULL);
+	if (rc) { /* the group is lost; the next sample starts afresh, full */
+		s->dropped += s->npend;
+		rt_pack_state_reset(&s->wst);
+	} else if (s->sync_on_commit) {
+		rc = rt_store_sync(s);
+	}
+	s->npend = 0;
+	s->pbytes_len = 0;
+	return rc;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t unit)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap : 16;
+	while (n < need)
+		n *= 2;
+	void *q = realloc(*p, n * unit);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+int rt_store_append(struct rt_store *s, uint64_t run, uint64_t seq, const void *rec, size_t len)
+{
+	if (!s->rdwr || !s->have_dbis)
+		return -EROFS;
+	struct rt_record r;
+	int rc = rt_record_decode(rec, len, &r);
+	if (rc)
+		return rc;
+	if (run != s->wrun) {
+		rt_pack_state_reset(&s->wst);
+		s->wrun = run;
+	}
+	size_t pc = s->pend_cap;
+	if ((rc = grow((void **)&s->pend, &pc, s->npend + 1, sizeof(*s->pend))) ||
+	    (rc = grow((void **)&s->pbytes, &s->pbytes_cap, s->pbytes_len + rt_pack_bound(&r), 1)))
+		return rc;
+	s->pend_cap = (unsigned)pc;
+	size_t n = rt_pack(&s->wst, seq, &r, s->pbytes + s->pbytes_len);
+	s->pend[s->npend++] = (struct pending){run, seq, (uint32_t)s->pbytes_len, (uint32_t)n};
+	s->pbytes_len += n;
+	uint64_t now = r.h->mono_ns; /* the samples' clock: a fake one in tests */
+	if (s->npend == 1)
+		s->pend_since_ns = now;
+	if (s->npend >= s->group_max || (s->group_age_ns && now - s->pend_since_ns >= s->group_age_ns))
+		return rt_store_flush(s);
+	return 0;
+}
+
+struct raw_ctx {
+	uint64_t run, seq;
+	const void *val;
+	size_t len;
+};
+
+static int do_put_raw(struct rt_store *s, MDB_txn *txn, void *vctx)
+{
+	struct raw_ctx *c = vctx;
+	return put_sample(s, txn, c->run, c->seq, c->val, c->len);
+}
+
+int rt_store_put_sample_bytes(struct rt_store *s, uint64_t run, uint64_t seq, const void *val,
+                              size_t len)
+{
+	struct raw_ctx c = {run, seq, val, len};
+	return with_write(s, do_put_raw, &c);
 }
 
 /* Read one value of dbi at key into a malloc'd copy. */
@@ -462,28 +607,124 @@ static void *aligned_copy(struct rt_store *s, const MDB_val *v)
 	return s->scratch;
 }
 
+/*
+ * What a stored value is to a reader: a packed record (unpacked against the
+ * one before it), a record of rt 0.1 (layout 1, upgraded), or bytes given
+ * to the caller as they are (a record of a newer rt, or damage: the
+ * caller's rt_record_decode says which).
+ */
+struct scan_state {
+	struct rt_pack_state st;
+	uint64_t run;
+};
+
+static int visit(struct rt_store *s, struct scan_state *x, uint64_t seq, const MDB_val *v,
+                 rt_store_sample_cb cb, void *ctx, int quiet)
+{
+	const void *out = NULL;
+	size_t len = 0;
+	if (rt_pack_is_packed(v->mv_data, v->mv_size)) {
+		if (rt_unpack(&x->st, seq, v->mv_data, v->mv_size) == 0) {
+			out = x->st.buf;
+			len = x->st.rec.h->size;
+		}
+	} else {
+		x->st.valid = 0;
+		if (rt_record_claimed_layout(v->mv_data, v->mv_size) == 1 &&
+		    rt_record_upgrade(v->mv_data, v->mv_size, x->st.buf, rt_record_max_size(),
+		                      &x->st.rec) == 0) {
+			out = x->st.buf;
+			len = x->st.rec.h->size;
+		}
+	}
+	if (quiet)
+		return 0;
+	if (!out) {
+		x->st.valid = 0;
+		if (!(out = aligned_copy(s, v)))
+			return -ENOMEM;
+		len = v->mv_size;
+	}
+	return cb(ctx, seq, out, len);
+}
+
+/* Position cur at the record a replay of seq `from` must start unpacking
+ * at: a full one at or before it. *start gets its seq. */
+static int find_start(struct rt_store *s, MDB_cursor *cur, uint64_t run, uint64_t from,
+                      uint64_t *start)
+{
+	unsigned char key[16];
+	put_be64(key, run);
+	put_be64(key + 8, from);
+	MDB_val k = {16, key}, v;
+	int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	if (rc || k.mv_size != 16 || get_be64(k.mv_data) != run)
+		return RT_E_NOTFOUND;
+	*start = get_be64((unsigned char *)k.mv_data + 8);
+	/* a delta needs its predecessors back to a full record (a few dozen) */
+	for (int back = 0; back < 4 * RT_PACK_FULL_EVERY; back++) {
+		if (!rt_pack_is_packed(v.mv_data, v.mv_size) || rt_pack_is_full(v.mv_data, v.mv_size))
+			return 0;
+		MDB_val pk, pv;
+		if (mdb_cursor_get(cur, &pk, &pv, MDB_PREV) || pk.mv_size != 16 ||
+		    get_be64(pk.mv_data) != run ||
+		    get_be64((unsigned char *)pk.mv_data + 8) != *start - 1)
+			break;
+		v = pv;
+		*start -= 1;
+	}
+	(void)s;
+	/* no full record before it (damage): start where asked, the caller
+	 * hears about the records that cannot be unpacked */
+	put_be64(key + 8, from);
+	k.mv_data = key;
+	k.mv_size = 16;
+	mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	*start = get_be64((unsigned char *)k.mv_data + 8);
+	return 0;
+}
+
 int rt_store_scan(struct rt_store *s, uint64_t run, uint64_t from, uint64_t to,
                   rt_store_sample_cb cb, void *ctx)
 {
 	if (!s->have_dbis)
 		return RT_E_NOTFOUND;
+	struct scan_state x = {.run = run};
+	int ret = rt_pack_state_init(&x.st);
+	if (ret)
+		return ret;
 	uint64_t next = from;
+	int first = 1;
 	while (next <= to) {
 		MDB_txn *txn;
 		MDB_cursor *cur;
 		int rc = txn_begin(s, MDB_RDONLY, &txn);
-		if (rc)
-			return rc;
+		if (rc) {
+			ret = rc;
+			break;
+		}
 		if ((rc = mdb_cursor_open(txn, s->samples, &cur))) {
 			mdb_txn_abort(txn);
-			return lmdb_fail(s, "cursor", rc);
+			ret = lmdb_fail(s, "cursor", rc);
+			break;
 		}
 		unsigned char key[16];
-		put_be64(key, run);
-		put_be64(key + 8, next);
 		MDB_val k = {16, key}, v;
-		MDB_cursor_op op = MDB_SET_RANGE;
-		int done = 0, n = 0, ret = 0;
+		MDB_cursor_op op = MDB_GET_CURRENT;
+		uint64_t start = next;
+		if (first) {
+			first = 0;
+			if (find_start(s, cur, run, from, &start)) {
+				mdb_cursor_close(cur);
+				mdb_txn_abort(txn);
+				break;
+			}
+		} else {
+			put_be64(key, run);
+			put_be64(key + 8, next);
+			op = MDB_SET_RANGE;
+		}
+		int done = 0, n = 0;
 		while (n < SCAN_TXN_BATCH) {
 			rc = mdb_cursor_get(cur, &k, &v, op);
 			op = MDB_NEXT;
@@ -496,28 +737,95 @@ int rt_store_scan(struct rt_store *s, uint64_t run, uint64_t from, uint64_t to,
 				done = 1;
 				break;
 			}
-			void *copy = aligned_copy(s, &v);
-			if (!copy) {
-				ret = -ENOMEM;
-				break;
-			}
 			next = seq + 1;
 			n++;
-			if ((ret = cb(ctx, seq, copy, v.mv_size)))
+			/* the records before `from` only rebuild the state */
+			if ((ret = visit(s, &x, seq, &v, cb, ctx, seq < from)))
 				break;
 			if (seq == UINT64_MAX) {
 				done = 1;
 				break;
 			}
 		}
+		(void)start;
 		mdb_cursor_close(cur);
 		mdb_txn_abort(txn); /* short transactions: let the writer reuse pages */
-		if (ret)
-			return ret;
-		if (done)
+		if (ret || done)
 			break;
 	}
+	rt_pack_state_free(&x.st);
+	return ret;
+}
+
+struct salvage_ctx {
+	struct rt_ring *ring;
+	uint64_t run;
+	unsigned added;
+	struct rt_pack_state st;
+	void *rec;
+	unsigned char *packed;
+};
+
+static int do_salvage(struct rt_store *s, MDB_txn *txn, void *vctx)
+{
+	struct salvage_ctx *c = vctx;
+	c->added = 0;
+	rt_pack_state_reset(&c->st);
+	MDB_cursor *cur;
+	int rc = mdb_cursor_open(txn, s->samples, &cur);
+	if (rc)
+		return rc;
+	/* the store's last sample of the run, read inside this transaction:
+	 * two salvagers of one run take turns, the second finds nothing to add */
+	unsigned char key[16];
+	put_be64(key, c->run + 1);
+	put_be64(key + 8, 0);
+	MDB_val k = {16, key}, v;
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	rc = rc == 0 ? mdb_cursor_get(cur, &k, &v, MDB_PREV) : mdb_cursor_get(cur, &k, &v, MDB_LAST);
+	uint64_t want = 0;
+	if (rc == 0 && k.mv_size == 16 && get_be64(k.mv_data) == c->run)
+		want = get_be64((unsigned char *)k.mv_data + 8) + 1;
+	mdb_cursor_close(cur);
+	uint64_t head = rt_ring_head(c->ring), slots = rt_ring_slot_count(c->ring);
+	uint64_t seq = head > slots ? head - slots : 0;
+	for (seq = seq < want ? want : seq; seq < head; seq++) {
+		size_t len = 0;
+		struct rt_record r;
+		if (rt_ring_read(c->ring, seq, c->rec, rt_record_max_size(), &len) || !len ||
+		    rt_record_decode(c->rec, len, &r) || r.h->seq != seq) {
+			rt_pack_state_reset(&c->st); /* torn or oversized: skip it */
+			continue;
+		}
+		size_t n = rt_pack(&c->st, seq, &r, c->packed);
+		if ((rc = put_sample(s, txn, c->run, seq, c->packed, n)))
+			return rc;
+		c->added++;
+	}
 	return 0;
+}
+
+int rt_store_salvage(struct rt_store *s, struct rt_ring *ring, unsigned *added)
+{
+	struct salvage_ctx c = {.ring = ring, .run = rt_ring_run_id(ring)};
+	*added = 0;
+	if (s->npend && (s->wrun == c.run))
+		rt_store_flush(s);
+	int rc = rt_pack_state_init(&c.st);
+	if (rc)
+		return rc;
+	c.rec = aligned_alloc(64, rt_record_max_size());
+	c.packed = malloc(2 * rt_record_max_size()); /* > rt_pack_bound of any record */
+	if (!c.rec || !c.packed)
+		rc = -ENOMEM;
+	else
+		rc = write_txn(s, do_salvage, &c);
+	if (rc == 0)
+		*added = c.added;
+	free(c.rec);
+	free(c.packed);
+	rt_pack_state_free(&c.st);
+	return rc;
 }
 
 struct one_ctx {

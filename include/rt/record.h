@@ -7,9 +7,10 @@
  * derive them from two records (see fields.h), so a replay can choose any
  * resolution and a gap averages instead of spiking.
  *
- * Layout (little-endian host order, every section 8-byte aligned):
+ * Layout 2 (little-endian host order, every section 8-byte aligned):
  *
- *   rt_rec_header     64 bytes: magic, layout, sizes, seq, times, CRC, counts
+ *   rt_rec_header     72 bytes: magic, layout, sizes, seq, times, CRC, counts,
+ *                     and how many values each section's elements carry
  *   rt_rec_system     CPU totals, process count, cgroup, memory
  *   rt_rec_process    tracked process tree (valid when RT_REC_HAS_PROCESS)
  *   rt_rec_cpu[ncpu]  per-CPU busy/idle ticks, by inventory CPU slot
@@ -20,6 +21,14 @@
  *
  * Slots refer to the run inventory of generation `inv_gen` (inventory.h).
  * The CRC (CRC-32C) covers the whole record with the crc field as zero.
+ *
+ * Growing: a section's values are only ever appended (pack.c lists them in
+ * order). `nvals[section]` says how many of them the sample carries; a value
+ * at an index past it is absent (null in JSON, empty in CSV), which is what
+ * a record stored by an older rt gives. Layout 1 (rt 0.1: 64-byte header,
+ * no load average) is read by rt_record_upgrade. The ring and the live
+ * stream carry this in-memory form; the store keeps the packed form
+ * (pack.h).
  */
 #ifndef RT_RECORD_H
 #define RT_RECORD_H
@@ -28,7 +37,7 @@
 #include <stdint.h>
 
 #define RT_RECORD_MAGIC 0x31435452u /* "RTC1" */
-#define RT_RECORD_LAYOUT 1
+#define RT_RECORD_LAYOUT 2
 
 /* Capacities; a record or inventory claiming more is corrupt. */
 #define RT_MAX_CPUS 1024
@@ -63,6 +72,34 @@ enum rt_mem_field { /* kB, as in /proc/meminfo */
 	            RT_MEM_NFIELDS
 };
 
+/* Sections, in record order. */
+enum rt_rec_section {
+	RT_SEC_SYSTEM,
+	RT_SEC_PROCESS,
+	RT_SEC_CPU,
+	RT_SEC_DISK,
+	RT_SEC_MOUNT,
+	RT_SEC_NIC,
+	RT_SEC_GPU,
+	RT_NSECTIONS
+};
+
+/* Values per element of each section today (pack.c has them by name), and
+ * the indexes of values added after layout 1. */
+#define RT_NVALS_SYSTEM_V1 23 /* rt 0.1: up to mem_kb */
+enum {
+	RT_SYS_V_LOAD_1M = RT_NVALS_SYSTEM_V1,
+	RT_SYS_V_LOAD_5M,
+	RT_SYS_V_LOAD_15M,
+	RT_NVALS_SYSTEM
+};
+#define RT_NVALS_PROCESS 11
+#define RT_NVALS_CPU 2
+#define RT_NVALS_DISK 2
+#define RT_NVALS_MOUNT 3
+#define RT_NVALS_NIC 2
+#define RT_NVALS_GPU 7
+
 enum rt_rec_flags {
 	RT_REC_HAS_CPU = 1u << 0,       /* /proc/stat was read */
 	RT_REC_HAS_MEM = 1u << 1,       /* /proc/meminfo was read */
@@ -86,7 +123,9 @@ struct rt_rec_header {
 	uint64_t wall_ns; /* CLOCK_REALTIME, ns since the epoch */
 	uint32_t inv_gen; /* inventory generation the slots refer to */
 	uint32_t flags;   /* rt_rec_flags */
-	uint16_t ncpu, ndisk, nmount, nnic, ngpu, reserved[3];
+	uint16_t ncpu, ndisk, nmount, nnic, ngpu;
+	uint8_t nvals[RT_NSECTIONS]; /* values each element carries, see above */
+	uint8_t reserved[7];
 };
 
 struct rt_rec_system {
@@ -97,6 +136,8 @@ struct rt_rec_system {
 	int64_t cg_quota_usec;  /* -1: no limit */
 	uint64_t cg_period_usec;
 	uint64_t mem_kb[RT_MEM_NFIELDS];
+	uint32_t load_x100[3]; /* /proc/loadavg 1, 5, 15 min, hundredths */
+	uint32_t reserved;
 };
 
 struct rt_rec_process {
@@ -165,6 +206,9 @@ struct rt_record {
 	struct rt_rec_gpu *gpu;
 };
 
+/* nvals of a record this rt writes. */
+extern const uint8_t rt_record_nvals_now[RT_NSECTIONS];
+
 /* Size in bytes of a record with these counts. */
 size_t rt_record_size(unsigned ncpu, unsigned ndisk, unsigned nmount, unsigned nnic, unsigned ngpu);
 
@@ -179,6 +223,15 @@ size_t rt_record_max_size(void);
  */
 int rt_record_init(void *buf, size_t cap, unsigned ncpu, unsigned ndisk, unsigned nmount,
                    unsigned nnic, unsigned ngpu, struct rt_record *rec);
+
+/* 1 when the record carries value idx of section sec (see nvals). */
+static inline int rt_record_has(const struct rt_record *rec, unsigned sec, unsigned idx)
+{
+	return rec->h->nvals[sec] > idx;
+}
+
+/* Point rec into buf, which holds a record already validated. */
+void rt_record_point(void *buf, struct rt_record *rec);
 
 /* Compute and store the CRC; call once every field is written. */
 void rt_record_seal(struct rt_record *rec);
@@ -198,5 +251,10 @@ uint32_t rt_crc32c(uint32_t crc, const void *buf, size_t len);
  * that finds a layout above RT_RECORD_LAYOUT says the run needs a newer rt
  * instead of misreading it. */
 unsigned rt_record_claimed_layout(const void *buf, size_t len);
+
+/* Read a layout-1 record (rt 0.1, as its stores hold it) into buf (aligned,
+ * cap bytes) as today's layout, values it did not have marked absent, and
+ * point rec into it. Returns 0, RT_E_CORRUPT or -ENOSPC. */
+int rt_record_upgrade(const void *in, size_t len, void *buf, size_t cap, struct rt_record *rec);
 
 #endif

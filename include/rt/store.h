@@ -8,11 +8,15 @@
  *
  *   info       "store_id"               -> 16 random bytes (names rings)
  *
- * Only the recorder writes. Each sample is committed on its own (MDB_NOSYNC,
- * with an fsync at most every few seconds), so a killed recorder loses at
- * most the sample being written and a power cut a few seconds. The map grows
- * on MDB_MAP_FULL; readers follow with MDB_MAP_RESIZED. Long reads use short
- * read transactions. A size cap deletes the oldest runs first.
+ * Samples are stored packed (pack.h) and committed in groups
+ * (rt_store_set_group): the recorder commits and syncs at most every 30 s,
+ * and before its ring could overwrite a sample not yet committed. What a
+ * killed recorder had not committed is in its ring, and rt_store_salvage
+ * copies it in (the recorder's successor or any reader that finds the
+ * writer dead). Metadata and inventories are committed at once. The map
+ * grows on MDB_MAP_FULL; readers follow with MDB_MAP_RESIZED. Long reads
+ * use short read transactions. A size cap deletes the oldest runs first.
+ * Only the recorder writes samples; readers write only to salvage.
  */
 #ifndef RT_STORE_H
 #define RT_STORE_H
@@ -57,12 +61,43 @@ int rt_store_put_inventory(struct rt_store *s, uint64_t run, uint32_t gen, const
 /* *buf is malloc'd. */
 int rt_store_get_inventory(struct rt_store *s, uint64_t run, uint32_t gen, void **buf, size_t *len);
 
-/* Append sample seq of run and commit. */
+/*
+ * Append sample seq of run (a record of this rt's layout, rec/len). It is
+ * packed against the run's previous sample and committed with its group:
+ * at once by default, or as set by rt_store_set_group. Returns 0 or the
+ * error of the group commit that failed (that group is dropped and
+ * counted by rt_store_dropped).
+ */
 int rt_store_append(struct rt_store *s, uint64_t run, uint64_t seq, const void *rec, size_t len);
+/* Commit when max_samples wait, or when the oldest waited max_age_ns of the
+ * samples' own clock (0: no age limit); sync after each commit if asked. */
+void rt_store_set_group(struct rt_store *s, unsigned max_samples, uint64_t max_age_ns,
+                        int sync_on_commit);
+/* Commit what waits now. */
+int rt_store_flush(struct rt_store *s);
+/* Samples waiting; samples lost with a group that could not be committed. */
+unsigned rt_store_pending(const struct rt_store *s);
+uint64_t rt_store_dropped(const struct rt_store *s);
+/* Store a sample's bytes exactly as given (tests stand in for other rt
+ * versions with it). */
+int rt_store_put_sample_bytes(struct rt_store *s, uint64_t run, uint64_t seq, const void *val,
+                              size_t len);
+
+/*
+ * Copy into the store the samples of a ring whose writer is dead that the
+ * store lacks (those after the run's last stored one), in one transaction:
+ * exactly once, whoever else salvages the same ring at the same time.
+ * *added counts them.
+ */
+struct rt_ring;
+int rt_store_salvage(struct rt_store *s, struct rt_ring *ring, unsigned *added);
 
 /*
  * Visit samples of run with seq in [from, to] in order. cb gets an 8-byte
- * aligned copy; returning non-zero stops the walk (and is returned).
+ * aligned record of this rt's layout (unpacked or upgraded), or the stored
+ * bytes as they are when they cannot be read (a newer rt's or damaged:
+ * rt_record_decode tells); returning non-zero stops the walk (and is
+ * returned).
  * Read transactions are renewed every few thousand samples.
  */
 typedef int (*rt_store_sample_cb)(void *ctx, uint64_t seq, const void *rec, size_t len);

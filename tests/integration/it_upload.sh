@@ -118,7 +118,7 @@ ok "$cycle kill -9 cycles, Sentinel errors and an S3 outage: every sample exactl
 # credentials that expire within 5 minutes are refreshed before a PUT
 kill $APIPID; wait $APIPID 2>/dev/null || true
 start_api --expire-secs 120
-rec_only --quiet -i 0.02 --count 100 &
+RT_RING_SLOTS=16 rec_only --quiet -i 0.02 --count 100 & # groups of 8: committed as it runs
 rec=$!; track $rec
 wait_for sh -c "\"$EXP\" runs | grep -q running" || fail "recorder did not start"
 TRACKER_UPLOAD_INTERVAL=0.3 "$EXP" upload latest || fail "upload with short credentials"
@@ -131,7 +131,7 @@ ok "short-lived credentials refreshed"
 # 5. a wrong signature is refused by S3: nothing is stored, the uploader retries
 kill $APIPID; wait $APIPID 2>/dev/null || true
 start_api --secret WRONG
-rec_only --quiet -i 0.02 --count 200 &
+RT_RING_SLOTS=16 rec_only --quiet -i 0.02 --count 200 &
 rec=$!; track $rec
 wait_for sh -c "\"$EXP\" runs | grep -q running" || fail "recorder did not start"
 TRACKER_UPLOAD_INTERVAL=0.01 "$EXP" upload latest 2> "$T/sig.err" &

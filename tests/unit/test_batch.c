@@ -9,6 +9,7 @@
 #include "batch.h"
 #include "export.h"
 #include "rt/common.h"
+#include "rt/pack.h"
 #include "rt/runmeta.h"
 
 static char dir[256];
@@ -94,6 +95,9 @@ static uint64_t make_run(struct rt_store *s, uint64_t last, uint64_t newer_from)
 	long n = rt_inventory_encode(&inv, ib, sizeof(ib));
 	rt_store_put_inventory(s, run, 1, ib, (size_t)n);
 	static _Alignas(64) unsigned char rb[4096];
+	static unsigned char packed[4096];
+	struct rt_pack_state st;
+	cr_assert_eq(rt_pack_state_init(&st), 0);
 	for (uint64_t i = 0; i <= last; i++) {
 		struct rt_record r;
 		rt_record_init(rb, sizeof(rb), 1, 0, 0, 0, 0, &r);
@@ -104,14 +108,18 @@ static uint64_t make_run(struct rt_store *s, uint64_t last, uint64_t newer_from)
 		r.h->flags = RT_REC_HAS_CPU;
 		r.sys->cpu[RT_CPU_USER] = i * 37;
 		r.sys->cpu[RT_CPU_IDLE] = i * 63;
-		int newer = newer_from && i >= newer_from; /* as a future rt would write them */
-		if (newer)
-			r.h->layout = RT_RECORD_LAYOUT + 1;
 		rt_record_seal(&r);
-		cr_assert_eq(rt_record_claimed_layout(rb, r.h->size),
-		             newer ? RT_RECORD_LAYOUT + 1 : RT_RECORD_LAYOUT);
-		rt_store_append(s, run, i, rb, r.h->size);
+		if (newer_from && i >= newer_from) { /* stored as a future rt would */
+			size_t n = rt_pack(&st, i, &r, packed);
+			packed[1] = RT_RECORD_LAYOUT + 1;
+			cr_assert_eq(rt_record_claimed_layout(packed, n), RT_RECORD_LAYOUT + 1);
+			cr_assert_eq(rt_store_put_sample_bytes(s, run, i, packed, n), 0);
+			continue;
+		}
+		cr_assert_eq(rt_record_claimed_layout(rb, r.h->size), RT_RECORD_LAYOUT);
+		cr_assert_eq(rt_store_append(s, run, i, rb, r.h->size), 0);
 	}
+	rt_pack_state_free(&st);
 	return run;
 }
 

@@ -1,0 +1,117 @@
+/*
+ * salvage.c - finishing the runs of recorders that died (see salvage.h).
+ *
+ * A recorder holds an exclusive flock on its ring for its whole life, so a
+ * ring without a holder is a dead writer's, whatever its pid became. A run
+ * without a ring (no shm directory, or one not made yet) is judged by its
+ * recorder's pid.
+ */
+#define _GNU_SOURCE
+#include "rt/salvage.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rt/common.h"
+#include "rt/ring.h"
+#include "rt/runmeta.h"
+
+#define MAX_PER_PASS 64
+
+struct dead_ctx {
+	struct rt_store *store;
+	uint64_t ids[MAX_PER_PASS];
+	int n;
+};
+
+/* The ring of a run, under today's name or (rt before store ids) the
+ * directory's. */
+static int open_ring(struct rt_store *s, uint64_t run, struct rt_ring **ring, char *path,
+                     size_t cap)
+{
+	if (rt_ring_path(path, cap, rt_store_ring_key(s), run) == 0 && rt_ring_open(path, ring) == 0)
+		return 0;
+	if (rt_ring_path(path, cap, rt_store_dir(s), run) == 0 && rt_ring_open(path, ring) == 0)
+		return 0;
+	return -ENOENT;
+}
+
+static int dead_cb(void *vctx, uint64_t run, const char *meta, size_t len)
+{
+	struct dead_ctx *x = vctx;
+	struct rt_run_fields f;
+	if (rt_runmeta_read(meta, len, &f) || strcmp(f.status, "running") || x->n >= MAX_PER_PASS)
+		return 0;
+	char path[4096];
+	struct rt_ring *ring;
+	int alive;
+	if (open_ring(x->store, run, &ring, path, sizeof(path)) == 0) {
+		alive = rt_ring_writer_alive(ring);
+		rt_ring_close(ring, 0);
+	} else { /* maybe still starting up, or running without a ring */
+		pid_t pid = (pid_t)f.recorder_pid;
+		alive = pid > 0 && pid != getpid() && (kill(pid, 0) == 0 || errno == EPERM);
+	}
+	if (!alive)
+		x->ids[x->n++] = run;
+	return 0;
+}
+
+static int finish_run(struct rt_store *s, uint64_t run, unsigned *samples)
+{
+	char path[4096];
+	struct rt_ring *ring;
+	int rc = 0;
+	if (open_ring(s, run, &ring, path, sizeof(path)) == 0) {
+		unsigned added = 0;
+		if (rt_ring_writer_alive(ring)) { /* a recorder took it over since */
+			rt_ring_close(ring, 0);
+			return 0;
+		}
+		rc = rt_store_salvage(s, ring, &added);
+		*samples += added;
+		rt_ring_close(ring, 0);
+		if (rc)
+			return rc; /* keep the ring: someone who can write may salvage it */
+	}
+	char *meta;
+	size_t len;
+	struct rt_buf b = {0};
+	if ((rc = rt_store_get_meta(s, run, &meta, &len)))
+		return rc;
+	/* only a run still "running": another salvager may have finished it */
+	struct rt_run_fields f;
+	if (rt_runmeta_read(meta, len, &f) == 0 && !strcmp(f.status, "running") &&
+	    (rc = rt_runmeta_set_status(meta, len, "crashed", &b)) == 0)
+		rc = rt_store_put_meta(s, run, b.p, b.len);
+	free(meta);
+	rt_buf_free(&b);
+	if (rc == 0 && open_ring(s, run, &ring, path, sizeof(path)) == 0) {
+		rt_ring_close(ring, 0);
+		unlink(path);
+	}
+	return rc;
+}
+
+int rt_salvage_dead_runs(struct rt_store *s, unsigned *runs, unsigned *samples)
+{
+	struct dead_ctx x = {.store = s};
+	unsigned nr = 0, ns = 0;
+	int ret = 0;
+	rt_store_list_runs(s, dead_cb, &x);
+	for (int i = 0; i < x.n; i++) {
+		int rc = finish_run(s, x.ids[i], &ns);
+		if (rc == 0)
+			nr++;
+		else if (!ret)
+			ret = rc;
+	}
+	if (runs)
+		*runs = nr;
+	if (samples)
+		*samples = ns;
+	return ret;
+}
