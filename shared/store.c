@@ -466,6 +466,44 @@ static int do_commit(struct rt_store *s, MDB_txn *txn, void *vctx)
 	return 0;
 }
 
+/*
+ * Keep zeroed pages ahead of LMDB's last page in data.mdb. A commit that
+ * writes past the end of the file changes its size, and on ext4 and most
+ * journaling filesystems the sync after it then writes the journal too
+ * (about as much again as the data at 1 Hz); overwriting pages the file
+ * already has does not. The zeros are written once per chunk, a few
+ * percent of the file.
+ */
+#define AHEAD_MIN (256u << 10)
+#define AHEAD_MAX (16u << 20)
+static void zero_ahead(struct rt_store *s)
+{
+	MDB_envinfo info;
+	MDB_stat st;
+	int fd;
+	struct stat fs;
+	if (mdb_env_info(s->env, &info) || mdb_env_stat(s->env, &st) ||
+	    mdb_env_get_fd(s->env, &fd) || fstat(fd, &fs))
+		return;
+	off_t used = (off_t)(info.me_last_pgno + 1) * st.ms_psize;
+	off_t want = used + AHEAD_MIN / 2;
+	if (fs.st_size >= want)
+		return;
+	off_t chunk = used / 8;
+	chunk = chunk < AHEAD_MIN ? AHEAD_MIN : chunk > AHEAD_MAX ? AHEAD_MAX : chunk;
+	off_t end = (used + chunk) & ~(off_t)(st.ms_psize - 1);
+	if (end > (off_t)info.me_mapsize)
+		end = (off_t)info.me_mapsize; /* LMDB grows the map first */
+	static const char zeros[65536];
+	for (off_t at = fs.st_size > used ? fs.st_size : used; at < end;) {
+		size_t n = (size_t)(end - at) < sizeof(zeros) ? (size_t)(end - at) : sizeof(zeros);
+		ssize_t w = pwrite(fd, zeros, n, at);
+		if (w <= 0)
+			return; /* a full disk: LMDB says so at the next commit */
+		at += w;
+	}
+}
+
 int rt_store_flush(struct rt_store *s)
 {
 	if (!s->npend)
@@ -475,6 +513,7 @@ int rt_store_flush(struct rt_store *s)
 		s->dropped += s->npend;
 		rt_pack_state_reset(&s->wst);
 	} else if (s->sync_on_commit) {
+		zero_ahead(s);
 		rc = rt_store_sync(s);
 	}
 	s->npend = 0;

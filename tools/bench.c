@@ -18,11 +18,11 @@
  * the same run's `replay -f csv`, with the report's size.
  *
  * --disk makes a 512 MB ext4 loop device that holds only the store, records
- * 2,000 samples at 1 Hz with the fake clock (the recorder's syncs follow
- * its clock, so the write pattern is a real 1 Hz run's), and prints the
- * bytes the device wrote per sample, next to the anchor of appending the
- * same number of record bytes to a plain file on the same device with the
- * same fdatasync cadence.
+ * 2,000 samples at 1 Hz with the fake clock (the recorder's group commits
+ * follow its clock, so the write pattern is a real 1 Hz run's), and prints
+ * the bytes the device wrote per sample, next to the anchor of appending
+ * the bytes rt stored to a plain file on the same device with the same
+ * fdatasync cadence.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -454,28 +454,28 @@ static int bench_disk(const char *rec_bin)
 		sync();
 		long long s1 = dev_write_sectors(dev);
 		unsetenv("RT_TEST_CLOCK");
-		/* the anchor: the same bytes appended to a plain file, synced every 5 */
+		/* the anchor: the bytes rt stored, appended to a plain file with the
+		 * same syncs (one per 30 samples: rt's group commit at 1 Hz) */
 		struct stat st;
 		char data[4400];
 		snprintf(data, sizeof(data), "%s/data.mdb", store);
 		long long stored = stat(data, &st) == 0 ? (long long)st.st_size : -1;
-		size_t rec_size = 432;
-		uint64_t run;
-		size_t rs = 0;
-		char scratch[4400];
-		snprintf(scratch, sizeof(scratch), "%s/scratch-store", tmp);
-		bench_sampler(scratch, 2, &run, &rs); /* this host's record size */
-		if (rs)
-			rec_size = rs;
+		uint64_t used = 0;
+		struct rt_store *sto;
+		if (rt_store_open(store, RT_STORE_RDONLY, &sto) == 0) {
+			rt_store_used_bytes(sto, &used);
+			rt_store_close(sto);
+		}
+		size_t per = used ? (size_t)(used / n) : 64;
 		static char buf[65536];
 		memset(buf, 'x', sizeof(buf));
 		int fd = open(plain, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		sync();
 		long long p0 = dev_write_sectors(dev);
 		for (int i = 0; fd >= 0 && i < n; i++) {
-			if (write(fd, buf, rec_size) < 0)
+			if (write(fd, buf, per) < 0)
 				break;
-			if (i % 5 == 4)
+			if (i % 30 == 29)
 				fdatasync(fd);
 		}
 		if (fd >= 0)
@@ -484,13 +484,15 @@ static int bench_disk(const char *rec_bin)
 		long long p1 = dev_write_sectors(dev);
 		printf("Disk writes at 1 Hz (%d samples, ext4 on %s holding only the store):\n", n,
 		       dev);
-		printf("  plain file: append %zu B/sample, fdatasync every 5   %8.0f B/sample  "
+		printf("  plain file: append %zu B/sample, fdatasync every 30  %7.0f B/sample  "
 		       "(anchor)\n",
-		       rec_size, (double)(p1 - p0) * 512 / n);
-		printf("  rt-recorder store (LMDB, commit each, sync every 5 s) %7.0f B/sample  "
+		       per, (double)(p1 - p0) * 512 / n);
+		printf("  rt-recorder store (LMDB, a commit + sync per 30 s)   %7.0f B/sample  "
 		       "(%.1fx anchor)\n",
 		       (double)(s1 - s0) * 512 / n, (double)(s1 - s0) / (double)(p1 - p0));
-		printf("  stored: data.mdb size per sample                  %8.0f B\n",
+		printf("  stored: LMDB pages in use per sample              %8.0f B\n",
+		       (double)used / n);
+		printf("  stored: data.mdb size per sample (zeroed pages ahead) %4.0f B\n",
 		       (double)stored / n);
 	} else {
 		printf(
