@@ -407,7 +407,7 @@ int rt_store_put_meta(struct rt_store *s, uint64_t run, const char *meta, size_t
 	unsigned char key[8];
 	put_be64(key, run);
 	struct put_ctx c = {.dbi = s->runs, .k = {8, key}, .v = {len, (void *)meta}};
-	return with_write(s, do_put, &c);
+	return write_txn(s, do_put, &c); /* readers too: salvage marks runs crashed */
 }
 
 int rt_store_put_inventory(struct rt_store *s, uint64_t run, uint32_t gen, const void *buf,

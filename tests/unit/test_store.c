@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,8 @@
 
 #include "rt/common.h"
 #include "rt/record.h"
+#include "rt/ring.h"
+#include "rt/salvage.h"
 #include "rt/store.h"
 
 static char dir[256];
@@ -164,4 +167,112 @@ Test(store, reader_of_a_missing_store_gets_enoent)
 {
 	struct rt_store *s;
 	cr_expect_eq(rt_store_open(dir, RT_STORE_RDONLY, &s), -ENOENT);
+}
+
+static int seq_last(struct rt_store *s, uint64_t run)
+{
+	uint64_t first, last;
+	return rt_store_seq_bounds(s, run, &first, &last) ? -1 : (int)last;
+}
+
+Test(store, a_group_is_committed_when_full_or_old_and_on_close)
+{
+	struct rt_store *s;
+	cr_assert_eq(rt_store_open(dir, RT_STORE_RDWR, &s), 0);
+	rt_store_set_group(s, 4, 10000000000ull, 1); /* 4 samples or 10 s */
+	uint64_t run;
+	cr_assert_eq(rt_store_new_run(s, "{}", 2, &run), 0);
+	for (uint64_t i = 0; i < 3; i++)
+		cr_assert_eq(rt_store_append(s, run, i, rec, make_rec(i, 100 + i, 2)), 0);
+	cr_expect_eq(seq_last(s, run), -1, "nothing committed before the group is full");
+	cr_expect_eq(rt_store_pending(s), 3);
+	cr_assert_eq(rt_store_append(s, run, 3, rec, make_rec(3, 103, 2)), 0);
+	cr_expect_eq(seq_last(s, run), 3);
+	cr_assert_eq(rt_store_append(s, run, 4, rec, make_rec(4, 104, 2)), 0);
+	cr_expect_eq(seq_last(s, run), 3);
+	/* 11 s of the samples' clock after sample 4 */
+	size_t n = make_rec(5, 115, 2);
+	((struct rt_rec_header *)(void *)rec)->mono_ns = 15000000000ull;
+	struct rt_record r;
+	rt_record_point(rec, &r);
+	rt_record_seal(&r);
+	cr_assert_eq(rt_store_append(s, run, 5, rec, n), 0);
+	cr_expect_eq(seq_last(s, run), 5, "the age limit commits");
+	cr_assert_eq(rt_store_append(s, run, 6, rec, make_rec(6, 116, 2)), 0);
+	rt_store_close(s);
+	cr_assert_eq(rt_store_open(dir, RT_STORE_RDONLY, &s), 0);
+	cr_expect_eq(seq_last(s, run), 6, "close commits what waits");
+	uint64_t count = 0;
+	cr_assert_eq(rt_store_scan(s, run, 0, 100, count_cb, &count), 0);
+	cr_expect_eq(count, 7);
+	rt_store_close(s);
+}
+
+Test(store, a_dead_writers_ring_is_salvaged_exactly_once_and_the_run_marked_crashed)
+{
+	char shm[300];
+	snprintf(shm, sizeof(shm), "%s-shm", dir);
+	mkdir(shm, 0700);
+	setenv("RT_SHM_DIR", shm, 1);
+	int p[2];
+	cr_assert_eq(pipe(p), 0);
+	pid_t pid = fork();
+	if (pid == 0) { /* the recorder: 10 samples in the ring, 5 committed, killed */
+		struct rt_store *s;
+		struct rt_ring *ring;
+		char path[4096];
+		uint64_t run;
+		char meta[64];
+		int n = snprintf(meta, sizeof(meta), "{\"status\":\"running\",\"recorder_pid\":%d}",
+		                 (int)getpid());
+		if (rt_store_open(dir, RT_STORE_RDWR, &s) || rt_store_new_run(s, meta, (size_t)n, &run))
+			_exit(1);
+		rt_store_set_group(s, 100, 0, 0);
+		rt_ring_path(path, sizeof(path), rt_store_ring_key(s), run);
+		if (rt_ring_create(path, run, 1024, 16, &ring))
+			_exit(2);
+		for (uint64_t i = 0; i < 10; i++) {
+			size_t len = make_rec(i, 100 + i, 2);
+			rt_ring_publish(ring, i, rec, len);
+			rt_store_append(s, run, i, rec, len);
+			if (i == 4)
+				rt_store_flush(s);
+		}
+		if (write(p[1], "x", 1) != 1)
+			_exit(3);
+		pause(); /* SIGKILL: nothing else is committed */
+	}
+	close(p[1]);
+	char c;
+	cr_assert_eq(read(p[0], &c, 1), 1);
+	kill(pid, SIGKILL);
+	int status;
+	waitpid(pid, &status, 0);
+	struct rt_store *s;
+	cr_assert_eq(rt_store_open(dir, RT_STORE_RDONLY, &s), 0);
+	cr_expect_eq(seq_last(s, 1), 4, "the killed writer had committed 0..4");
+	unsigned runs = 9, samples = 9;
+	int rc = rt_salvage_dead_runs(s, &runs, &samples);
+	cr_assert_eq(rc, 0, "%s (%s)", rt_strerror(rc), rt_store_last_error(s));
+	cr_expect_eq(runs, 1);
+	cr_expect_eq(samples, 5);
+	cr_expect_eq(seq_last(s, 1), 9);
+	uint64_t count = 0;
+	cr_assert_eq(rt_store_scan(s, 1, 0, 100, count_cb, &count), 0);
+	cr_expect_eq(count, 10, "every sample once");
+	char *meta;
+	size_t len;
+	cr_assert_eq(rt_store_get_meta(s, 1, &meta, &len), 0);
+	cr_expect(strstr(meta, "\"crashed\"") != NULL, "%s", meta);
+	free(meta);
+	char path[4096];
+	rt_ring_path(path, sizeof(path), rt_store_ring_key(s), 1);
+	cr_expect_eq(access(path, F_OK), -1, "the ring is removed");
+	cr_assert_eq(rt_salvage_dead_runs(s, &runs, &samples), 0);
+	cr_expect_eq(runs, 0, "nothing left to finish");
+	rt_store_close(s);
+	char cmd[400];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", shm);
+	cr_expect_eq(system(cmd), 0);
+	unsetenv("RT_SHM_DIR");
 }
