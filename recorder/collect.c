@@ -38,6 +38,21 @@ int rt_read_fd(struct rt_collector *c, int fd, size_t *len)
 	}
 }
 
+/* The sources, in the order they read and fill. */
+static const struct rt_source *const sources[] = {
+    &rt_source_cpu, &rt_source_memory, &rt_source_load,
+    &rt_source_disk, &rt_source_net, &rt_source_gpu,
+};
+_Static_assert(sizeof(sources) / sizeof(sources[0]) <= RT_MAX_SOURCES, "c->own is too small");
+#define NSOURCES (sizeof(sources) / sizeof(sources[0]))
+
+void rt_close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
 int rt_collector_open(struct rt_collector *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -49,43 +64,24 @@ int rt_collector_open(struct rt_collector *c)
 		rt_collector_close(c);
 		return -ENOMEM;
 	}
-	c->fd_stat = rt_open(RT_PROC, "stat");
-	c->fd_meminfo = rt_open(RT_PROC, "meminfo");
-	c->fd_diskstats = rt_open(RT_PROC, "diskstats");
-	c->fd_netdev = rt_open(RT_PROC, "net/dev");
-	c->fd_mountinfo = rt_open(RT_PROC, "self/mountinfo");
-	c->fd_proc = rt_open(RT_PROC, "");
-	for (int i = 0; i < RT_MAX_NICS; i++)
-		c->fd_oper[i] = -1;
-	c->fd_cg_usage = -1;
-	rt_cpu_open(c);
-	c->nvml = rt_nvml_open();
-	c->mounts_dirty = 1;
-	c->inv->gen = 0;                            /* first sample builds generation 1 */
-	c->disk_names_hash = c->nic_names_hash = 1; /* never a real hash: forces a build */
+	c->inv->gen = 0; /* the first sample builds generation 1 */
+	for (size_t i = 0; i < NSOURCES; i++) {
+		int rc = sources[i]->open ? sources[i]->open(c, &c->own[i]) : 0;
+		if (rc) {
+			rt_collector_close(c);
+			return rc;
+		}
+	}
 	return 0;
-}
-
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
 }
 
 void rt_collector_close(struct rt_collector *c)
 {
-	close_fd(&c->fd_stat);
-	close_fd(&c->fd_meminfo);
-	close_fd(&c->fd_diskstats);
-	close_fd(&c->fd_netdev);
-	close_fd(&c->fd_mountinfo);
-	close_fd(&c->fd_proc);
-	close_fd(&c->fd_cg_usage);
-	for (int i = 0; i < RT_MAX_NICS; i++)
-		close_fd(&c->fd_oper[i]);
-	rt_nvml_close(c->nvml);
-	c->nvml = NULL;
+	if (c->inv) /* opened (a failed open closes what it opened) */
+		for (size_t i = 0; i < NSOURCES; i++)
+			if (sources[i]->close)
+				sources[i]->close(c, c->own[i]);
+	memset(c->own, 0, sizeof(c->own));
 	free(c->buf);
 	free(c->inv);
 	free(c->scratch);
@@ -97,24 +93,16 @@ int rt_collector_sample(struct rt_collector *c, void *buf, size_t cap, struct rt
                         int *inv_changed)
 {
 	int changed = c->inv->gen == 0;
-	rt_cpu_read(c, &changed);
-	rt_disk_read(c, &changed);
-	rt_net_read(c, &changed);
-	/* GPU data comes from a worker thread, bounded: 100 ms at most */
-	if (c->nvml)
-		rt_nvml_sample(c->nvml, 100);
-	if (c->nvml && rt_nvml_count(c->nvml) != c->inv->ngpu)
-		changed = 1; /* a GPU appeared or fell off the bus */
+	for (size_t i = 0; i < NSOURCES; i++)
+		if (sources[i]->read)
+			sources[i]->read(c, c->own[i], &changed);
 	*inv_changed = 0;
 	if (changed) {
 		struct rt_inventory *n = c->scratch;
 		memset(n, 0, sizeof(*n));
-		rt_cpu_inventory(c, n);
-		rt_disk_inventory(c, n);
-		rt_net_inventory(c, n);
-		rt_nvml_inventory(c->nvml, n);
-		c->ngpu_nv = n->ngpu;
-		rt_amd_inventory(&c->amd, n);
+		for (size_t i = 0; i < NSOURCES; i++)
+			if (sources[i]->inventory)
+				sources[i]->inventory(c, c->own[i], n);
 		if (c->inv->gen == 0 || !rt_inventory_equal(n, c->inv)) {
 			n->gen = c->inv->gen + 1;
 			c->scratch = c->inv;
@@ -128,15 +116,8 @@ int rt_collector_sample(struct rt_collector *c, void *buf, size_t cap, struct rt
 	if (rc)
 		return rc;
 	rec->h->inv_gen = inv->gen;
-	rt_cpu_fill(c, rec);
-	rt_memory_fill(c, rec);
-	rt_disk_fill(c, rec);
-	rt_net_fill(c, rec);
-	for (unsigned i = 0; i < rec->h->ngpu; i++) {
-		if (i < c->ngpu_nv)
-			rt_nvml_fill(c->nvml, i, &rec->gpu[i]);
-		else
-			rt_amd_fill(&c->amd, i - c->ngpu_nv, &rec->gpu[i]);
-	}
+	for (size_t i = 0; i < NSOURCES; i++)
+		if (sources[i]->fill)
+			sources[i]->fill(c, c->own[i], rec);
 	return 0;
 }

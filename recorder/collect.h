@@ -1,10 +1,16 @@
 /*
  * collect.h - the system collectors and the inventory they maintain.
  *
- * One rt_collector owns every open /proc and /sys file (kept open and
- * pread each sample), the current inventory and per-source scratch. A
- * sample never allocates; an inventory rebuild (devices changed) may.
- * A source that fails leaves its record flag clear; the others go on.
+ * The recorder loops over a table of sources (collect.c): each is one file
+ * (cpu.c, memory.c, load.c, disk.c, net.c, gpu.c) with up to five phases:
+ * open its files, read them (saying whether its device set changed),
+ * add its devices to a new inventory, fill its part of the record, close.
+ * Files are kept open and pread each sample. A sample never allocates; an
+ * inventory rebuild (devices changed) may. A source that fails leaves its
+ * record flag clear; the others go on.
+ *
+ * Adding a metric: a value appended to a record section (record.h, pack.c),
+ * the source that reads it, one row in the field table (fields.c).
  */
 #ifndef RT_COLLECT_H
 #define RT_COLLECT_H
@@ -21,36 +27,58 @@
 #define RT_MAX_DISKSTATS 1024
 #define RT_MAX_NETDEVS 256
 
+struct rt_source;
+#define RT_MAX_SOURCES 8
+
 struct rt_collector {
-	/* open files (-1 when absent) */
-	int fd_stat, fd_meminfo, fd_diskstats, fd_netdev, fd_mountinfo, fd_proc;
-	int fd_cg_usage, cg_v2;
-	int fd_oper[RT_MAX_NICS]; /* operstate per NIC slot */
+	/* cpu.c: /proc/stat, /proc (process count), the cgroup (-1: absent) */
+	int fd_stat, fd_proc, fd_cg_usage, cg_v2;
 	int64_t cg_quota;
 	uint64_t cg_period;
 	int has_cg_quota;
-
-	char *buf; /* read buffer, grows when a file fills it */
-	size_t bufcap;
-
 	struct rt_stat_parse stat;
+	/* memory.c */
+	int fd_meminfo;
+	/* disk.c: block devices and mounts */
+	int fd_diskstats, fd_mountinfo;
 	struct rt_diskstat ds[RT_MAX_DISKSTATS];
 	size_t nds;
+	int disk_line[RT_MAX_DISKS]; /* diskstats line of each disk slot */
+	uint64_t disk_names_hash;
+	int mounts_dirty;
+	/* net.c */
+	int fd_netdev;
+	int fd_oper[RT_MAX_NICS]; /* operstate per NIC slot */
 	struct rt_netdev nd[RT_MAX_NETDEVS];
 	size_t nnd;
-	int disk_line[RT_MAX_DISKS]; /* diskstats line of each disk slot */
 	int nic_line[RT_MAX_NICS];
-
-	uint64_t disk_names_hash, nic_names_hash;
-	int mounts_dirty;
-
+	uint64_t nic_names_hash;
+	/* gpu.c */
 	struct rt_nvml *nvml; /* NULL: no NVIDIA GPUs */
 	unsigned ngpu_nv;     /* GPU slots [0, ngpu_nv) are NVIDIA, the rest AMD */
 	struct rt_amd amd;
+	/* sources that keep their state to themselves (load.c): theirs */
+	void *own[RT_MAX_SOURCES];
 
+	char *buf; /* read buffer shared by the sources, grows when a file fills it */
+	size_t bufcap;
 	struct rt_inventory *inv;     /* current */
 	struct rt_inventory *scratch; /* rebuild target */
 };
+
+/* One source of the table. Any phase may be NULL. `self` is the source's
+ * slot in c->own, for state it keeps to itself. */
+struct rt_source {
+	const char *name;
+	int (*open)(struct rt_collector *c, void **self); /* 0 or -ENOMEM */
+	void (*read)(struct rt_collector *c, void *self, int *changed);
+	void (*inventory)(struct rt_collector *c, void *self, struct rt_inventory *inv);
+	void (*fill)(struct rt_collector *c, void *self, struct rt_record *rec);
+	void (*close)(struct rt_collector *c, void *self);
+};
+
+extern const struct rt_source rt_source_cpu, rt_source_memory, rt_source_load, rt_source_disk,
+    rt_source_net, rt_source_gpu;
 
 /* Open the sources under the configured roots. Never fails for a missing
  * source (that metric is then absent); -ENOMEM only. */
@@ -66,19 +94,10 @@ void rt_collector_close(struct rt_collector *c);
 int rt_collector_sample(struct rt_collector *c, void *buf, size_t cap, struct rt_record *rec,
                         int *inv_changed);
 
-/* Per-source pieces (cpu.c, memory.c, disk.c, net.c). */
+/* For the sources: read a whole file into c->buf. */
 int rt_read_fd(struct rt_collector *c, int fd, size_t *len);
-void rt_cpu_open(struct rt_collector *c);
-void rt_cpu_read(struct rt_collector *c, int *changed);
-void rt_cpu_inventory(struct rt_collector *c, struct rt_inventory *inv);
-void rt_cpu_fill(struct rt_collector *c, struct rt_record *rec);
-void rt_memory_fill(struct rt_collector *c, struct rt_record *rec);
-void rt_disk_read(struct rt_collector *c, int *changed);
-void rt_disk_inventory(struct rt_collector *c, struct rt_inventory *inv);
-void rt_disk_fill(struct rt_collector *c, struct rt_record *rec);
-void rt_net_read(struct rt_collector *c, int *changed);
-void rt_net_inventory(struct rt_collector *c, struct rt_inventory *inv);
-void rt_net_fill(struct rt_collector *c, struct rt_record *rec);
+/* Close *fd if open and set it to -1. */
+void rt_close_fd(int *fd);
 
 /* Host facts for the run metadata (not per sample). */
 struct rt_host_info {

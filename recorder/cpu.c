@@ -16,7 +16,7 @@
 #include "rt/sysroot.h"
 
 /* Find our cgroup and open its CPU usage file; read the quota once. */
-void rt_cpu_open(struct rt_collector *c)
+static void open_cgroup(struct rt_collector *c)
 {
 	char cg[4096], path[4400], rel[4400];
 	c->has_cg_quota = 0;
@@ -90,8 +90,27 @@ void rt_cpu_open(struct rt_collector *c)
 	}
 }
 
-void rt_cpu_read(struct rt_collector *c, int *changed)
+static int cpu_open(struct rt_collector *c, void **self)
 {
+	(void)self;
+	c->fd_stat = rt_open(RT_PROC, "stat");
+	c->fd_proc = rt_open(RT_PROC, "");
+	c->fd_cg_usage = -1;
+	open_cgroup(c);
+	return 0;
+}
+
+static void cpu_close(struct rt_collector *c, void *self)
+{
+	(void)self;
+	rt_close_fd(&c->fd_stat);
+	rt_close_fd(&c->fd_proc);
+	rt_close_fd(&c->fd_cg_usage);
+}
+
+static void cpu_read(struct rt_collector *c, void *self, int *changed)
+{
+	(void)self;
 	size_t len;
 	unsigned before = c->stat.ncpu;
 	c->stat.have_agg = 0;
@@ -110,8 +129,9 @@ void rt_cpu_read(struct rt_collector *c, int *changed)
 			}
 }
 
-void rt_cpu_inventory(struct rt_collector *c, struct rt_inventory *inv)
+static void cpu_inventory(struct rt_collector *c, void *self, struct rt_inventory *inv)
 {
+	(void)self;
 	long hz = sysconf(_SC_CLK_TCK);
 	inv->hz = hz > 0 ? (uint32_t)hz : 100;
 	inv->ncpu = c->stat.ncpu;
@@ -156,8 +176,9 @@ static int count_procs(int fd, uint32_t *out)
 	return 0;
 }
 
-void rt_cpu_fill(struct rt_collector *c, struct rt_record *rec)
+static void cpu_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 {
+	(void)self;
 	if (c->stat.have_agg) {
 		memcpy(rec->sys->cpu, c->stat.agg, sizeof(rec->sys->cpu));
 		rec->h->flags |= RT_REC_HAS_CPU;
@@ -183,3 +204,6 @@ void rt_cpu_fill(struct rt_collector *c, struct rt_record *rec)
 		}
 	}
 }
+
+const struct rt_source rt_source_cpu = {"cpu", cpu_open, cpu_read, cpu_inventory, cpu_fill,
+                                        cpu_close};

@@ -22,8 +22,26 @@
 #include "rt/common.h"
 #include "rt/sysroot.h"
 
-void rt_disk_read(struct rt_collector *c, int *changed)
+static int disk_open(struct rt_collector *c, void **self)
 {
+	(void)self;
+	c->fd_diskstats = rt_open(RT_PROC, "diskstats");
+	c->fd_mountinfo = rt_open(RT_PROC, "self/mountinfo");
+	c->mounts_dirty = 1;
+	c->disk_names_hash = 1; /* never a real hash: the first read builds */
+	return 0;
+}
+
+static void disk_close(struct rt_collector *c, void *self)
+{
+	(void)self;
+	rt_close_fd(&c->fd_diskstats);
+	rt_close_fd(&c->fd_mountinfo);
+}
+
+static void disk_read(struct rt_collector *c, void *self, int *changed)
+{
+	(void)self;
 	size_t len;
 	c->nds = 0;
 	if (rt_read_fd(c, c->fd_diskstats, &len) == 0)
@@ -180,8 +198,9 @@ static int by_name(const void *a, const void *b, void *arg)
 	return strcmp(ds[*(const int *)a].name, ds[*(const int *)b].name);
 }
 
-void rt_disk_inventory(struct rt_collector *c, struct rt_inventory *inv)
+static void disk_inventory(struct rt_collector *c, void *self, struct rt_inventory *inv)
 {
+	(void)self;
 	/* disk[] is sorted by device name */
 	static int idx[RT_MAX_DISKSTATS];
 	for (size_t i = 0; i < c->nds; i++)
@@ -210,8 +229,9 @@ void rt_disk_inventory(struct rt_collector *c, struct rt_inventory *inv)
 	rt_parse_mountinfo(c->buf, len, mount_cb, &x);
 }
 
-void rt_disk_fill(struct rt_collector *c, struct rt_record *rec)
+static void disk_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 {
+	(void)self;
 	const struct rt_inventory *inv = c->inv;
 	if (c->nds)
 		rec->h->flags |= RT_REC_HAS_DISKSTATS;
@@ -232,3 +252,6 @@ void rt_disk_fill(struct rt_collector *c, struct rt_record *rec)
 		}
 	}
 }
+
+const struct rt_source rt_source_disk = {"disk", disk_open, disk_read, disk_inventory, disk_fill,
+                                         disk_close};

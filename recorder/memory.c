@@ -1,8 +1,24 @@
 /* memory.c - /proc/meminfo into the record (kB, raw). */
 #include "collect.h"
 
-void rt_memory_fill(struct rt_collector *c, struct rt_record *rec)
+#include "rt/sysroot.h"
+
+static int memory_open(struct rt_collector *c, void **self)
 {
+	(void)self;
+	c->fd_meminfo = rt_open(RT_PROC, "meminfo");
+	return 0;
+}
+
+static void memory_close(struct rt_collector *c, void *self)
+{
+	(void)self;
+	rt_close_fd(&c->fd_meminfo);
+}
+
+static void memory_fill(struct rt_collector *c, void *self, struct rt_record *rec)
+{
+	(void)self;
 	size_t len;
 	if (rt_read_fd(c, c->fd_meminfo, &len))
 		return;
@@ -16,3 +32,6 @@ void rt_memory_fill(struct rt_collector *c, struct rt_record *rec)
 		                                     rec->sys->mem_kb[RT_MEM_CACHED];
 	rec->h->flags |= RT_REC_HAS_MEM;
 }
+
+const struct rt_source rt_source_memory = {"memory", memory_open, NULL, NULL, memory_fill,
+                                           memory_close};

@@ -14,8 +14,27 @@
 #include "rt/common.h"
 #include "rt/sysroot.h"
 
-void rt_net_read(struct rt_collector *c, int *changed)
+static int net_open(struct rt_collector *c, void **self)
 {
+	(void)self;
+	c->fd_netdev = rt_open(RT_PROC, "net/dev");
+	for (int i = 0; i < RT_MAX_NICS; i++)
+		c->fd_oper[i] = -1;
+	c->nic_names_hash = 1; /* never a real hash: the first read builds */
+	return 0;
+}
+
+static void net_close(struct rt_collector *c, void *self)
+{
+	(void)self;
+	rt_close_fd(&c->fd_netdev);
+	for (int i = 0; i < RT_MAX_NICS; i++)
+		rt_close_fd(&c->fd_oper[i]);
+}
+
+static void net_read(struct rt_collector *c, void *self, int *changed)
+{
+	(void)self;
 	size_t len;
 	c->nnd = 0;
 	if (rt_read_fd(c, c->fd_netdev, &len) == 0)
@@ -64,18 +83,16 @@ static int by_name(const void *a, const void *b, void *arg)
 	return strcmp(nd[*(const int *)a].name, nd[*(const int *)b].name);
 }
 
-void rt_net_inventory(struct rt_collector *c, struct rt_inventory *inv)
+static void net_inventory(struct rt_collector *c, void *self, struct rt_inventory *inv)
 {
+	(void)self;
 	/* network[] is sorted by interface name, as in the reference */
 	int idx[RT_MAX_NETDEVS];
 	for (size_t i = 0; i < c->nnd; i++)
 		idx[i] = (int)i;
 	qsort_r(idx, c->nnd, sizeof(int), by_name, c->nd);
-	for (int i = 0; i < RT_MAX_NICS; i++) {
-		if (c->fd_oper[i] >= 0)
-			close(c->fd_oper[i]);
-		c->fd_oper[i] = -1;
-	}
+	for (int i = 0; i < RT_MAX_NICS; i++)
+		rt_close_fd(&c->fd_oper[i]);
 	for (size_t k = 0; k < c->nnd && inv->nnic < RT_MAX_NICS; k++) {
 		size_t i = (size_t)idx[k];
 		const char *name = c->nd[i].name;
@@ -116,8 +133,9 @@ void rt_net_inventory(struct rt_collector *c, struct rt_inventory *inv)
 	}
 }
 
-void rt_net_fill(struct rt_collector *c, struct rt_record *rec)
+static void net_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 {
+	(void)self;
 	if (c->nnd)
 		rec->h->flags |= RT_REC_HAS_NETDEV;
 	for (unsigned i = 0; i < rec->h->nnic; i++) {
@@ -129,3 +147,6 @@ void rt_net_fill(struct rt_collector *c, struct rt_record *rec)
 		rec->nic[i].tx_bytes = c->nd[line].tx_bytes;
 	}
 }
+
+const struct rt_source rt_source_net = {"net", net_open, net_read, net_inventory, net_fill,
+                                        net_close};

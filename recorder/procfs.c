@@ -316,3 +316,36 @@ int rt_scan_u64_signed(const char **p, const char *end, uint64_t *out)
 		*out = 0;
 	return 0;
 }
+
+int rt_parse_loadavg(const char *buf, size_t len, uint32_t x100[3])
+{
+	const char *p = buf, *end = buf + len;
+	for (int k = 0; k < 3; k++) {
+		while (p < end && *p == ' ')
+			p++;
+		uint64_t v = 0;
+		int digits = 0, frac = -1;
+		for (; p < end && *p != ' ' && *p != '\n'; p++) {
+			if (*p == '.' && frac < 0) {
+				frac = 0;
+				continue;
+			}
+			if (*p < '0' || *p > '9' || v > UINT32_MAX)
+				return -1;
+			if (frac >= 2)
+				continue; /* more decimals than the kernel prints: cut */
+			v = v * 10 + (uint64_t)(*p - '0');
+			digits++;
+			if (frac >= 0)
+				frac++;
+		}
+		if (!digits)
+			return -1;
+		for (int f = frac < 0 ? 0 : frac; f < 2; f++)
+			v *= 10;
+		if (v > UINT32_MAX)
+			return -1;
+		x100[k] = (uint32_t)v;
+	}
+	return 0;
+}

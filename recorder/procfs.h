@@ -32,6 +32,10 @@ void rt_parse_proc_stat(const char *buf, size_t len, struct rt_stat_parse *out);
 /* /proc/meminfo into kB values; returns a bit mask of the fields found. */
 unsigned rt_parse_meminfo(const char *buf, size_t len, uint64_t kb[RT_MEM_NFIELDS]);
 
+/* /proc/loadavg: the 1, 5 and 15 minute averages in hundredths (the kernel
+ * prints two decimals). 0, or -1 when the three are not there. */
+int rt_parse_loadavg(const char *buf, size_t len, uint32_t x100[3]);
+
 struct rt_diskstat {
 	char name[32];
 	uint32_t major, minor;

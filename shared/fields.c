@@ -97,6 +97,11 @@ static void derive_cpu(struct rt_derived *d)
 	}
 	d->has_nprocs = (c->h->flags & RT_REC_HAS_NPROCS) != 0;
 	d->nprocs = c->sys->nprocs;
+	d->has_load = (c->h->flags & RT_REC_HAS_LOAD) &&
+	              rt_record_has(c, RT_SEC_SYSTEM, RT_SYS_V_LOAD_15M);
+	d->load_1m = c->sys->load_x100[0] / 100.0;
+	d->load_5m = c->sys->load_x100[1] / 100.0;
+	d->load_15m = c->sys->load_x100[2] / 100.0;
 	d->has_cgroup = (c->h->flags & p->h->flags & RT_REC_HAS_CGROUP) != 0;
 	if (d->has_cgroup) {
 		d->cg_usage_secs =
@@ -352,6 +357,9 @@ static const struct field fields[] = {
     {"cgroup_usage_secs", NULL, S_CPU, K_F64, 0, D(cg_usage_secs), D(has_cgroup), NULL},
     {"cgroup_utilization_pct", NULL, S_CPU, K_F64, 0, D(cg_util_pct), D(has_cgroup), NULL},
     {"process_rss_mib", NULL, S_CPU, K_I64, 0, D(proc_rss_mib), D(has_proc), NULL},
+    {"load_avg_1m", NULL, S_CPU, K_F64, 0, D(load_1m), D(has_load), NULL},
+    {"load_avg_5m", NULL, S_CPU, K_F64, 0, D(load_5m), D(has_load), NULL},
+    {"load_avg_15m", NULL, S_CPU, K_F64, 0, D(load_15m), D(has_load), NULL},
     {"total_mib", NULL, S_MEM, K_I64, 0, D(mem_total), D(has_mem), NULL},
     {"available_mib", NULL, S_MEM, K_I64, 0, D(mem_avail), D(has_mem), NULL},
     {"used_pct", NULL, S_MEM, K_F64, 0, D(mem_used_pct), D(has_mem), NULL},

@@ -485,12 +485,17 @@ static void zero_ahead(struct rt_store *s)
 	if (mdb_env_info(s->env, &info) || mdb_env_stat(s->env, &st) ||
 	    mdb_env_get_fd(s->env, &fd) || fstat(fd, &fs))
 		return;
+	/* testing aid: RT_STORE_AHEAD_KB=0 lets a test fill the disk at once */
+	const char *env = getenv("RT_STORE_AHEAD_KB");
+	off_t min = env ? (off_t)strtoul(env, NULL, 10) << 10 : AHEAD_MIN;
+	if (min <= 0)
+		return;
 	off_t used = (off_t)(info.me_last_pgno + 1) * st.ms_psize;
-	off_t want = used + AHEAD_MIN / 2;
+	off_t want = used + min / 2;
 	if (fs.st_size >= want)
 		return;
 	off_t chunk = used / 8;
-	chunk = chunk < AHEAD_MIN ? AHEAD_MIN : chunk > AHEAD_MAX ? AHEAD_MAX : chunk;
+	chunk = chunk < min ? min : chunk > AHEAD_MAX ? AHEAD_MAX : chunk;
 	off_t end = (used + chunk) & ~(off_t)(st.ms_psize - 1);
 	if (end > (off_t)info.me_mapsize)
 		end = (off_t)info.me_mapsize; /* LMDB grows the map first */

@@ -41,6 +41,8 @@ struct rt_derived {
 	double cpu_util, utime, stime;
 	int has_nprocs;
 	int64_t nprocs;
+	int has_load; /* a layout-1 record has no load average: null */
+	double load_1m, load_5m, load_15m;
 	int has_cgroup;
 	double cg_usage_secs, cg_util_pct;
 

@@ -110,6 +110,7 @@ enum rt_rec_flags {
 	RT_REC_HAS_DISKSTATS = 1u << 6, /* /proc/diskstats was read */
 	RT_REC_HAS_NETDEV = 1u << 7,    /* /proc/net/dev was read */
 	RT_REC_FINAL = 1u << 8,         /* last sample of the run */
+	RT_REC_HAS_LOAD = 1u << 9,      /* /proc/loadavg was read (layout 2) */
 };
 
 struct rt_rec_header {

@@ -29,6 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rt_parse_cg_usage_v2(b, size, &u);
 	rt_parse_cg_usage_v1(b, size, &u);
 	rt_parse_cg_max(b, size, &q, &u);
+	uint32_t load[3];
+	rt_parse_loadavg(b, size, load);
 	free(b);
 	return 0;
 }

@@ -124,8 +124,9 @@ if mount -t tmpfs -o size=1m rt-test "$FULL" 2>/dev/null; then
 	warned full_start "No space left on device"
 	rm -rf "$FULL/fill" "$FULL/s"
 	# fills during the run, then frees: counted, reported, storing resumes
-	# (a ring of 8 slots: groups of 4 samples are committed during the fill)
-	run full_mid env RT_RING_SLOTS=8 "$RT" --store "$FULL/s" -i 0.05 -- sh -c \
+	# (a ring of 8 slots: groups of 4 samples are committed during the fill;
+	# no zeroed pages ahead, which would carry the store through a short fill)
+	run full_mid env RT_RING_SLOTS=8 RT_STORE_AHEAD_KB=0 "$RT" --store "$FULL/s" -i 0.05 -- sh -c \
 		"read x; echo got:\$x; sleep 0.5; dd if=/dev/zero of=$FULL/fill bs=4k 2>/dev/null; sleep 0.6; rm $FULL/fill; sleep 0.6; exit 7"
 	check full_mid "$T/full_mid.out" "$T/full_mid.err" $rc 20
 	grep -q "cannot write samples in the store $FULL/s (No space left on device)" "$T/full_mid.err" \

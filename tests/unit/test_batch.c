@@ -110,10 +110,10 @@ static uint64_t make_run(struct rt_store *s, uint64_t last, uint64_t newer_from)
 		r.sys->cpu[RT_CPU_IDLE] = i * 63;
 		rt_record_seal(&r);
 		if (newer_from && i >= newer_from) { /* stored as a future rt would */
-			size_t n = rt_pack(&st, i, &r, packed);
+			size_t plen = rt_pack(&st, i, &r, packed);
 			packed[1] = RT_RECORD_LAYOUT + 1;
-			cr_assert_eq(rt_record_claimed_layout(packed, n), RT_RECORD_LAYOUT + 1);
-			cr_assert_eq(rt_store_put_sample_bytes(s, run, i, packed, n), 0);
+			cr_assert_eq(rt_record_claimed_layout(packed, plen), RT_RECORD_LAYOUT + 1);
+			cr_assert_eq(rt_store_put_sample_bytes(s, run, i, packed, plen), 0);
 			continue;
 		}
 		cr_assert_eq(rt_record_claimed_layout(rb, r.h->size), RT_RECORD_LAYOUT);

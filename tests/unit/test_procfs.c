@@ -103,3 +103,19 @@ Test(procfs, meminfo_ignores_garbage)
 	cr_expect(!(f & (1u << RT_MEM_FREE)));
 	cr_expect_eq(kb[RT_MEM_CACHED], 7);
 }
+
+Test(procfs, loadavg_in_hundredths_and_nothing_from_garbage)
+{
+	uint32_t x[3];
+	const char *ok = "0.52 12.05 1234.00 3/77 31985\n";
+	cr_assert_eq(rt_parse_loadavg(ok, strlen(ok), x), 0);
+	cr_expect_eq(x[0], 52);
+	cr_expect_eq(x[1], 1205);
+	cr_expect_eq(x[2], 123400);
+	const char *lax = "1 2.5 3.999";
+	cr_assert_eq(rt_parse_loadavg(lax, strlen(lax), x), 0);
+	cr_expect(x[0] == 100 && x[1] == 250 && x[2] == 399);
+	const char *bad[] = {"", "0.52 0.58", "0.52 x 0.59", "99999999999.0 1 1", "- 1 1", ". 1 1"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_expect_eq(rt_parse_loadavg(bad[i], strlen(bad[i]), x), -1, "%s", bad[i]);
+}
