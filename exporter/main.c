@@ -244,6 +244,38 @@ static int verb_upload(const struct args *a, struct rt_store *s)
 	return rt_cmd_upload(s, a->run, a->verbose);
 }
 
+/* The store without its free pages; nothing else may have it open. */
+static int verb_compact(const struct args *a, struct rt_store *s)
+{
+	(void)s; /* opened by rt_store_compact itself, after the checks */
+	char dir[4096];
+	if (rt_store_resolve_dir(a->store, dir, sizeof(dir))) {
+		rt_say("no store directory: use --store DIR or set RT_STORE");
+		return 1;
+	}
+	uint64_t before = 0, after = 0;
+	long user = 0;
+	int rc = rt_store_compact(dir, &before, &after, &user);
+	if (rc == RT_E_BUSY) {
+		if (user)
+			rt_say("the store %s is open in process %ld (a recorder, or rt-export); "
+			       "compact it when nothing uses it",
+			       dir, user);
+		else
+			rt_say("a recorder is writing to the store %s (or another compact runs); "
+			       "compact it when the run is over",
+			       dir);
+		return 1;
+	}
+	if (rc) {
+		rt_say("cannot compact the store %s: %s", dir, rt_strerror(rc));
+		return 1;
+	}
+	printf("compacted %s: %.1f MiB -> %.1f MiB\n", dir, (double)before / 1048576.0,
+	       (double)after / 1048576.0);
+	return 0;
+}
+
 static int verb_discover(const struct args *a, struct rt_store *s)
 {
 	(void)s; /* only when asked: probes cloud metadata services */
@@ -432,6 +464,10 @@ static const struct verb {
      "print the cloud vendor, account, region, zone and instance type (probes "
      "metadata services for up to 2 s)",
      NO_STORE, verb_discover},
+    {"compact", "",
+     "rewrite the store without the space of deleted runs (LMDB keeps its file size); "
+     "refused while a recorder or another rt-export has the store open",
+     NO_STORE, verb_compact},
 };
 
 /* Usage text from the verb table, wrapped at 80 columns. */

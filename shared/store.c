@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <time.h>
@@ -42,6 +43,7 @@ struct rt_store {
 	int have_dbis;
 	char ring_key[4200]; /* dir + the store's random id: names its rings */
 	int rdwr;
+	int wlock; /* writers' lock (shared) held by a writer's handle, or -1 */
 	uint64_t cap;
 	char dir[4096];
 	char err[256];
@@ -65,6 +67,8 @@ struct rt_store {
 	int sync_on_commit;
 	uint64_t dropped; /* samples whose group could not be committed */
 };
+
+static int writers_lock(const char *dir, int how);
 
 static void put_be64(unsigned char *p, uint64_t v)
 {
@@ -254,6 +258,7 @@ int rt_store_open(const char *dir, int flags, struct rt_store **out)
 	if (!s)
 		return -ENOMEM;
 	s->rdwr = flags & RT_STORE_RDWR;
+	s->wlock = -1;
 	s->group_max = 1;
 	snprintf(s->dir, sizeof(s->dir), "%s", dir);
 	int rc = rt_pack_state_init(&s->wst);
@@ -264,6 +269,14 @@ int rt_store_open(const char *dir, int flags, struct rt_store **out)
 	if (s->rdwr && (rc = mkdir_p(dir)) < 0) {
 		rt_store_close(s);
 		return rc;
+	}
+	if (s->rdwr && (s->wlock = writers_lock(dir, LOCK_SH)) < 0) {
+		rc = s->wlock;
+		s->wlock = -1;
+		if (rc == -EBUSY || rc == -ENOENT || rc == -EACCES || rc == -EROFS) {
+			rt_store_close(s);
+			return rc == -EBUSY ? RT_E_BUSY : rc; /* being compacted, or not ours */
+		}
 	}
 	if (!s->rdwr) {
 		char p[4200];
@@ -311,6 +324,8 @@ void rt_store_close(struct rt_store *s)
 	if (s->env)
 		mdb_env_close(s->env);
 	rt_pack_state_free(&s->wst);
+	if (s->wlock >= 0)
+		close(s->wlock);
 	free(s->pend);
 	free(s->pbytes);
 	free(s->scratch);
@@ -332,7 +347,43 @@ typedef int (*write_fn)(struct rt_store *s, MDB_txn *txn, void *ctx);
 /* Run fn in a write transaction; retry after growing the map if full.
  * Readers' handles may write too (salvage): the environment is open
  * read-write for every handle. */
+static int write_txn_locked(struct rt_store *s, write_fn fn, void *ctx);
+
+/*
+ * The writers' lock: every handle that writes holds STORE/writers.lock
+ * shared while it may write (a recorder for its whole run, a reader for a
+ * salvage); `compact` holds it exclusive, so nothing writes into the file
+ * it is about to replace. Returns the descriptor or -errno (-EBUSY: being
+ * compacted).
+ */
+static int writers_lock(const char *dir, int how)
+{
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/writers.lock", dir);
+	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, how | LOCK_NB) < 0) {
+		int e = errno;
+		close(fd);
+		return e == EWOULDBLOCK ? -EBUSY : -e;
+	}
+	return fd;
+}
+
 static int write_txn(struct rt_store *s, write_fn fn, void *ctx)
+{
+	if (s->wlock >= 0)
+		return write_txn_locked(s, fn, ctx);
+	int fd = writers_lock(s->dir, LOCK_SH);
+	if (fd < 0)
+		return fd;
+	int rc = write_txn_locked(s, fn, ctx);
+	close(fd);
+	return rc;
+}
+
+static int write_txn_locked(struct rt_store *s, write_fn fn, void *ctx)
 {
 	if (!s->have_dbis)
 		return -EROFS;
@@ -1186,4 +1237,83 @@ void rt_store_trim_rss(struct rt_store *s)
 		return;
 	if (s->map_addr)
 		madvise(s->map_addr, s->map_len, MADV_DONTNEED);
+}
+
+/*
+ * Compaction: LMDB keeps its file size when runs are deleted (freed pages
+ * are reused, never returned). mdb_env_copy2 with MDB_CP_COMPACT writes a
+ * copy without the free pages; it replaces data.mdb by rename, which is
+ * atomic. Only while nothing else has the store open: a recorder or reader
+ * keeps its mapping of the old file, and what it wrote there would be lost.
+ */
+static pid_t lmdb_user(const char *dir)
+{
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/lock.mdb", dir);
+	int fd = open(p, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	/* every process with the environment open holds a read lock on the lock
+	 * file's first byte (LMDB); ask who would block a write lock */
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+	pid_t pid = fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK ? fl.l_pid : 0;
+	close(fd);
+	return pid;
+}
+
+int rt_store_compact(const char *dir, uint64_t *before, uint64_t *after, long *user)
+{
+	char p[4200], tmp[4200], dst[4300];
+	struct stat st;
+	*user = 0;
+	snprintf(p, sizeof(p), "%s/data.mdb", dir);
+	if (stat(p, &st) < 0)
+		return -errno;
+	*before = (uint64_t)st.st_size;
+	int lk = writers_lock(dir, LOCK_EX);
+	if (lk < 0)
+		return lk == -EBUSY ? RT_E_BUSY : lk;
+	pid_t other = lmdb_user(dir);
+	if (other) {
+		*user = other;
+		close(lk);
+		return RT_E_BUSY;
+	}
+	struct rt_store *s;
+	int rc = rt_store_open(dir, RT_STORE_RDONLY, &s);
+	if (rc) {
+		close(lk);
+		return rc;
+	}
+	snprintf(tmp, sizeof(tmp), "%s/.compact", dir);
+	snprintf(dst, sizeof(dst), "%s/data.mdb", tmp);
+	unlink(dst);
+	rmdir(tmp);
+	if (mkdir(tmp, 0700) < 0) {
+		rc = -errno;
+	} else if ((rc = mdb_env_copy2(s->env, tmp, MDB_CP_COMPACT))) {
+		rc = lmdb_fail(s, "compact", rc);
+	} else {
+		int fd = open(dst, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || fchmod(fd, 0600) < 0 || fsync(fd) < 0) /* private, as made */
+			rc = -errno;
+		if (fd >= 0)
+			close(fd);
+	}
+	rt_store_close(s);
+	if (rc == 0 && rename(dst, p) < 0)
+		rc = -errno;
+	unlink(dst);
+	rmdir(tmp);
+	if (rc == 0) {
+		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0) {
+			fsync(dfd); /* the rename itself survives a power cut */
+			close(dfd);
+		}
+		if (stat(p, &st) == 0)
+			*after = (uint64_t)st.st_size;
+	}
+	close(lk);
+	return rc;
 }

@@ -31,6 +31,7 @@ enum rt_err {
 	RT_E_HTTP = -10012,     /* a server answered with an error status */
 	RT_E_PROTOCOL = -10013, /* a server's 2xx answer cannot be used */
 	RT_E_CONFIG = -10014,   /* a setting is invalid (a URL, a number) */
+	RT_E_BUSY = -10015,     /* the store is in use (compact) or being compacted */
 };
 
 /* Human-readable text for an rt error code or -errno. Never NULL. */

@@ -128,6 +128,15 @@ int rt_store_used_bytes(struct rt_store *s, uint64_t *bytes);
  * *deleted counts the runs removed. */
 int rt_store_enforce_cap(struct rt_store *s, uint64_t keep, unsigned *deleted);
 
+/*
+ * Rewrite the store in dir without its free pages (runs deleted by the
+ * size cap leave the file as big as it was) and put it in place atomically.
+ * Refused with RT_E_BUSY while anything else has the store open: a
+ * recorder (or a reader; *user gets a pid when one is known). *before and
+ * *after: data.mdb sizes in bytes.
+ */
+int rt_store_compact(const char *dir, uint64_t *before, uint64_t *after, long *user);
+
 /* fsync the environment. */
 int rt_store_sync(struct rt_store *s);
 
