@@ -909,7 +909,8 @@ int rt_store_salvage(struct rt_store *s, struct rt_ring *ring, unsigned *added)
 	int rc = rt_pack_state_init(&c.st);
 	if (rc)
 		return rc;
-	c.rec = aligned_alloc(64, rt_record_max_size());
+	if (posix_memalign(&c.rec, 64, rt_record_max_size()))
+		c.rec = NULL;
 	c.packed = malloc(2 * rt_record_max_size()); /* > rt_pack_bound of any record */
 	if (!c.rec || !c.packed)
 		rc = -ENOMEM;

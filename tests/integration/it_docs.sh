@@ -34,7 +34,7 @@ for e in $(grep -ho 'getenv("[A-Z0-9_]*")' "$HERE"/recorder/*.c "$HERE"/exporter
 	| sed 's/getenv("\(.*\)")/\1/' | sort -u); do
 	need cli.md "$CLI" "$e"
 	case $e in
-	RT_TEST_*|RT_RING_SLOTS|RT_NVML_LIBRARY|RT_IMDS_ADDR|HOME|XDG_DATA_HOME|TRACKER_S3_REGION) ;;
+	RT_TEST_*|RT_RING_SLOTS|RT_STORE_AHEAD_KB|RT_NVML_LIBRARY|RT_IMDS_ADDR|HOME|XDG_DATA_HOME|TRACKER_S3_REGION) ;;
 	*) need rt-recorder.1 "$MAN_REC" "$e" ;;
 	esac
 done
