@@ -205,5 +205,5 @@ static void cpu_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 	}
 }
 
-const struct rt_source rt_source_cpu = {"cpu", cpu_open, cpu_read, cpu_inventory, cpu_fill,
-                                        cpu_close};
+const struct rt_source rt_source_cpu = {"cpu",         cpu_open, cpu_read,
+                                        cpu_inventory, cpu_fill, cpu_close};

@@ -253,5 +253,5 @@ static void disk_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 	}
 }
 
-const struct rt_source rt_source_disk = {"disk", disk_open, disk_read, disk_inventory, disk_fill,
-                                         disk_close};
+const struct rt_source rt_source_disk = {"disk",         disk_open, disk_read,
+                                         disk_inventory, disk_fill, disk_close};

@@ -47,5 +47,5 @@ static void gpu_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 	}
 }
 
-const struct rt_source rt_source_gpu = {"gpu", gpu_open, gpu_read, gpu_inventory, gpu_fill,
-                                        gpu_close};
+const struct rt_source rt_source_gpu = {"gpu",         gpu_open, gpu_read,
+                                        gpu_inventory, gpu_fill, gpu_close};

@@ -39,7 +39,8 @@ static void load_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 {
 	struct load_state *st = self;
 	size_t len;
-	if (rt_read_fd(c, st->fd, &len) == 0 && rt_parse_loadavg(c->buf, len, rec->sys->load_x100) == 0)
+	if (rt_read_fd(c, st->fd, &len) == 0 &&
+	    rt_parse_loadavg(c->buf, len, rec->sys->load_x100) == 0)
 		rec->h->flags |= RT_REC_HAS_LOAD;
 }
 

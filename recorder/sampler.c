@@ -39,7 +39,8 @@ int rt_sampler_init(struct rt_sampler *s, struct rt_store *store, uint64_t run, 
 	s->run = run;
 	s->ring_slots = ring_slots ? ring_slots : 64;
 	if (store) /* a group waits in the ring too: never more than half of it */
-		rt_store_set_group(store, s->ring_slots / 2 ? s->ring_slots / 2 : 1, GROUP_AGE_NS, 1);
+		rt_store_set_group(store, s->ring_slots / 2 ? s->ring_slots / 2 : 1, GROUP_AGE_NS,
+		                   1);
 	s->rec_cap = rt_record_max_size();
 	s->inv_cap = rt_inventory_encoded_max();
 	if (posix_memalign(&s->rec, 64, s->rec_cap)) {

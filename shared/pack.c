@@ -21,27 +21,60 @@ struct value {
 	uint8_t sgn;  /* sign-extended when 4 bytes */
 };
 
-#define U(t, m) {offsetof(t, m), sizeof(((t *)0)->m), 0}
-#define S(t, m) {offsetof(t, m), sizeof(((t *)0)->m), 1}
+#define U(t, m)                                                                                    \
+	{                                                                                          \
+		offsetof(t, m), sizeof(((t *)0)->m), 0                                             \
+	}
+#define S(t, m)                                                                                    \
+	{                                                                                          \
+		offsetof(t, m), sizeof(((t *)0)->m), 1                                             \
+	}
 #define SY struct rt_rec_system
 #define PR struct rt_rec_process
 #define GP struct rt_rec_gpu
 
+/* clang-format off: one line per group of values, as the structs list them */
 static const struct value v_system[RT_NVALS_SYSTEM] = {
-    U(SY, cpu[0]),      U(SY, cpu[1]),         U(SY, cpu[2]),         U(SY, cpu[3]),
-    U(SY, cpu[4]),      U(SY, cpu[5]),         U(SY, cpu[6]),         U(SY, cpu[7]),
-    U(SY, nprocs),      U(SY, procs_running),  U(SY, cg_usage_usec),  S(SY, cg_quota_usec),
+    U(SY, cpu[0]),
+    U(SY, cpu[1]),
+    U(SY, cpu[2]),
+    U(SY, cpu[3]),
+    U(SY, cpu[4]),
+    U(SY, cpu[5]),
+    U(SY, cpu[6]),
+    U(SY, cpu[7]),
+    U(SY, nprocs),
+    U(SY, procs_running),
+    U(SY, cg_usage_usec),
+    S(SY, cg_quota_usec),
     U(SY, cg_period_usec),
-    U(SY, mem_kb[0]),   U(SY, mem_kb[1]),      U(SY, mem_kb[2]),      U(SY, mem_kb[3]),
-    U(SY, mem_kb[4]),   U(SY, mem_kb[5]),      U(SY, mem_kb[6]),      U(SY, mem_kb[7]),
-    U(SY, mem_kb[8]),   U(SY, mem_kb[9]),
+    U(SY, mem_kb[0]),
+    U(SY, mem_kb[1]),
+    U(SY, mem_kb[2]),
+    U(SY, mem_kb[3]),
+    U(SY, mem_kb[4]),
+    U(SY, mem_kb[5]),
+    U(SY, mem_kb[6]),
+    U(SY, mem_kb[7]),
+    U(SY, mem_kb[8]),
+    U(SY, mem_kb[9]),
     /* layout 2 */
-    U(SY, load_x100[0]), U(SY, load_x100[1]), U(SY, load_x100[2]),
+    U(SY, load_x100[0]),
+    U(SY, load_x100[1]),
+    U(SY, load_x100[2]),
 };
 static const struct value v_process[RT_NVALS_PROCESS] = {
-    S(PR, pid),         U(PR, nprocs),      U(PR, utime_us),    U(PR, stime_us),
-    U(PR, pss_kb),      U(PR, rss_kb),      U(PR, read_bytes),  U(PR, write_bytes),
-    U(PR, gpu_vram_bytes), U(PR, gpu_util_pct_x100), U(PR, gpu_count),
+    S(PR, pid),
+    U(PR, nprocs),
+    U(PR, utime_us),
+    U(PR, stime_us),
+    U(PR, pss_kb),
+    U(PR, rss_kb),
+    U(PR, read_bytes),
+    U(PR, write_bytes),
+    U(PR, gpu_vram_bytes),
+    U(PR, gpu_util_pct_x100),
+    U(PR, gpu_count),
 };
 static const struct value v_cpu[RT_NVALS_CPU] = {U(struct rt_rec_cpu, total),
                                                  U(struct rt_rec_cpu, idle)};
@@ -56,6 +89,8 @@ static const struct value v_gpu[RT_NVALS_GPU] = {
     U(GP, vram_used), U(GP, vram_total), U(GP, util_pct), S(GP, temp_c),
     U(GP, power_mw),  U(GP, clock_mhz),  U(GP, valid),
 };
+
+/* clang-format on */
 
 static const struct {
 	const struct value *v;
@@ -270,8 +305,8 @@ static int read_shape(struct rt_pack_state *st, const unsigned char **p, const u
 	uint64_t nsec, count, nvals;
 	if (get_varint(p, end, &nsec) || nsec < RT_NSECTIONS || nsec > RT_PACK_MAX_SECTIONS)
 		return RT_E_CORRUPT;
-	static const unsigned cap[RT_NSECTIONS] = {1,           1,           RT_MAX_CPUS, RT_MAX_DISKS,
-	                                           RT_MAX_MOUNTS, RT_MAX_NICS, RT_MAX_GPUS};
+	static const unsigned cap[RT_NSECTIONS] = {
+	    1, 1, RT_MAX_CPUS, RT_MAX_DISKS, RT_MAX_MOUNTS, RT_MAX_NICS, RT_MAX_GPUS};
 	unsigned c[RT_NSECTIONS];
 	for (unsigned s = 0; s < nsec; s++) {
 		if (get_varint(p, end, &count) || get_varint(p, end, &nvals) || nvals > 255 ||

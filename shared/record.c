@@ -14,9 +14,9 @@
 #include "rt/common.h"
 #include "rt/pack.h"
 
-const uint8_t rt_record_nvals_now[RT_NSECTIONS] = {
-    RT_NVALS_SYSTEM, RT_NVALS_PROCESS, RT_NVALS_CPU, RT_NVALS_DISK,
-    RT_NVALS_MOUNT,  RT_NVALS_NIC,     RT_NVALS_GPU};
+const uint8_t rt_record_nvals_now[RT_NSECTIONS] = {RT_NVALS_SYSTEM, RT_NVALS_PROCESS, RT_NVALS_CPU,
+                                                   RT_NVALS_DISK,   RT_NVALS_MOUNT,   RT_NVALS_NIC,
+                                                   RT_NVALS_GPU};
 
 static uint32_t crc_table[8][256];
 static int crc_ready;
@@ -225,7 +225,7 @@ int rt_record_decode(const void *buf, size_t len, struct rt_record *rec)
 	struct rt_rec_header h;
 	if (rt_pack_is_packed(buf, len)) /* stored bytes a newer rt packed */
 		return rt_record_claimed_layout(buf, len) > RT_RECORD_LAYOUT ? RT_E_LAYOUT
-		                                                           : RT_E_CORRUPT;
+		                                                             : RT_E_CORRUPT;
 	if (len < sizeof(h))
 		return RT_E_CORRUPT;
 	memcpy(&h, buf, sizeof(h));

@@ -32,7 +32,8 @@ struct dead_ctx {
 static int open_ring(struct rt_store *s, uint64_t run, struct rt_ring **ring, char *path,
                      size_t cap)
 {
-	if (rt_ring_path(path, cap, rt_store_ring_key(s), run) == 0 && rt_ring_open(path, ring) == 0)
+	if (rt_ring_path(path, cap, rt_store_ring_key(s), run) == 0 &&
+	    rt_ring_open(path, ring) == 0)
 		return 0;
 	if (rt_ring_path(path, cap, rt_store_dir(s), run) == 0 && rt_ring_open(path, ring) == 0)
 		return 0;

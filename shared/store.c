@@ -57,7 +57,7 @@ struct rt_store {
 	struct pending {
 		uint64_t run, seq;
 		uint32_t off, len;
-	} *pend;
+	} * pend;
 	unsigned npend, pend_cap;
 	unsigned char *pbytes;
 	size_t pbytes_len, pbytes_cap;
@@ -494,8 +494,8 @@ unsigned rt_store_pending(const struct rt_store *s)
 
 /* Put one sample's stored bytes at (run, seq); the right edge when it is the
  * newest key (MDB_APPEND), anywhere otherwise. */
-static int put_sample(struct rt_store *s, MDB_txn *txn, uint64_t run, uint64_t seq,
-                      const void *val, size_t len)
+static int put_sample(struct rt_store *s, MDB_txn *txn, uint64_t run, uint64_t seq, const void *val,
+                      size_t len)
 {
 	unsigned char key[16];
 	put_be64(key, run);
@@ -615,7 +615,8 @@ int rt_store_append(struct rt_store *s, uint64_t run, uint64_t seq, const void *
 	uint64_t now = r.h->mono_ns; /* the samples' clock: a fake one in tests */
 	if (s->npend == 1)
 		s->pend_since_ns = now;
-	if (s->npend >= s->group_max || (s->group_age_ns && now - s->pend_since_ns >= s->group_age_ns))
+	if (s->npend >= s->group_max ||
+	    (s->group_age_ns && now - s->pend_since_ns >= s->group_age_ns))
 		return rt_store_flush(s);
 	return 0;
 }
@@ -744,10 +745,10 @@ static int visit(struct rt_store *s, struct scan_state *x, uint64_t seq, const M
 }
 
 /* Position cur at the record a replay of seq `from` must start unpacking
- * at: a full one at or before it. *start gets its seq. */
-static int find_start(struct rt_store *s, MDB_cursor *cur, uint64_t run, uint64_t from,
-                      uint64_t *start)
+ * at: a full one at or before it. */
+static int find_start(MDB_cursor *cur, uint64_t run, uint64_t from)
 {
+	uint64_t at;
 	unsigned char key[16];
 	put_be64(key, run);
 	put_be64(key + 8, from);
@@ -755,27 +756,26 @@ static int find_start(struct rt_store *s, MDB_cursor *cur, uint64_t run, uint64_
 	int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
 	if (rc || k.mv_size != 16 || get_be64(k.mv_data) != run)
 		return RT_E_NOTFOUND;
-	*start = get_be64((unsigned char *)k.mv_data + 8);
+	at = get_be64((unsigned char *)k.mv_data + 8);
 	/* a delta needs its predecessors back to a full record (a few dozen) */
 	for (int back = 0; back < 4 * RT_PACK_FULL_EVERY; back++) {
-		if (!rt_pack_is_packed(v.mv_data, v.mv_size) || rt_pack_is_full(v.mv_data, v.mv_size))
+		if (!rt_pack_is_packed(v.mv_data, v.mv_size) ||
+		    rt_pack_is_full(v.mv_data, v.mv_size))
 			return 0;
 		MDB_val pk, pv;
 		if (mdb_cursor_get(cur, &pk, &pv, MDB_PREV) || pk.mv_size != 16 ||
 		    get_be64(pk.mv_data) != run ||
-		    get_be64((unsigned char *)pk.mv_data + 8) != *start - 1)
+		    get_be64((unsigned char *)pk.mv_data + 8) != at - 1)
 			break;
 		v = pv;
-		*start -= 1;
+		at--;
 	}
-	(void)s;
 	/* no full record before it (damage): start where asked, the caller
 	 * hears about the records that cannot be unpacked */
 	put_be64(key + 8, from);
 	k.mv_data = key;
 	k.mv_size = 16;
 	mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-	*start = get_be64((unsigned char *)k.mv_data + 8);
 	return 0;
 }
 
@@ -806,10 +806,9 @@ int rt_store_scan(struct rt_store *s, uint64_t run, uint64_t from, uint64_t to,
 		unsigned char key[16];
 		MDB_val k = {16, key}, v;
 		MDB_cursor_op op = MDB_GET_CURRENT;
-		uint64_t start = next;
 		if (first) {
 			first = 0;
-			if (find_start(s, cur, run, from, &start)) {
+			if (find_start(cur, run, from)) {
 				mdb_cursor_close(cur);
 				mdb_txn_abort(txn);
 				break;
@@ -842,7 +841,6 @@ int rt_store_scan(struct rt_store *s, uint64_t run, uint64_t from, uint64_t to,
 				break;
 			}
 		}
-		(void)start;
 		mdb_cursor_close(cur);
 		mdb_txn_abort(txn); /* short transactions: let the writer reuse pages */
 		if (ret || done)
@@ -877,7 +875,8 @@ static int do_salvage(struct rt_store *s, MDB_txn *txn, void *vctx)
 	put_be64(key + 8, 0);
 	MDB_val k = {16, key}, v;
 	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-	rc = rc == 0 ? mdb_cursor_get(cur, &k, &v, MDB_PREV) : mdb_cursor_get(cur, &k, &v, MDB_LAST);
+	rc =
+	    rc == 0 ? mdb_cursor_get(cur, &k, &v, MDB_PREV) : mdb_cursor_get(cur, &k, &v, MDB_LAST);
 	uint64_t want = 0;
 	if (rc == 0 && k.mv_size == 16 && get_be64(k.mv_data) == c->run)
 		want = get_be64((unsigned char *)k.mv_data + 8) + 1;
