@@ -103,10 +103,16 @@ int rt_follow(struct rt_emitter *e, uint64_t start)
 	rt_ring_path(path, sizeof(path), rt_store_ring_key(e->store), e->run);
 	struct rt_ring *ring = NULL;
 	uint64_t missing_since = rt_clock_mono_real();
-	/* poll a few times per interval: latency well under one interval */
+	/* without a ring, look a few times per interval */
 	uint64_t pollns = (uint64_t)(e->interval * 1e9 / 4);
 	pollns = pollns < 5000000ull ? 5000000ull : pollns > 50000000ull ? 50000000ull : pollns;
-	int rc = 0, done = 0;
+	/* with one, sleep until the recorder publishes; make sure it is alive
+	 * when no sample came for two intervals (1 s to 10 s) */
+	uint64_t alivens = (uint64_t)(e->interval * 2e9);
+	alivens = alivens < 1000000000ull    ? 1000000000ull
+	          : alivens > 10000000000ull ? 10000000000ull
+	                                     : alivens;
+	int rc = 0, done = 0, check_writer = 1;
 	while (!done && !rc) {
 		if (!ring && rt_ring_open(path, &ring) != 0)
 			ring = NULL;
@@ -160,7 +166,7 @@ int rt_follow(struct rt_emitter *e, uint64_t start)
 			done = 1;
 			break;
 		}
-		if (!rt_ring_writer_alive(ring)) {
+		if (check_writer && !rt_ring_writer_alive(ring)) {
 			rc = drain_store(&f);
 			rt_say("the recorder of run %llu stopped without finishing it (killed?); "
 			       "printed up to sample %llu",
@@ -168,7 +174,7 @@ int rt_follow(struct rt_emitter *e, uint64_t start)
 			       (unsigned long long)(f.next ? f.next - 1 : 0));
 			break;
 		}
-		nap(pollns);
+		check_writer = rt_ring_wait(ring, head, alivens) == RT_E_AGAIN;
 	}
 	if (ring)
 		rt_ring_close(ring, 0);

@@ -28,6 +28,7 @@
 #include "rt/common.h"
 #include "rt/sysroot.h"
 #include "rt/config.h"
+#include "rt/ring.h"
 
 static uint64_t now_ns(int mono)
 {
@@ -234,6 +235,35 @@ static int still_recording(struct rt_store *s, struct rt_runinfo *ri)
 	return !strcmp(ri->status, "running");
 }
 
+/*
+ * Sleep until the next batch is due (due_ns on the monotonic clock; 0: due
+ * now, but the store has nothing new yet) or the run ends. With the run's
+ * ring, the recorder wakes us when it finishes; without one, look again
+ * every 200 ms. At most 5 s, then the caller looks at the run again.
+ */
+static void wait_for_batch(struct rt_store *s, const struct rt_runinfo *ri, struct rt_ring **ring,
+                           uint64_t due_ns)
+{
+	uint64_t now = now_ns(1);
+	uint64_t ns = due_ns > now ? due_ns - now : 1000000000ull; /* store commits lag */
+	if (ns > 5000000000ull)
+		ns = 5000000000ull;
+	if (!*ring) {
+		char path[4096];
+		if (rt_ring_path(path, sizeof(path), rt_store_ring_key(s), ri->id) != 0 ||
+		    rt_ring_open(path, ring) != 0)
+			*ring = NULL;
+	}
+	if (*ring && rt_ring_state(*ring) == RT_RING_RUNNING) {
+		rt_ring_wait_end(*ring, ns);
+		return;
+	}
+	if (ns > 200000000ull)
+		ns = 200000000ull;
+	struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+	nanosleep(&ts, NULL);
+}
+
 int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose)
 {
 	const char *token = getenv("SENTINEL_API_TOKEN");
@@ -344,6 +374,7 @@ int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose)
 	uint64_t age = ri.start_ns && wall > ri.start_ns ? wall - ri.start_ns : 0;
 	uint64_t next_due = (mono > age ? mono - age : 0) + (uint64_t)(interval * 1e9);
 	int put_any = 0;
+	struct rt_ring *ring = NULL;
 	struct rt_buf gz = {0}, key = {0}, uri = {0};
 	for (;;) {
 		int recording = still_recording(s, &ri);
@@ -419,9 +450,10 @@ int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose)
 			backoff(&r_api, msg);
 			continue;
 		}
-		struct timespec ts = {0, 200 * 1000 * 1000};
-		nanosleep(&ts, NULL);
+		wait_for_batch(s, &ri, &ring, due ? 0 : next_due);
 	}
+	if (ring)
+		rt_ring_close(ring, 0);
 	rt_buf_free(&gz);
 	rt_buf_free(&key);
 	rt_buf_free(&uri);

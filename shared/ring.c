@@ -19,7 +19,10 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <linux/futex.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rt/common.h"
@@ -31,15 +34,23 @@ struct ring_hdr {
 	uint32_t slot_size; /* payload bytes per slot */
 	uint32_t slot_count;
 	int32_t writer_pid;
-	uint32_t reserved0;
+	uint32_t features; /* RT_RING_F_*: what this writer does */
 	uint64_t run_id;
 	uint64_t generation; /* bumped if a writer ever re-creates the ring */
 	_Atomic uint64_t heartbeat_ns;
 	_Atomic uint32_t state;
 	uint32_t reserved1;
 	_Atomic uint64_t head;
-	uint64_t reserved[8];
+	/* futex words: wake moves at every publish and state change; waiters
+	 * counts readers asleep on it (the writer skips the wake call when
+	 * there are none). Zero in rings of writers without RT_RING_F_WAKE. */
+	_Atomic uint32_t wake;
+	_Atomic uint32_t waiters;
+	uint64_t reserved[7];
 };
+
+/* the writer wakes futex waiters on wake (publish) and state (change) */
+#define RT_RING_F_WAKE 1u
 
 struct slot_hdr {
 	_Atomic uint64_t version;
@@ -53,10 +64,19 @@ struct rt_ring {
 	unsigned char *map;
 	size_t map_len;
 	struct ring_hdr *h;
+	struct ring_hdr *hw; /* a reader's writable view of the header, or NULL */
+	size_t hw_len;
 	uint32_t slot_size, slot_count;
 	size_t stride;
 	char path[4096];
 };
+
+/* Shared (not private) futex calls: the words live in a file mapping that
+ * other processes map too. */
+static long futex(_Atomic uint32_t *w, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, (uint32_t *)w, op, val, ts, NULL, 0);
+}
 
 static size_t stride_of(uint32_t slot_size)
 {
@@ -123,6 +143,7 @@ int rt_ring_create(const char *path, uint64_t run_id, uint32_t slot_size, uint32
 	r->h->slot_size = slot_size;
 	r->h->slot_count = slot_count;
 	r->h->writer_pid = (int32_t)getpid();
+	r->h->features = RT_RING_F_WAKE;
 	r->h->run_id = run_id;
 	r->h->generation = 1;
 	atomic_store_explicit(&r->h->state, RT_RING_RUNNING, memory_order_relaxed);
@@ -156,6 +177,11 @@ int rt_ring_publish(struct rt_ring *r, uint64_t seq, const void *rec, size_t len
 	memcpy((unsigned char *)(s + 1), rec, len);
 	atomic_store_explicit(&s->version, 2 * k, memory_order_release);
 	atomic_store_explicit(&r->h->head, seq + 1, memory_order_release);
+	/* seq_cst pairs with rt_ring_wait: either we see its waiter count or
+	 * it sees the new head */
+	atomic_fetch_add(&r->h->wake, 1);
+	if (atomic_load(&r->h->waiters))
+		futex(&r->h->wake, FUTEX_WAKE, INT32_MAX, NULL);
 	return 0;
 }
 
@@ -166,7 +192,10 @@ void rt_ring_heartbeat(struct rt_ring *r, uint64_t mono_ns)
 
 void rt_ring_set_state(struct rt_ring *r, enum rt_ring_state st)
 {
-	atomic_store_explicit(&r->h->state, (uint32_t)st, memory_order_release);
+	atomic_store(&r->h->state, (uint32_t)st);
+	atomic_fetch_add(&r->h->wake, 1);
+	futex(&r->h->wake, FUTEX_WAKE, INT32_MAX, NULL);
+	futex(&r->h->state, FUTEX_WAKE, INT32_MAX, NULL);
 }
 
 int rt_ring_open(const char *path, struct rt_ring **out)
@@ -175,7 +204,14 @@ int rt_ring_open(const char *path, struct rt_ring **out)
 	if (!r)
 		return -ENOMEM;
 	int err = 0;
-	r->fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* read-write only to count ourselves among the header's waiters; the
+	 * slots are mapped read-only */
+	int rw = 1;
+	r->fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (r->fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM)) {
+		rw = 0;
+		r->fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	}
 	if (r->fd < 0) {
 		err = -errno;
 		free(r);
@@ -218,6 +254,12 @@ int rt_ring_open(const char *path, struct rt_ring **out)
 	if (r->map_len != sizeof(struct ring_hdr) + r->stride * (size_t)r->slot_count) {
 		err = RT_E_CORRUPT;
 		goto fail;
+	}
+	if (rw && (r->h->features & RT_RING_F_WAKE)) {
+		r->hw_len = sizeof(struct ring_hdr);
+		r->hw = mmap(NULL, r->hw_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+		if (r->hw == MAP_FAILED)
+			r->hw = NULL; /* readers then nap between looks */
 	}
 	snprintf(r->path, sizeof(r->path), "%s", path);
 	*out = r;
@@ -278,18 +320,49 @@ int rt_ring_writer_alive(const struct rt_ring *r)
 		return 1;
 	/* The writer holds LOCK_EX for its whole life; if we can take a shared
 	 * lock, nobody holds it any more. Works across pid reuse. */
-	int fd = open(r->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return rt_ring_state(r) == RT_RING_RUNNING ? 0 : 0;
-	int alive = 1;
-	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
-		alive = 0;
-		flock(fd, LOCK_UN);
-	} else if (errno != EWOULDBLOCK) {
-		alive = 0;
+	if (flock(r->fd, LOCK_SH | LOCK_NB) == 0) {
+		flock(r->fd, LOCK_UN);
+		return 0;
 	}
-	close(fd);
-	return alive;
+	return errno == EWOULDBLOCK;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+	nanosleep(&ts, NULL);
+}
+
+int rt_ring_wait(struct rt_ring *r, uint64_t head, uint64_t timeout_ns)
+{
+	if (!r->hw) { /* an older writer, or no write access: look again later */
+		sleep_ns(timeout_ns < RT_RING_NAP_NS ? timeout_ns : RT_RING_NAP_NS);
+		return RT_E_AGAIN;
+	}
+	struct timespec ts = {(time_t)(timeout_ns / 1000000000u),
+	                      (long)(timeout_ns % 1000000000u)};
+	atomic_fetch_add(&r->hw->waiters, 1);
+	uint32_t w = atomic_load(&r->hw->wake);
+	long rc = 0;
+	if (rt_ring_head(r) == head && rt_ring_state(r) == RT_RING_RUNNING)
+		rc = futex(&r->hw->wake, FUTEX_WAIT, w, &ts);
+	atomic_fetch_sub(&r->hw->waiters, 1);
+	return rc < 0 && errno == ETIMEDOUT ? RT_E_AGAIN : 0;
+}
+
+int rt_ring_wait_end(struct rt_ring *r, uint64_t timeout_ns)
+{
+	if (rt_ring_state(r) != RT_RING_RUNNING)
+		return 0;
+	if (!(r->h->features & RT_RING_F_WAKE)) {
+		sleep_ns(timeout_ns < RT_RING_NAP_NS ? timeout_ns : RT_RING_NAP_NS);
+		return rt_ring_state(r) == RT_RING_RUNNING ? RT_E_AGAIN : 0;
+	}
+	/* waiting needs no write access: the writer always wakes this word */
+	struct timespec ts = {(time_t)(timeout_ns / 1000000000u),
+	                      (long)(timeout_ns % 1000000000u)};
+	futex(&r->h->state, FUTEX_WAIT, RT_RING_RUNNING, &ts);
+	return rt_ring_state(r) == RT_RING_RUNNING ? RT_E_AGAIN : 0;
 }
 
 void rt_ring_close(struct rt_ring *r, int unlink_file)
@@ -298,6 +371,8 @@ void rt_ring_close(struct rt_ring *r, int unlink_file)
 		return;
 	if (unlink_file)
 		unlink(r->path);
+	if (r->hw)
+		munmap(r->hw, r->hw_len);
 	if (r->map)
 		munmap(r->map, r->map_len);
 	close(r->fd);

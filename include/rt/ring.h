@@ -15,6 +15,10 @@
  *
  * The writer holds an exclusive flock on the file for its whole life, so a
  * reader can tell a live writer from a dead one even if the pid was reused.
+ *
+ * Readers sleep on futex words in the header until a sample is published
+ * (rt_ring_wait): an idle reader costs nothing between samples, and the
+ * writer makes the wake call only while some reader sleeps.
  */
 #ifndef RT_RING_H
 #define RT_RING_H
@@ -63,6 +67,22 @@ int rt_ring_read(const struct rt_ring *r, uint64_t seq, void *buf, size_t cap, s
 
 /* 1 when the writer process still holds the ring, 0 when it is gone. */
 int rt_ring_writer_alive(const struct rt_ring *r);
+
+/*
+ * Sleep until the head moves past head, the run's state changes, or
+ * timeout_ns passes: a futex on the ring header that the writer wakes after
+ * each publish (only when someone waits). A ring whose writer does not wake
+ * (older rt) or that could not be opened for writing gets a nap of at most
+ * RT_RING_NAP_NS instead. 0 when woken, RT_E_AGAIN on timeout or after a
+ * nap (time to check that the writer is still alive).
+ */
+#define RT_RING_NAP_NS 50000000ull
+int rt_ring_wait(struct rt_ring *r, uint64_t head, uint64_t timeout_ns);
+
+/* Sleep until the run's state leaves RUNNING or timeout_ns passes (no wake
+ * per sample: for readers that only care about the end). 0 when it left
+ * RUNNING, RT_E_AGAIN otherwise. */
+int rt_ring_wait_end(struct rt_ring *r, uint64_t timeout_ns);
 
 /* Unmap and close; the writer may also unlink the file. */
 void rt_ring_close(struct rt_ring *r, int unlink_file);

@@ -90,7 +90,7 @@ kill $APIPID; wait $APIPID 2>/dev/null || true
 start_api --fail-start 2
 # RT_SOAK_CYCLES=60 for the long soak (a separate command, not in CI)
 cycles=${RT_SOAK_CYCLES:-12}
-rec_only --quiet -i 0.01 --count $((cycles * 40 + 400)) &
+RT_RING_SLOTS=16 rec_only --quiet -i 0.01 --count $((cycles * 40 + 400)) & # committed as it runs
 rec=$!; track $rec
 wait_for sh -c "\"$EXP\" runs | grep -q running" || fail "recorder did not start"
 cycle=0
