@@ -48,6 +48,8 @@ void rt_run_free(struct rt_runinfo *ri);
 /* Whether run's recorder is alive (its ring is held). */
 int rt_run_recorder_alive(struct rt_store *s, uint64_t run);
 int rt_cmd_runs(struct rt_store *s);
+/* wall clock ns of sample seq of run (0 when it cannot be read) */
+uint64_t rt_run_sample_wall(struct rt_store *s, uint64_t run, uint64_t seq);
 int rt_cmd_show(struct rt_store *s, const char *spec);
 /* upload.c: `rt-export upload RUN` (exit status). */
 int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose);

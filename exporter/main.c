@@ -1,6 +1,14 @@
 /*
  * main.c - rt-export: read runs from the store and the live ring.
  *
+ * Built twice. rt-export itself links the store, the ring and the formats
+ * alone (libc and liblmdb): it is what the recorder starts to print a run
+ * live, so it must be as light as the recorder. The verbs that need cJSON,
+ * libcurl, OpenSSL or zlib (show, upload, summary, recommend, report,
+ * discover, live --summary) are carried out by rt-export-full, the same
+ * program built with RT_EXPORT_FULL, which rt-export executes in its place
+ * with the same arguments.
+ *
  *   rt-export runs                      list runs
  *   rt-export show RUN                  one run's metadata as JSON
  *   rt-export replay RUN [options]      print a stored run
@@ -13,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,13 +30,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "answer.h"
-#include "cloud.h"
 #include "export.h"
 #include "rt/common.h"
 #include "rt/salvage.h"
 #include "rt/store.h"
 #include "rt/sysroot.h"
+#ifdef RT_EXPORT_FULL
+#include "answer.h"
+#include "cloud.h"
+#define FULL(fn) fn
+#else
+/* not in this executable: main() hands the verb to rt-export-full */
+#define FULL(fn) NULL
+struct rt_answer_opts {
+	int json;
+	const char *job;
+	unsigned long last;
+	unsigned servers;
+};
+#endif
 
 struct args {
 	const char *store, *verb, *run, *output, *from, *to;
@@ -234,6 +255,7 @@ static int verb_runs(const struct args *a, struct rt_store *s)
 	return rt_cmd_runs(s) ? 1 : 0;
 }
 
+#ifdef RT_EXPORT_FULL
 static int verb_show(const struct args *a, struct rt_store *s)
 {
 	return rt_cmd_show(s, a->run) ? 1 : 0;
@@ -243,6 +265,7 @@ static int verb_upload(const struct args *a, struct rt_store *s)
 {
 	return rt_cmd_upload(s, a->run, a->verbose);
 }
+#endif
 
 /* The store without its free pages; nothing else may have it open. */
 static int verb_compact(const struct args *a, struct rt_store *s)
@@ -276,6 +299,7 @@ static int verb_compact(const struct args *a, struct rt_store *s)
 	return 0;
 }
 
+#ifdef RT_EXPORT_FULL
 static int verb_discover(const struct args *a, struct rt_store *s)
 {
 	(void)s; /* only when asked: probes cloud metadata services */
@@ -322,6 +346,7 @@ static void print_live_summary(struct rt_store *s, const struct rt_runinfo *ri,
 	}
 	rt_run_free(&fresh);
 }
+#endif
 
 /* replay, tail and live: records become lines through one emitter. */
 static int verb_stream(const struct args *a, struct rt_store *s)
@@ -355,6 +380,7 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 		rt_run_free(&ri);
 		return 1;
 	}
+#ifdef RT_EXPORT_FULL
 	struct rt_series ser = {0};
 	struct rt_buf last_meta = {0};
 	if (a->summary) { /* the recorder's --summary: collect the lines as numbers too */
@@ -362,6 +388,7 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 		e.observe_ctx = &ser;
 		e.last_meta = &last_meta;
 	}
+#endif
 	if (a->quiet)
 		e.sink = NULL;
 	if (a->fd >= 0) {
@@ -383,16 +410,19 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 		r = rt_follow(&e, start);
 	}
 	int rc = finish(&k, r);
+#ifdef RT_EXPORT_FULL
 	if (a->summary)
 		print_live_summary(s, &ri, &last_meta, &ser);
 	rt_series_free(&ser);
 	rt_buf_free(&last_meta);
+#endif
 	rt_emitter_free(&e);
 	rt_sink_close(&k);
 	rt_run_free(&ri);
 	return rc;
 }
 
+#ifdef RT_EXPORT_FULL
 /* summary, recommend, report: RUN or --job NAME */
 static int verb_answer(const struct args *a, struct rt_store *s)
 {
@@ -419,6 +449,7 @@ static int verb_answer(const struct args *a, struct rt_store *s)
 		return rt_cmd_report(s, &o);
 	return !strcmp(v, "summary") ? rt_cmd_summary(s, &o) : rt_cmd_recommend(s, &o);
 }
+#endif
 
 enum { NEEDS_RUN = 1, NO_STORE = 2 };
 
@@ -429,7 +460,7 @@ static const struct verb {
 	int (*run)(const struct args *a, struct rt_store *s);
 } verbs[] = {
     {"runs", "", "list runs (id, start, end, duration, samples, status, job)", 0, verb_runs},
-    {"show", "RUN", "print one run's metadata as JSON", NEEDS_RUN, verb_show},
+    {"show", "RUN", "print one run's metadata as JSON", NEEDS_RUN, FULL(verb_show)},
     {"replay", "RUN [-f json|csv] [--from T] [--to T] [--every N] [-o FILE]",
      "print a recorded run or a time range of it; --every N prints every Nth sample "
      "(rates over N intervals)",
@@ -445,25 +476,25 @@ static const struct verb {
     {"upload", "RUN [-v]",
      "stream a run to S3 through the Sentinel API (SENTINEL_API_TOKEN); resumes where a "
      "previous upload stopped; -v says when the run is finished on Sentinel",
-     NEEDS_RUN, verb_upload},
+     NEEDS_RUN, FULL(verb_upload)},
     {"summary", "(RUN | --job NAME [--last N]) [--json]",
      "what the run needed: duration, exit status, CPU, memory, GPU, disk and network of the "
      "process tree and the host, the server allocation and the recommended resources; with "
      "--job, one row per stored run of that job and their aggregate",
-     0, verb_answer},
+     0, FULL(verb_answer)},
     {"recommend", "(RUN | --job NAME [--last N]) [--json] [--servers N]",
      "vCPUs, memory, GPUs and VRAM for the next run, from one run or from the job's history; "
      "--servers N adds the N cheapest cloud servers that fit (Spare Cores Keeper API, "
      "TRACKER_KEEPER_URL) and what the run cost",
-     0, verb_answer},
+     0, FULL(verb_answer)},
     {"report", "RUN [-o FILE] [--servers N]",
      "write one self-contained HTML page (default rt-report-RUN.html) with the job, host, "
      "summary, recommendation and charts over time; it opens offline",
-     0, verb_answer},
+     0, FULL(verb_answer)},
     {"discover", "",
      "print the cloud vendor, account, region, zone and instance type (probes "
      "metadata services for up to 2 s)",
-     NO_STORE, verb_discover},
+     NO_STORE, FULL(verb_discover)},
     {"compact", "",
      "rewrite the store without the space of deleted runs (LMDB keeps its file size); "
      "refused while a recorder or another rt-export has the store open",
@@ -500,6 +531,40 @@ static void usage(FILE *f)
 	      f);
 }
 
+#ifndef RT_EXPORT_FULL
+/*
+ * Become rt-export-full with the same arguments: the one next to this
+ * executable (a build tree), else the installed one at RT_LIBEXEC_REL
+ * relative to it. Returns only when there is none.
+ */
+static int exec_full(char **argv, const char *verb)
+{
+	char self[4096], path[4400];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0) {
+		rt_say("cannot find rt-export-full, which carries out '%s' (/proc/self/exe: %s)",
+		       verb, strerror(errno));
+		return 1;
+	}
+	self[n] = '\0';
+	const char *dir = dirname(self);
+	const char *where[] = {"", "/" RT_LIBEXEC_REL};
+	for (size_t i = 0; i < RT_ARRAY_LEN(where); i++) {
+		snprintf(path, sizeof(path), "%s%s/rt-export-full", dir, where[i]);
+		if (access(path, X_OK) == 0) {
+			execv(path, argv);
+			rt_say("cannot run %s, which carries out '%s': %s", path, verb,
+			       strerror(errno));
+			return 1;
+		}
+	}
+	rt_say("'%s' is carried out by rt-export-full, which is not installed (looked in %s and "
+	       "%s/%s); reinstall rt",
+	       verb, dir, dir, RT_LIBEXEC_REL);
+	return 1;
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	struct args a;
@@ -531,6 +596,10 @@ int main(int argc, char **argv)
 		rt_say("--fd is only for live");
 		return 2;
 	}
+#ifndef RT_EXPORT_FULL
+	if (!v->run || a.summary)
+		return exec_full(argv, v->name);
+#endif
 	if ((v->flags & NEEDS_RUN) && !a.run && !piped) {
 		rt_say("%s needs a RUN (an id from 'rt-export runs', or 'latest')", v->name);
 		return 2;

@@ -1,11 +1,10 @@
 /*
- * runs.c - run lookup and the `runs` and `show` verbs.
+ * runs.c - run lookup and the `runs` verb.
  *
  * A run whose metadata still says "running" but whose recorder no longer
  * holds its ring is shown as "crashed".
  */
 #define _GNU_SOURCE
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,7 +153,7 @@ static void fmt_duration(char *buf, size_t cap, uint64_t ns)
 }
 
 /* Wall time of a stored sample, 0 if unreadable. */
-static uint64_t sample_wall(struct rt_store *s, uint64_t run, uint64_t seq)
+uint64_t rt_run_sample_wall(struct rt_store *s, uint64_t run, uint64_t seq)
 {
 	struct rt_recbuf r;
 	size_t len;
@@ -187,7 +186,7 @@ static int list_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 	if (rt_store_seq_bounds(c->s, run, &first, &last) == 0) {
 		samples = last - first;
 		if (!end)
-			end = sample_wall(c->s, run, last);
+			end = rt_run_sample_wall(c->s, run, last);
 	}
 	char start_s[32] = "-", end_s[32] = "-", dur[32] = "-";
 	if (ri.start_ns)
@@ -210,48 +209,4 @@ int rt_cmd_runs(struct rt_store *s)
 	struct list_ctx c = {s, 0};
 	int rc = rt_store_list_runs(s, list_cb, &c);
 	return rc < 0 ? rc : 0;
-}
-
-int rt_cmd_show(struct rt_store *s, const char *spec)
-{
-	struct rt_runinfo ri;
-	int rc = rt_run_resolve(s, spec, &ri);
-	if (rc)
-		return rc;
-	cJSON *o = cJSON_Parse(ri.meta_json);
-	if (!o) {
-		rt_say("run %llu has corrupt metadata; raw text: %.200s", (unsigned long long)ri.id,
-		       ri.meta_json);
-		rt_run_free(&ri);
-		return RT_E_CORRUPT;
-	}
-	uint64_t first, last;
-	cJSON_DeleteItemFromObjectCaseSensitive(o, "status");
-	cJSON_AddStringToObject(o, "status", ri.status);
-	/* ns since the epoch need 61 bits: printed exactly, not as doubles */
-	char ns[24];
-	cJSON_DeleteItemFromObjectCaseSensitive(o, "start_ns");
-	cJSON_DeleteItemFromObjectCaseSensitive(o, "end_ns");
-	snprintf(ns, sizeof(ns), "%llu", (unsigned long long)ri.start_ns);
-	cJSON_AddRawToObject(o, "start_ns", ri.start_ns ? ns : "null");
-	snprintf(ns, sizeof(ns), "%llu", (unsigned long long)ri.end_ns);
-	cJSON_AddRawToObject(o, "end_ns", ri.end_ns ? ns : "null");
-	if (rt_store_seq_bounds(s, ri.id, &first, &last) == 0) {
-		char t[32];
-		cJSON_AddNumberToObject(o, "samples", (double)(last - first));
-		rt_fmt_iso8601(t, sizeof(t), sample_wall(s, ri.id, first));
-		cJSON_AddStringToObject(o, "first_sample", t);
-		rt_fmt_iso8601(t, sizeof(t), sample_wall(s, ri.id, last));
-		cJSON_AddStringToObject(o, "last_sample", t);
-	} else {
-		cJSON_AddNumberToObject(o, "samples", 0);
-	}
-	cJSON_AddStringToObject(o, "store", rt_store_dir(s));
-	char *txt = cJSON_Print(o);
-	if (txt)
-		printf("%s\n", txt);
-	free(txt);
-	cJSON_Delete(o);
-	rt_run_free(&ri);
-	return 0;
 }

@@ -51,6 +51,9 @@ if command -v cmake >/dev/null 2>&1 && [ -f "$BUILD/cmake_install.cmake" ]; then
 	[ "$(readlink "$T/prefix/bin/resource-tracker")" = rt-recorder ] || fail "--prefix: no link in DIR/bin"
 	"$T/prefix/bin/resource-tracker" --version | grep -q resource-tracker || fail "--prefix: link broken"
 	[ -f "$T/prefix/share/man/man1/rt-export.1" ] || fail "--prefix: man pages"
+	[ -x "$T/prefix/libexec/rt/rt-export-full" ] || fail "--prefix: no libexec/rt/rt-export-full"
+	"$T/prefix/bin/rt-export" --store "$T/none" summary 1 2> "$T/err" && fail "summary of no store"
+	grep -q "no store at" "$T/err" || fail "installed rt-export did not find rt-export-full: $(cat "$T/err")"
 	DESTDIR="$T/dest" cmake --install "$BUILD" --prefix /opt/rt > /dev/null
 	[ "$(readlink "$T/dest/opt/rt/bin/resource-tracker")" = rt-recorder ] || fail "DESTDIR: no link"
 	[ ! -e /opt/rt/bin/resource-tracker ] || fail "DESTDIR: the link went outside DESTDIR"
