@@ -13,14 +13,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rt/clock.h"
 #include "rt/sysroot.h"
 
-int rt_read_fd(struct rt_collector *c, int fd, size_t *len)
+static int read_fd(struct rt_collector *c, int fd, size_t *len, int to_eof)
 {
 	if (fd < 0)
 		return -EBADF;
 	for (;;) {
-		ssize_t n = rt_pread_all(fd, c->buf, c->bufcap);
+		ssize_t n = to_eof ? rt_pread_to_eof(fd, c->buf, c->bufcap)
+		                   : rt_pread_all(fd, c->buf, c->bufcap);
 		if (n < 0)
 			return (int)n;
 		if ((size_t)n + 1 < c->bufcap || c->bufcap >= (8u << 20)) {
@@ -36,6 +38,16 @@ int rt_read_fd(struct rt_collector *c, int fd, size_t *len)
 		c->buf = p;
 		c->bufcap *= 2;
 	}
+}
+
+int rt_read_fd(struct rt_collector *c, int fd, size_t *len)
+{
+	return read_fd(c, fd, len, 0);
+}
+
+int rt_read_fd_to_eof(struct rt_collector *c, int fd, size_t *len)
+{
+	return read_fd(c, fd, len, 1);
 }
 
 /* The sources, in the order they read and fill. */
@@ -93,6 +105,13 @@ int rt_collector_sample(struct rt_collector *c, void *buf, size_t cap, struct rt
                         int *inv_changed)
 {
 	int changed = c->inv->gen == 0;
+	/* what rarely changes is looked at once a second (every sample at 1 Hz
+	 * and slower; the slack keeps a 1 s pace's jitter from skipping one) */
+	struct rt_time now;
+	rt_clock_now(&now);
+	c->slow = changed || now.mono_ns + RT_SLOW_SLACK_NS >= c->slow_next_ns;
+	if (c->slow)
+		c->slow_next_ns = now.mono_ns + RT_SLOW_PERIOD_NS;
 	for (size_t i = 0; i < NSOURCES; i++)
 		if (sources[i]->read)
 			sources[i]->read(c, c->own[i], &changed);

@@ -31,11 +31,18 @@ struct rt_source;
 #define RT_MAX_SOURCES 8
 
 struct rt_collector {
+	/* this sample refreshes what rarely changes (operstate, mounts, the
+	 * process count, cgroup limits): the first, then once a second */
+	int slow;
+	uint64_t slow_next_ns;
 	/* cpu.c: /proc/stat, /proc (process count), the cgroup (-1: absent) */
 	int fd_stat, fd_proc, fd_cg_usage, cg_v2;
+	int fd_cg_max, fd_cg_quota, fd_cg_period; /* limits: v2 cpu.max, v1 cfs files */
 	int64_t cg_quota;
 	uint64_t cg_period;
 	int has_cg_quota;
+	uint32_t nprocs; /* the last count */
+	int have_nprocs;
 	struct rt_stat_parse stat;
 	/* memory.c */
 	int fd_meminfo;
@@ -94,8 +101,13 @@ void rt_collector_close(struct rt_collector *c);
 int rt_collector_sample(struct rt_collector *c, void *buf, size_t cap, struct rt_record *rec,
                         int *inv_changed);
 
-/* For the sources: read a whole file into c->buf. */
+#define RT_SLOW_PERIOD_NS 1000000000ull
+#define RT_SLOW_SLACK_NS 100000000ull
+
+/* For the sources: read a whole file into c->buf (a short read is its
+ * end, see rt_pread_all); _to_eof reads until end of file. */
 int rt_read_fd(struct rt_collector *c, int fd, size_t *len);
+int rt_read_fd_to_eof(struct rt_collector *c, int fd, size_t *len);
 /* Close *fd if open and set it to -1. */
 void rt_close_fd(int *fd);
 

@@ -1,6 +1,8 @@
 /*
  * cpu.c - /proc/stat (total and per CPU), the process count and the
  * recorder's cgroup CPU usage and quota (v2 cpu.stat/cpu.max, v1 cpuacct).
+ * The process count (a walk of /proc) and the quota are refreshed once a
+ * second (c->slow); the record carries the last ones in between.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -15,10 +17,34 @@
 #include "collect.h"
 #include "rt/sysroot.h"
 
-/* Find our cgroup and open its CPU usage file; read the quota once. */
+/* The CPU quota from the kept limit files (a quota may change mid-run). */
+static void read_cg_limits(struct rt_collector *c)
+{
+	char q[64], per[64];
+	c->has_cg_quota = 0;
+	if (c->fd_cg_max >= 0) {
+		ssize_t n = rt_pread_once(c->fd_cg_max, q, sizeof(q));
+		if (n > 0 && rt_parse_cg_max(q, (size_t)n, &c->cg_quota, &c->cg_period) == 0)
+			c->has_cg_quota = 1;
+		return;
+	}
+	if (c->fd_cg_quota < 0 || c->fd_cg_period < 0 ||
+	    rt_pread_once(c->fd_cg_quota, q, sizeof(q)) <= 0 ||
+	    rt_pread_once(c->fd_cg_period, per, sizeof(per)) <= 0)
+		return;
+	long long qv = strtoll(q, NULL, 10);
+	unsigned long long pv = strtoull(per, NULL, 10);
+	if (pv) {
+		c->cg_quota = qv > 0 ? qv : -1;
+		c->cg_period = pv;
+		c->has_cg_quota = 1;
+	}
+}
+
+/* Find our cgroup and open its CPU usage and limit files. */
 static void open_cgroup(struct rt_collector *c)
 {
-	char cg[4096], path[4400], rel[4400];
+	char cg[4096], rel[4400];
 	c->has_cg_quota = 0;
 	if (rt_read_small(RT_PROC, "self/cgroup", cg, sizeof(cg)) < 0)
 		return;
@@ -52,10 +78,7 @@ static void open_cgroup(struct rt_collector *c)
 				c->cg_v2 = 1;
 				snprintf(rel, sizeof(rel), "%s%s/cpu.max", v2roots[i],
 				         strcmp(v2path, "/") ? v2path : "");
-				if (rt_read_small(RT_SYS, rel, path, sizeof(path)) > 0 &&
-				    rt_parse_cg_max(path, strlen(path), &c->cg_quota,
-				                    &c->cg_period) == 0)
-					c->has_cg_quota = 1;
+				c->fd_cg_max = rt_open(RT_SYS, rel);
 			}
 		}
 		return;
@@ -70,23 +93,16 @@ static void open_cgroup(struct rt_collector *c)
 	}
 	c->cg_v2 = 0;
 	static const char *v1cpu_dirs[] = {"fs/cgroup/cpu", "fs/cgroup/cpu,cpuacct"};
-	for (size_t i = 0; i < 2 && v1cpu[0]; i++) {
-		char q[64], per[64];
+	for (size_t i = 0; i < 2 && v1cpu[0] && c->fd_cg_period < 0; i++) {
 		const char *sub = strcmp(v1cpu, "/") ? v1cpu : "";
 		snprintf(rel, sizeof(rel), "%s%s/cpu.cfs_quota_us", v1cpu_dirs[i], sub);
-		if (rt_read_small(RT_SYS, rel, q, sizeof(q)) <= 0)
+		c->fd_cg_quota = rt_open(RT_SYS, rel);
+		if (c->fd_cg_quota < 0)
 			continue;
 		snprintf(rel, sizeof(rel), "%s%s/cpu.cfs_period_us", v1cpu_dirs[i], sub);
-		if (rt_read_small(RT_SYS, rel, per, sizeof(per)) <= 0)
-			continue;
-		long long qv = strtoll(q, NULL, 10);
-		unsigned long long pv = strtoull(per, NULL, 10);
-		if (pv) {
-			c->cg_quota = qv > 0 ? qv : -1;
-			c->cg_period = pv;
-			c->has_cg_quota = 1;
-		}
-		break;
+		c->fd_cg_period = rt_open(RT_SYS, rel);
+		if (c->fd_cg_period < 0)
+			rt_close_fd(&c->fd_cg_quota);
 	}
 }
 
@@ -95,7 +111,7 @@ static int cpu_open(struct rt_collector *c, void **self)
 	(void)self;
 	c->fd_stat = rt_open(RT_PROC, "stat");
 	c->fd_proc = rt_open(RT_PROC, "");
-	c->fd_cg_usage = -1;
+	c->fd_cg_usage = c->fd_cg_max = c->fd_cg_quota = c->fd_cg_period = -1;
 	open_cgroup(c);
 	return 0;
 }
@@ -106,6 +122,9 @@ static void cpu_close(struct rt_collector *c, void *self)
 	rt_close_fd(&c->fd_stat);
 	rt_close_fd(&c->fd_proc);
 	rt_close_fd(&c->fd_cg_usage);
+	rt_close_fd(&c->fd_cg_max);
+	rt_close_fd(&c->fd_cg_quota);
+	rt_close_fd(&c->fd_cg_period);
 }
 
 static void cpu_read(struct rt_collector *c, void *self, int *changed)
@@ -188,8 +207,14 @@ static void cpu_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 		rec->cpu[i].total = c->stat.cpu[i].total;
 		rec->cpu[i].idle = c->stat.cpu[i].idle;
 	}
-	if (count_procs(c->fd_proc, &rec->sys->nprocs) == 0)
+	if (c->slow) {
+		c->have_nprocs = count_procs(c->fd_proc, &c->nprocs) == 0;
+		read_cg_limits(c);
+	}
+	if (c->have_nprocs) {
+		rec->sys->nprocs = c->nprocs;
 		rec->h->flags |= RT_REC_HAS_NPROCS;
+	}
 	size_t len;
 	uint64_t usec;
 	if (c->fd_cg_usage >= 0 && rt_read_fd(c, c->fd_cg_usage, &len) == 0 &&

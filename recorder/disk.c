@@ -53,8 +53,9 @@ static void disk_read(struct rt_collector *c, void *self, int *changed)
 		c->disk_names_hash = h;
 		*changed = 1;
 	}
-	/* mountinfo signals a change of the mount table with POLLPRI */
-	if (c->fd_mountinfo >= 0) {
+	/* mountinfo signals a change of the mount table with POLLPRI (which
+	 * stays raised until the table is read: looked at once a second) */
+	if (c->fd_mountinfo >= 0 && c->slow) {
 		struct pollfd p = {.fd = c->fd_mountinfo, .events = POLLPRI};
 		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLPRI | POLLERR)))
 			c->mounts_dirty = 1;
@@ -221,7 +222,7 @@ static void disk_inventory(struct rt_collector *c, void *self, struct rt_invento
 	 * filesystems not mounted at their root anywhere. */
 	size_t len;
 	c->mounts_dirty = 0;
-	if (rt_read_fd(c, c->fd_mountinfo, &len) != 0)
+	if (rt_read_fd_to_eof(c, c->fd_mountinfo, &len) != 0)
 		return;
 	struct mount_ctx x = {c, inv, 1};
 	rt_parse_mountinfo(c->buf, len, mount_cb, &x);

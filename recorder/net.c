@@ -1,6 +1,6 @@
 /*
  * net.c - interfaces from /proc/net/dev (all but lo) with their static
- * identity from /sys/class/net. operstate is re-read every sample (one
+ * identity from /sys/class/net. operstate is re-read once a second (one
  * pread per NIC) so a link going up or down starts a new inventory.
  */
 #define _GNU_SOURCE
@@ -46,11 +46,11 @@ static void net_read(struct rt_collector *c, void *self, int *changed)
 		c->nic_names_hash = h;
 		*changed = 1;
 	}
-	for (unsigned i = 0; i < c->inv->nnic && !*changed; i++) {
+	for (unsigned i = 0; i < c->inv->nnic && !*changed && c->slow; i++) {
 		char st[32];
 		if (c->fd_oper[i] < 0)
 			continue;
-		ssize_t n = rt_pread_all(c->fd_oper[i], st, sizeof(st));
+		ssize_t n = rt_pread_once(c->fd_oper[i], st, sizeof(st));
 		while (n > 0 && (st[n - 1] == '\n' || st[n - 1] == ' '))
 			st[--n] = '\0';
 		if (n >= 0 && strcmp(st, c->inv->nic[i].operstate) != 0)

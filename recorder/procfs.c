@@ -116,7 +116,9 @@ static const struct {
 unsigned rt_parse_meminfo(const char *buf, size_t len, uint64_t kb[RT_MEM_NFIELDS])
 {
 	const char *p = buf, *end = buf + len;
-	unsigned found = 0;
+	unsigned found = 0, all = 0;
+	for (size_t k = 0; k < RT_ARRAY_LEN(meminfo_keys); k++)
+		all |= 1u << meminfo_keys[k].field;
 	memset(kb, 0, sizeof(uint64_t) * RT_MEM_NFIELDS);
 	while (p < end) {
 		const char *le = line_end(p, end);
@@ -131,6 +133,8 @@ unsigned rt_parse_meminfo(const char *buf, size_t len, uint64_t kb[RT_MEM_NFIELD
 			}
 			break;
 		}
+		if (found == all)
+			break; /* the rest of the file holds nothing we keep */
 		p = le + 1;
 	}
 	return found;

@@ -68,6 +68,8 @@ int rt_clock_wait(uint64_t deadline_ns, int fd)
 		int rc = ppoll(fd >= 0 ? &pfd : NULL, fd >= 0 ? 1 : 0, &to, NULL);
 		if (rc > 0)
 			return 1;
+		if (rc == 0)
+			return 0; /* the timeout ran out: the deadline has passed */
 		if (rc < 0 && errno != EINTR)
 			return 0;
 	}

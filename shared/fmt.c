@@ -146,8 +146,23 @@ void rt_buf_f64_json(struct rt_buf *b, double v)
 		return;
 	}
 	char d[24];
-	int e;
-	int n = shortest_digits(v, d, &e);
+	int e, n;
+	if (v < 1e15 && v == (double)(uint64_t)v) {
+		/* an integer (counts, bytes): its digits are the shortest form */
+		uint64_t u = (uint64_t)v;
+		char r[24];
+		int m = 0;
+		for (; u; u /= 10)
+			r[m++] = (char)('0' + u % 10);
+		for (n = 0; n < m; n++)
+			d[n] = r[m - 1 - n];
+		e = m - 1;
+		while (n > 1 && d[n - 1] == '0')
+			n--;
+		d[n] = '\0';
+	} else {
+		n = shortest_digits(v, d, &e);
+	}
 	int kk = e + 1; /* position of the decimal point after the digits' start */
 	int k = kk - n; /* exponent of the last digit */
 	if (k >= 0 && kk <= 16) {

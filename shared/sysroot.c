@@ -53,13 +53,16 @@ int rt_open(enum rt_root which, const char *rel)
 	return fd < 0 ? -errno : fd;
 }
 
-ssize_t rt_pread_all(int fd, char *buf, size_t cap)
+#define PAGE_SLACK 4096
+
+static ssize_t pread_loop(int fd, char *buf, size_t cap, int to_eof)
 {
 	size_t len = 0;
 	if (cap == 0)
 		return -EINVAL;
 	while (len < cap - 1) {
-		ssize_t n = pread(fd, buf + len, cap - 1 - len, (off_t)len);
+		size_t want = cap - 1 - len;
+		ssize_t n = pread(fd, buf + len, want, (off_t)len);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -68,9 +71,35 @@ ssize_t rt_pread_all(int fd, char *buf, size_t cap)
 		if (n == 0)
 			break;
 		len += (size_t)n;
+		if (!to_eof && (size_t)n + PAGE_SLACK < want)
+			break; /* short by more than a record: the end */
 	}
 	buf[len] = '\0';
 	return (ssize_t)len;
+}
+
+ssize_t rt_pread_all(int fd, char *buf, size_t cap)
+{
+	return pread_loop(fd, buf, cap, 0);
+}
+
+ssize_t rt_pread_to_eof(int fd, char *buf, size_t cap)
+{
+	return pread_loop(fd, buf, cap, 1);
+}
+
+ssize_t rt_pread_once(int fd, char *buf, size_t cap)
+{
+	if (cap == 0)
+		return -EINVAL;
+	ssize_t n;
+	do
+		n = pread(fd, buf, cap - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return n;
 }
 
 ssize_t rt_read_small(enum rt_root which, const char *rel, char *buf, size_t cap)

@@ -35,6 +35,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -44,6 +45,7 @@
 #include "rt/runmeta.h"
 #include "rt/store.h"
 #include "rt/sysroot.h"
+#include "collect.h"
 #include "proctree.h"
 #include "sampler.h"
 
@@ -75,41 +77,61 @@ static void pace_wait(double *deadline)
 	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 }
 
-/* (a) the floor: pread of the same files, getdents of /proc, no parsing */
+/*
+ * (a) the floor: what any tracker must do per sample to know what rt knows,
+ * and nothing more: pread of the very files the recorder reads every sample
+ * (its collector's own descriptors: /proc/stat, meminfo, diskstats,
+ * net/dev, loadavg, the cgroup's CPU usage, each NIC's operstate), statvfs
+ * of its mounts, and one getdents walk of /proc. No parsing, no storing.
+ * *calls gets the syscalls per sample.
+ */
+static double floor_calls;
+
 static double bench_pread(int n)
 {
-	const char *files[] = {"/proc/stat", "/proc/meminfo", "/proc/diskstats", "/proc/net/dev"};
-	int fds[16], nfd = 0;
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
-		fds[nfd++] = open(files[i], O_RDONLY);
-	DIR *d = opendir("/sys/class/net");
-	struct dirent *e;
-	while (d && (e = readdir(d)) && nfd < 15) {
-		char p[512];
-		if (e->d_name[0] == '.' || !strcmp(e->d_name, "lo"))
-			continue;
-		snprintf(p, sizeof(p), "/sys/class/net/%s/operstate", e->d_name);
-		fds[nfd++] = open(p, O_RDONLY);
-	}
-	if (d)
-		closedir(d);
+	struct rt_collector c;
+	if (rt_collector_open(&c))
+		return -1;
+	size_t cap = rt_record_max_size();
+	void *rb;
+	if (posix_memalign(&rb, 64, cap))
+		return -1;
+	struct rt_record r;
+	int ch;
+	rt_collector_sample(&c, rb, cap, &r, &ch); /* opens the NICs' operstate */
+	int fds[8 + RT_MAX_NICS], nfd = 0;
+	int mine[] = {c.fd_stat, c.fd_meminfo, c.fd_diskstats, c.fd_netdev, c.fd_cg_usage,
+	              open("/proc/loadavg", O_RDONLY | O_CLOEXEC)};
+	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
+		if (mine[i] >= 0)
+			fds[nfd++] = mine[i];
+	for (unsigned i = 0; i < c.inv->nnic; i++)
+		if (c.fd_oper[i] >= 0)
+			fds[nfd++] = c.fd_oper[i];
 	int procfd = open("/proc", O_RDONLY | O_DIRECTORY);
 	static char buf[65536];
+	long calls = 0;
 	double t0 = cpu_now(), dl = wall_now();
 	for (int i = 0; i < n; i++) {
 		pace_wait(&dl);
-		for (int k = 0; k < nfd; k++)
-			if (fds[k] >= 0 && pread(fds[k], buf, sizeof(buf), 0) < 0)
+		for (int k = 0; k < nfd; k++, calls++)
+			if (pread(fds[k], buf, sizeof(buf), 0) < 0)
 				return -1;
-		lseek(procfd, 0, SEEK_SET);
-		while (syscall(SYS_getdents64, procfd, buf, sizeof(buf)) > 0) {
+		for (unsigned m = 0; m < c.inv->nmount; m++, calls++) {
+			struct statvfs sv;
+			statvfs(c.inv->mount[m].mount_point, &sv);
 		}
+		lseek(procfd, 0, SEEK_SET);
+		calls += 2;
+		while (syscall(SYS_getdents64, procfd, buf, sizeof(buf)) > 0)
+			calls++;
 	}
 	double us = (cpu_now() - t0) / n * 1e6;
-	for (int k = 0; k < nfd; k++)
-		if (fds[k] >= 0)
-			close(fds[k]);
+	floor_calls = (double)(calls + (pace ? n : 0)) / n; /* + the sleep */
+	close(mine[5]);
 	close(procfd);
+	rt_collector_close(&c);
+	free(rb);
 	return us;
 }
 
@@ -250,20 +272,26 @@ static long stripped_size(const char *bin)
 	return sz;
 }
 
-/* CPU per rt_proctree_sample on a tree of n sleeping processes. */
-static double bench_tree(int n, int reps)
+/*
+ * A tree of n sleeping processes under one root: forked copies of this
+ * program (exec_sleep 0) or processes that exec'd sleep(1), which is what a
+ * job's new processes usually are. Returns the root (its own group).
+ */
+static pid_t make_tree(int n, int exec_sleep)
 {
 	int ready[2];
 	if (pipe(ready))
 		return -1;
 	pid_t root = fork();
 	if (root == 0) {
-		setpgid(0, 0); /* one group: killed as one below */
+		setpgid(0, 0); /* one group: killed as one */
 		int null = open("/dev/null", O_RDWR);
 		dup2(null, 1);
 		dup2(null, 2);
 		for (int i = 1; i < n; i++)
 			if (fork() == 0) {
+				if (exec_sleep)
+					execlp("sleep", "sleep", "1000", (char *)NULL);
 				pause();
 				_exit(0);
 			}
@@ -273,54 +301,49 @@ static double bench_tree(int n, int reps)
 		_exit(0);
 	}
 	char c;
+	close(ready[1]);
 	if (read(ready[0], &c, 1) != 1)
-		return -1;
-	usleep(100000);
+		root = -1;
+	close(ready[0]);
+	usleep(200000 + (useconds_t)n * 300); /* let the children exec */
+	return root;
+}
+
+static void kill_tree(pid_t root)
+{
+	kill(-root, SIGKILL);
+	waitpid(root, NULL, 0);
+}
+
+/* CPU per process of rt_proctree_sample on a tree of n sleeping
+ * processes: *steady when every one was seen before, *fresh on the first
+ * sample (every process new: reps fresh trackers). */
+static void bench_tree(int n, int reps, int exec_sleep, double *steady, double *fresh)
+{
+	*steady = *fresh = -1;
+	pid_t root = make_tree(n, exec_sleep);
+	if (root <= 0)
+		return;
 	struct rt_proctree *t;
 	struct rt_rec_process r;
-	rt_proctree_open(&t, root);
-	rt_proctree_sample(t, &r);
+	double first = 0;
+	for (int i = 0; i < reps; i++) {
+		rt_proctree_open(&t, root);
+		double t0 = cpu_now();
+		rt_proctree_sample(t, &r);
+		first += cpu_now() - t0;
+		if (i < reps - 1)
+			rt_proctree_close(t);
+	}
 	double t0 = cpu_now();
 	for (int i = 0; i < reps; i++)
 		rt_proctree_sample(t, &r);
-	double us = (cpu_now() - t0) / reps * 1e6;
+	*steady = (cpu_now() - t0) / reps / n * 1e6;
+	*fresh = first / reps / n * 1e6;
 	if ((int)r.nprocs != n)
 		printf("  (tree of %d: saw %u processes)\n", n, r.nprocs);
 	rt_proctree_close(t);
-	kill(-root, SIGKILL);
-	waitpid(root, NULL, 0);
-	close(ready[0]);
-	close(ready[1]);
-	return us;
-}
-
-/* Wall time from a wrapped command's exit to the tracker's exit. */
-static double exit_delay(const char *rec_bin, const char *store, int quiet)
-{
-	char *argv[12];
-	int a = 0;
-	argv[a++] = (char *)rec_bin;
-	if (quiet)
-		argv[a++] = "--quiet";
-	else {
-		argv[a++] = "-o";
-		argv[a++] = "/dev/null";
-	}
-	argv[a++] = "--store";
-	argv[a++] = (char *)store;
-	argv[a++] = "--";
-	argv[a++] = "true";
-	argv[a] = NULL;
-	double best = 1e9, total = 0;
-	for (int i = 0; i < 10; i++) {
-		double cpu, wall;
-		if (run_cmd(argv, &cpu, &wall))
-			return -1;
-		total += wall;
-		if (wall < best)
-			best = wall;
-	}
-	return total / 10;
+	kill_tree(root);
 }
 
 /* Best wall time of 5 runs of argv, and the largest RSS (KiB). */
@@ -508,9 +531,338 @@ static int bench_disk(const char *rec_bin)
 	return system(cmd) != 0;
 }
 
+/* CPU ns a process has run (schedstat; else stat's ticks), -1 if gone */
+static long long sched_ns(pid_t pid)
+{
+	char p[64], b[256];
+	snprintf(p, sizeof(p), "/proc/%d/schedstat", pid);
+	FILE *f = fopen(p, "r");
+	long long ns = -1;
+	if (f && fgets(b, sizeof(b), f))
+		ns = strtoll(b, NULL, 10);
+	if (f)
+		fclose(f);
+	if (ns >= 0)
+		return ns;
+	snprintf(p, sizeof(p), "/proc/%d/stat", pid);
+	f = fopen(p, "r");
+	char line[1024];
+	if (f && fgets(line, sizeof(line), f)) {
+		char *q = strrchr(line, ')');
+		unsigned long long ut, st;
+		if (q && sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+		                &st) == 2)
+			ns = (long long)((ut + st) * (1000000000ull / (unsigned long long)sysconf(
+			                                                  _SC_CLK_TCK)));
+	}
+	if (f)
+		fclose(f);
+	return ns;
+}
+
+/* The children of pid (its exporters, for the recorder). */
+static int children_of(pid_t pid, pid_t *out, int cap)
+{
+	char p[96];
+	snprintf(p, sizeof(p), "/proc/%d/task/%d/children", pid, pid);
+	FILE *f = fopen(p, "r");
+	int n = 0, v;
+	while (f && n < cap && fscanf(f, "%d", &v) == 1)
+		out[n++] = v;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static long long family_ns(pid_t rec, const pid_t *kids, int nk, long long *own)
+{
+	long long sum = *own = sched_ns(rec);
+	for (int i = 0; i < nk; i++) {
+		long long k = sched_ns(kids[i]);
+		sum += k > 0 ? k : 0;
+	}
+	return sum;
+}
+
+static long smaps_kb(pid_t pid, const char *key)
+{
+	char p[64], line[256];
+	snprintf(p, sizeof(p), "/proc/%d/smaps_rollup", pid);
+	FILE *f = fopen(p, "r");
+	long v = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)))
+			v = strtol(line + strlen(key), NULL, 10);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static void proc_name(pid_t pid, char *buf, size_t cap)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/comm", pid);
+	FILE *f = fopen(p, "r");
+	if (!f || !fgets(buf, (int)cap, f))
+		snprintf(buf, cap, "?");
+	buf[strcspn(buf, "\n")] = '\0';
+	if (f)
+		fclose(f);
+}
+
+/* Start argv with stdin, stdout and stderr on /dev/null. */
+static pid_t spawn_quiet(char *const argv[])
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/*
+ * The whole family at 1 Hz in the default mode (JSON lines to stderr: the
+ * recorder and the rt-export it starts to print them), sysstat's sadc at
+ * the same 1 s pace, and the floor paced at 1 Hz in this process, all three
+ * over the same window after a 2 s warm-up: CPU per sample from the
+ * kernel's run-time counters (schedstat), then each process's memory.
+ */
+static void bench_family(const char *rec_bin, const char *tmp, int n)
+{
+	char store[4300], sa[4300], count[32], sacount[32];
+	snprintf(store, sizeof(store), "%s/store-family", tmp);
+	snprintf(sa, sizeof(sa), "%s/sa.data", tmp);
+	snprintf(count, sizeof(count), "%d", n + 4);
+	snprintf(sacount, sizeof(sacount), "%d", n + 4);
+	char *rargv[] = {(char *)rec_bin, "-i", "1", "--count", count, "--store", store, NULL};
+	char sadc[] = "/usr/lib/sysstat/sadc";
+	char *sargv[] = {sadc, "1", sacount, sa, NULL};
+	int have_sadc = access(sadc, X_OK) == 0;
+	pid_t rec = spawn_quiet(rargv), sad = have_sadc ? spawn_quiet(sargv) : -1;
+	usleep(2200000);
+	pid_t kids[8];
+	int nk = children_of(rec, kids, 8);
+	long long rec0, rec1, fam0 = family_ns(rec, kids, nk, &rec0);
+	long long sad0 = sad > 0 ? sched_ns(sad) : -1;
+	double w0 = wall_now();
+	pace = 1.0;
+	double fl = bench_pread(n);
+	pace = 0;
+	double w1 = wall_now();
+	long long fam1 = family_ns(rec, kids, nk, &rec1);
+	long long sad1 = sad > 0 ? sched_ns(sad) : -1;
+	double samples = (w1 - w0) / 1.0;
+	double fam = (double)(fam1 - fam0) / samples / 1e3, own = (double)(rec1 - rec0) / samples / 1e3;
+	printf("Default mode at 1 Hz (JSON lines to stderr), %d samples, side by side:\n", n);
+	printf("  floor, paced at 1 Hz in rt-bench                    %8.1f us  (%.1f syscalls)\n",
+	       fl, floor_calls);
+	printf("  rt family: rt-recorder + rt-export live             %8.1f us  (%.2fx floor)\n",
+	       fam, fam / fl);
+	printf("    of which rt-recorder / its exporters              %8.1f / %.1f us\n", own,
+	       fam - own);
+	if (sad0 >= 0 && sad1 >= 0) {
+		double sd = (double)(sad1 - sad0) / samples / 1e3;
+		printf("  sysstat sadc 1 (same pace, same window)             %8.1f us  (%.2fx floor, "
+		       "%.2fx rt family)\n",
+		       sd, sd / fl, sd / fam);
+	} else {
+		printf("  sysstat sadc: not installed (apt-get install sysstat to compare)\n");
+	}
+	printf("  Python resource-tracker: not measurable here (no PyPI access)\n");
+	printf("Memory of the family (default mode, %d s into the run):\n", n + 2);
+	long pss_sum = 0;
+	pid_t all[9] = {rec};
+	for (int i = 0; i < nk; i++)
+		all[i + 1] = kids[i];
+	for (int i = 0; i <= nk; i++) {
+		char name[64];
+		proc_name(all[i], name, sizeof(name));
+		long rss = status_kb(all[i], "VmRSS:"), pss = smaps_kb(all[i], "Pss:");
+		pss_sum += pss > 0 ? pss : 0;
+		printf("  %-12s (pid %7d)  VmRSS %6ld KiB  PSS %6ld KiB\n", name, all[i], rss, pss);
+	}
+	printf("  family PSS                                         %8ld KiB  (%.2f MiB)\n\n",
+	       pss_sum, pss_sum / 1024.0);
+	int st;
+	waitpid(rec, &st, 0);
+	if (sad > 0)
+		waitpid(sad, &st, 0);
+}
+
+/* rt-recorder --quiet at 100 Hz beside the floor paced at 100 Hz. */
+static void bench_quiet(const char *rec_bin, const char *tmp, int secs)
+{
+	char store[4300], count[32];
+	snprintf(store, sizeof(store), "%s/store-quiet", tmp);
+	snprintf(count, sizeof(count), "%d", (secs + 3) * 100);
+	char *rargv[] = {(char *)rec_bin, "--quiet", "-i", "0.01", "--count", count, "--store", store,
+	                 NULL};
+	pid_t rec = spawn_quiet(rargv);
+	usleep(1000000);
+	long long r0 = sched_ns(rec);
+	double w0 = wall_now();
+	pace = 0.01;
+	double fl = bench_pread(secs * 100);
+	pace = 0;
+	double w1 = wall_now();
+	long long r1 = sched_ns(rec);
+	long rss = status_kb(rec, "VmRSS:"), pss = smaps_kb(rec, "Pss:");
+	kill(rec, SIGTERM);
+	int st;
+	waitpid(rec, &st, 0);
+	double samples = (w1 - w0) / 0.01, us = (double)(r1 - r0) / samples / 1e3;
+	printf("rt-recorder --quiet -i 0.01 (100 Hz), %d s, side by side:\n", secs);
+	printf("  floor, paced at 100 Hz in rt-bench                  %8.1f us  (%.1f syscalls)\n",
+	       fl, floor_calls);
+	printf("  rt-recorder                                         %8.1f us  (%.2fx floor)\n", us,
+	       us / fl);
+	printf("  rt-recorder CPU                                     %8.2f %% of one core\n",
+	       (double)(r1 - r0) / 1e9 / (w1 - w0) * 100);
+	printf("  rt-recorder VmRSS / PSS                             %5ld / %ld KiB\n\n", rss, pss);
+}
+
+/* Syscalls per sample: strace -c of two run lengths, the difference
+ * divided by the extra samples (startup cancels out). */
+static double strace_calls(char *const argv[], const char *out)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		char *sargv[32] = {"strace", "-f", "-c", "-o", (char *)out};
+		int a = 5;
+		for (int i = 0; argv[i] && a < 31; i++)
+			sargv[a++] = argv[i];
+		sargv[a] = NULL;
+		execvp("strace", sargv);
+		_exit(127);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		return -1;
+	FILE *f = fopen(out, "r");
+	char line[512];
+	double calls = -1;
+	while (f && fgets(line, sizeof(line), f)) {
+		double pct, secs, usec, c;
+		if (strstr(line, " total") && sscanf(line, "%lf %lf %lf %lf", &pct, &secs, &usec, &c) == 4)
+			calls = c;
+	}
+	if (f)
+		fclose(f);
+	return calls;
+}
+
+static void bench_syscalls(const char *rec_bin, const char *tmp)
+{
+	if (system("command -v strace > /dev/null 2>&1") != 0) {
+		printf("Syscalls per sample: strace not installed\n\n");
+		return;
+	}
+	char store[4300], out[4300];
+	snprintf(store, sizeof(store), "%s/store-strace", tmp);
+	snprintf(out, sizeof(out), "%s/strace.txt", tmp);
+	printf("Syscalls per sample at 100 Hz (strace -c, 600 minus 100 samples, over 500):\n");
+	printf("  floor (preads, statvfs, getdents, the sleep)        %8.1f\n", floor_calls);
+	for (int quiet = 1; quiet >= 0; quiet--) {
+		double c[2];
+		for (int k = 0; k < 2; k++) {
+			char count[16];
+			snprintf(count, sizeof(count), "%d", k ? 600 : 100);
+			char *q[] = {(char *)rec_bin, "-i",    "0.01", "--count", count, "--store",
+			             store,           "--quiet", NULL};
+			if (!quiet)
+				q[7] = NULL;
+			c[k] = strace_calls(q, out);
+		}
+		printf("  %-50s %8.1f\n",
+		       quiet ? "rt-recorder --quiet" : "rt-recorder + rt-export live (default mode)",
+		       c[0] < 0 || c[1] < 0 ? -1 : (c[1] - c[0]) / 500);
+	}
+	printf("\n");
+}
+
+/* Wall time of `resource-tracker -- true` (quiet, and printing to stderr)
+ * beside `/usr/bin/time -v true`, interleaved, mean of 10 each. */
+static void bench_wrapper(const char *rec_bin, const char *tmp)
+{
+	char store[4300];
+	snprintf(store, sizeof(store), "%s/store-wrap", tmp);
+	char tv[] = "/usr/bin/time", truebin[] = "/bin/true";
+	char *targv[] = {tv, "-v", truebin, NULL};
+	char *qargv[] = {(char *)rec_bin, "--quiet", "--store", store, "--", "true", NULL};
+	char *dargv[] = {(char *)rec_bin, "--store", store, "--", "true", NULL};
+	char *bargv[] = {truebin, NULL};
+	int have_time = access(tv, X_OK) == 0;
+	double sum[4] = {0}, cpu, wall;
+	int reps = 10;
+	for (int i = 0; i < reps; i++) {
+		char *const *argvs[4] = {have_time ? targv : bargv, bargv, qargv, dargv};
+		for (int k = 0; k < 4; k++) {
+			if (run_cmd(argvs[k], &cpu, &wall))
+				wall = -1;
+			sum[k] += wall;
+		}
+	}
+	printf("Wrapper: wall time of the whole command, mean of %d (interleaved):\n", reps);
+	if (have_time)
+		printf("  /usr/bin/time -v true (anchor)                      %8.2f ms\n",
+		       sum[0] / reps * 1e3);
+	else
+		printf("  /usr/bin/time: not installed (apt-get install time)\n");
+	printf("  /bin/true                                           %8.2f ms\n", sum[1] / reps * 1e3);
+	double anchor = have_time ? sum[0] : sum[1];
+	printf("  resource-tracker --quiet -- true                    %8.2f ms  (%.2fx anchor)\n",
+	       sum[2] / reps * 1e3, sum[2] / anchor);
+	printf("  resource-tracker -- true (JSON lines to stderr)     %8.2f ms  (%.2fx anchor)\n\n",
+	       sum[3] / reps * 1e3, sum[3] / anchor);
+}
+
+static int want(int argc, char **argv, const char *section)
+{
+	int any = 0;
+	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] == '-')
+			continue;
+		any = 1;
+		if (!strcmp(argv[i], section))
+			return 1;
+	}
+	return !any;
+}
+
+static const char *const sections[] = {"steps", "storage", "replay", "gpu",    "quiet",
+                                       "family", "syscalls", "tree",  "wrapper", "binaries"};
+
 int main(int argc, char **argv)
 {
-	int quick = argc > 1 && !strcmp(argv[1], "--quick");
+	int quick = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--quick"))
+			quick = 1;
+		else if (argv[i][0] == '-' && strcmp(argv[i], "--answers") && strcmp(argv[i], "--disk")) {
+			fprintf(stderr, "usage: rt-bench [--quick] [SECTION...] | --answers | --disk\n");
+			return 2;
+		} else if (argv[i][0] != '-') {
+			int known = 0;
+			for (size_t k = 0; k < sizeof(sections) / sizeof(sections[0]); k++)
+				known |= !strcmp(argv[i], sections[k]);
+			if (!known) {
+				fprintf(stderr, "rt-bench: unknown section '%s' (sections: steps storage "
+				                "replay gpu quiet family syscalls tree wrapper binaries)\n",
+				        argv[i]);
+				return 2;
+			}
+		}
+	}
 	int answers = argc > 1 && !strcmp(argv[1], "--answers");
 	int disk = argc > 1 && !strcmp(argv[1], "--disk");
 	int n = quick ? 500 : 5000;
@@ -523,10 +875,8 @@ int main(int argc, char **argv)
 	snprintf(exp_bin, sizeof(exp_bin), "%s/rt-export", dir);
 	if (answers)
 		return bench_answers(rec_bin, exp_bin);
-	if (disk) {
-		rt_sysroot_init();
+	if (disk)
 		return bench_disk(rec_bin);
-	}
 	char tmp[] = "/tmp/rt-bench-XXXXXX";
 	if (!mkdtemp(tmp))
 		return 1;
@@ -536,81 +886,77 @@ int main(int argc, char **argv)
 	mkdir(shm, 0700);
 	setenv("RT_SHM_DIR", shm, 1);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	printf("rt-bench: %ld CPUs, %d samples per in-process measurement\n\n", ncpu, n);
 
-	printf("rt-bench: %ld CPUs, %d samples per measurement\n\n", ncpu, n);
-	double a = bench_pread(n);
-	double b = bench_collect(n);
-	uint64_t run;
+	uint64_t run = 0;
 	size_t rec_size = 0;
 	int nstore = quick ? 2000 : 20000;
-	double c = bench_sampler(store, nstore, &run, &rec_size);
-	printf("CPU per system-wide sample (process CPU time, back to back):\n");
-	printf("  pread of the same /proc,/sys files + getdents /proc  %8.1f us  (floor)\n", a);
-	printf("  rt collectors (read + parse + fill record)          %8.1f us  (%.2fx floor)\n", b,
-	       b / a);
-	printf("  rt recorder step (+ CRC, LMDB commit, ring publish) %8.1f us  (%.2fx floor)\n", c,
-	       c / a);
-	char sadc[] = "/usr/lib/sysstat/sadc";
-	if (access(sadc, X_OK) == 0) {
-		char out[4300];
-		snprintf(out, sizeof(out), "%s/sa.data", tmp);
-		char *args[] = {sadc, "1", "6", out, NULL};
-		double cpu, wall;
-		if (run_cmd(args, &cpu, &wall) == 0)
-			printf("  sysstat sadc (1 s, 6 samples, incl. startup)        %8.1f us  "
-			       "(%.2fx rt step)\n",
-			       cpu / 6 * 1e6, cpu / 6 * 1e6 / c);
-	} else {
-		printf("  sysstat sadc: not installed (apt-get install sysstat to compare)\n");
+	if (want(argc, argv, "steps") || want(argc, argv, "storage") ||
+	    want(argc, argv, "replay")) {
+		double a = bench_pread(n);
+		double b = bench_collect(n);
+		double c = bench_sampler(store, nstore, &run, &rec_size);
+		if (want(argc, argv, "steps")) {
+			printf("CPU per system-wide sample (process CPU time, back to back):\n");
+			printf("  floor: pread of the same files, statvfs, getdents  %8.1f us\n", a);
+			printf("  rt collectors (read + parse + fill record)          %8.1f us  (%.2fx "
+			       "floor)\n",
+			       b, b / a);
+			printf("  rt recorder step (+ CRC, pack, store, ring)         %8.1f us  (%.2fx "
+			       "floor)\n",
+			       c, c / a);
+			/* the same three, paced at 100 Hz */
+			int np = quick ? 200 : 1000;
+			char store_p[4300];
+			snprintf(store_p, sizeof(store_p), "%s/store-paced", tmp);
+			pace = 0.01;
+			double ap = bench_pread(np), bp = bench_collect(np);
+			uint64_t run_p;
+			size_t rs_p;
+			double cp = bench_sampler(store_p, np, &run_p, &rs_p);
+			pace = 0;
+			printf("CPU per sample paced at 100 Hz (%d samples, wakeups included):\n", np);
+			printf("  floor                                               %8.1f us\n", ap);
+			printf("  rt collectors                                       %8.1f us  (%.2fx "
+			       "floor)\n",
+			       bp, bp / ap);
+			printf("  rt recorder step                                    %8.1f us  (%.2fx "
+			       "floor)\n\n",
+			       cp, cp / ap);
+		}
 	}
-	printf("  Python resource-tracker: not measurable here (no PyPI access)\n\n");
-	/* the same three, paced at 100 Hz */
-	int np = quick ? 200 : 1000;
-	char store_p[4300];
-	snprintf(store_p, sizeof(store_p), "%s/store-paced", tmp);
-	pace = 0.01;
-	double ap = bench_pread(np), bp = bench_collect(np);
-	uint64_t run_p;
-	size_t rs_p;
-	double cp = bench_sampler(store_p, np, &run_p, &rs_p);
-	pace = 0;
-	printf("CPU per sample paced at 100 Hz (%d samples, wakeups included):\n", np);
-	printf("  pread of the same files + getdents /proc             %8.1f us  (floor)\n", ap);
-	printf("  rt collectors                                       %8.1f us  (%.2fx floor)\n",
-	       bp, bp / ap);
-	printf("  rt recorder step                                    %8.1f us  (%.2fx floor)\n",
-	       cp, cp / ap);
-
-	uint64_t used = 0;
-	struct rt_store *s;
-	if (rt_store_open(store, RT_STORE_RDONLY, &s) == 0) {
-		rt_store_used_bytes(s, &used);
-		rt_store_close(s);
+	if (want(argc, argv, "storage")) {
+		uint64_t used = 0;
+		struct rt_store *s;
+		if (rt_store_open(store, RT_STORE_RDONLY, &s) == 0) {
+			rt_store_used_bytes(s, &used);
+			rt_store_close(s);
+		}
+		char datafile[4300];
+		snprintf(datafile, sizeof(datafile), "%s/data.mdb", store);
+		struct stat st;
+		stat(datafile, &st);
+		printf("Storage (%d samples of this host):\n", nstore + 1);
+		printf("  record size                                        %8zu B\n", rec_size);
+		printf("  LMDB pages in use per sample                       %8.0f B\n",
+		       (double)used / (nstore + 1));
+		printf("  data.mdb file size per sample                      %8.0f B\n\n",
+		       (double)st.st_size / (nstore + 1));
 	}
-	char datafile[4300];
-	snprintf(datafile, sizeof(datafile), "%s/data.mdb", store);
-	struct stat st;
-	stat(datafile, &st);
-	printf("Storage (%d samples of this host):\n", nstore + 1);
-	printf("  record size                                        %8zu B\n", rec_size);
-	printf("  LMDB pages in use per sample                       %8.0f B\n",
-	       (double)used / (nstore + 1));
-	printf("  data.mdb file size per sample                      %8.0f B\n\n",
-	       (double)st.st_size / (nstore + 1));
-
-	uint64_t lines;
-	double csv = bench_replay(store, run, RT_FMT_CSV, quick ? 2 : 10, &lines);
-	printf("Replay to /dev/null (%llu lines):\n", (unsigned long long)lines);
-	printf("  CSV                                                %8.0f samples/s\n", csv);
-	double js = bench_replay(store, run, RT_FMT_JSON, quick ? 1 : 3, &lines);
-	printf("  JSON                                               %8.0f samples/s\n\n", js);
-
+	if (want(argc, argv, "replay")) {
+		uint64_t lines;
+		double csv = bench_replay(store, run, RT_FMT_CSV, quick ? 2 : 10, &lines);
+		printf("Replay to /dev/null (%llu lines):\n", (unsigned long long)lines);
+		printf("  CSV                                                %8.0f samples/s\n", csv);
+		double js = bench_replay(store, run, RT_FMT_JSON, quick ? 1 : 3, &lines);
+		printf("  JSON                                               %8.0f samples/s\n\n", js);
+	}
 	/* GPUs: the collector with 0, 1 and 4 fake NVML devices, against the
 	 * Python tracker's way (spawning nvidia-smi each sample), whose floor is
 	 * one fork+exec of a trivial program */
 	char fake[4300];
 	snprintf(fake, sizeof(fake), "%s/libfake-nvml.so", dir);
-	if (access(fake, R_OK) == 0) {
+	if (want(argc, argv, "gpu") && access(fake, R_OK) == 0) {
 		printf("GPU sampling (fake NVML, back to back; NVML on its worker thread):\n");
 		int gpus[3] = {0, 1, 4};
 		double base = 0;
@@ -641,76 +987,44 @@ int main(int argc, char **argv)
 		       "the child\n\n",
 		       total / reps * 1e6);
 	}
-
-	/* the real binary at 100 Hz */
-	int secs = quick ? 3 : 10;
-	char count[32];
-	snprintf(count, sizeof(count), "%d", secs * 100);
-	char store2[4300];
-	snprintf(store2, sizeof(store2), "%s/store2", tmp);
-	pid_t pid = fork();
-	if (pid == 0) {
-		execl(rec_bin, "rt-recorder", "--quiet", "-i", "0.01", "--count", count, "--store",
-		      store2, (char *)NULL);
-		_exit(127);
+	if (want(argc, argv, "quiet"))
+		bench_quiet(rec_bin, tmp, quick ? 3 : 10);
+	if (want(argc, argv, "family"))
+		bench_family(rec_bin, tmp, quick ? 6 : 20);
+	if (want(argc, argv, "syscalls")) {
+		pace = 0.01; /* the floor's calls, the sleep included */
+		bench_pread(10);
+		pace = 0;
+		bench_syscalls(rec_bin, tmp);
 	}
-	usleep((useconds_t)(secs * 1000000 / 2));
-	long rss_half = status_kb(pid, "VmRSS:");
-	usleep((useconds_t)(secs * 1000000 / 2 - 300000));
-	long rss = status_kb(pid, "VmRSS:"), anon = status_kb(pid, "RssAnon:"),
-	     file = status_kb(pid, "RssFile:"), shmem = status_kb(pid, "RssShmem:");
-	char rollup[64];
-	snprintf(rollup, sizeof(rollup), "/proc/%d/smaps_rollup", pid);
-	long pss = -1, priv = 0;
-	FILE *rf = fopen(rollup, "r");
-	char line[256];
-	while (rf && fgets(line, sizeof(line), rf)) {
-		if (!strncmp(line, "Pss:", 4))
-			pss = strtol(line + 4, NULL, 10);
-		if (!strncmp(line, "Private_", 8))
-			priv += strtol(strchr(line, ':') + 1, NULL, 10);
+	if (want(argc, argv, "tree")) {
+		printf("Process tree (CPU of the tree walk per process, back to back):\n");
+		printf("  %-44s %9s %12s\n", "", "per sample", "new process");
+		int sizes[3] = {1, 100, 1000};
+		for (int k = 0; k < 2; k++)
+			for (int i = 0; i < 3; i++) {
+				double per, fr;
+				bench_tree(sizes[i], quick ? 10 : 50, k, &per, &fr);
+				char what[80];
+				snprintf(what, sizeof(what), "%4d %s", sizes[i],
+				         k ? "processes that exec'd sleep" : "forked copies of rt-bench");
+				printf("  %-44s %7.2f us %9.2f us\n", what, per, fr);
+			}
+		printf("\n");
 	}
-	if (rf)
-		fclose(rf);
-	int wst;
-	struct rusage ru;
-	double t0 = wall_now();
-	wait4(pid, &wst, 0, &ru);
-	(void)t0;
-	double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-	             (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-	printf("rt-recorder --quiet -i 0.01 for %d s (100 Hz, real binary):\n", secs);
-	printf("  CPU                                                %8.2f %% of one core\n",
-	       cpu / secs * 100);
-	printf("  CPU per sample (incl. startup)                     %8.1f us\n",
-	       cpu / (secs * 100) * 1e6);
-	printf("  VmRSS at %d s / %d s                               %5ld / %ld KiB\n", secs / 2,
-	       secs, rss_half, rss);
-	printf("  of which anon / file / shmem                       %ld / %ld / %ld KiB\n", anon,
-	       file, shmem);
-	printf("  Pss / private (unshared) pages                     %ld / %ld KiB\n\n", pss, priv);
-
-	printf("Process tree (CPU per sample of the tree walk, back to back):\n");
-	int sizes[3] = {1, 100, 1000};
-	for (int i = 0; i < 3; i++) {
-		double us = bench_tree(sizes[i], quick ? 20 : 200);
-		printf("  %4d processes                                     %8.1f us  (%.2f us per "
-		       "process)\n",
-		       sizes[i], us, us / sizes[i]);
+	if (want(argc, argv, "wrapper"))
+		bench_wrapper(rec_bin, tmp);
+	if (want(argc, argv, "binaries")) {
+		printf("Stripped binaries:\n");
+		printf("  rt-recorder                                        %8ld B\n",
+		       stripped_size(rec_bin));
+		printf("  rt-export                                          %8ld B\n",
+		       stripped_size(exp_bin));
+		snprintf(exp_bin, sizeof(exp_bin), "%s/rt-export-full", dir);
+		if (access(exp_bin, X_OK) == 0)
+			printf("  rt-export-full                                     %8ld B\n",
+			       stripped_size(exp_bin));
 	}
-	char store3[4300];
-	snprintf(store3, sizeof(store3), "%s/store3", tmp);
-	printf("Wrapper: resource-tracker -- true, command start to tracker exit (mean of 10):\n");
-	printf("  --quiet                                            %8.1f ms\n",
-	       exit_delay(rec_bin, store3, 1) * 1e3);
-	printf("  with output (waits for rt-export to drain)         %8.1f ms\n\n",
-	       exit_delay(rec_bin, store3, 0) * 1e3);
-
-	printf("Stripped binaries:\n");
-	printf("  rt-recorder                                        %8ld B\n",
-	       stripped_size(rec_bin));
-	printf("  rt-export                                          %8ld B\n",
-	       stripped_size(exp_bin));
 	char cmd[4300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
 	if (system(cmd) != 0)

@@ -30,9 +30,23 @@ int rt_open(enum rt_root which, const char *rel);
  */
 ssize_t rt_read_small(enum rt_root which, const char *rel, char *buf, size_t cap);
 
-/* pread from offset 0 into buf (cap-1 bytes at most), NUL-terminate.
- * Returns the length or -errno. Short reads are retried. */
+/*
+ * pread from offset 0 into buf (cap-1 bytes at most), NUL-terminate.
+ * Returns the length or -errno. procfs and sysfs hand over what they have
+ * at once, and a seq_file stops short only before a record that does not
+ * fit: a read that leaves more than a page of the buffer unfilled is the
+ * end of the file (no second pread to be told so). Shorter ones are
+ * continued until end of file.
+ */
 ssize_t rt_pread_all(int fd, char *buf, size_t cap);
+
+/* One pread from offset 0 (a sysfs attribute: always whole in one read),
+ * NUL-terminated. Returns the length or -errno. */
+ssize_t rt_pread_once(int fd, char *buf, size_t cap);
+
+/* pread until the file says end of file (files whose records may exceed a
+ * page, such as mountinfo with long paths). */
+ssize_t rt_pread_to_eof(int fd, char *buf, size_t cap);
 
 /* This machine's id: the DMI board asset tag (set by some clouds), else
  * /etc/machine-id; "" when neither is there. What run metadata calls

@@ -47,6 +47,23 @@ Test(fmt, json_floats_read_back_exactly)
 	}
 }
 
+Test(fmt, json_integers_print_their_digits_and_dot_zero)
+{
+	srandom(13);
+	char want[64];
+	for (int i = 0; i < 200000; i++) {
+		double v = (double)((uint64_t)random() * (uint64_t)random() % 1000000000000000ull);
+		if (i % 4 == 0) /* trailing zeros */
+			v = (double)(random() % 1000) * pow(10, (int)(random() % 12));
+		if (i % 7 == 0)
+			v = -v;
+		snprintf(want, sizeof(want), "%.0f.0", v);
+		cr_assert_str_eq(json_num(v), want, "%.17g", v);
+	}
+	cr_expect_str_eq(json_num(999999999999999.0), "999999999999999.0");
+	cr_expect_str_eq(json_num(1.0), "1.0");
+}
+
 Test(fmt, fixed_decimals_match_printf_byte_for_byte)
 {
 	srandom(11);
