@@ -68,6 +68,7 @@ void rt_parse_proc_stat(const char *buf, size_t len, struct rt_stat_parse *out)
 	out->have_agg = 0;
 	out->ncpu = 0;
 	out->procs_running = 0;
+	out->have_forks = 0;
 	while (p < end) {
 		const char *le = line_end(p, end);
 		if (starts(p, le, "cpu")) {
@@ -92,6 +93,9 @@ void rt_parse_proc_stat(const char *buf, size_t len, struct rt_stat_parse *out)
 					}
 				}
 			}
+		} else if (starts(p, le, "processes ")) {
+			const char *q = p + 10;
+			out->have_forks = rt_scan_u64(&q, le, &out->forks) == 0;
 		} else if (starts(p, le, "procs_running ")) {
 			const char *q = p + 14;
 			uint64_t v;

@@ -24,9 +24,11 @@ struct rt_stat_parse {
 	unsigned ncpu;
 	struct rt_stat_cpu cpu[RT_MAX_CPUS];
 	uint32_t procs_running;
+	uint64_t forks; /* "processes": forks since boot */
+	int have_forks;
 };
 
-/* /proc/stat: the "cpu" line, "cpuN" lines, procs_running. */
+/* /proc/stat: the "cpu" line, "cpuN" lines, processes, procs_running. */
 void rt_parse_proc_stat(const char *buf, size_t len, struct rt_stat_parse *out);
 
 /* /proc/meminfo into kB values; returns a bit mask of the fields found. */

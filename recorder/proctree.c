@@ -4,6 +4,17 @@
  * The table is an open-addressing hash keyed by pid; an entry remembers the
  * process's identity (starttime), its parent at the last sighting and its
  * last totals, which is all a departure needs.
+ *
+ * Cost. A process seen for the first time is read by path (stat, io and
+ * its children) and counts its RSS as its PSS (an upper bound: PSS walks
+ * its page tables, the dearest read); from its second sample on it is read
+ * through descriptors kept from then on, so a process that lives one
+ * sample never holds any. When the host's fork counter (/proc/stat "processes",
+ * read just before by the CPU source) has not moved since the last full
+ * walk, no process anywhere was born: the members are the last walk's,
+ * and a quick walk reads each one's stat alone. A member found dead (or
+ * its pid reused) sends that sample to the full walk, since its children
+ * may have moved to a subreaper.
  */
 #define _GNU_SOURCE
 #include "proctree.h"
@@ -30,8 +41,7 @@ struct pt_proc {
 	uint64_t io_for;                           /* ut+st when io was last read */
 	int fd_stat, fd_io, fd_smaps, fd_children; /* kept open, -1: none */
 	uint32_t threads;
-	uint8_t gone;  /* departed, kept until the departure is settled */
-	uint8_t fresh; /* stat descriptor not opened yet */
+	uint8_t gone; /* departed, kept until the departure is settled */
 };
 
 struct rt_proctree {
@@ -45,6 +55,10 @@ struct rt_proctree {
 	uint64_t dep_ut, dep_st, dep_rd, dep_wr; /* departed, last seen */
 	uint64_t reaped_ut_us, reaped_st_us, reaped_rd, reaped_wr;
 	uint32_t hz;
+	uint64_t page_kb;
+	/* the host's fork counter now, and at the last full walk */
+	uint64_t forks, walked_forks;
+	int forks_known, walked_known;
 	pid_t *queue;
 	size_t qcap;
 	/* kernels without CONFIG_PROC_CHILDREN: children come from one scan
@@ -52,7 +66,7 @@ struct rt_proctree {
 	int scan_mode;
 	pid_t (*pairs)[2];
 	size_t npairs, pcap;
-	char buf[8192];
+	char buf[65536]; /* a children file of thousands of pids fits */
 };
 
 static struct pt_proc *find(struct rt_proctree *t, pid_t pid)
@@ -78,7 +92,6 @@ static struct pt_proc *insert(struct rt_proctree *t, pid_t pid)
 	memset(&t->tab[i], 0, sizeof(t->tab[i]));
 	t->tab[i].pid = pid;
 	t->tab[i].fd_stat = t->tab[i].fd_io = t->tab[i].fd_smaps = t->tab[i].fd_children = -1;
-	t->tab[i].fresh = 1;
 	t->used++;
 	return &t->tab[i];
 }
@@ -110,7 +123,6 @@ static void close_fds(struct pt_proc *e)
 			close(*fds[k]);
 		*fds[k] = -1;
 	}
-	e->fresh = 1;
 }
 
 /* Remove an entry, re-inserting the rest of its probe cluster. */
@@ -140,8 +152,9 @@ int rt_proctree_open(struct rt_proctree **out, pid_t root_pid)
 	t->tab = calloc(t->cap, sizeof(*t->tab));
 	t->qcap = 256;
 	t->queue = malloc(t->qcap * sizeof(*t->queue));
-	long hz = sysconf(_SC_CLK_TCK);
+	long hz = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
 	t->hz = hz > 0 ? (uint32_t)hz : 100;
+	t->page_kb = page >= 1024 ? (uint64_t)page / 1024 : 4;
 	/* each tracked process keeps a few /proc files open: allow many */
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -183,6 +196,12 @@ static int excluded(const struct rt_proctree *t, pid_t pid)
 	return 0;
 }
 
+void rt_proctree_host_forks(struct rt_proctree *t, uint64_t forks)
+{
+	t->forks = forks;
+	t->forks_known = 1;
+}
+
 void rt_proctree_reaped(struct rt_proctree *t, pid_t pid, const struct rusage *ru)
 {
 	if (excluded(t, pid))
@@ -210,11 +229,13 @@ static ssize_t read_proc(struct rt_proctree *t, const char *rel)
 }
 
 /* Read <pid>/<file> through a descriptor kept in *fd (opened on first use;
- * when no descriptor can be kept, read by path). */
+ * by path when fd is NULL or no descriptor can be kept). */
 static ssize_t read_kept(struct rt_proctree *t, int *fd, pid_t pid, const char *file)
 {
 	char rel[96];
 	snprintf(rel, sizeof(rel), "%d/%s", pid, file);
+	if (!fd)
+		return read_proc(t, rel);
 	if (*fd < 0) {
 		int f = rt_open(RT_PROC, rel);
 		if (f == -EMFILE || f == -ENFILE)
@@ -397,9 +418,94 @@ static int absorbed(struct rt_proctree *t, const struct pt_proc *e)
 	return 0;
 }
 
-void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
+struct walk_sum {
+	uint64_t ut, st, rd, wr, rss_kb, pss_kb;
+	uint32_t members;
+};
+
+/* Count live member e, whose stat was just read into ps. */
+static void account(struct rt_proctree *t, struct pt_proc *e, const struct pstat *ps,
+                    struct walk_sum *w)
 {
-	t->gen++;
+	int first = e->seen == 0;
+	e->start = ps->start;
+	e->ppid = ps->ppid;
+	e->ut = ps->ut;
+	e->st = ps->st;
+	e->seen = t->gen;
+	e->threads = ps->threads;
+	if (first) { /* until its second sample: RSS for PSS */
+		e->pss_kb = ps->rss_pages * t->page_kb;
+		e->pss_for_rss = UINT64_MAX;
+	}
+	/* I/O needs CPU: re-read it when the process ran (what it did
+	 * meanwhile is cumulative, so nothing is lost, only seen later) */
+	if (first || e->ut + e->st != e->io_for) {
+		ssize_t len = read_kept(t, first ? NULL : &e->fd_io, e->pid, "io");
+		if (len > 0) { /* other users' processes: not readable, 0 */
+			const char *p = strstr(t->buf, "read_bytes:");
+			const char *q = strstr(t->buf, "\nwrite_bytes:");
+			const char *end = t->buf + len;
+			uint64_t v;
+			if (p && (p += 11) && rt_scan_u64(&p, end, &v) == 0)
+				e->rd = v;
+			if (q && (q += 13) && rt_scan_u64(&q, end, &v) == 0)
+				e->wr = v;
+		}
+		e->io_for = e->ut + e->st;
+	}
+	/* PSS walks the page tables: only when the resident size moved */
+	if (!first && ps->rss_pages != e->pss_for_rss) {
+		ssize_t len = read_kept(t, &e->fd_smaps, e->pid, "smaps_rollup");
+		const char *pp = len > 0 ? strstr(t->buf, "\nPss:") : NULL;
+		uint64_t pss = 0;
+		if (pp) {
+			pp += 5;
+			rt_scan_u64(&pp, t->buf + len, &pss);
+		} else {
+			pss = ps->rss_pages * t->page_kb; /* not readable: RSS */
+		}
+		e->pss_kb = pss;
+		e->pss_for_rss = ps->rss_pages;
+	}
+	w->ut += e->ut;
+	w->st += e->st;
+	w->rd += e->rd;
+	w->wr += e->wr;
+	w->rss_kb += ps->rss_pages * t->page_kb;
+	w->pss_kb += e->pss_kb;
+	w->members++;
+}
+
+/* The last walk's members, each one's stat alone (no process was born
+ * since). -1 when one is gone or its pid was reused: walk in full. */
+static int quick_walk(struct rt_proctree *t, struct walk_sum *w)
+{
+	uint64_t prev = t->gen - 1;
+	for (size_t i = 0; i < t->cap; i++) {
+		struct pt_proc *e = &t->tab[i];
+		if (!e->pid || e->seen != prev || e->gone)
+			continue;
+		if (e->fd_stat < 0) { /* its second sample: keep a descriptor */
+			char rel[64];
+			snprintf(rel, sizeof(rel), "%d/stat", e->pid);
+			int f = rt_open(RT_PROC, rel);
+			if (f < 0)
+				return -1;
+			e->fd_stat = f;
+		}
+		struct pstat ps;
+		ssize_t len = rt_pread_all(e->fd_stat, t->buf, sizeof(t->buf));
+		if (len <= 0 || parse_stat(t->buf, (size_t)len, &ps) || ps.start != e->start)
+			return -1;
+		account(t, e, &ps, w);
+	}
+	return 0;
+}
+
+/* Walk from the root through every member's children files. */
+static void full_walk(struct rt_proctree *t, struct walk_sum *w)
+{
 	size_t n = 0;
 	if (t->scan_mode)
 		scan_all(t);
@@ -407,9 +513,6 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 		push(t, &n, t->root);
 	else
 		children(t, t->self, 1, &n, NULL);
-	uint64_t ut = 0, st = 0, rd = 0, wr = 0, rss_kb = 0, pss_kb = 0;
-	uint32_t members = 0;
-	long page_kb = sysconf(_SC_PAGESIZE) / 1024;
 	for (size_t qi = 0; qi < n; qi++) {
 		pid_t pid = t->queue[qi];
 		char rel[64];
@@ -442,57 +545,32 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 		}
 		if (!e && !(e = insert(t, pid)))
 			continue;
-		if (e->fresh) {
+		/* seen before: keep descriptors from now on */
+		int again = e->seen != 0;
+		if (again && e->fd_stat < 0) {
 			snprintf(rel, sizeof(rel), "%d/stat", pid);
 			int f = rt_open(RT_PROC, rel);
 			e->fd_stat = f >= 0 ? f : -1;
-			e->fresh = 0;
 		}
-		int first = e->seen == 0;
-		e->start = ps.start;
-		e->ppid = ps.ppid;
-		e->ut = ps.ut;
-		e->st = ps.st;
-		e->seen = t->gen;
-		/* I/O needs CPU: re-read it when the process ran (what it did
-		 * meanwhile is cumulative, so nothing is lost, only seen later) */
-		if (first || e->ut + e->st != e->io_for) {
-			len = read_kept(t, &e->fd_io, pid, "io");
-			if (len > 0) { /* other users' processes: not readable, 0 */
-				const char *p = strstr(t->buf, "read_bytes:");
-				const char *q = strstr(t->buf, "\nwrite_bytes:");
-				const char *end = t->buf + len;
-				uint64_t v;
-				if (p && (p += 11) && rt_scan_u64(&p, end, &v) == 0)
-					e->rd = v;
-				if (q && (q += 13) && rt_scan_u64(&q, end, &v) == 0)
-					e->wr = v;
-			}
-			e->io_for = e->ut + e->st;
+		account(t, e, &ps, w);
+		children(t, pid, ps.threads, &n, again ? &e->fd_children : NULL);
+	}
+	t->walked_forks = t->forks;
+	t->walked_known = t->forks_known;
+}
+
+void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
+{
+	struct walk_sum w = {0};
+	t->gen++;
+	int quick = t->gen > 1 && t->forks_known && t->walked_known &&
+	            t->forks == t->walked_forks && !t->scan_mode;
+	if (!quick || quick_walk(t, &w) != 0) {
+		if (quick) { /* a member died: start over, in full */
+			memset(&w, 0, sizeof(w));
+			t->gen++;
 		}
-		/* PSS walks the page tables: only when the resident size moved */
-		if (first || ps.rss_pages != e->pss_for_rss) {
-			len = read_kept(t, &e->fd_smaps, pid, "smaps_rollup");
-			const char *pp = len > 0 ? strstr(t->buf, "\nPss:") : NULL;
-			uint64_t pss = 0;
-			if (pp) {
-				pp += 5;
-				rt_scan_u64(&pp, t->buf + len, &pss);
-			} else {
-				pss = ps.rss_pages * (uint64_t)page_kb; /* not readable: RSS */
-			}
-			e->pss_kb = pss;
-			e->pss_for_rss = ps.rss_pages;
-		}
-		ut += e->ut;
-		st += e->st;
-		rd += e->rd;
-		wr += e->wr;
-		rss_kb += ps.rss_pages * (uint64_t)page_kb;
-		pss_kb += e->pss_kb;
-		members++;
-		e->threads = ps.threads;
-		children(t, pid, ps.threads, &n, &e->fd_children);
+		full_walk(t, &w);
 	}
 	/* settle departures: whoever was not seen this time */
 	for (size_t i = 0; i < t->cap; i++) {
@@ -522,14 +600,14 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 	}
 	memset(out, 0, sizeof(*out));
 	out->pid = t->root;
-	out->nprocs = members;
+	out->nprocs = w.members;
 	/* µs, so the exact rusage of reaped members keeps its precision */
-	out->utime_us = (ut + t->dep_ut) * 1000000u / t->hz + t->reaped_ut_us;
-	out->stime_us = (st + t->dep_st) * 1000000u / t->hz + t->reaped_st_us;
-	out->read_bytes = rd + t->dep_rd + t->reaped_rd;
-	out->write_bytes = wr + t->dep_wr + t->reaped_wr;
-	out->rss_kb = rss_kb;
-	out->pss_kb = pss_kb;
+	out->utime_us = (w.ut + t->dep_ut) * 1000000u / t->hz + t->reaped_ut_us;
+	out->stime_us = (w.st + t->dep_st) * 1000000u / t->hz + t->reaped_st_us;
+	out->read_bytes = w.rd + t->dep_rd + t->reaped_rd;
+	out->write_bytes = w.wr + t->dep_wr + t->reaped_wr;
+	out->rss_kb = w.rss_kb;
+	out->pss_kb = w.pss_kb;
 }
 
 int rt_proctree_has(struct rt_proctree *t, pid_t pid)

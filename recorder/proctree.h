@@ -37,6 +37,12 @@ void rt_proctree_exclude(struct rt_proctree *t, pid_t pid);
 /* The tracker reaped pid (a member) with this rusage: count it exactly. */
 void rt_proctree_reaped(struct rt_proctree *t, pid_t pid, const struct rusage *ru);
 
+/* The host's fork counter (/proc/stat "processes") read just before the
+ * next rt_proctree_sample(): while it stands still, no process was born
+ * and the walk reads each member's stat alone. Without it, every walk is
+ * a full one. */
+void rt_proctree_host_forks(struct rt_proctree *t, uint64_t forks);
+
 /* Walk the tree now and fill the process section of a record. */
 void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out);
 

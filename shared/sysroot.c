@@ -53,7 +53,10 @@ int rt_open(enum rt_root which, const char *rel)
 	return fd < 0 ? -errno : fd;
 }
 
-#define PAGE_SLACK 4096
+/* A seq_file hands over records up to its page-sized buffer per read, so
+ * a short read of fewer bytes than half a page (records are shorter than
+ * that) is its end; single-show files (stat, meminfo) come whole at once. */
+#define EOF_BELOW 2048
 
 static ssize_t pread_loop(int fd, char *buf, size_t cap, int to_eof)
 {
@@ -71,8 +74,8 @@ static ssize_t pread_loop(int fd, char *buf, size_t cap, int to_eof)
 		if (n == 0)
 			break;
 		len += (size_t)n;
-		if (!to_eof && (size_t)n + PAGE_SLACK < want)
-			break; /* short by more than a record: the end */
+		if (!to_eof && (size_t)n < want && (size_t)n < EOF_BELOW)
+			break; /* no second read to be told so */
 	}
 	buf[len] = '\0';
 	return (ssize_t)len;

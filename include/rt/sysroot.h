@@ -32,11 +32,10 @@ ssize_t rt_read_small(enum rt_root which, const char *rel, char *buf, size_t cap
 
 /*
  * pread from offset 0 into buf (cap-1 bytes at most), NUL-terminate.
- * Returns the length or -errno. procfs and sysfs hand over what they have
- * at once, and a seq_file stops short only before a record that does not
- * fit: a read that leaves more than a page of the buffer unfilled is the
- * end of the file (no second pread to be told so). Shorter ones are
- * continued until end of file.
+ * Returns the length or -errno. A seq_file hands over up to a page of
+ * whole records per read and single-show files come whole, so a short
+ * read of less than half a page is the end of the file (no second pread
+ * to be told so); longer ones are continued until end of file.
  */
 ssize_t rt_pread_all(int fd, char *buf, size_t cap);
 

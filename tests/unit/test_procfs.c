@@ -1,9 +1,13 @@
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <string.h>
 
 #include "procfs.h"
+#include "rt/sysroot.h"
 
 Test(procfs, stat_reads_totals_and_per_cpu_lines)
 {
@@ -118,4 +122,39 @@ Test(procfs, loadavg_in_hundredths_and_nothing_from_garbage)
 	const char *bad[] = {"", "0.52 0.58", "0.52 x 0.59", "99999999999.0 1 1", "- 1 1", ". 1 1"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		cr_expect_eq(rt_parse_loadavg(bad[i], strlen(bad[i]), x), -1, "%s", bad[i]);
+}
+
+/* A seq_file of many records hands over about a page per read: the short
+ * read rule must not take the first page for the end. /proc/self/smaps of
+ * this process spans several pages. */
+Test(procfs, multi_page_seq_files_are_read_whole)
+{
+	static char a[1 << 20], b[1 << 20];
+	int fd = open("/proc/self/smaps", O_RDONLY);
+	cr_assert(fd >= 0);
+	ssize_t n1 = rt_pread_to_eof(fd, b, sizeof(b));
+	ssize_t n2 = rt_pread_all(fd, a, sizeof(a));
+	close(fd);
+	cr_assert_gt(n1, 8192, "smaps is %zd bytes: too small to test", n1);
+	/* the same VMAs (values may move a little: compare the line count) */
+	int la = 0, lb = 0;
+	for (ssize_t i = 0; i < n2; i++)
+		la += a[i] == '\n';
+	for (ssize_t i = 0; i < n1; i++)
+		lb += b[i] == '\n';
+	cr_expect_eq(la, lb, "%d lines against %d", la, lb);
+}
+
+Test(procfs, a_short_small_read_is_the_end)
+{
+	char tmpl[] = "/tmp/rt-test-pread-XXXXXX", buf[64];
+	int fd = mkstemp(tmpl);
+	cr_assert(fd >= 0);
+	cr_assert_eq(write(fd, "up\n", 3), 3);
+	cr_expect_eq(rt_pread_all(fd, buf, sizeof(buf)), 3);
+	cr_expect_str_eq(buf, "up\n");
+	cr_expect_eq(rt_pread_once(fd, buf, 3), 2, "cap-1 bytes at most");
+	cr_expect_str_eq(buf, "up");
+	close(fd);
+	unlink(tmpl);
 }

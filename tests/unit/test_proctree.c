@@ -216,3 +216,72 @@ Test(proctree, kernels_without_children_files_fall_back_to_a_scan)
 	cr_expect_eq(r.nprocs, 2);
 	rt_proctree_close(t);
 }
+
+Test(proctree, quick_walk_while_no_process_is_born)
+{
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	proc(100, 1, 10, 5, 0, 0, 0, "200 ", "S");
+	proc(200, 100, 20, 7, 0, 0, 0, "", "S");
+	cr_assert_eq(rt_proctree_open(&t, 100), 0);
+	rt_proctree_host_forks(t, 1000);
+	cr_expect_eq(cpu(t, &r), 12);
+	rt_proctree_host_forks(t, 1000);
+	cr_expect_eq(cpu(t, &r), 12, "second sample");
+	/* a child listed without a fork on the host: the quick walk reads
+	 * stats alone, so it cannot be there (nor in any real kernel) */
+	proc(200, 100, 20, 9, 0, 0, 0, "300 ", "S");
+	proc(300, 200, 30, 4, 0, 0, 0, "", "S");
+	rt_proctree_host_forks(t, 1000);
+	cr_expect_eq(cpu(t, &r), 14, "members' stats re-read, children files not");
+	cr_expect_eq(r.nprocs, 2);
+	/* the host forked: a full walk finds the new process */
+	rt_proctree_host_forks(t, 1001);
+	cr_expect_eq(cpu(t, &r), 18);
+	cr_expect_eq(r.nprocs, 3);
+	rt_proctree_close(t);
+}
+
+Test(proctree, quick_walk_falls_back_when_a_member_dies)
+{
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	proc(100, 1, 10, 10, 0, 0, 0, "200 ", "S");
+	proc(200, 100, 20, 30, 0, 0, 0, "300 ", "S");
+	proc(300, 200, 30, 50, 0, 0, 0, "", "S");
+	cr_assert_eq(rt_proctree_open(&t, 100), 0);
+	rt_proctree_host_forks(t, 7);
+	unsigned long c0 = cpu(t, &r);
+	rt_proctree_host_forks(t, 7);
+	cpu(t, &r);
+	/* 200 exits, reaped by 100; its child 300 moves to 100 (a subreaper
+	 * here): no fork anywhere, yet the children files changed */
+	gone(200);
+	proc(100, 1, 10, 10, 0, 30, 0, "300 ", "S");
+	proc(300, 100, 30, 52, 0, 0, 0, "", "S");
+	rt_proctree_host_forks(t, 7);
+	cr_expect_eq(cpu(t, &r) - c0, 2, "the dead member sends the sample to a full walk");
+	cr_expect_eq(r.nprocs, 2, "the orphan is found under its new parent");
+	rt_proctree_close(t);
+}
+
+Test(proctree, pid_reuse_without_a_fork_count_is_caught)
+{
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	proc(100, 1, 10, 10, 0, 0, 0, "200 ", "S");
+	proc(200, 100, 20, 30, 0, 0, 0, "", "S");
+	cr_assert_eq(rt_proctree_open(&t, 100), 0);
+	rt_proctree_host_forks(t, 7);
+	unsigned long c0 = cpu(t, &r);
+	rt_proctree_host_forks(t, 7);
+	cpu(t, &r);
+	/* 200 reaped by 100, its pid reused in place by a new child of 100
+	 * (new start time) while the fixture's fork count stands still */
+	proc(100, 1, 10, 10, 0, 30, 0, "200 ", "S");
+	proc(200, 100, 99, 1, 0, 0, 0, "", "S");
+	rt_proctree_host_forks(t, 7);
+	cr_expect_eq(cpu(t, &r) - c0, 1, "the old 200 moved into 100's cutime, the new one adds 1");
+	cr_expect_eq(r.nprocs, 2);
+	rt_proctree_close(t);
+}
