@@ -10,8 +10,10 @@
 
 #include "proctree.h"
 #include "rt/common.h"
+#include "rt/sysroot.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <time.h>
 #include <stdio.h>
@@ -231,9 +233,22 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* Whether an NVIDIA driver is there to talk to: its /proc directory (also
+ * seen in containers), its control device, or WSL's GPU device. Without
+ * one, dlopen would only search every library directory in vain (a
+ * millisecond of the wrapped command's start). */
+static int nvidia_driver_present(void)
+{
+	char p[4200];
+	return (rt_path(p, sizeof(p), RT_PROC, "driver/nvidia") == 0 && access(p, F_OK) == 0) ||
+	       access("/dev/nvidiactl", F_OK) == 0 || access("/dev/dxg", F_OK) == 0;
+}
+
 struct rt_nvml *rt_nvml_open(void)
 {
 	const char *path = getenv("RT_NVML_LIBRARY");
+	if (!(path && *path) && !nvidia_driver_present())
+		return NULL;
 	void *lib = dlopen(path && *path ? path : "libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!lib)
 		return NULL; /* no driver: no GPUs, not an error */

@@ -246,7 +246,7 @@ void rt_sampler_commit(struct rt_sampler *s)
 	if (!s->store)
 		return;
 	uint64_t dropped = rt_store_dropped(s->store);
-	rt_store_flush(s->store);
+	rt_store_commit(s->store); /* rt_sampler_finish syncs */
 	s->unstored += rt_store_dropped(s->store) - dropped;
 }
 

@@ -59,7 +59,8 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 void rt_sampler_attach_stream(struct rt_sampler *s, struct rt_stream_out *out, const char *meta,
                               size_t metalen);
 
-/* Commit what waits now (counting what could not be). */
+/* Commit what waits now (counting what could not be), without a sync:
+ * rt_sampler_finish syncs it with the run's final metadata. */
 void rt_sampler_commit(struct rt_sampler *s);
 /* Commit what waits, sync the store and mark the ring finished (readers
  * drain and stop). */

@@ -43,6 +43,7 @@ struct rt_store {
 	int have_dbis;
 	char ring_key[4200]; /* dir + the store's random id: names its rings */
 	int rdwr;
+	int unsynced; /* a commit since the last sync */
 	int wlock; /* writers' lock (shared) held by a writer's handle, or -1 */
 	uint64_t cap;
 	char dir[4096];
@@ -393,10 +394,12 @@ static int write_txn_locked(struct rt_store *s, write_fn fn, void *ctx)
 		if (rc)
 			return rc;
 		rc = fn(s, txn, ctx);
-		if (rc == 0)
-			rc = mdb_txn_commit(txn);
-		else
+		if (rc == 0) {
+			rc = mdb_txn_commit(txn); /* frees txn either way */
+			s->unsynced |= rc == 0;
+		} else {
 			mdb_txn_abort(txn);
+		}
 		if (rc == MDB_MAP_FULL) {
 			if ((rc = grow_map(s)))
 				return rc;
@@ -560,7 +563,7 @@ static void zero_ahead(struct rt_store *s)
 	}
 }
 
-int rt_store_flush(struct rt_store *s)
+static int commit_group(struct rt_store *s, int sync)
 {
 	if (!s->npend)
 		return 0;
@@ -568,13 +571,23 @@ int rt_store_flush(struct rt_store *s)
 	if (rc) { /* the group is lost; the next sample starts afresh, full */
 		s->dropped += s->npend;
 		rt_pack_state_reset(&s->wst);
-	} else if (s->sync_on_commit) {
+	} else if (sync) {
 		zero_ahead(s);
 		rc = rt_store_sync(s);
 	}
 	s->npend = 0;
 	s->pbytes_len = 0;
 	return rc;
+}
+
+int rt_store_flush(struct rt_store *s)
+{
+	return commit_group(s, s->sync_on_commit);
+}
+
+int rt_store_commit(struct rt_store *s)
+{
+	return commit_group(s, 0);
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t unit)
@@ -1193,8 +1206,13 @@ int rt_store_enforce_cap(struct rt_store *s, uint64_t keep, unsigned *deleted)
 
 int rt_store_sync(struct rt_store *s)
 {
+	if (!s->unsynced)
+		return 0;
 	int rc = mdb_env_sync(s->env, 1);
-	return rc ? lmdb_fail(s, "sync", rc) : 0;
+	if (rc)
+		return lmdb_fail(s, "sync", rc);
+	s->unsynced = 0;
+	return 0;
 }
 
 /* Where LMDB mapped data.mdb in this process: LMDB only reports the

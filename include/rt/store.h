@@ -73,8 +73,11 @@ int rt_store_append(struct rt_store *s, uint64_t run, uint64_t seq, const void *
  * samples' own clock (0: no age limit); sync after each commit if asked. */
 void rt_store_set_group(struct rt_store *s, unsigned max_samples, uint64_t max_age_ns,
                         int sync_on_commit);
-/* Commit what waits now. */
+/* Commit what waits now (and sync, if the group asks for it). */
 int rt_store_flush(struct rt_store *s);
+/* Commit what waits now, without a sync: the caller syncs after what it
+ * writes next (the run's final metadata), one sync for both. */
+int rt_store_commit(struct rt_store *s);
 /* Samples waiting; samples lost with a group that could not be committed. */
 unsigned rt_store_pending(const struct rt_store *s);
 uint64_t rt_store_dropped(const struct rt_store *s);
@@ -137,7 +140,7 @@ int rt_store_enforce_cap(struct rt_store *s, uint64_t keep, unsigned *deleted);
  */
 int rt_store_compact(const char *dir, uint64_t *before, uint64_t *after, long *user);
 
-/* fsync the environment. */
+/* fsync the environment (nothing to do when no commit was left unsynced). */
 int rt_store_sync(struct rt_store *s);
 
 /* Drop the process's mapping of store pages it no longer needs so the
