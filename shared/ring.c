@@ -339,8 +339,7 @@ int rt_ring_wait(struct rt_ring *r, uint64_t head, uint64_t timeout_ns)
 		sleep_ns(timeout_ns < RT_RING_NAP_NS ? timeout_ns : RT_RING_NAP_NS);
 		return RT_E_AGAIN;
 	}
-	struct timespec ts = {(time_t)(timeout_ns / 1000000000u),
-	                      (long)(timeout_ns % 1000000000u)};
+	struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
 	atomic_fetch_add(&r->hw->waiters, 1);
 	uint32_t w = atomic_load(&r->hw->wake);
 	long rc = 0;
@@ -359,8 +358,7 @@ int rt_ring_wait_end(struct rt_ring *r, uint64_t timeout_ns)
 		return rt_ring_state(r) == RT_RING_RUNNING ? RT_E_AGAIN : 0;
 	}
 	/* waiting needs no write access: the writer always wakes this word */
-	struct timespec ts = {(time_t)(timeout_ns / 1000000000u),
-	                      (long)(timeout_ns % 1000000000u)};
+	struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
 	futex(&r->h->state, FUTEX_WAIT, RT_RING_RUNNING, &ts);
 	return rt_ring_state(r) == RT_RING_RUNNING ? RT_E_AGAIN : 0;
 }

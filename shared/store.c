@@ -44,7 +44,7 @@ struct rt_store {
 	char ring_key[4200]; /* dir + the store's random id: names its rings */
 	int rdwr;
 	int unsynced; /* a commit since the last sync */
-	int wlock; /* writers' lock (shared) held by a writer's handle, or -1 */
+	int wlock;    /* writers' lock (shared) held by a writer's handle, or -1 */
 	uint64_t cap;
 	char dir[4096];
 	char err[256];

@@ -1,16 +1,19 @@
 /*
  * bench.c - rt's figures, measured side by side in one run.
  *
- *   rt-bench [--quick]
+ *   rt-bench [--quick] [SECTION...]   steps storage replay gpu quiet family
+ *                                     syscalls tree wrapper binaries (all)
  *   rt-bench --answers     summary, recommend and report of long runs
  *   rt-bench --disk        bytes the store makes the disk write (root: loop device)
  *
- * Prints: CPU µs per system-wide sample for (a) merely pread'ing the files
- * the recorder reads, (b) collecting them into a record, (c) the full
- * recorder step (collect + encode + LMDB commit + ring publish), and
- * sysstat's sadc when installed; stored bytes per sample; replay throughput
- * to CSV and JSON; the real rt-recorder's RSS and CPU at 100 Hz; stripped
- * binary sizes. A benchmark, not a test: it asserts nothing.
+ * Every figure is printed beside its floor or anchor measured in the same
+ * run (docs/benchmarks.md says what each section measures): the recorder
+ * step and the real recorder at 100 Hz beside pread'ing the same files;
+ * the whole family in the default mode at 1 Hz beside the floor and
+ * sysstat's sadc at the same pace, with each process's memory; syscalls
+ * per sample; the tree walk per process and per new process beside their
+ * floors; the wrapper's wall time beside `time -v true`. A benchmark, not a
+ * test: it asserts nothing.
  *
  * --answers records a day at 1 Hz (86,400 samples) and an hour at 100 Hz
  * (360,000 samples) with the fake clock, tracking this process, and times
@@ -100,8 +103,8 @@ static double bench_pread(int n)
 	int ch;
 	rt_collector_sample(&c, rb, cap, &r, &ch); /* opens the NICs' operstate */
 	int fds[8 + RT_MAX_NICS], nfd = 0;
-	int mine[] = {c.fd_stat, c.fd_meminfo, c.fd_diskstats, c.fd_netdev, c.fd_cg_usage,
-	              open("/proc/loadavg", O_RDONLY | O_CLOEXEC)};
+	int mine[] = {c.fd_stat,   c.fd_meminfo,  c.fd_diskstats,
+	              c.fd_netdev, c.fd_cg_usage, open("/proc/loadavg", O_RDONLY | O_CLOEXEC)};
 	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
 		if (mine[i] >= 0)
 			fds[nfd++] = mine[i];
@@ -363,8 +366,8 @@ static void tree_floor(const pid_t *pids, size_t n, int reps, double *steady, do
 		for (size_t i = 0; i < n; i++)
 			for (int k = 0; k < 3; k++) {
 				if (k == 2)
-					snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pids[i],
-					         pids[i]);
+					snprintf(path, sizeof(path), "/proc/%d/task/%d/children",
+					         pids[i], pids[i]);
 				else
 					snprintf(path, sizeof(path), "/proc/%d/%s", pids[i],
 					         k ? "io" : "stat");
@@ -621,8 +624,8 @@ static long long sched_ns(pid_t pid)
 		unsigned long long ut, st;
 		if (q && sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
 		                &st) == 2)
-			ns = (long long)((ut + st) * (1000000000ull / (unsigned long long)sysconf(
-			                                                  _SC_CLK_TCK)));
+			ns = (long long)((ut + st) * (1000000000ull /
+			                              (unsigned long long)sysconf(_SC_CLK_TCK)));
 	}
 	if (f)
 		fclose(f);
@@ -726,7 +729,8 @@ static void bench_family(const char *rec_bin, const char *tmp, int n)
 	long long fam1 = family_ns(rec, kids, nk, &rec1);
 	long long sad1 = sad > 0 ? sched_ns(sad) : -1;
 	double samples = (w1 - w0) / 1.0;
-	double fam = (double)(fam1 - fam0) / samples / 1e3, own = (double)(rec1 - rec0) / samples / 1e3;
+	double fam = (double)(fam1 - fam0) / samples / 1e3,
+	       own = (double)(rec1 - rec0) / samples / 1e3;
 	printf("Default mode at 1 Hz (JSON lines to stderr), %d samples, side by side:\n", n);
 	printf("  floor, paced at 1 Hz in rt-bench                    %8.1f us  (%.1f syscalls)\n",
 	       fl, floor_calls);
@@ -736,9 +740,10 @@ static void bench_family(const char *rec_bin, const char *tmp, int n)
 	       fam - own);
 	if (sad0 >= 0 && sad1 >= 0) {
 		double sd = (double)(sad1 - sad0) / samples / 1e3;
-		printf("  sysstat sadc 1 (same pace, same window)             %8.1f us  (%.2fx floor, "
-		       "%.2fx rt family)\n",
-		       sd, sd / fl, sd / fam);
+		printf(
+		    "  sysstat sadc 1 (same pace, same window)             %8.1f us  (%.2fx floor, "
+		    "%.2fx rt family)\n",
+		    sd, sd / fl, sd / fam);
 	} else {
 		printf("  sysstat sadc: not installed (apt-get install sysstat to compare)\n");
 	}
@@ -769,8 +774,8 @@ static void bench_quiet(const char *rec_bin, const char *tmp, int secs)
 	char store[4300], count[32];
 	snprintf(store, sizeof(store), "%s/store-quiet", tmp);
 	snprintf(count, sizeof(count), "%d", (secs + 3) * 100);
-	char *rargv[] = {(char *)rec_bin, "--quiet", "-i", "0.01", "--count", count, "--store", store,
-	                 NULL};
+	char *rargv[] = {(char *)rec_bin, "--quiet", "-i",  "0.01", "--count",
+	                 count,           "--store", store, NULL};
 	pid_t rec = spawn_quiet(rargv);
 	usleep(1000000);
 	long long r0 = sched_ns(rec);
@@ -788,11 +793,12 @@ static void bench_quiet(const char *rec_bin, const char *tmp, int secs)
 	printf("rt-recorder --quiet -i 0.01 (100 Hz), %d s, side by side:\n", secs);
 	printf("  floor, paced at 100 Hz in rt-bench                  %8.1f us  (%.1f syscalls)\n",
 	       fl, floor_calls);
-	printf("  rt-recorder                                         %8.1f us  (%.2fx floor)\n", us,
-	       us / fl);
+	printf("  rt-recorder                                         %8.1f us  (%.2fx floor)\n",
+	       us, us / fl);
 	printf("  rt-recorder CPU                                     %8.2f %% of one core\n",
 	       (double)(r1 - r0) / 1e9 / (w1 - w0) * 100);
-	printf("  rt-recorder VmRSS / PSS                             %5ld / %ld KiB\n\n", rss, pss);
+	printf("  rt-recorder VmRSS / PSS                             %5ld / %ld KiB\n\n", rss,
+	       pss);
 }
 
 /* Syscalls per sample: strace -c of two run lengths, the difference
@@ -822,7 +828,8 @@ static double strace_calls(char *const argv[], const char *out)
 	double calls = -1;
 	while (f && fgets(line, sizeof(line), f)) {
 		double pct, secs, usec, c;
-		if (strstr(line, " total") && sscanf(line, "%lf %lf %lf %lf", &pct, &secs, &usec, &c) == 4)
+		if (strstr(line, " total") &&
+		    sscanf(line, "%lf %lf %lf %lf", &pct, &secs, &usec, &c) == 4)
 			calls = c;
 	}
 	if (f)
@@ -846,14 +853,15 @@ static void bench_syscalls(const char *rec_bin, const char *tmp)
 		for (int k = 0; k < 2; k++) {
 			char count[16];
 			snprintf(count, sizeof(count), "%d", k ? 600 : 100);
-			char *q[] = {(char *)rec_bin, "-i",    "0.01", "--count", count, "--store",
-			             store,           "--quiet", NULL};
+			char *q[] = {(char *)rec_bin, "-i",  "0.01",    "--count", count,
+			             "--store",       store, "--quiet", NULL};
 			if (!quiet)
 				q[7] = NULL;
 			c[k] = strace_calls(q, out);
 		}
 		printf("  %-50s %8.1f\n",
-		       quiet ? "rt-recorder --quiet" : "rt-recorder + rt-export live (default mode)",
+		       quiet ? "rt-recorder --quiet"
+		             : "rt-recorder + rt-export live (default mode)",
 		       c[0] < 0 || c[1] < 0 ? -1 : (c[1] - c[0]) / 500);
 	}
 	printf("\n");
@@ -887,7 +895,8 @@ static void bench_wrapper(const char *rec_bin, const char *tmp)
 		       sum[0] / reps * 1e3);
 	else
 		printf("  /usr/bin/time: not installed (apt-get install time)\n");
-	printf("  /bin/true                                           %8.2f ms\n", sum[1] / reps * 1e3);
+	printf("  /bin/true                                           %8.2f ms\n",
+	       sum[1] / reps * 1e3);
 	double anchor = have_time ? sum[0] : sum[1];
 	printf("  resource-tracker --quiet -- true                    %8.2f ms  (%.2fx anchor)\n",
 	       sum[2] / reps * 1e3, sum[2] / anchor);
@@ -908,8 +917,8 @@ static int want(int argc, char **argv, const char *section)
 	return !any;
 }
 
-static const char *const sections[] = {"steps", "storage", "replay", "gpu",    "quiet",
-                                       "family", "syscalls", "tree",  "wrapper", "binaries"};
+static const char *const sections[] = {"steps",  "storage",  "replay", "gpu",     "quiet",
+                                       "family", "syscalls", "tree",   "wrapper", "binaries"};
 
 int main(int argc, char **argv)
 {
@@ -917,16 +926,19 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))
 			quick = 1;
-		else if (argv[i][0] == '-' && strcmp(argv[i], "--answers") && strcmp(argv[i], "--disk")) {
-			fprintf(stderr, "usage: rt-bench [--quick] [SECTION...] | --answers | --disk\n");
+		else if (argv[i][0] == '-' && strcmp(argv[i], "--answers") &&
+		         strcmp(argv[i], "--disk")) {
+			fprintf(stderr,
+			        "usage: rt-bench [--quick] [SECTION...] | --answers | --disk\n");
 			return 2;
 		} else if (argv[i][0] != '-') {
 			int known = 0;
 			for (size_t k = 0; k < sizeof(sections) / sizeof(sections[0]); k++)
 				known |= !strcmp(argv[i], sections[k]);
 			if (!known) {
-				fprintf(stderr, "rt-bench: unknown section '%s' (sections: steps storage "
-				                "replay gpu quiet family syscalls tree wrapper binaries)\n",
+				fprintf(stderr,
+				        "rt-bench: unknown section '%s' (sections: steps storage "
+				        "replay gpu quiet family syscalls tree wrapper binaries)\n",
 				        argv[i]);
 				return 2;
 			}
@@ -966,12 +978,17 @@ int main(int argc, char **argv)
 		double b = bench_collect(n);
 		double c = bench_sampler(store, nstore, &run, &rec_size);
 		if (want(argc, argv, "steps")) {
-			printf("CPU per system-wide sample (process CPU time, back to back):\n");
-			printf("  floor: pread of the same files, statvfs, getdents  %8.1f us\n", a);
-			printf("  rt collectors (read + parse + fill record)          %8.1f us  (%.2fx "
+			printf(
+			    "CPU per system-wide sample (process CPU time, back to back; the floor "
+			    "walks /proc and\nreads operstate every sample, rt once a second):\n");
+			printf("  floor: pread of the same files, statvfs, getdents  %8.1f us\n",
+			       a);
+			printf("  rt collectors (read + parse + fill record)          %8.1f us  "
+			       "(%.2fx "
 			       "floor)\n",
 			       b, b / a);
-			printf("  rt recorder step (+ CRC, pack, store, ring)         %8.1f us  (%.2fx "
+			printf("  rt recorder step (+ CRC, pack, store, ring)         %8.1f us  "
+			       "(%.2fx "
 			       "floor)\n",
 			       c, c / a);
 			/* the same three, paced at 100 Hz */
@@ -984,12 +1001,16 @@ int main(int argc, char **argv)
 			size_t rs_p;
 			double cp = bench_sampler(store_p, np, &run_p, &rs_p);
 			pace = 0;
-			printf("CPU per sample paced at 100 Hz (%d samples, wakeups included):\n", np);
-			printf("  floor                                               %8.1f us\n", ap);
-			printf("  rt collectors                                       %8.1f us  (%.2fx "
+			printf("CPU per sample paced at 100 Hz (%d samples, wakeups included):\n",
+			       np);
+			printf("  floor                                               %8.1f us\n",
+			       ap);
+			printf("  rt collectors                                       %8.1f us  "
+			       "(%.2fx "
 			       "floor)\n",
 			       bp, bp / ap);
-			printf("  rt recorder step                                    %8.1f us  (%.2fx "
+			printf("  rt recorder step                                    %8.1f us  "
+			       "(%.2fx "
 			       "floor)\n\n",
 			       cp, cp / ap);
 		}
@@ -1016,9 +1037,11 @@ int main(int argc, char **argv)
 		uint64_t lines;
 		double csv = bench_replay(store, run, RT_FMT_CSV, quick ? 2 : 10, &lines);
 		printf("Replay to /dev/null (%llu lines):\n", (unsigned long long)lines);
-		printf("  CSV                                                %8.0f samples/s\n", csv);
+		printf("  CSV                                                %8.0f samples/s\n",
+		       csv);
 		double js = bench_replay(store, run, RT_FMT_JSON, quick ? 1 : 3, &lines);
-		printf("  JSON                                               %8.0f samples/s\n\n", js);
+		printf("  JSON                                               %8.0f samples/s\n\n",
+		       js);
 	}
 	/* GPUs: the collector with 0, 1 and 4 fake NVML devices, against the
 	 * Python tracker's way (spawning nvidia-smi each sample), whose floor is
@@ -1077,9 +1100,10 @@ int main(int argc, char **argv)
 				bench_tree(sizes[i], quick ? 10 : 50, k, &per, &fr, &fper, &ffr);
 				char what[80];
 				snprintf(what, sizeof(what), "%4d %s", sizes[i],
-				         k ? "processes that exec'd sleep" : "forked copies of rt-bench");
-				printf("  %-40s %6.2f us (%5.2f)    %6.2f us (%5.2f)\n", what, per, fper, fr,
-				       ffr);
+				         k ? "processes that exec'd sleep"
+				           : "forked copies of rt-bench");
+				printf("  %-40s %6.2f us (%5.2f)    %6.2f us (%5.2f)\n", what, per,
+				       fper, fr, ffr);
 			}
 		printf("\n");
 	}
