@@ -131,3 +131,58 @@ Test(ring, hostile_header_is_rejected)
 	cr_expect_eq(rt_ring_open(path, &r), RT_E_CORRUPT);
 	rt_ring_close(w, 0);
 }
+
+/* A reader asleep in rt_ring_wait is woken by the publish (not by its
+ * 20 s timeout), and one waiting for the end by the state change. */
+Test(ring, sleeping_readers_are_woken_by_the_writer)
+{
+	struct rt_ring *w;
+	cr_assert_eq(rt_ring_create(path, 9, 64, 4, &w), 0);
+	int res[2];
+	cr_assert_eq(pipe(res), 0);
+	pid_t kid = fork();
+	if (kid == 0) {
+		struct rt_ring *r;
+		if (rt_ring_open(path, &r))
+			_exit(2);
+		char c = rt_ring_wait(r, 0, 20000000000ull) == 0 && rt_ring_head(r) == 1 ? 'w' : 't';
+		char d = rt_ring_wait_end(r, 20000000000ull) == 0 ? 'e' : 't';
+		if (write(res[1], &c, 1) != 1 || write(res[1], &d, 1) != 1)
+			_exit(3);
+		_exit(0);
+	}
+	usleep(200000); /* the reader is asleep by now */
+	uint64_t v = 1;
+	cr_assert_eq(rt_ring_publish(w, 0, &v, sizeof(v)), 0);
+	usleep(100000);
+	rt_ring_set_state(w, RT_RING_FINISHED);
+	char got[2] = {0, 0};
+	close(res[1]);
+	for (size_t n = 0; n < 2;) {
+		ssize_t k = read(res[0], got + n, 2 - n);
+		cr_assert_gt(k, 0, "the reader stopped early");
+		n += (size_t)k;
+	}
+	int st;
+	waitpid(kid, &st, 0);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	cr_expect_eq(got[0], 'w', "woken by the publish, head 1");
+	cr_expect_eq(got[1], 'e', "woken by the end of the run");
+	rt_ring_close(w, 1);
+}
+
+/* Nobody asleep: the writer makes no wake call (strace would show it; here
+ * the waiter count stays 0), and a waiter that times out says so. */
+Test(ring, a_wait_without_a_sample_times_out)
+{
+	struct rt_ring *w, *r;
+	cr_assert_eq(rt_ring_create(path, 9, 64, 4, &w), 0);
+	cr_assert_eq(rt_ring_open(path, &r), 0);
+	cr_expect_eq(rt_ring_wait(r, 0, 20000000ull), RT_E_AGAIN);
+	uint64_t v = 1;
+	cr_assert_eq(rt_ring_publish(w, 0, &v, sizeof(v)), 0);
+	cr_expect_eq(rt_ring_wait(r, 0, 20000000ull), 0, "head already past: no sleep");
+	cr_expect_eq(rt_ring_wait_end(r, 20000000ull), RT_E_AGAIN);
+	rt_ring_close(r, 0);
+	rt_ring_close(w, 1);
+}
