@@ -203,6 +203,18 @@ static void cpu_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 		rec->h->flags |= RT_REC_HAS_CPU;
 	}
 	rec->sys->procs_running = c->stat.procs_running;
+	if (c->stat.have_ctxt) {
+		rec->sys->ctxt = c->stat.ctxt;
+		rec->sys->ext_valid |= RT_SYS_X_CTXT;
+	}
+	if (c->stat.have_forks) {
+		rec->sys->forks = c->stat.forks;
+		rec->sys->ext_valid |= RT_SYS_X_FORKS;
+	}
+	if (c->stat.have_blocked) {
+		rec->sys->procs_blocked = c->stat.procs_blocked;
+		rec->sys->ext_valid |= RT_SYS_X_BLOCKED;
+	}
 	for (unsigned i = 0; i < rec->h->ncpu && i < c->stat.ncpu; i++) {
 		rec->cpu[i].total = c->stat.cpu[i].total;
 		rec->cpu[i].idle = c->stat.cpu[i].idle;

@@ -241,8 +241,16 @@ static void disk_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 		if (line < 0 || (size_t)line >= c->nds ||
 		    strcmp(c->ds[line].name, inv->disk[i].name))
 			continue; /* vanished this very sample: zeros */
-		rec->disk[i].rd_sectors = c->ds[line].rd_sectors;
-		rec->disk[i].wr_sectors = c->ds[line].wr_sectors;
+		const struct rt_diskstat *s = &c->ds[line];
+		struct rt_rec_disk *d = &rec->disk[i];
+		d->rd_sectors = s->rd_sectors;
+		d->wr_sectors = s->wr_sectors;
+		d->rd_ios = s->rd_ios;
+		d->wr_ios = s->wr_ios;
+		d->rd_ms = s->rd_ms;
+		d->wr_ms = s->wr_ms;
+		d->io_ms = s->io_ms;
+		d->weighted_ms = s->weighted_ms;
 	}
 	for (unsigned i = 0; i < rec->h->nmount; i++) {
 		struct rt_fsstat st;

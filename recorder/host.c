@@ -64,7 +64,7 @@ void rt_host_info(struct rt_host_info *h)
 	if (d)
 		closedir(d);
 	char mem[8192];
-	uint64_t kb[RT_MEM_NFIELDS];
+	uint64_t kb[RT_MEMINFO_N];
 	ssize_t n = rt_read_small(RT_PROC, "meminfo", mem, sizeof(mem));
 	if (n > 0 && (rt_parse_meminfo(mem, (size_t)n, kb) & (1u << RT_MEM_TOTAL)))
 		h->memory_mib = kb[RT_MEM_TOTAL] / 1024;

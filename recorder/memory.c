@@ -1,6 +1,8 @@
 /* memory.c - /proc/meminfo into the record (kB, raw). */
 #include "collect.h"
 
+#include <string.h>
+
 #include "rt/sysroot.h"
 
 static int memory_open(struct rt_collector *c, void **self)
@@ -22,9 +24,15 @@ static void memory_fill(struct rt_collector *c, void *self, struct rt_record *re
 	size_t len;
 	if (rt_read_fd(c, c->fd_meminfo, &len))
 		return;
-	unsigned found = rt_parse_meminfo(c->buf, len, rec->sys->mem_kb);
+	uint64_t kb[RT_MEMINFO_N];
+	unsigned found = rt_parse_meminfo(c->buf, len, kb);
 	if (!(found & (1u << RT_MEM_TOTAL)))
 		return;
+	memcpy(rec->sys->mem_kb, kb, sizeof(rec->sys->mem_kb));
+	if (found & (1u << RT_MEMINFO_DIRTY)) {
+		rec->sys->dirty_kb = kb[RT_MEMINFO_DIRTY];
+		rec->sys->ext_valid |= RT_SYS_X_DIRTY;
+	}
 	/* kernels before 3.14 have no MemAvailable: estimate it */
 	if (!(found & (1u << RT_MEM_AVAILABLE)))
 		rec->sys->mem_kb[RT_MEM_AVAILABLE] = rec->sys->mem_kb[RT_MEM_FREE] +

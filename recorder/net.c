@@ -143,8 +143,16 @@ static void net_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 		if (line < 0 || (size_t)line >= c->nnd ||
 		    strcmp(c->nd[line].name, c->inv->nic[i].name))
 			continue;
-		rec->nic[i].rx_bytes = c->nd[line].rx_bytes;
-		rec->nic[i].tx_bytes = c->nd[line].tx_bytes;
+		const struct rt_netdev *s = &c->nd[line];
+		struct rt_rec_nic *n = &rec->nic[i];
+		n->rx_bytes = s->rx_bytes;
+		n->tx_bytes = s->tx_bytes;
+		n->rx_packets = s->rx_packets;
+		n->tx_packets = s->tx_packets;
+		n->rx_errs = s->rx_errs;
+		n->tx_errs = s->tx_errs;
+		n->rx_drop = s->rx_drop;
+		n->tx_drop = s->tx_drop;
 	}
 }
 

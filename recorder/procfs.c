@@ -68,7 +68,7 @@ void rt_parse_proc_stat(const char *buf, size_t len, struct rt_stat_parse *out)
 	out->have_agg = 0;
 	out->ncpu = 0;
 	out->procs_running = 0;
-	out->have_forks = 0;
+	out->have_forks = out->have_ctxt = out->have_blocked = 0;
 	while (p < end) {
 		const char *le = line_end(p, end);
 		if (starts(p, le, "cpu")) {
@@ -93,6 +93,14 @@ void rt_parse_proc_stat(const char *buf, size_t len, struct rt_stat_parse *out)
 					}
 				}
 			}
+		} else if (starts(p, le, "ctxt ")) {
+			const char *q = p + 5;
+			out->have_ctxt = rt_scan_u64(&q, le, &out->ctxt) == 0;
+		} else if (starts(p, le, "procs_blocked ")) {
+			const char *q = p + 14;
+			uint64_t v;
+			if ((out->have_blocked = rt_scan_u64(&q, le, &v) == 0))
+				out->procs_blocked = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 		} else if (starts(p, le, "processes ")) {
 			const char *q = p + 10;
 			out->have_forks = rt_scan_u64(&q, le, &out->forks) == 0;
@@ -115,15 +123,16 @@ static const struct {
     {"Cached:", RT_MEM_CACHED},          {"SReclaimable:", RT_MEM_SRECLAIMABLE},
     {"Active:", RT_MEM_ACTIVE},          {"Inactive:", RT_MEM_INACTIVE},
     {"SwapTotal:", RT_MEM_SWAP_TOTAL},   {"SwapFree:", RT_MEM_SWAP_FREE},
+    {"Dirty:", RT_MEMINFO_DIRTY},
 };
 
-unsigned rt_parse_meminfo(const char *buf, size_t len, uint64_t kb[RT_MEM_NFIELDS])
+unsigned rt_parse_meminfo(const char *buf, size_t len, uint64_t kb[RT_MEMINFO_N])
 {
 	const char *p = buf, *end = buf + len;
 	unsigned found = 0, all = 0;
 	for (size_t k = 0; k < RT_ARRAY_LEN(meminfo_keys); k++)
 		all |= 1u << meminfo_keys[k].field;
-	memset(kb, 0, sizeof(uint64_t) * RT_MEM_NFIELDS);
+	memset(kb, 0, sizeof(uint64_t) * RT_MEMINFO_N);
 	while (p < end) {
 		const char *le = line_end(p, end);
 		for (size_t k = 0; k < RT_ARRAY_LEN(meminfo_keys); k++) {
@@ -144,6 +153,51 @@ unsigned rt_parse_meminfo(const char *buf, size_t len, uint64_t kb[RT_MEM_NFIELD
 	return found;
 }
 
+unsigned rt_parse_pressure(const char *buf, size_t len, uint64_t *some_us, uint64_t *full_us)
+{
+	const char *p = buf, *end = buf + len;
+	unsigned found = 0;
+	while (p < end) {
+		const char *le = line_end(p, end);
+		int some = starts(p, le, "some "), full = starts(p, le, "full ");
+		/* "some avg10=0.00 avg60=0.00 avg300=0.00 total=12345" */
+		for (const char *q = p; (some || full) && q + 6 <= le; q++) {
+			if (memcmp(q, "total=", 6) != 0)
+				continue;
+			const char *v = q + 6;
+			uint64_t x;
+			if (rt_scan_u64(&v, le, &x) == 0) {
+				*(some ? some_us : full_us) = x;
+				found |= some ? 1u : 2u;
+			}
+			break;
+		}
+		p = le + 1;
+	}
+	return found;
+}
+
+unsigned rt_parse_vmstat(const char *buf, size_t len, uint64_t out[RT_VMSTAT_N])
+{
+	static const char *const keys[RT_VMSTAT_N] = {"pgmajfault ", "pswpin ", "pswpout ",
+	                                              "oom_kill "};
+	const char *p = buf, *end = buf + len;
+	unsigned found = 0;
+	while (p < end && found != (1u << RT_VMSTAT_N) - 1) {
+		const char *le = line_end(p, end);
+		for (unsigned k = 0; k < RT_VMSTAT_N; k++) {
+			if (!starts(p, le, keys[k]))
+				continue;
+			const char *q = p + strlen(keys[k]);
+			if (rt_scan_u64(&q, le, &out[k]) == 0)
+				found |= 1u << k;
+			break;
+		}
+		p = le + 1;
+	}
+	return found;
+}
+
 size_t rt_parse_diskstats(const char *buf, size_t len, struct rt_diskstat *out, size_t cap)
 {
 	const char *p = buf, *end = buf + len;
@@ -151,18 +205,27 @@ size_t rt_parse_diskstats(const char *buf, size_t len, struct rt_diskstat *out, 
 	while (p < end && n < cap) {
 		const char *le = line_end(p, end);
 		const char *q = p;
-		uint64_t maj, min, f[7];
+		uint64_t maj, min, f[11] = {0};
 		struct rt_diskstat *d = &out[n];
 		int ok = rt_scan_u64(&q, le, &maj) == 0 && rt_scan_u64(&q, le, &min) == 0 &&
 		         scan_word(&q, le, d->name, sizeof(d->name)) == 0;
 		/* reads, reads merged, sectors read, ms, writes, merged, sectors written */
 		for (int i = 0; ok && i < 7; i++)
 			ok = rt_scan_u64(&q, le, &f[i]) == 0;
+		/* then ms writing, in flight, io_ticks, time_in_queue (since 2.6) */
+		for (int i = 7; ok && i < 11 && rt_scan_u64(&q, le, &f[i]) == 0; i++)
+			;
 		if (ok && maj <= UINT32_MAX && min <= UINT32_MAX) {
 			d->major = (uint32_t)maj;
 			d->minor = (uint32_t)min;
 			d->rd_sectors = f[2];
 			d->wr_sectors = f[6];
+			d->rd_ios = f[0];
+			d->rd_ms = f[3];
+			d->wr_ios = f[4];
+			d->wr_ms = f[7];
+			d->io_ms = f[9];
+			d->weighted_ms = f[10];
 			n++;
 		}
 		p = le + 1;
@@ -184,15 +247,24 @@ size_t rt_parse_netdev(const char *buf, size_t len, struct rt_netdev *out, size_
 			size_t nlen = (size_t)(colon - s);
 			struct rt_netdev *d = &out[n];
 			const char *q = colon + 1;
-			uint64_t f[9];
+			uint64_t f[12] = {0};
 			int ok = nlen > 0 && nlen < sizeof(d->name) && !memchr(s, ' ', nlen);
 			for (int i = 0; ok && i < 9; i++) /* 8 receive fields, then tx bytes */
 				ok = rt_scan_u64(&q, le, &f[i]) == 0;
+			/* tx packets, errs, drop */
+			for (int i = 9; ok && i < 12 && rt_scan_u64(&q, le, &f[i]) == 0; i++)
+				;
 			if (ok) {
 				memcpy(d->name, s, nlen);
 				d->name[nlen] = '\0';
 				d->rx_bytes = f[0];
+				d->rx_packets = f[1];
+				d->rx_errs = f[2];
+				d->rx_drop = f[3];
 				d->tx_bytes = f[8];
+				d->tx_packets = f[9];
+				d->tx_errs = f[10];
+				d->tx_drop = f[11];
 				n++;
 			}
 		}

@@ -26,13 +26,19 @@ struct rt_stat_parse {
 	uint32_t procs_running;
 	uint64_t forks; /* "processes": forks since boot */
 	int have_forks;
+	uint64_t ctxt; /* context switches since boot */
+	int have_ctxt;
+	uint32_t procs_blocked;
+	int have_blocked;
 };
 
 /* /proc/stat: the "cpu" line, "cpuN" lines, processes, procs_running. */
 void rt_parse_proc_stat(const char *buf, size_t len, struct rt_stat_parse *out);
 
 /* /proc/meminfo into kB values; returns a bit mask of the fields found. */
-unsigned rt_parse_meminfo(const char *buf, size_t len, uint64_t kb[RT_MEM_NFIELDS]);
+#define RT_MEMINFO_DIRTY RT_MEM_NFIELDS /* parsed too, kept apart from mem_kb */
+#define RT_MEMINFO_N (RT_MEM_NFIELDS + 1)
+unsigned rt_parse_meminfo(const char *buf, size_t len, uint64_t kb[RT_MEMINFO_N]);
 
 /* /proc/loadavg: the 1, 5 and 15 minute averages in hundredths (the kernel
  * prints two decimals). 0, or -1 when the three are not there. */
@@ -42,6 +48,9 @@ struct rt_diskstat {
 	char name[32];
 	uint32_t major, minor;
 	uint64_t rd_sectors, wr_sectors;
+	/* completed reads and writes, ms spent on each, ms with I/O in flight
+	 * (io_ticks), weighted ms (time_in_queue); 0 on short old lines */
+	uint64_t rd_ios, wr_ios, rd_ms, wr_ms, io_ms, weighted_ms;
 };
 
 /* /proc/diskstats; returns the number of entries (at most cap). */
@@ -50,7 +59,18 @@ size_t rt_parse_diskstats(const char *buf, size_t len, struct rt_diskstat *out, 
 struct rt_netdev {
 	char name[32];
 	uint64_t rx_bytes, tx_bytes;
+	uint64_t rx_packets, tx_packets, rx_errs, tx_errs, rx_drop, tx_drop;
 };
+
+/* /proc/pressure/{cpu,memory,io}: the "some" and "full" lines' total=
+ * (µs stalled since boot). Returns a mask: 1 some found, 2 full found. */
+unsigned rt_parse_pressure(const char *buf, size_t len, uint64_t *some_us, uint64_t *full_us);
+
+/* /proc/vmstat: pgmajfault, pswpin, pswpout (pages), oom_kill. Returns a
+ * mask of the keys found (bit i for out[i]). */
+enum { RT_VMSTAT_PGMAJFAULT, RT_VMSTAT_PSWPIN, RT_VMSTAT_PSWPOUT, RT_VMSTAT_OOM_KILL,
+       RT_VMSTAT_N };
+unsigned rt_parse_vmstat(const char *buf, size_t len, uint64_t out[RT_VMSTAT_N]);
 
 /* /proc/net/dev; returns the number of interfaces (at most cap). */
 size_t rt_parse_netdev(const char *buf, size_t len, struct rt_netdev *out, size_t cap);

@@ -102,6 +102,15 @@ static void derive_cpu(struct rt_derived *d)
 	d->load_1m = c->sys->load_x100[0] / 100.0;
 	d->load_5m = c->sys->load_x100[1] / 100.0;
 	d->load_15m = c->sys->load_x100[2] / 100.0;
+	if (d->has_cpu) {
+		d->iowait = (double)delta(c->sys->cpu[RT_CPU_IOWAIT], p->sys->cpu[RT_CPU_IOWAIT]) / hz;
+		d->steal = (double)delta(c->sys->cpu[RT_CPU_STEAL], p->sys->cpu[RT_CPU_STEAL]) / hz;
+		d->irq = (double)(delta(c->sys->cpu[RT_CPU_IRQ], p->sys->cpu[RT_CPU_IRQ]) +
+		                  delta(c->sys->cpu[RT_CPU_SOFTIRQ], p->sys->cpu[RT_CPU_SOFTIRQ])) /
+		         hz;
+	}
+	d->has_running = (c->h->flags & RT_REC_HAS_CPU) != 0;
+	d->procs_running = c->sys->procs_running;
 	d->has_cgroup = (c->h->flags & p->h->flags & RT_REC_HAS_CGROUP) != 0;
 	if (d->has_cgroup) {
 		d->cg_usage_secs =
@@ -139,6 +148,41 @@ static void derive_mem(struct rt_derived *d)
 	d->mem_used_pct = m[RT_MEM_TOTAL] ? (double)used / (double)m[RT_MEM_TOTAL] * 100.0 : 0.0;
 	d->swap_used_pct =
 	    m[RT_MEM_SWAP_TOTAL] ? (double)swap_used / (double)m[RT_MEM_SWAP_TOTAL] * 100.0 : 0.0;
+}
+
+/* Saturation values of the system section (rt 0.2). A bit of ext_valid
+ * is clear in records that do not carry the value (older rt, a kernel
+ * without the file), so "both records have it" is one mask. */
+static void derive_saturation(struct rt_derived *d)
+{
+	const struct rt_rec_system *c = d->cur.rec->sys, *p = d->prev.rec->sys;
+	uint64_t both = c->ext_valid & p->ext_valid;
+	if ((d->has_ctxt = (both & RT_SYS_X_CTXT) != 0))
+		d->ctxt = (int64_t)delta(c->ctxt, p->ctxt);
+	if ((d->has_forks = (both & RT_SYS_X_FORKS) != 0))
+		d->forks = (int64_t)delta(c->forks, p->forks);
+	if ((d->has_blocked = (c->ext_valid & RT_SYS_X_BLOCKED) != 0))
+		d->procs_blocked = c->procs_blocked;
+	static const uint64_t psi_bit[RT_PSI_N] = {RT_SYS_X_PSI_CPU, RT_SYS_X_PSI_MEM,
+	                                           RT_SYS_X_PSI_MEM, RT_SYS_X_PSI_IO,
+	                                           RT_SYS_X_PSI_IO};
+	for (int i = 0; i < RT_PSI_N; i++) {
+		d->has_psi[i] = (both & psi_bit[i]) != 0 && d->dt > 0;
+		if (d->has_psi[i]) {
+			double pct = (double)delta(c->psi_us[i], p->psi_us[i]) / (d->dt * 1e6) * 100.0;
+			d->psi_pct[i] = pct > 100.0 ? 100.0 : pct;
+		}
+	}
+	if ((d->has_majflt = (both & RT_SYS_X_MAJFLT) != 0))
+		d->majflt = (int64_t)delta(c->majflt, p->majflt);
+	if ((d->has_swap = (both & RT_SYS_X_SWAP) != 0)) {
+		d->swap_in = (int64_t)delta(c->swap_in_bytes, p->swap_in_bytes);
+		d->swap_out = (int64_t)delta(c->swap_out_bytes, p->swap_out_bytes);
+	}
+	if ((d->has_oom = (both & RT_SYS_X_OOM) != 0))
+		d->oom_kills = (int64_t)delta(c->oom_kills, p->oom_kills);
+	if ((d->has_dirty = (c->ext_valid & RT_SYS_X_DIRTY) != 0))
+		d->dirty_mib = (int64_t)(c->dirty_kb / 1024);
 }
 
 static void derive_devices(struct rt_derived *d)
@@ -267,13 +311,14 @@ void rt_derive(const struct rt_view *prev, const struct rt_view *cur, struct rt_
 	d->timestamp_secs = (int64_t)(c->wall_ns / 1000000000ull);
 	derive_cpu(d);
 	derive_mem(d);
+	derive_saturation(d);
 	derive_devices(d);
 	derive_proc(d);
 }
 
 /* ---- the field table -------------------------------------------------- */
 
-enum section { S_TOP, S_CPU, S_MEM };
+enum section { S_TOP, S_CPU, S_MEM, S_PRESSURE, NSECTIONS };
 enum kind { K_I64, K_F64, K_FN };
 
 typedef void (*json_fn)(struct rt_buf *, const struct rt_derived *, const struct rt_run_info *);
@@ -366,16 +411,40 @@ static const struct field fields[] = {
     {"swap_total_mib", NULL, S_MEM, K_I64, 0, D(swap_total), D(has_mem), NULL},
     {"swap_used_mib", NULL, S_MEM, K_I64, 0, D(swap_used), D(has_mem), NULL},
     {"swap_used_pct", NULL, S_MEM, K_F64, 0, D(swap_used_pct), D(has_mem), NULL},
+    /* saturation and pressure (rt 0.2) */
+    {"iowait_secs", NULL, S_CPU, K_F64, 0, D(iowait), D(has_cpu), NULL},
+    {"steal_secs", NULL, S_CPU, K_F64, 0, D(steal), D(has_cpu), NULL},
+    {"irq_secs", NULL, S_CPU, K_F64, 0, D(irq), D(has_cpu), NULL},
+    {"context_switches", NULL, S_CPU, K_I64, 0, D(ctxt), D(has_ctxt), NULL},
+    {"forks", NULL, S_CPU, K_I64, 0, D(forks), D(has_forks), NULL},
+    {"procs_running", NULL, S_CPU, K_I64, 0, D(procs_running), D(has_running), NULL},
+    {"procs_blocked", NULL, S_CPU, K_I64, 0, D(procs_blocked), D(has_blocked), NULL},
+    {"cpu_some_pct", NULL, S_PRESSURE, K_F64, 0, D(psi_pct[RT_PSI_CPU_SOME]),
+     D(has_psi[RT_PSI_CPU_SOME]), NULL},
+    {"memory_some_pct", NULL, S_PRESSURE, K_F64, 0, D(psi_pct[RT_PSI_MEM_SOME]),
+     D(has_psi[RT_PSI_MEM_SOME]), NULL},
+    {"memory_full_pct", NULL, S_PRESSURE, K_F64, 0, D(psi_pct[RT_PSI_MEM_FULL]),
+     D(has_psi[RT_PSI_MEM_FULL]), NULL},
+    {"io_some_pct", NULL, S_PRESSURE, K_F64, 0, D(psi_pct[RT_PSI_IO_SOME]),
+     D(has_psi[RT_PSI_IO_SOME]), NULL},
+    {"io_full_pct", NULL, S_PRESSURE, K_F64, 0, D(psi_pct[RT_PSI_IO_FULL]),
+     D(has_psi[RT_PSI_IO_FULL]), NULL},
+    {"major_faults", NULL, S_MEM, K_I64, 0, D(majflt), D(has_majflt), NULL},
+    {"swap_in_bytes", NULL, S_MEM, K_I64, 0, D(swap_in), D(has_swap), NULL},
+    {"swap_out_bytes", NULL, S_MEM, K_I64, 0, D(swap_out), D(has_swap), NULL},
+    {"oom_kills", NULL, S_MEM, K_I64, 0, D(oom_kills), D(has_oom), NULL},
+    {"dirty_mib", NULL, S_MEM, K_I64, 0, D(dirty_mib), D(has_dirty), NULL},
     /* sections are objects at the top level */
     {"cpu", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL},
     {"memory", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL},
+    {"pressure", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL},
 };
 
 #define NFIELDS RT_ARRAY_LEN(fields)
 
 /* JSON order: per section, indices of rows sorted by key. */
-static int order[3][NFIELDS];
-static int norder[3];
+static int order[NSECTIONS][NFIELDS];
+static int norder[NSECTIONS];
 static int order_ready;
 
 static int cmp_key(const void *a, const void *b)
@@ -385,7 +454,7 @@ static int cmp_key(const void *a, const void *b)
 
 static void build_order(void)
 {
-	for (int s = 0; s < 3; s++) {
+	for (int s = 0; s < NSECTIONS; s++) {
 		norder[s] = 0;
 		for (size_t i = 0; i < NFIELDS; i++)
 			if (fields[i].json && (int)fields[i].sec == s)
@@ -429,7 +498,11 @@ static void write_value(struct rt_buf *b, const struct field *f, const struct rt
 		if (f->fn)
 			f->fn(b, d, ri);
 		else
-			write_section(b, !strcmp(f->json, "cpu") ? S_CPU : S_MEM, d, ri);
+			write_section(b,
+			              !strcmp(f->json, "cpu")      ? S_CPU
+			              : !strcmp(f->json, "memory") ? S_MEM
+			                                           : S_PRESSURE,
+			              d, ri);
 	} else if (!present(f, d)) {
 		rt_buf_puts(b, "null");
 	} else if (f->kind == K_I64) {
@@ -639,17 +712,54 @@ static void j_mounts(struct rt_buf *b, const struct rt_derived *d, unsigned disk
 	rt_buf_putc(b, ']');
 }
 
+static void kv_f64_or_null(struct rt_buf *b, const char *k, int have, double v, int *first)
+{
+	key(b, k, first);
+	if (have)
+		rt_buf_f64_json(b, v);
+	else
+		rt_buf_puts(b, "null");
+}
+
+static void kv_i64_or_null(struct rt_buf *b, const char *k, int have, int64_t v, int *first)
+{
+	key(b, k, first);
+	if (have)
+		rt_buf_i64(b, v);
+	else
+		rt_buf_puts(b, "null");
+}
+
+/* Both records carry value idx of section sec (rt 0.2 device values). */
+static int both_have(const struct rt_derived *d, unsigned sec, unsigned idx)
+{
+	return rt_record_has(d->cur.rec, sec, idx) && rt_record_has(d->prev.rec, sec, idx);
+}
+
 static void j_disks(struct rt_buf *b, const struct rt_derived *d, const struct rt_run_info *ri)
 {
 	(void)ri;
 	rt_buf_putc(b, '[');
-	for (unsigned i = 0; i < d->cur.rec->h->ndisk; i++) {
+	const struct rt_record *c = d->cur.rec, *p = d->prev.rec;
+	int ext = (c->h->flags & p->h->flags & RT_REC_HAS_DISKSTATS) &&
+	          both_have(d, RT_SEC_DISK, RT_NVALS_DISK - 1) && d->dt > 0;
+	for (unsigned i = 0; i < c->h->ndisk; i++) {
 		const struct rt_inv_disk *id = &d->cur.inv->disk[i];
-		const struct rt_rec_disk *rd = &d->cur.rec->disk[i];
+		const struct rt_rec_disk *rd = &c->disk[i];
+		int j = ext ? prev_slot_disk(d, i) : -1;
+		const struct rt_rec_disk *pd = j >= 0 ? &p->disk[j] : NULL;
+		uint64_t rio = pd ? delta_reset(rd->rd_ios, pd->rd_ios) : 0;
+		uint64_t wio = pd ? delta_reset(rd->wr_ios, pd->wr_ios) : 0;
+		double ms = d->dt * 1000.0;
 		int first = 1;
 		if (i)
 			rt_buf_putc(b, ',');
 		rt_buf_putc(b, '{');
+		kv_f64_or_null(b, "avg_queue_depth", pd != NULL,
+		               pd ? (double)delta_reset(rd->weighted_ms, pd->weighted_ms) / ms : 0,
+		               &first);
+		double busy = pd ? (double)delta_reset(rd->io_ms, pd->io_ms) / ms * 100.0 : 0;
+		kv_f64_or_null(b, "busy_pct", pd != NULL, busy > 100.0 ? 100.0 : busy, &first);
 		key(b, "capacity_bytes", &first);
 		if (id->has_capacity)
 			rt_buf_u64(b, id->capacity_bytes);
@@ -663,11 +773,20 @@ static void j_disks(struct rt_buf *b, const struct rt_derived *d, const struct r
 		kv_f64(b, "read_bytes_per_sec",
 		       d->dt > 0 ? (double)d->disk_rd_delta[i] / d->dt : 0.0, &first);
 		kv_u64(b, "read_bytes_total", rd->rd_sectors * 512, &first);
+		/* latency: time spent over operations done (none: no latency) */
+		kv_f64_or_null(b, "read_latency_ms", pd && rio,
+		               rio ? (double)delta_reset(rd->rd_ms, pd->rd_ms) / (double)rio : 0,
+		               &first);
+		kv_f64_or_null(b, "read_ops_per_sec", pd != NULL, (double)rio / d->dt, &first);
 		kv_str(b, "serial", id->serial, &first);
 		kv_str(b, "vendor", id->vendor, &first);
 		kv_f64(b, "write_bytes_per_sec",
 		       d->dt > 0 ? (double)d->disk_wr_delta[i] / d->dt : 0.0, &first);
 		kv_u64(b, "write_bytes_total", rd->wr_sectors * 512, &first);
+		kv_f64_or_null(b, "write_latency_ms", pd && wio,
+		               wio ? (double)delta_reset(rd->wr_ms, pd->wr_ms) / (double)wio : 0,
+		               &first);
+		kv_f64_or_null(b, "write_ops_per_sec", pd != NULL, (double)wio / d->dt, &first);
 		rt_buf_putc(b, '}');
 	}
 	rt_buf_putc(b, ']');
@@ -677,9 +796,15 @@ static void j_nics(struct rt_buf *b, const struct rt_derived *d, const struct rt
 {
 	(void)ri;
 	rt_buf_putc(b, '[');
-	for (unsigned i = 0; i < d->cur.rec->h->nnic; i++) {
+	const struct rt_record *c = d->cur.rec, *p = d->prev.rec;
+	int ext = (c->h->flags & p->h->flags & RT_REC_HAS_NETDEV) &&
+	          both_have(d, RT_SEC_NIC, RT_NVALS_NIC - 1) && d->dt > 0;
+	for (unsigned i = 0; i < c->h->nnic; i++) {
 		const struct rt_inv_nic *in = &d->cur.inv->nic[i];
-		const struct rt_rec_nic *rn = &d->cur.rec->nic[i];
+		const struct rt_rec_nic *rn = &c->nic[i];
+		int j = ext ? prev_slot_nic(d, i) : -1;
+		const struct rt_rec_nic *pn = j >= 0 ? &p->nic[j] : NULL;
+#define NIC_DELTA(f) (pn ? (int64_t)delta_reset(rn->f, pn->f) : 0)
 		int first = 1;
 		if (i)
 			rt_buf_putc(b, ',');
@@ -696,6 +821,10 @@ static void j_nics(struct rt_buf *b, const struct rt_derived *d, const struct rt
 		kv_f64(b, "rx_bytes_per_sec", d->dt > 0 ? (double)d->nic_rx_delta[i] / d->dt : 0.0,
 		       &first);
 		kv_u64(b, "rx_bytes_total", rn->rx_bytes, &first);
+		kv_i64_or_null(b, "rx_dropped", pn != NULL, NIC_DELTA(rx_drop), &first);
+		kv_i64_or_null(b, "rx_errors", pn != NULL, NIC_DELTA(rx_errs), &first);
+		kv_f64_or_null(b, "rx_packets_per_sec", pn != NULL,
+		               (double)NIC_DELTA(rx_packets) / d->dt, &first);
 		key(b, "speed_mbps", &first);
 		if (in->has_speed)
 			rt_buf_i64(b, in->speed_mbps);
@@ -704,6 +833,11 @@ static void j_nics(struct rt_buf *b, const struct rt_derived *d, const struct rt
 		kv_f64(b, "tx_bytes_per_sec", d->dt > 0 ? (double)d->nic_tx_delta[i] / d->dt : 0.0,
 		       &first);
 		kv_u64(b, "tx_bytes_total", rn->tx_bytes, &first);
+		kv_i64_or_null(b, "tx_dropped", pn != NULL, NIC_DELTA(tx_drop), &first);
+		kv_i64_or_null(b, "tx_errors", pn != NULL, NIC_DELTA(tx_errs), &first);
+		kv_f64_or_null(b, "tx_packets_per_sec", pn != NULL,
+		               (double)NIC_DELTA(tx_packets) / d->dt, &first);
+#undef NIC_DELTA
 		rt_buf_putc(b, '}');
 	}
 	rt_buf_putc(b, ']');

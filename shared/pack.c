@@ -62,6 +62,21 @@ static const struct value v_system[RT_NVALS_SYSTEM] = {
     U(SY, load_x100[0]),
     U(SY, load_x100[1]),
     U(SY, load_x100[2]),
+    /* rt 0.2 */
+    U(SY, ext_valid),
+    U(SY, ctxt),
+    U(SY, forks),
+    U(SY, procs_blocked),
+    U(SY, psi_us[0]),
+    U(SY, psi_us[1]),
+    U(SY, psi_us[2]),
+    U(SY, psi_us[3]),
+    U(SY, psi_us[4]),
+    U(SY, majflt),
+    U(SY, swap_in_bytes),
+    U(SY, swap_out_bytes),
+    U(SY, oom_kills),
+    U(SY, dirty_kb),
 };
 static const struct value v_process[RT_NVALS_PROCESS] = {
     S(PR, pid),
@@ -78,13 +93,22 @@ static const struct value v_process[RT_NVALS_PROCESS] = {
 };
 static const struct value v_cpu[RT_NVALS_CPU] = {U(struct rt_rec_cpu, total),
                                                  U(struct rt_rec_cpu, idle)};
-static const struct value v_disk[RT_NVALS_DISK] = {U(struct rt_rec_disk, rd_sectors),
-                                                   U(struct rt_rec_disk, wr_sectors)};
+#define DK struct rt_rec_disk
+static const struct value v_disk[RT_NVALS_DISK] = {
+    U(DK, rd_sectors), U(DK, wr_sectors),
+    /* rt 0.2 */
+    U(DK, rd_ios), U(DK, wr_ios), U(DK, rd_ms), U(DK, wr_ms), U(DK, io_ms), U(DK, weighted_ms),
+};
 static const struct value v_mount[RT_NVALS_MOUNT] = {U(struct rt_rec_mount, total_bytes),
                                                      U(struct rt_rec_mount, free_bytes),
                                                      U(struct rt_rec_mount, avail_bytes)};
-static const struct value v_nic[RT_NVALS_NIC] = {U(struct rt_rec_nic, rx_bytes),
-                                                 U(struct rt_rec_nic, tx_bytes)};
+#define NI struct rt_rec_nic
+static const struct value v_nic[RT_NVALS_NIC] = {
+    U(NI, rx_bytes), U(NI, tx_bytes),
+    /* rt 0.2 */
+    U(NI, rx_packets), U(NI, tx_packets), U(NI, rx_errs), U(NI, tx_errs), U(NI, rx_drop),
+    U(NI, tx_drop),
+};
 static const struct value v_gpu[RT_NVALS_GPU] = {
     U(GP, vram_used), U(GP, vram_total), U(GP, util_pct), S(GP, temp_c),
     U(GP, power_mw),  U(GP, clock_mhz),  U(GP, valid),

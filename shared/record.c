@@ -168,8 +168,9 @@ unsigned rt_record_claimed_layout(const void *buf, size_t len)
 	return magic == RT_RECORD_MAGIC ? layout : 0;
 }
 
-/* Layout 1 (rt 0.1): a 64-byte header without nvals and a system section
- * without the load average; every other section as today. */
+/* Layout 1 (rt 0.1): a 64-byte header without nvals, a system section
+ * without the load average, disks and NICs with their first two values;
+ * the other sections as today. */
 struct rec_header_v1 {
 	uint32_t magic;
 	uint16_t layout;
@@ -195,8 +196,11 @@ int rt_record_upgrade(const void *in, size_t len, void *buf, size_t cap, struct 
 	if (h.ncpu > RT_MAX_CPUS || h.ndisk > RT_MAX_DISKS || h.nmount > RT_MAX_MOUNTS ||
 	    h.nnic > RT_MAX_NICS || h.ngpu > RT_MAX_GPUS)
 		return RT_E_CORRUPT;
-	size_t rest = rt_record_size(h.ncpu, h.ndisk, h.nmount, h.nnic, h.ngpu) -
-	              sizeof(struct rt_rec_header) - sizeof(struct rt_rec_system);
+	/* sections after the system one: disks and NICs had two values each */
+	const size_t disk_v1 = RT_NVALS_DISK_V1 * 8, nic_v1 = RT_NVALS_NIC_V1 * 8;
+	size_t rest = sizeof(struct rt_rec_process) + h.ncpu * sizeof(struct rt_rec_cpu) +
+	              h.ndisk * disk_v1 + h.nmount * sizeof(struct rt_rec_mount) +
+	              h.nnic * nic_v1 + h.ngpu * sizeof(struct rt_rec_gpu);
 	if (h.size != len || len != sizeof(h) + SYSTEM_V1_BYTES + rest)
 		return RT_E_CORRUPT;
 	uint32_t want = h.crc;
@@ -209,13 +213,26 @@ int rt_record_upgrade(const void *in, size_t len, void *buf, size_t cap, struct 
 		return rc;
 	const unsigned char *p = (const unsigned char *)in + sizeof(h);
 	memcpy(rec->sys, p, SYSTEM_V1_BYTES);
-	memcpy(rec->proc, p + SYSTEM_V1_BYTES, rest); /* the sections after are contiguous */
+	p += SYSTEM_V1_BYTES;
+	memcpy(rec->proc, p, sizeof(struct rt_rec_process));
+	p += sizeof(struct rt_rec_process);
+	memcpy(rec->cpu, p, h.ncpu * sizeof(struct rt_rec_cpu));
+	p += h.ncpu * sizeof(struct rt_rec_cpu);
+	for (unsigned i = 0; i < h.ndisk; i++, p += disk_v1)
+		memcpy(&rec->disk[i], p, disk_v1);
+	memcpy(rec->mount, p, h.nmount * sizeof(struct rt_rec_mount));
+	p += h.nmount * sizeof(struct rt_rec_mount);
+	for (unsigned i = 0; i < h.nnic; i++, p += nic_v1)
+		memcpy(&rec->nic[i], p, nic_v1);
+	memcpy(rec->gpu, p, h.ngpu * sizeof(struct rt_rec_gpu));
 	rec->h->seq = h.seq;
 	rec->h->mono_ns = h.mono_ns;
 	rec->h->wall_ns = h.wall_ns;
 	rec->h->inv_gen = h.inv_gen;
 	rec->h->flags = h.flags;
 	rec->h->nvals[RT_SEC_SYSTEM] = RT_NVALS_SYSTEM_V1;
+	rec->h->nvals[RT_SEC_DISK] = RT_NVALS_DISK_V1;
+	rec->h->nvals[RT_SEC_NIC] = RT_NVALS_NIC_V1;
 	rt_record_seal(rec);
 	return 0;
 }

@@ -58,6 +58,15 @@ struct rt_derived {
 	double gpu_usage, gpu_vram_mib;
 	int64_t gpu_utilized;
 
+	/* saturation (rt 0.2): each present when both records carry it */
+	double iowait, steal, irq; /* seconds this interval */
+	int has_ctxt, has_forks, has_blocked, has_running;
+	int64_t ctxt, forks, procs_blocked, procs_running;
+	int has_psi[RT_PSI_N];
+	double psi_pct[RT_PSI_N]; /* % of the interval stalled */
+	int has_majflt, has_swap, has_oom, has_dirty;
+	int64_t majflt, swap_in, swap_out, oom_kills, dirty_mib;
+
 	/* per device, by slot of cur's inventory */
 	double core_pct[RT_MAX_CPUS];
 	int64_t disk_rd_delta[RT_MAX_DISKS], disk_wr_delta[RT_MAX_DISKS];

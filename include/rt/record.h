@@ -91,14 +91,42 @@ enum {
 	RT_SYS_V_LOAD_1M = RT_NVALS_SYSTEM_V1,
 	RT_SYS_V_LOAD_5M,
 	RT_SYS_V_LOAD_15M,
+	RT_SYS_V_EXT_VALID, /* rt 0.2: saturation and pressure, see ext_valid */
+	RT_SYS_V_CTXT,
+	RT_SYS_V_FORKS,
+	RT_SYS_V_PROCS_BLOCKED,
+	RT_SYS_V_PSI, /* 5 values */
+	RT_SYS_V_MAJFLT = RT_SYS_V_PSI + 5,
+	RT_SYS_V_SWAP_IN,
+	RT_SYS_V_SWAP_OUT,
+	RT_SYS_V_OOM_KILLS,
+	RT_SYS_V_DIRTY,
 	RT_NVALS_SYSTEM
 };
 #define RT_NVALS_PROCESS 11
 #define RT_NVALS_CPU 2
-#define RT_NVALS_DISK 2
+#define RT_NVALS_DISK_V1 2
+#define RT_NVALS_DISK 8 /* + ops, ms per direction, busy and weighted ms */
 #define RT_NVALS_MOUNT 3
-#define RT_NVALS_NIC 2
+#define RT_NVALS_NIC_V1 2
+#define RT_NVALS_NIC 8 /* + packets, errors, drops per direction */
 #define RT_NVALS_GPU 7
+
+/* rt_rec_system.ext_valid: which of the values after it were read */
+enum rt_sys_ext {
+	RT_SYS_X_CTXT = 1u << 0,
+	RT_SYS_X_FORKS = 1u << 1,
+	RT_SYS_X_BLOCKED = 1u << 2,
+	RT_SYS_X_PSI_CPU = 1u << 3,    /* psi_us[CPU_SOME] */
+	RT_SYS_X_PSI_MEM = 1u << 4,    /* psi_us[MEM_SOME], [MEM_FULL] */
+	RT_SYS_X_PSI_IO = 1u << 5,     /* psi_us[IO_SOME], [IO_FULL] */
+	RT_SYS_X_MAJFLT = 1u << 6,     /* /proc/vmstat pgmajfault */
+	RT_SYS_X_SWAP = 1u << 7,       /* pswpin, pswpout */
+	RT_SYS_X_OOM = 1u << 8,        /* oom_kill (Linux 4.13) */
+	RT_SYS_X_DIRTY = 1u << 9,      /* meminfo Dirty */
+};
+enum rt_psi { RT_PSI_CPU_SOME, RT_PSI_MEM_SOME, RT_PSI_MEM_FULL, RT_PSI_IO_SOME, RT_PSI_IO_FULL,
+              RT_PSI_N };
 
 enum rt_rec_flags {
 	RT_REC_HAS_CPU = 1u << 0,       /* /proc/stat was read */
@@ -139,6 +167,18 @@ struct rt_rec_system {
 	uint64_t mem_kb[RT_MEM_NFIELDS];
 	uint32_t load_x100[3]; /* /proc/loadavg 1, 5, 15 min, hundredths */
 	uint32_t reserved;
+	/* rt 0.2; cumulative counters unless said */
+	uint64_t ext_valid; /* rt_sys_ext */
+	uint64_t ctxt;      /* /proc/stat ctxt */
+	uint64_t forks;     /* /proc/stat processes */
+	uint32_t procs_blocked; /* gauge */
+	uint32_t reserved2;
+	uint64_t psi_us[RT_PSI_N]; /* /proc/pressure total= (µs stalled) */
+	uint64_t majflt;           /* /proc/vmstat pgmajfault */
+	uint64_t swap_in_bytes;    /* pswpin, pswpout times the page size */
+	uint64_t swap_out_bytes;
+	uint64_t oom_kills;
+	uint64_t dirty_kb; /* gauge, meminfo Dirty */
 };
 
 struct rt_rec_process {
@@ -163,6 +203,9 @@ struct rt_rec_cpu {
 struct rt_rec_disk {
 	uint64_t rd_sectors; /* 512-byte units, whatever the device */
 	uint64_t wr_sectors;
+	/* rt 0.2, /proc/diskstats: completed reads and writes, ms spent on
+	 * each, ms with I/O in flight, weighted ms (queue depth x time) */
+	uint64_t rd_ios, wr_ios, rd_ms, wr_ms, io_ms, weighted_ms;
 };
 
 struct rt_rec_mount {
@@ -174,6 +217,8 @@ struct rt_rec_mount {
 struct rt_rec_nic {
 	uint64_t rx_bytes;
 	uint64_t tx_bytes;
+	/* rt 0.2, /proc/net/dev */
+	uint64_t rx_packets, tx_packets, rx_errs, tx_errs, rx_drop, tx_drop;
 };
 
 enum rt_gpu_valid {

@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct rt_stat_parse st;
 	static struct rt_diskstat ds[64];
 	static struct rt_netdev nd[64];
-	uint64_t kb[RT_MEM_NFIELDS], u;
+	uint64_t kb[RT_MEMINFO_N], u;
 	int64_t q;
 	/* exact-size heap copy: ASan catches any read past the end */
 	char *b = malloc(size ? size : 1);
@@ -31,6 +31,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rt_parse_cg_max(b, size, &q, &u);
 	uint32_t load[3];
 	rt_parse_loadavg(b, size, load);
+	uint64_t some = 0, full = 0, vm[RT_VMSTAT_N];
+	rt_parse_pressure(b, size, &some, &full);
+	rt_parse_vmstat(b, size, vm);
 	free(b);
 	return 0;
 }

@@ -100,7 +100,7 @@ Test(procfs, cgroup_files)
 
 Test(procfs, meminfo_ignores_garbage)
 {
-	uint64_t kb[RT_MEM_NFIELDS];
+	uint64_t kb[RT_MEMINFO_N];
 	const char *t = "MemTotal: 100 kB\ngarbage\nMemFree:\nCached: 7 kB\n";
 	unsigned f = rt_parse_meminfo(t, strlen(t), kb);
 	cr_expect(f & (1u << RT_MEM_TOTAL));
@@ -157,4 +157,63 @@ Test(procfs, a_short_small_read_is_the_end)
 	cr_expect_str_eq(buf, "up");
 	close(fd);
 	unlink(tmpl);
+}
+
+Test(procfs, pressure_totals_of_some_and_full)
+{
+	uint64_t s = 0, f = 0;
+	const char *t = "some avg10=1.50 avg60=0.20 avg300=0.00 total=123456\n"
+	                "full avg10=0.00 avg60=0.00 avg300=0.00 total=789\n";
+	cr_expect_eq(rt_parse_pressure(t, strlen(t), &s, &f), 3u);
+	cr_expect_eq(s, 123456);
+	cr_expect_eq(f, 789);
+	const char *cpu_old = "some avg10=0.00 avg60=0.00 avg300=0.00 total=5\n"; /* < 5.13 */
+	cr_expect_eq(rt_parse_pressure(cpu_old, strlen(cpu_old), &s, &f), 1u);
+	const char *bad[] = {"", "some avg10=0.00", "some total=", "other total=5", "sometotal=5"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_expect_eq(rt_parse_pressure(bad[i], strlen(bad[i]), &s, &f), 0u, "%s", bad[i]);
+}
+
+Test(procfs, vmstat_keys_and_nothing_from_lookalikes)
+{
+	uint64_t v[RT_VMSTAT_N] = {0};
+	const char *t = "pgmajfault_x 9\nnr_free_pages 1\npswpin 4\npswpout 5\npgmajfault 77\n"
+	                "oom_kill 2\n";
+	cr_expect_eq(rt_parse_vmstat(t, strlen(t), v), 0xfu);
+	cr_expect_eq(v[RT_VMSTAT_PGMAJFAULT], 77);
+	cr_expect_eq(v[RT_VMSTAT_PSWPIN], 4);
+	cr_expect_eq(v[RT_VMSTAT_PSWPOUT], 5);
+	cr_expect_eq(v[RT_VMSTAT_OOM_KILL], 2);
+	const char *old = "pgmajfault 1\npswpin 0\npswpout 0\n"; /* before 4.13 */
+	cr_expect_eq(rt_parse_vmstat(old, strlen(old), v), 0x7u);
+}
+
+Test(procfs, diskstats_and_netdev_carry_ops_time_packets_errors)
+{
+	struct rt_diskstat ds[2];
+	const char *d = " 259 0 nvme0n1 200 0 3048 50 400 0 6096 300 0 400 700 0 0 0 0\n"
+	                "   8 0 sda 5 0 40 1 2 0 16\n"; /* an old short line */
+	cr_assert_eq(rt_parse_diskstats(d, strlen(d), ds, 2), 2);
+	cr_expect(ds[0].rd_ios == 200 && ds[0].rd_ms == 50 && ds[0].wr_ios == 400 &&
+	          ds[0].wr_ms == 300 && ds[0].io_ms == 400 && ds[0].weighted_ms == 700);
+	cr_expect(ds[1].rd_ios == 5 && ds[1].wr_ios == 2 && ds[1].wr_ms == 0 && ds[1].io_ms == 0);
+	struct rt_netdev nd[1];
+	const char *n = "  eth0: 1 2 3 4 0 0 0 0 5 6 7 8 0 0 0 0\n";
+	cr_assert_eq(rt_parse_netdev(n, strlen(n), nd, 1), 1);
+	cr_expect(nd[0].rx_bytes == 1 && nd[0].rx_packets == 2 && nd[0].rx_errs == 3 &&
+	          nd[0].rx_drop == 4 && nd[0].tx_bytes == 5 && nd[0].tx_packets == 6 &&
+	          nd[0].tx_errs == 7 && nd[0].tx_drop == 8);
+}
+
+Test(procfs, stat_context_switches_forks_and_blocked)
+{
+	static struct rt_stat_parse st;
+	const char *t = "cpu 1 2 3 4\nctxt 99\nprocesses 7\nprocs_running 2\nprocs_blocked 3\n";
+	rt_parse_proc_stat(t, strlen(t), &st);
+	cr_expect(st.have_ctxt && st.ctxt == 99);
+	cr_expect(st.have_forks && st.forks == 7);
+	cr_expect(st.have_blocked && st.procs_blocked == 3);
+	const char *none = "cpu 1 2 3 4\n";
+	rt_parse_proc_stat(none, strlen(none), &st);
+	cr_expect(!st.have_ctxt && !st.have_forks && !st.have_blocked);
 }
