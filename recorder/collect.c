@@ -53,7 +53,7 @@ int rt_read_fd_to_eof(struct rt_collector *c, int fd, size_t *len)
 /* The sources, in the order they read and fill. */
 static const struct rt_source *const sources[] = {
     &rt_source_cpu,  &rt_source_memory, &rt_source_load,     &rt_source_pressure,
-    &rt_source_vmstat, &rt_source_disk, &rt_source_net,      &rt_source_gpu,
+    &rt_source_vmstat, &rt_source_cgroup, &rt_source_disk, &rt_source_net, &rt_source_gpu,
 };
 _Static_assert(sizeof(sources) / sizeof(sources[0]) <= RT_MAX_SOURCES, "c->own is too small");
 #define NSOURCES (sizeof(sources) / sizeof(sources[0]))
@@ -109,7 +109,7 @@ int rt_collector_sample(struct rt_collector *c, void *buf, size_t cap, struct rt
 	 * and slower; the slack keeps a 1 s pace's jitter from skipping one) */
 	struct rt_time now;
 	rt_clock_now(&now);
-	c->slow = changed || now.mono_ns + RT_SLOW_SLACK_NS >= c->slow_next_ns;
+	c->slow = changed || c->force_slow || now.mono_ns + RT_SLOW_SLACK_NS >= c->slow_next_ns;
 	if (c->slow)
 		c->slow_next_ns = now.mono_ns + RT_SLOW_PERIOD_NS;
 	for (size_t i = 0; i < NSOURCES; i++)

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "gpu_amd.h"
 #include "gpu_nvml.h"
@@ -28,12 +29,12 @@
 #define RT_MAX_NETDEVS 256
 
 struct rt_source;
-#define RT_MAX_SOURCES 8
+#define RT_MAX_SOURCES 12
 
 struct rt_collector {
 	/* this sample refreshes what rarely changes (operstate, mounts, the
 	 * process count, cgroup limits): the first, then once a second */
-	int slow;
+	int slow, force_slow;
 	uint64_t slow_next_ns;
 	/* cpu.c: /proc/stat, /proc (process count), the cgroup (-1: absent) */
 	int fd_stat, fd_proc, fd_cg_usage, cg_v2;
@@ -43,6 +44,7 @@ struct rt_collector {
 	int has_cg_quota;
 	uint32_t nprocs; /* the last count */
 	int have_nprocs;
+	pid_t job_pid; /* the tracked job (0: none yet): whose cgroup to read */
 	struct rt_stat_parse stat;
 	/* memory.c */
 	int fd_meminfo;
@@ -85,7 +87,8 @@ struct rt_source {
 };
 
 extern const struct rt_source rt_source_cpu, rt_source_memory, rt_source_load,
-    rt_source_pressure, rt_source_vmstat, rt_source_disk, rt_source_net, rt_source_gpu;
+    rt_source_pressure, rt_source_vmstat, rt_source_cgroup, rt_source_disk, rt_source_net,
+    rt_source_gpu;
 
 /* Open the sources under the configured roots. Never fails for a missing
  * source (that metric is then absent); -ENOMEM only. */

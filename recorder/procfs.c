@@ -198,6 +198,77 @@ unsigned rt_parse_vmstat(const char *buf, size_t len, uint64_t out[RT_VMSTAT_N])
 	return found;
 }
 
+int rt_parse_kv_u64(const char *buf, size_t len, const char *key, uint64_t *out)
+{
+	const char *p = buf, *end = buf + len;
+	size_t kl = strlen(key);
+	while (p < end) {
+		const char *le = line_end(p, end);
+		if ((size_t)(le - p) > kl && memcmp(p, key, kl) == 0 && p[kl] == ' ') {
+			const char *q = p + kl;
+			return rt_scan_u64(&q, le, out);
+		}
+		p = le + 1;
+	}
+	return -1;
+}
+
+int rt_parse_max_or_u64(const char *buf, size_t len, int64_t *out)
+{
+	const char *p = buf, *end = buf + len;
+	skip_sp(&p, end);
+	if (end - p >= 3 && memcmp(p, "max", 3) == 0 && (end - p == 3 || p[3] == '\n')) {
+		*out = -1;
+		return 0;
+	}
+	uint64_t v;
+	if (rt_scan_u64(&p, end, &v))
+		return -1;
+	*out = v >= (1ull << 62) ? -1 : (int64_t)v;
+	return 0;
+}
+
+/* Copy the path field of a /proc/<pid>/cgroup line into dst (cap). */
+static void cg_path(char *dst, size_t cap, const char *s, const char *le)
+{
+	size_t n = (size_t)(le - s);
+	if (n >= cap)
+		n = 0; /* too long to be ours: as if absent */
+	memcpy(dst, s, n);
+	dst[n] = '\0';
+}
+
+void rt_parse_proc_cgroup(const char *buf, size_t len, struct rt_cgroup_paths *out)
+{
+	const char *p = buf, *end = buf + len;
+	out->v2[0] = out->memory[0] = out->cpu[0] = out->pids[0] = '\0';
+	while (p < end) {
+		const char *le = line_end(p, end);
+		/* hierarchy-id:controllers:path */
+		const char *c1 = memchr(p, ':', (size_t)(le - p));
+		const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(le - c1 - 1)) : NULL;
+		if (c2) {
+			const char *path = c2 + 1;
+			if (c1 - p == 1 && *p == '0' && c2 == c1 + 1)
+				cg_path(out->v2, sizeof(out->v2), path, le);
+			for (const char *t = c1 + 1; t < c2;) {
+				const char *e = memchr(t, ',', (size_t)(c2 - t));
+				if (!e)
+					e = c2;
+				size_t n = (size_t)(e - t);
+				if (n == 6 && !memcmp(t, "memory", 6))
+					cg_path(out->memory, sizeof(out->memory), path, le);
+				if (n == 3 && !memcmp(t, "cpu", 3))
+					cg_path(out->cpu, sizeof(out->cpu), path, le);
+				if (n == 4 && !memcmp(t, "pids", 4))
+					cg_path(out->pids, sizeof(out->pids), path, le);
+				t = e + 1;
+			}
+		}
+		p = le + 1;
+	}
+}
+
 size_t rt_parse_diskstats(const char *buf, size_t len, struct rt_diskstat *out, size_t cap)
 {
 	const char *p = buf, *end = buf + len;

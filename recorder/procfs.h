@@ -93,6 +93,20 @@ int rt_parse_cg_usage_v1(const char *buf, size_t len, uint64_t *usec);
 /* cgroup v2 cpu.max "max 100000" / "200000 100000"; quota -1 = none. */
 int rt_parse_cg_max(const char *buf, size_t len, int64_t *quota, uint64_t *period);
 
+/* "key value" lines (cgroup cpu.stat, memory.events, memory.oom_control):
+ * the value of key (a whole word at a line's start). 0 or -1. */
+int rt_parse_kv_u64(const char *buf, size_t len, const char *key, uint64_t *out);
+/* A number or "max" (cgroup v2 limits); v1's huge "no limit" numbers
+ * (>= 2^62) count as max too. *out = -1 for max. 0 or -1. */
+int rt_parse_max_or_u64(const char *buf, size_t len, int64_t *out);
+
+/* /proc/<pid>/cgroup: the v2 path ("0::/x") and the v1 paths of the
+ * memory, cpu and pids controllers ("" when absent). */
+struct rt_cgroup_paths {
+	char v2[512], memory[512], cpu[512], pids[512];
+};
+void rt_parse_proc_cgroup(const char *buf, size_t len, struct rt_cgroup_paths *out);
+
 /* Parse an unsigned decimal at *p (< end); advances *p. Returns 0 or -1. */
 int rt_scan_u64(const char **p, const char *end, uint64_t *out);
 

@@ -183,6 +183,27 @@ static void derive_saturation(struct rt_derived *d)
 		d->oom_kills = (int64_t)delta(c->oom_kills, p->oom_kills);
 	if ((d->has_dirty = (c->ext_valid & RT_SYS_X_DIRTY) != 0))
 		d->dirty_mib = (int64_t)(c->dirty_kb / 1024);
+	/* the job's cgroup: gauges from cur, the throttled time over the interval */
+	if ((d->has_cg_mem = (c->ext_valid & RT_SYS_X_CG_MEM) != 0)) {
+		d->cg_mem_used_mib = (int64_t)(c->cg_mem_used >> 20);
+		d->has_cg_limit = c->cg_mem_limit >= 0;
+		d->cg_mem_limit_mib = c->cg_mem_limit >> 20;
+	}
+	if ((d->has_cg_peak = (c->ext_valid & RT_SYS_X_CG_PEAK) != 0))
+		d->cg_mem_peak_mib = (int64_t)(c->cg_mem_peak >> 20);
+	if ((d->has_cg_oom = (c->ext_valid & RT_SYS_X_CG_OOM) != 0))
+		d->cg_oom_kills = (int64_t)c->cg_oom_kills;
+	if ((d->has_cg_throttle = (both & RT_SYS_X_CG_THROTTLE) != 0))
+		d->cg_throttled_secs = (double)delta(c->cg_throttled_usec, p->cg_throttled_usec) / 1e6;
+	if ((d->has_cg_pids = (c->ext_valid & RT_SYS_X_CG_PIDS) != 0)) {
+		d->cg_pids = (int64_t)c->cg_pids;
+		d->has_cg_pids_max = c->cg_pids_max >= 0;
+		d->cg_pids_max = c->cg_pids_max;
+	}
+	d->has_cg_cpu_limit = (c->ext_valid & RT_SYS_X_CG_CPU) && c->cg_cpu_quota_usec > 0 &&
+	                      c->cg_cpu_period_usec > 0;
+	if (d->has_cg_cpu_limit)
+		d->cg_cpu_limit_cores = (double)c->cg_cpu_quota_usec / (double)c->cg_cpu_period_usec;
 }
 
 static void derive_devices(struct rt_derived *d)
@@ -318,7 +339,7 @@ void rt_derive(const struct rt_view *prev, const struct rt_view *cur, struct rt_
 
 /* ---- the field table -------------------------------------------------- */
 
-enum section { S_TOP, S_CPU, S_MEM, S_PRESSURE, NSECTIONS };
+enum section { S_TOP, S_CPU, S_MEM, S_PRESSURE, S_CGROUP, NSECTIONS };
 enum kind { K_I64, K_F64, K_FN };
 
 typedef void (*json_fn)(struct rt_buf *, const struct rt_derived *, const struct rt_run_info *);
@@ -434,10 +455,21 @@ static const struct field fields[] = {
     {"swap_out_bytes", NULL, S_MEM, K_I64, 0, D(swap_out), D(has_swap), NULL},
     {"oom_kills", NULL, S_MEM, K_I64, 0, D(oom_kills), D(has_oom), NULL},
     {"dirty_mib", NULL, S_MEM, K_I64, 0, D(dirty_mib), D(has_dirty), NULL},
+    {"memory_used_mib", NULL, S_CGROUP, K_I64, 0, D(cg_mem_used_mib), D(has_cg_mem), NULL},
+    {"memory_limit_mib", NULL, S_CGROUP, K_I64, 0, D(cg_mem_limit_mib), D(has_cg_limit), NULL},
+    {"memory_peak_mib", NULL, S_CGROUP, K_I64, 0, D(cg_mem_peak_mib), D(has_cg_peak), NULL},
+    {"oom_kills", NULL, S_CGROUP, K_I64, 0, D(cg_oom_kills), D(has_cg_oom), NULL},
+    {"cpu_limit_cores", NULL, S_CGROUP, K_F64, 0, D(cg_cpu_limit_cores), D(has_cg_cpu_limit),
+     NULL},
+    {"cpu_throttled_secs", NULL, S_CGROUP, K_F64, 0, D(cg_throttled_secs), D(has_cg_throttle),
+     NULL},
+    {"pids_current", NULL, S_CGROUP, K_I64, 0, D(cg_pids), D(has_cg_pids), NULL},
+    {"pids_max", NULL, S_CGROUP, K_I64, 0, D(cg_pids_max), D(has_cg_pids_max), NULL},
     /* sections are objects at the top level */
     {"cpu", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL},
     {"memory", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL},
     {"pressure", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL},
+    {"cgroup", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL},
 };
 
 #define NFIELDS RT_ARRAY_LEN(fields)
@@ -499,9 +531,10 @@ static void write_value(struct rt_buf *b, const struct field *f, const struct rt
 			f->fn(b, d, ri);
 		else
 			write_section(b,
-			              !strcmp(f->json, "cpu")      ? S_CPU
-			              : !strcmp(f->json, "memory") ? S_MEM
-			                                           : S_PRESSURE,
+			              !strcmp(f->json, "cpu")        ? S_CPU
+			              : !strcmp(f->json, "memory")   ? S_MEM
+			              : !strcmp(f->json, "pressure") ? S_PRESSURE
+			                                             : S_CGROUP,
 			              d, ri);
 	} else if (!present(f, d)) {
 		rt_buf_puts(b, "null");

@@ -77,6 +77,15 @@ static const struct value v_system[RT_NVALS_SYSTEM] = {
     U(SY, swap_out_bytes),
     U(SY, oom_kills),
     U(SY, dirty_kb),
+    S(SY, cg_mem_limit),
+    U(SY, cg_mem_used),
+    U(SY, cg_mem_peak),
+    U(SY, cg_oom_kills),
+    U(SY, cg_throttled_usec),
+    U(SY, cg_pids),
+    S(SY, cg_pids_max),
+    S(SY, cg_cpu_quota_usec),
+    U(SY, cg_cpu_period_usec),
 };
 static const struct value v_process[RT_NVALS_PROCESS] = {
     S(PR, pid),

@@ -66,6 +66,12 @@ struct rt_derived {
 	double psi_pct[RT_PSI_N]; /* % of the interval stalled */
 	int has_majflt, has_swap, has_oom, has_dirty;
 	int64_t majflt, swap_in, swap_out, oom_kills, dirty_mib;
+	/* the job's cgroup */
+	int has_cg_mem, has_cg_limit, has_cg_peak, has_cg_oom, has_cg_throttle, has_cg_pids,
+	    has_cg_pids_max, has_cg_cpu_limit;
+	int64_t cg_mem_used_mib, cg_mem_limit_mib, cg_mem_peak_mib, cg_oom_kills, cg_pids,
+	    cg_pids_max;
+	double cg_cpu_limit_cores, cg_throttled_secs;
 
 	/* per device, by slot of cur's inventory */
 	double core_pct[RT_MAX_CPUS];

@@ -101,7 +101,8 @@ enum {
 	RT_SYS_V_SWAP_OUT,
 	RT_SYS_V_OOM_KILLS,
 	RT_SYS_V_DIRTY,
-	RT_NVALS_SYSTEM
+	RT_SYS_V_CG_MEM_LIMIT, /* the job's cgroup: 9 values */
+	RT_NVALS_SYSTEM = RT_SYS_V_CG_MEM_LIMIT + 9
 };
 #define RT_NVALS_PROCESS 11
 #define RT_NVALS_CPU 2
@@ -124,6 +125,12 @@ enum rt_sys_ext {
 	RT_SYS_X_SWAP = 1u << 7,       /* pswpin, pswpout */
 	RT_SYS_X_OOM = 1u << 8,        /* oom_kill (Linux 4.13) */
 	RT_SYS_X_DIRTY = 1u << 9,      /* meminfo Dirty */
+	RT_SYS_X_CG_MEM = 1u << 10,    /* the job's cgroup: memory in use, its limit */
+	RT_SYS_X_CG_PEAK = 1u << 11,   /* its peak (v2 memory.peak, v1 max_usage) */
+	RT_SYS_X_CG_OOM = 1u << 12,    /* OOM kills in it (memory.events, oom_control) */
+	RT_SYS_X_CG_THROTTLE = 1u << 13, /* time its CPU quota throttled it */
+	RT_SYS_X_CG_PIDS = 1u << 14,   /* tasks in it and their limit */
+	RT_SYS_X_CG_CPU = 1u << 15,    /* its CPU quota */
 };
 enum rt_psi { RT_PSI_CPU_SOME, RT_PSI_MEM_SOME, RT_PSI_MEM_FULL, RT_PSI_IO_SOME, RT_PSI_IO_FULL,
               RT_PSI_N };
@@ -179,6 +186,15 @@ struct rt_rec_system {
 	uint64_t swap_out_bytes;
 	uint64_t oom_kills;
 	uint64_t dirty_kb; /* gauge, meminfo Dirty */
+	/* the cgroup the job runs in (rt 0.2); -1: no limit */
+	int64_t cg_mem_limit; /* bytes */
+	uint64_t cg_mem_used, cg_mem_peak;
+	uint64_t cg_oom_kills;      /* cumulative */
+	uint64_t cg_throttled_usec; /* cumulative */
+	uint64_t cg_pids;
+	int64_t cg_pids_max;
+	int64_t cg_cpu_quota_usec;
+	uint64_t cg_cpu_period_usec;
 };
 
 struct rt_rec_process {

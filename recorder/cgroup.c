@@ -1,0 +1,223 @@
+/*
+ * cgroup.c - the cgroup the job runs in (v2, or v1's memory, cpu and pids
+ * hierarchies): memory in use, its limit and peak, OOM kills, the CPU
+ * quota and the time it throttled the job, tasks and their limit.
+ *
+ * Which cgroup: the tracked job's (c->job_pid), else the recorder's own;
+ * looked up again once a second, so a job that moves itself into another
+ * cgroup (a container runtime, systemd-run, a test) is followed. Memory in
+ * use and the throttled time are read every sample; the limits, the peak,
+ * the OOM count and the task count once a second (c->slow), carried in
+ * between. A file that is missing leaves its ext_valid bit clear.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collect.h"
+#include "rt/sysroot.h"
+
+enum { F_MEM_CUR, F_MEM_MAX, F_MEM_PEAK, F_MEM_OOM, F_CPU_STAT, F_CPU_MAX, F_CFS_PERIOD,
+       F_PIDS_CUR, F_PIDS_MAX, NF };
+
+struct cg_state {
+	int v2;
+	char key[2048]; /* the paths in use, to notice a move */
+	int fd[NF];
+	/* what is read once a second, carried in between */
+	uint64_t valid;
+	int64_t mem_limit, pids_max, quota;
+	uint64_t peak, oom, pids, period;
+};
+
+static void close_all(struct cg_state *st)
+{
+	for (int i = 0; i < NF; i++)
+		rt_close_fd(&st->fd[i]);
+}
+
+/* Open file under root/path (a cgroup mount and a cgroup path). */
+static int open_in(const char *root, const char *path, const char *file)
+{
+	char rel[1400];
+	snprintf(rel, sizeof(rel), "fs/cgroup%s%s/%s", root, strcmp(path, "/") ? path : "", file);
+	return rt_open(RT_SYS, rel);
+}
+
+/* The first of the v1 mounts a controller may be at that has its file. */
+static int open_v1(const char *const roots[], const char *path, const char *file)
+{
+	int fd = -1;
+	for (int i = 0; roots[i] && fd < 0; i++)
+		fd = open_in(roots[i], path, file);
+	return fd;
+}
+
+/* Find the job's cgroup; (re)open its files when it changed. */
+static void locate(struct rt_collector *c, struct cg_state *st)
+{
+	char rel[64], buf[4096];
+	if (c->job_pid > 0)
+		snprintf(rel, sizeof(rel), "%d/cgroup", (int)c->job_pid);
+	else
+		snprintf(rel, sizeof(rel), "self/cgroup");
+	ssize_t n = rt_read_small(RT_PROC, rel, buf, sizeof(buf));
+	if (n < 0)
+		return; /* the job is gone: keep what we had */
+	struct rt_cgroup_paths cp;
+	rt_parse_proc_cgroup(buf, (size_t)n, &cp);
+	char key[2048];
+	snprintf(key, sizeof(key), "%s|%s|%s|%s", cp.v2, cp.memory, cp.cpu, cp.pids);
+	if (!strcmp(key, st->key))
+		return;
+	snprintf(st->key, sizeof(st->key), "%s", key);
+	close_all(st);
+	st->valid = 0;
+	static const char *const v2roots[] = {"", "/unified", NULL};
+	static const char *const mem1[] = {"/memory", NULL};
+	static const char *const cpu1[] = {"/cpu", "/cpu,cpuacct", "/cpuacct,cpu", NULL};
+	static const char *const pids1[] = {"/pids", NULL};
+	st->v2 = cp.v2[0] && !cp.memory[0] && !cp.cpu[0];
+	if (st->v2) {
+		static const char *const files[NF] = {
+		    "memory.current", "memory.max", "memory.peak", "memory.events", "cpu.stat",
+		    "cpu.max",        NULL,         "pids.current", "pids.max"};
+		for (int r = 0; v2roots[r]; r++) {
+			for (int i = 0; i < NF; i++)
+				st->fd[i] = files[i] ? open_in(v2roots[r], cp.v2, files[i]) : -1;
+			if (st->fd[F_MEM_CUR] >= 0 || st->fd[F_CPU_STAT] >= 0)
+				break;
+			close_all(st);
+		}
+		return;
+	}
+	if (cp.memory[0]) {
+		st->fd[F_MEM_CUR] = open_v1(mem1, cp.memory, "memory.usage_in_bytes");
+		st->fd[F_MEM_MAX] = open_v1(mem1, cp.memory, "memory.limit_in_bytes");
+		st->fd[F_MEM_PEAK] = open_v1(mem1, cp.memory, "memory.max_usage_in_bytes");
+		st->fd[F_MEM_OOM] = open_v1(mem1, cp.memory, "memory.oom_control");
+	}
+	if (cp.cpu[0]) {
+		st->fd[F_CPU_STAT] = open_v1(cpu1, cp.cpu, "cpu.stat");
+		st->fd[F_CPU_MAX] = open_v1(cpu1, cp.cpu, "cpu.cfs_quota_us");
+		st->fd[F_CFS_PERIOD] = open_v1(cpu1, cp.cpu, "cpu.cfs_period_us");
+	}
+	if (cp.pids[0]) {
+		st->fd[F_PIDS_CUR] = open_v1(pids1, cp.pids, "pids.current");
+		st->fd[F_PIDS_MAX] = open_v1(pids1, cp.pids, "pids.max");
+	}
+}
+
+static int cg_open(struct rt_collector *c, void **self)
+{
+	(void)c;
+	struct cg_state *st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	for (int i = 0; i < NF; i++)
+		st->fd[i] = -1;
+	st->key[0] = '\x01'; /* never a real key: the first sample looks */
+	*self = st;
+	return 0;
+}
+
+static void cg_close(struct rt_collector *c, void *self)
+{
+	(void)c;
+	struct cg_state *st = self;
+	if (!st)
+		return;
+	close_all(st);
+	free(st);
+}
+
+/* Read file i into c->buf; its length, or -1. */
+static ssize_t rd(struct rt_collector *c, struct cg_state *st, int i)
+{
+	size_t len;
+	return st->fd[i] >= 0 && rt_read_fd(c, st->fd[i], &len) == 0 ? (ssize_t)len : -1;
+}
+
+/* The once-a-second values: limits, peak, OOM kills, tasks. */
+static void read_slow(struct rt_collector *c, struct cg_state *st)
+{
+	ssize_t n;
+	uint64_t u;
+	int64_t v;
+	st->valid &= ~(uint64_t)(RT_SYS_X_CG_PEAK | RT_SYS_X_CG_OOM | RT_SYS_X_CG_PIDS |
+	                         RT_SYS_X_CG_CPU);
+	st->mem_limit = -1;
+	if ((n = rd(c, st, F_MEM_MAX)) >= 0 && rt_parse_max_or_u64(c->buf, (size_t)n, &v) == 0)
+		st->mem_limit = v;
+	if ((n = rd(c, st, F_MEM_PEAK)) >= 0) {
+		const char *p = c->buf;
+		if (rt_scan_u64(&p, c->buf + n, &st->peak) == 0)
+			st->valid |= RT_SYS_X_CG_PEAK;
+	}
+	/* v2 memory.events "oom_kill N"; v1 memory.oom_control "oom_kill N" (4.13) */
+	if ((n = rd(c, st, F_MEM_OOM)) >= 0 &&
+	    rt_parse_kv_u64(c->buf, (size_t)n, "oom_kill", &st->oom) == 0)
+		st->valid |= RT_SYS_X_CG_OOM;
+	if ((n = rd(c, st, F_PIDS_CUR)) >= 0) {
+		const char *p = c->buf;
+		if (rt_scan_u64(&p, c->buf + n, &st->pids) == 0) {
+			st->pids_max = -1;
+			if ((n = rd(c, st, F_PIDS_MAX)) >= 0)
+				rt_parse_max_or_u64(c->buf, (size_t)n, &st->pids_max);
+			st->valid |= RT_SYS_X_CG_PIDS;
+		}
+	}
+	if (st->v2 && (n = rd(c, st, F_CPU_MAX)) >= 0 &&
+	    rt_parse_cg_max(c->buf, (size_t)n, &st->quota, &st->period) == 0)
+		st->valid |= RT_SYS_X_CG_CPU;
+	if (!st->v2 && (n = rd(c, st, F_CPU_MAX)) >= 0) {
+		long long q = strtoll(c->buf, NULL, 10); /* -1: no quota */
+		const char *p = c->buf;
+		if ((n = rd(c, st, F_CFS_PERIOD)) >= 0 && rt_scan_u64(&p, c->buf + n, &u) == 0 && u) {
+			st->quota = q > 0 ? q : -1;
+			st->period = u;
+			st->valid |= RT_SYS_X_CG_CPU;
+		}
+	}
+}
+
+static void cg_fill(struct rt_collector *c, void *self, struct rt_record *rec)
+{
+	struct cg_state *st = self;
+	if (c->slow) {
+		locate(c, st);
+		read_slow(c, st);
+	}
+	struct rt_rec_system *s = rec->sys;
+	ssize_t n;
+	uint64_t valid = st->valid & ~(uint64_t)(RT_SYS_X_CG_MEM | RT_SYS_X_CG_THROTTLE);
+	if ((n = rd(c, st, F_MEM_CUR)) >= 0) {
+		const char *p = c->buf;
+		if (rt_scan_u64(&p, c->buf + n, &s->cg_mem_used) == 0) {
+			s->cg_mem_limit = st->mem_limit;
+			valid |= RT_SYS_X_CG_MEM;
+		}
+	}
+	/* v2 cpu.stat throttled_usec; v1 cpu.stat throttled_time (ns) */
+	if ((n = rd(c, st, F_CPU_STAT)) >= 0) {
+		uint64_t t;
+		if (st->v2 && rt_parse_kv_u64(c->buf, (size_t)n, "throttled_usec", &t) == 0) {
+			s->cg_throttled_usec = t;
+			valid |= RT_SYS_X_CG_THROTTLE;
+		} else if (!st->v2 && rt_parse_kv_u64(c->buf, (size_t)n, "throttled_time", &t) == 0) {
+			s->cg_throttled_usec = t / 1000;
+			valid |= RT_SYS_X_CG_THROTTLE;
+		}
+	}
+	s->cg_mem_peak = st->peak;
+	s->cg_oom_kills = st->oom;
+	s->cg_pids = st->pids;
+	s->cg_pids_max = st->pids_max;
+	s->cg_cpu_quota_usec = st->quota;
+	s->cg_cpu_period_usec = st->period;
+	s->ext_valid |= valid;
+}
+
+const struct rt_source rt_source_cgroup = {"cgroup", cg_open, NULL, NULL, cg_fill, cg_close};
