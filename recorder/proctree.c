@@ -35,6 +35,7 @@ struct pt_proc {
 	int32_t ppid;
 	uint64_t start;
 	uint64_t ut, st;                           /* utime+cutime, stime+cstime (ticks) */
+	uint64_t mf;                               /* majflt+cmajflt */
 	uint64_t rd, wr;                           /* read_bytes, write_bytes */
 	uint64_t seen;                             /* generation of the last sighting */
 	uint64_t pss_kb, pss_for_rss;              /* last PSS and the RSS it was read at */
@@ -52,8 +53,8 @@ struct rt_proctree {
 	struct pt_proc *tab;
 	size_t cap, used;
 	uint64_t gen;
-	uint64_t dep_ut, dep_st, dep_rd, dep_wr; /* departed, last seen */
-	uint64_t reaped_ut_us, reaped_st_us, reaped_rd, reaped_wr;
+	uint64_t dep_ut, dep_st, dep_rd, dep_wr, dep_mf; /* departed, last seen */
+	uint64_t reaped_ut_us, reaped_st_us, reaped_rd, reaped_wr, reaped_mf;
 	uint32_t hz;
 	uint64_t page_kb;
 	/* the host's fork counter now, and at the last full walk */
@@ -211,6 +212,7 @@ void rt_proctree_reaped(struct rt_proctree *t, pid_t pid, const struct rusage *r
 	t->reaped_st_us +=
 	    (uint64_t)ru->ru_stime.tv_sec * 1000000u + (uint64_t)ru->ru_stime.tv_usec;
 	t->reaped_rd += (uint64_t)ru->ru_inblock * 512u;
+	t->reaped_mf += (uint64_t)ru->ru_majflt;
 	t->reaped_wr += (uint64_t)ru->ru_oublock * 512u;
 	/* its entry must not also count as departed */
 	struct pt_proc *e = find(t, pid);
@@ -250,7 +252,7 @@ static ssize_t read_kept(struct rt_proctree *t, int *fd, pid_t pid, const char *
 struct pstat {
 	int32_t ppid;
 	uint32_t threads;
-	uint64_t ut, st, start, rss_pages;
+	uint64_t ut, st, start, rss_pages, mf;
 };
 
 /* /proc/<pid>/stat: fields after the last ')' (comm may hold anything). */
@@ -276,6 +278,7 @@ static int parse_stat(const char *b, size_t len, struct pstat *ps)
 	/* f[0]=ppid(4) ... f[10]=utime(14) f[11]=stime f[12]=cutime f[13]=cstime
 	 * f[16]=num_threads(20) f[18]=starttime(22) f[20]=rss(24) */
 	ps->ppid = (int32_t)f[0];
+	ps->mf = f[8] + f[9]; /* majflt(12) + cmajflt(13): reaped children fold in */
 	ps->ut = f[10] + f[12];
 	ps->st = f[11] + f[13];
 	ps->threads = (uint32_t)f[16];
@@ -419,7 +422,7 @@ static int absorbed(struct rt_proctree *t, const struct pt_proc *e)
 }
 
 struct walk_sum {
-	uint64_t ut, st, rd, wr, rss_kb, pss_kb;
+	uint64_t ut, st, rd, wr, rss_kb, pss_kb, mf, threads;
 	uint32_t members;
 };
 
@@ -432,6 +435,7 @@ static void account(struct rt_proctree *t, struct pt_proc *e, const struct pstat
 	e->ppid = ps->ppid;
 	e->ut = ps->ut;
 	e->st = ps->st;
+	e->mf = ps->mf;
 	e->seen = t->gen;
 	e->threads = ps->threads;
 	if (first) { /* until its second sample: RSS for PSS */
@@ -470,6 +474,8 @@ static void account(struct rt_proctree *t, struct pt_proc *e, const struct pstat
 	}
 	w->ut += e->ut;
 	w->st += e->st;
+	w->mf += e->mf;
+	w->threads += ps->threads;
 	w->rd += e->rd;
 	w->wr += e->wr;
 	w->rss_kb += ps->rss_pages * t->page_kb;
@@ -539,6 +545,7 @@ static void full_walk(struct rt_proctree *t, struct walk_sum *w)
 				t->dep_st += e->st;
 				t->dep_rd += e->rd;
 				t->dep_wr += e->wr;
+				t->dep_mf += e->mf;
 			}
 			erase(t, e);
 			e = NULL;
@@ -588,6 +595,7 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 			t->dep_st += e->st;
 			t->dep_rd += e->rd;
 			t->dep_wr += e->wr;
+			t->dep_mf += e->mf;
 		}
 	}
 	for (size_t i = 0; i < t->cap;) {
@@ -608,6 +616,8 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 	out->write_bytes = w.wr + t->dep_wr + t->reaped_wr;
 	out->rss_kb = w.rss_kb;
 	out->pss_kb = w.pss_kb;
+	out->threads = w.threads;
+	out->majflt = w.mf + t->dep_mf + t->reaped_mf;
 }
 
 int rt_proctree_has(struct rt_proctree *t, pid_t pid)

@@ -313,6 +313,10 @@ static void derive_proc(struct rt_derived *d)
 	d->proc_gpu_usage = c->proc->gpu_util_pct_x100 / 10000.0;
 	d->proc_gpu_vram_mib = (double)c->proc->gpu_vram_bytes / 1048576.0;
 	d->proc_gpu_utilized = c->proc->gpu_count;
+	d->has_proc_ext = rt_record_has(c, RT_SEC_PROCESS, RT_NVALS_PROCESS - 1);
+	d->proc_threads = (int64_t)c->proc->threads;
+	d->has_proc_majflt = d->has_proc_ext && prev_ok && rt_record_has(p, RT_SEC_PROCESS, RT_NVALS_PROCESS - 1);
+	d->proc_majflt = d->has_proc_majflt ? (int64_t)delta(c->proc->majflt, p->proc->majflt) : 0;
 }
 
 void rt_derive(const struct rt_view *prev, const struct rt_view *cur, struct rt_derived *d)
@@ -423,6 +427,8 @@ static const struct field fields[] = {
     {"cgroup_usage_secs", NULL, S_CPU, K_F64, 0, D(cg_usage_secs), D(has_cgroup), NULL},
     {"cgroup_utilization_pct", NULL, S_CPU, K_F64, 0, D(cg_util_pct), D(has_cgroup), NULL},
     {"process_rss_mib", NULL, S_CPU, K_I64, 0, D(proc_rss_mib), D(has_proc), NULL},
+    {"process_threads", NULL, S_CPU, K_I64, 0, D(proc_threads), D(has_proc_ext), NULL},
+    {"process_major_faults", NULL, S_CPU, K_I64, 0, D(proc_majflt), D(has_proc_majflt), NULL},
     {"load_avg_1m", NULL, S_CPU, K_F64, 0, D(load_1m), D(has_load), NULL},
     {"load_avg_5m", NULL, S_CPU, K_F64, 0, D(load_5m), D(has_load), NULL},
     {"load_avg_15m", NULL, S_CPU, K_F64, 0, D(load_15m), D(has_load), NULL},

@@ -99,6 +99,9 @@ static const struct value v_process[RT_NVALS_PROCESS] = {
     U(PR, gpu_vram_bytes),
     U(PR, gpu_util_pct_x100),
     U(PR, gpu_count),
+    /* rt 0.2 */
+    U(PR, threads),
+    U(PR, majflt),
 };
 static const struct value v_cpu[RT_NVALS_CPU] = {U(struct rt_rec_cpu, total),
                                                  U(struct rt_rec_cpu, idle)};

@@ -198,7 +198,7 @@ int rt_record_upgrade(const void *in, size_t len, void *buf, size_t cap, struct 
 		return RT_E_CORRUPT;
 	/* sections after the system one: disks and NICs had two values each */
 	const size_t disk_v1 = RT_NVALS_DISK_V1 * 8, nic_v1 = RT_NVALS_NIC_V1 * 8;
-	size_t rest = sizeof(struct rt_rec_process) + h.ncpu * sizeof(struct rt_rec_cpu) +
+	size_t rest = offsetof(struct rt_rec_process, threads) + h.ncpu * sizeof(struct rt_rec_cpu) +
 	              h.ndisk * disk_v1 + h.nmount * sizeof(struct rt_rec_mount) +
 	              h.nnic * nic_v1 + h.ngpu * sizeof(struct rt_rec_gpu);
 	if (h.size != len || len != sizeof(h) + SYSTEM_V1_BYTES + rest)
@@ -214,8 +214,9 @@ int rt_record_upgrade(const void *in, size_t len, void *buf, size_t cap, struct 
 	const unsigned char *p = (const unsigned char *)in + sizeof(h);
 	memcpy(rec->sys, p, SYSTEM_V1_BYTES);
 	p += SYSTEM_V1_BYTES;
-	memcpy(rec->proc, p, sizeof(struct rt_rec_process));
-	p += sizeof(struct rt_rec_process);
+	const size_t proc_v1 = offsetof(struct rt_rec_process, threads);
+	memcpy(rec->proc, p, proc_v1);
+	p += proc_v1;
 	memcpy(rec->cpu, p, h.ncpu * sizeof(struct rt_rec_cpu));
 	p += h.ncpu * sizeof(struct rt_rec_cpu);
 	for (unsigned i = 0; i < h.ndisk; i++, p += disk_v1)
@@ -231,6 +232,7 @@ int rt_record_upgrade(const void *in, size_t len, void *buf, size_t cap, struct 
 	rec->h->inv_gen = h.inv_gen;
 	rec->h->flags = h.flags;
 	rec->h->nvals[RT_SEC_SYSTEM] = RT_NVALS_SYSTEM_V1;
+	rec->h->nvals[RT_SEC_PROCESS] = RT_NVALS_PROCESS_V1;
 	rec->h->nvals[RT_SEC_DISK] = RT_NVALS_DISK_V1;
 	rec->h->nvals[RT_SEC_NIC] = RT_NVALS_NIC_V1;
 	rt_record_seal(rec);

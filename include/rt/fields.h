@@ -82,6 +82,8 @@ struct rt_derived {
 	int64_t proc_pid, proc_children;
 	double proc_utime, proc_stime, proc_cores, proc_gpu_usage, proc_gpu_vram_mib;
 	int64_t proc_pss_mib, proc_rss_mib, proc_read, proc_write, proc_gpu_utilized;
+	int has_proc_ext, has_proc_majflt; /* rt 0.2 values */
+	int64_t proc_threads, proc_majflt;
 };
 
 /* Derive cur against prev. Both must be decoded records of the same run

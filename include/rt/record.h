@@ -104,7 +104,8 @@ enum {
 	RT_SYS_V_CG_MEM_LIMIT, /* the job's cgroup: 9 values */
 	RT_NVALS_SYSTEM = RT_SYS_V_CG_MEM_LIMIT + 9
 };
-#define RT_NVALS_PROCESS 11
+#define RT_NVALS_PROCESS_V1 11
+#define RT_NVALS_PROCESS 13 /* + threads, major faults */
 #define RT_NVALS_CPU 2
 #define RT_NVALS_DISK_V1 2
 #define RT_NVALS_DISK 8 /* + ops, ms per direction, busy and weighted ms */
@@ -209,6 +210,9 @@ struct rt_rec_process {
 	uint64_t gpu_vram_bytes;
 	uint32_t gpu_util_pct_x100;
 	uint32_t gpu_count;
+	/* rt 0.2 */
+	uint64_t threads; /* of the live members */
+	uint64_t majflt;  /* cumulative tree major faults, folded like the CPU */
 };
 
 struct rt_rec_cpu {

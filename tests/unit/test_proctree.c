@@ -285,3 +285,16 @@ Test(proctree, pid_reuse_without_a_fork_count_is_caught)
 	cr_expect_eq(r.nprocs, 2);
 	rt_proctree_close(t);
 }
+
+Test(proctree, threads_of_the_live_members_are_summed)
+{
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	proc(100, 1, 10, 5, 0, 0, 0, "200 ", "S");
+	proc(200, 100, 20, 7, 0, 0, 0, "", "S");
+	cr_assert_eq(rt_proctree_open(&t, 100), 0);
+	cpu(t, &r);
+	cr_expect_eq(r.threads, 2, "one thread each in the fixture");
+	cr_expect_eq(r.majflt, 0);
+	rt_proctree_close(t);
+}
