@@ -21,6 +21,9 @@
 
 extern const char *rt_prog; /* "rt-export" */
 void rt_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* --csv-columns extended / TRACKER_CSV_COLUMNS=extended: every emitter made
+ * after it is set writes the extended CSV columns */
+extern int rt_csv_extended;
 
 /* ---- runs.c ---- */
 struct rt_runinfo {
@@ -94,6 +97,7 @@ struct rt_emitter {
 	struct rt_derived *d;
 	uint64_t lines;
 	double interval; /* the run's sampling interval, seconds */
+	int csv_extended; /* CSV: the 32 columns, then the extended ones */
 	/* Called with every line (summary, report); sink may then be NULL:
 	 * no text at all. A non-zero return stops with that error. */
 	int (*observe)(void *ctx, const struct rt_derived *d);

@@ -58,6 +58,7 @@ struct args {
 	int fd; /* live --fd N: the recorder's stream (-1: none) */
 	int verbose;
 	int summary, quiet; /* live: the summary after the last line; no lines */
+	int csv_extended, csv_set;
 	struct rt_answer_opts ans;
 };
 
@@ -165,6 +166,14 @@ static int parse_args(int argc, char **argv, struct args *a)
 				a->ans.last = (unsigned long)v;
 			else
 				a->ans.servers = (unsigned)v;
+		} else if (!strcmp(o, "--csv-columns")) {
+			if (need(i, argc, o))
+				return -1;
+			if (rt_parse_csv_columns(argv[++i], &a->csv_extended)) {
+				rt_say("--csv-columns must be reference or extended (got '%s')", argv[i]);
+				return -1;
+			}
+			a->csv_set = 1;
 		} else if (!strcmp(o, "--all")) {
 			a->all = 1;
 		} else if (o[0] == '-' && o[1]) {
@@ -526,6 +535,8 @@ static void usage(FILE *f)
 	}
 	fputs("\nRUN is a run id or 'latest'. T is ISO 8601 (2026-11-21T10:00:00Z) or epoch "
 	      "seconds.\n"
+	      "--csv-columns extended (or TRACKER_CSV_COLUMNS=extended) appends the saturation,\n"
+	      "pressure and cgroup columns to the 32 of CSV output (replay, tail, live, upload).\n"
 	      "The store is --store DIR, else $RT_STORE, else $XDG_DATA_HOME/resource-tracker,\n"
 	      "else ~/.local/share/resource-tracker. -o - writes to stdout.\n",
 	      f);
@@ -579,6 +590,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	const char *cc = getenv("TRACKER_CSV_COLUMNS");
+	if (!a.csv_set && cc && *cc && rt_parse_csv_columns(cc, &a.csv_extended))
+		rt_say("TRACKER_CSV_COLUMNS='%s' is not reference or extended; the reference columns "
+		       "are used",
+		       cc);
+	rt_csv_extended = a.csv_extended;
 	const struct verb *v = NULL;
 	for (size_t i = 0; i < RT_ARRAY_LEN(verbs); i++)
 		if (!strcmp(verbs[i].name, a.verb))

@@ -19,6 +19,7 @@
 #define SINK_FLUSH_AT (64 * 1024)
 
 const char *rt_prog = "rt-export";
+int rt_csv_extended;
 
 void rt_say(const char *fmt, ...)
 {
@@ -112,6 +113,7 @@ int rt_emitter_init(struct rt_emitter *e, struct rt_store *s, const struct rt_ru
 	e->info.job_name = ri->job_name;
 	e->info.tracked_pid = ri->tracked_pid;
 	e->interval = ri->interval;
+	e->csv_extended = rt_csv_extended;
 	e->d = malloc(sizeof(*e->d));
 	return e->d ? 0 : -ENOMEM;
 }
@@ -179,7 +181,7 @@ static const struct rt_inventory *cache_inventory(struct rt_emitter *e, uint32_t
 void rt_emit_header(struct rt_emitter *e)
 {
 	if (e->sink && e->fmt == RT_FMT_CSV && !e->header_done) {
-		rt_format_csv_header(&e->sink->buf);
+		rt_format_csv_header_x(&e->sink->buf, e->csv_extended);
 		if (e->sink->line_flush)
 			rt_sink_flush(e->sink);
 	}
@@ -213,7 +215,7 @@ int rt_emit(struct rt_emitter *e, const struct rt_record *prev, const struct rt_
 	if (!e->sink)
 		return 0;
 	if (e->fmt == RT_FMT_CSV)
-		rt_format_csv(&e->sink->buf, e->d, &e->info);
+		rt_format_csv_x(&e->sink->buf, e->d, &e->info, e->csv_extended);
 	else
 		rt_format_json(&e->sink->buf, e->d, &e->info);
 	if (e->sink->line_flush || e->sink->buf.len >= SINK_FLUSH_AT)

@@ -241,13 +241,15 @@ static pid_t spawn_printer(const struct rt_config *cfg, struct rt_sampler *s,
 	/* --summary: the printer ends with it; --quiet too: nothing but it */
 	const char *sum = cfg->summary ? "--summary" : NULL;
 	const char *quiet = cfg->summary && cfg->quiet ? "--quiet" : NULL;
+	const char *csv_x = cfg->csv_extended ? "--csv-columns" : NULL;
 	if (quiet)
 		out = NULL;
 	if (sc->store && s->ring) {
 		const char *args[] = {
 		    "live", runid, "--store", sc->dir, "-f", fmt, out ? "-o" : NULL,
-		    out,    NULL,  NULL,      NULL};
+		    out,    NULL,  NULL,      NULL,    NULL, NULL};
 		append_args(args, sum, quiet);
+		append_args(args, csv_x, csv_x ? "extended" : NULL);
 		pid = spawn_export(args, runid, out_fd, -1);
 	} else {
 		int p[2];
@@ -257,8 +259,9 @@ static pid_t spawn_printer(const struct rt_config *cfg, struct rt_sampler *s,
 			return -1;
 		}
 		const char *args[] = {"live", "--fd", "3",  "-f", fmt, out ? "-o" : NULL,
-		                      out,    NULL,   NULL, NULL};
+		                      out,    NULL,   NULL, NULL, NULL, NULL};
 		append_args(args, sum, quiet);
+		append_args(args, csv_x, csv_x ? "extended" : NULL);
 		pid = spawn_export(args, sc->store ? runid : NULL, out_fd, p[0]);
 		close(p[0]);
 		if (pid > 0) {
@@ -284,7 +287,7 @@ static pid_t spawn_printer(const struct rt_config *cfg, struct rt_sampler *s,
 
 /* With SENTINEL_API_TOKEN set, stream the run to S3 through Sentinel. The
  * token stays in the environment, never in argv. */
-static pid_t spawn_uploader(const struct store_choice *sc, int verbose)
+static pid_t spawn_uploader(const struct store_choice *sc, int verbose, int csv_extended)
 {
 	const char *tok = getenv("SENTINEL_API_TOKEN");
 	if (!tok || !*tok)
@@ -296,7 +299,9 @@ static pid_t spawn_uploader(const struct store_choice *sc, int verbose)
 	}
 	char runid[32];
 	snprintf(runid, sizeof(runid), "%llu", (unsigned long long)sc->run);
-	const char *args[] = {"upload", runid, "--store", sc->dir, verbose ? "-v" : NULL, NULL};
+	const char *args[] = {"upload", runid, "--store", sc->dir, NULL, NULL, NULL, NULL};
+	append_args(args, verbose ? "-v" : NULL, NULL);
+	append_args(args, csv_extended ? "--csv-columns" : NULL, csv_extended ? "extended" : NULL);
 	pid_t pid = spawn_export(args, runid, -1, -1);
 	if (pid < 0)
 		say("warning: cannot start the upload (%s); the run is in the store, upload it "
@@ -686,7 +691,7 @@ int main(int argc, char **argv)
 		close(out_fd);
 	if (tree && exporter > 0)
 		rt_proctree_exclude(tree, exporter);
-	pid_t uploader = spawn_uploader(&sc, cfg.verbose);
+	pid_t uploader = spawn_uploader(&sc, cfg.verbose, cfg.csv_extended);
 	if (tree && uploader > 0)
 		rt_proctree_exclude(tree, uploader);
 

@@ -31,6 +31,7 @@ enum opt_id {
 	O_COUNT,
 	O_VERBOSE,
 	O_SUMMARY,
+	O_CSV_COLUMNS,
 	O_HELP,
 	O_VERSION
 };
@@ -72,6 +73,9 @@ static const struct opt opts[] = {
     {"count", 0, 1, O_COUNT, 0, NULL, "N        stop after N samples"},
     {"verbose", 'v', 0, O_VERBOSE, 0, NULL,
      "         also say what went well (the upload finished on Sentinel)"},
+    {"csv-columns", 0, 1, O_CSV_COLUMNS, 0, "TRACKER_CSV_COLUMNS",
+     "SET      CSV columns: reference (the 32, default) or extended (+ saturation, "
+     "pressure, cgroup)"},
     {"summary", 0, 0, O_SUMMARY, 0, "TRACKER_SUMMARY",
      "         when the run ends, print what it needed (rt-export summary) on stderr"},
     {"help", 'h', 0, O_HELP, 0, NULL, "         this help"},
@@ -205,6 +209,14 @@ static int apply_opt(struct rt_config *c, const struct opt *o, const char *arg, 
 		break;
 	case O_VERBOSE: c->verbose = 1; break;
 	case O_SUMMARY: c->summary = 1; break;
+	case O_CSV_COLUMNS:
+		if (rt_parse_csv_columns(arg, &c->csv_extended)) {
+			snprintf(err, errcap, "--csv-columns must be reference or extended (got '%s')",
+			         arg);
+			return RT_E_RANGE;
+		}
+		c->csv_columns_set = 1;
+		break;
 	case O_HELP: c->help = 1; break;
 	case O_VERSION: c->version = 1; break;
 	}
@@ -291,6 +303,17 @@ static int truthy(const char *v, int *out)
 	return -1;
 }
 
+int rt_parse_csv_columns(const char *s, int *extended)
+{
+	if (!strcmp(s, "reference"))
+		*extended = 0;
+	else if (!strcmp(s, "extended"))
+		*extended = 1;
+	else
+		return -1;
+	return 0;
+}
+
 void rt_config_apply_env(struct rt_config *c, char *warn, size_t warncap)
 {
 	if (warncap)
@@ -306,6 +329,12 @@ void rt_config_apply_env(struct rt_config *c, char *warn, size_t warncap)
 				c->set |= RT_SET_JOB_NAME;
 		} else if (o->id == O_OUTPUT && !c->output && *v) {
 			c->output = v;
+		} else if (o->id == O_CSV_COLUMNS && !c->csv_columns_set && *v) {
+			if (rt_parse_csv_columns(v, &c->csv_extended))
+				snprintf(warn, warncap,
+				         "%s='%s' is not reference or extended; the reference columns are "
+				         "used",
+				         o->env, v);
 		} else if ((o->id == O_QUIET && !c->quiet) || (o->id == O_SUMMARY && !c->summary)) {
 			int q;
 			if (truthy(v, &q) == 0)

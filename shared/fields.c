@@ -97,13 +97,14 @@ static void derive_cpu(struct rt_derived *d)
 	}
 	d->has_nprocs = (c->h->flags & RT_REC_HAS_NPROCS) != 0;
 	d->nprocs = c->sys->nprocs;
-	d->has_load = (c->h->flags & RT_REC_HAS_LOAD) &&
-	              rt_record_has(c, RT_SEC_SYSTEM, RT_SYS_V_LOAD_15M);
+	d->has_load =
+	    (c->h->flags & RT_REC_HAS_LOAD) && rt_record_has(c, RT_SEC_SYSTEM, RT_SYS_V_LOAD_15M);
 	d->load_1m = c->sys->load_x100[0] / 100.0;
 	d->load_5m = c->sys->load_x100[1] / 100.0;
 	d->load_15m = c->sys->load_x100[2] / 100.0;
 	if (d->has_cpu) {
-		d->iowait = (double)delta(c->sys->cpu[RT_CPU_IOWAIT], p->sys->cpu[RT_CPU_IOWAIT]) / hz;
+		d->iowait =
+		    (double)delta(c->sys->cpu[RT_CPU_IOWAIT], p->sys->cpu[RT_CPU_IOWAIT]) / hz;
 		d->steal = (double)delta(c->sys->cpu[RT_CPU_STEAL], p->sys->cpu[RT_CPU_STEAL]) / hz;
 		d->irq = (double)(delta(c->sys->cpu[RT_CPU_IRQ], p->sys->cpu[RT_CPU_IRQ]) +
 		                  delta(c->sys->cpu[RT_CPU_SOFTIRQ], p->sys->cpu[RT_CPU_SOFTIRQ])) /
@@ -163,13 +164,13 @@ static void derive_saturation(struct rt_derived *d)
 		d->forks = (int64_t)delta(c->forks, p->forks);
 	if ((d->has_blocked = (c->ext_valid & RT_SYS_X_BLOCKED) != 0))
 		d->procs_blocked = c->procs_blocked;
-	static const uint64_t psi_bit[RT_PSI_N] = {RT_SYS_X_PSI_CPU, RT_SYS_X_PSI_MEM,
-	                                           RT_SYS_X_PSI_MEM, RT_SYS_X_PSI_IO,
-	                                           RT_SYS_X_PSI_IO};
+	static const uint64_t psi_bit[RT_PSI_N] = {
+	    RT_SYS_X_PSI_CPU, RT_SYS_X_PSI_MEM, RT_SYS_X_PSI_MEM, RT_SYS_X_PSI_IO, RT_SYS_X_PSI_IO};
 	for (int i = 0; i < RT_PSI_N; i++) {
 		d->has_psi[i] = (both & psi_bit[i]) != 0 && d->dt > 0;
 		if (d->has_psi[i]) {
-			double pct = (double)delta(c->psi_us[i], p->psi_us[i]) / (d->dt * 1e6) * 100.0;
+			double pct =
+			    (double)delta(c->psi_us[i], p->psi_us[i]) / (d->dt * 1e6) * 100.0;
 			d->psi_pct[i] = pct > 100.0 ? 100.0 : pct;
 		}
 	}
@@ -194,7 +195,8 @@ static void derive_saturation(struct rt_derived *d)
 	if ((d->has_cg_oom = (c->ext_valid & RT_SYS_X_CG_OOM) != 0))
 		d->cg_oom_kills = (int64_t)c->cg_oom_kills;
 	if ((d->has_cg_throttle = (both & RT_SYS_X_CG_THROTTLE) != 0))
-		d->cg_throttled_secs = (double)delta(c->cg_throttled_usec, p->cg_throttled_usec) / 1e6;
+		d->cg_throttled_secs =
+		    (double)delta(c->cg_throttled_usec, p->cg_throttled_usec) / 1e6;
 	if ((d->has_cg_pids = (c->ext_valid & RT_SYS_X_CG_PIDS) != 0)) {
 		d->cg_pids = (int64_t)c->cg_pids;
 		d->has_cg_pids_max = c->cg_pids_max >= 0;
@@ -203,7 +205,8 @@ static void derive_saturation(struct rt_derived *d)
 	d->has_cg_cpu_limit = (c->ext_valid & RT_SYS_X_CG_CPU) && c->cg_cpu_quota_usec > 0 &&
 	                      c->cg_cpu_period_usec > 0;
 	if (d->has_cg_cpu_limit)
-		d->cg_cpu_limit_cores = (double)c->cg_cpu_quota_usec / (double)c->cg_cpu_period_usec;
+		d->cg_cpu_limit_cores =
+		    (double)c->cg_cpu_quota_usec / (double)c->cg_cpu_period_usec;
 }
 
 static void derive_devices(struct rt_derived *d)
@@ -315,7 +318,8 @@ static void derive_proc(struct rt_derived *d)
 	d->proc_gpu_utilized = c->proc->gpu_count;
 	d->has_proc_ext = rt_record_has(c, RT_SEC_PROCESS, RT_NVALS_PROCESS - 1);
 	d->proc_threads = (int64_t)c->proc->threads;
-	d->has_proc_majflt = d->has_proc_ext && prev_ok && rt_record_has(p, RT_SEC_PROCESS, RT_NVALS_PROCESS - 1);
+	d->has_proc_majflt =
+	    d->has_proc_ext && prev_ok && rt_record_has(p, RT_SEC_PROCESS, RT_NVALS_PROCESS - 1);
 	d->proc_majflt = d->has_proc_majflt ? (int64_t)delta(c->proc->majflt, p->proc->majflt) : 0;
 }
 
@@ -353,10 +357,11 @@ struct field {
 	const char *csv;  /* CSV column; NULL: JSON only */
 	enum section sec;
 	enum kind kind;
-	int prec;       /* CSV decimals of a K_F64 */
-	size_t off;     /* value in struct rt_derived */
-	size_t present; /* int flag in struct rt_derived, or ALWAYS */
-	json_fn fn;     /* K_FN: writes the JSON value */
+	int prec;         /* CSV decimals of a K_F64 */
+	size_t off;       /* value in struct rt_derived */
+	size_t present;   /* int flag in struct rt_derived, or ALWAYS */
+	json_fn fn;       /* K_FN: writes the JSON value */
+	const char *xcsv; /* column appended by --csv-columns extended */
 };
 
 #define ALWAYS ((size_t)-1)
@@ -374,108 +379,127 @@ static void j_seq(struct rt_buf *, const struct rt_derived *, const struct rt_ru
 
 /* CSV columns in order (reference.md §3), then JSON-only rows. */
 static const struct field fields[] = {
-    {"timestamp_secs", "timestamp", S_TOP, K_I64, 0, D(timestamp_secs), ALWAYS, NULL},
-    {"process_count", "system_processes", S_CPU, K_I64, 0, D(nprocs), D(has_nprocs), NULL},
-    {"utime_secs", "system_utime", S_CPU, K_F64, 3, D(utime), ALWAYS, NULL},
-    {"stime_secs", "system_stime", S_CPU, K_F64, 3, D(stime), ALWAYS, NULL},
-    {"utilization_pct", "system_cpu_usage", S_CPU, K_F64, 4, D(cpu_util), ALWAYS, NULL},
-    {"free_mib", "system_memory_free_mib", S_MEM, K_I64, 0, D(mem_free), D(has_mem), NULL},
-    {"used_mib", "system_memory_used_mib", S_MEM, K_I64, 0, D(mem_used), D(has_mem), NULL},
-    {"buffers_mib", "system_memory_buffers_mib", S_MEM, K_I64, 0, D(mem_buffers), D(has_mem), NULL},
-    {"cached_mib", "system_memory_cached_mib", S_MEM, K_I64, 0, D(mem_cached), D(has_mem), NULL},
-    {"active_mib", "system_memory_active_mib", S_MEM, K_I64, 0, D(mem_active), D(has_mem), NULL},
+    {"timestamp_secs", "timestamp", S_TOP, K_I64, 0, D(timestamp_secs), ALWAYS, NULL, NULL},
+    {"process_count", "system_processes", S_CPU, K_I64, 0, D(nprocs), D(has_nprocs), NULL, NULL},
+    {"utime_secs", "system_utime", S_CPU, K_F64, 3, D(utime), ALWAYS, NULL, NULL},
+    {"stime_secs", "system_stime", S_CPU, K_F64, 3, D(stime), ALWAYS, NULL, NULL},
+    {"utilization_pct", "system_cpu_usage", S_CPU, K_F64, 4, D(cpu_util), ALWAYS, NULL, NULL},
+    {"free_mib", "system_memory_free_mib", S_MEM, K_I64, 0, D(mem_free), D(has_mem), NULL, NULL},
+    {"used_mib", "system_memory_used_mib", S_MEM, K_I64, 0, D(mem_used), D(has_mem), NULL, NULL},
+    {"buffers_mib", "system_memory_buffers_mib", S_MEM, K_I64, 0, D(mem_buffers), D(has_mem), NULL,
+     NULL},
+    {"cached_mib", "system_memory_cached_mib", S_MEM, K_I64, 0, D(mem_cached), D(has_mem), NULL,
+     NULL},
+    {"active_mib", "system_memory_active_mib", S_MEM, K_I64, 0, D(mem_active), D(has_mem), NULL,
+     NULL},
     {"inactive_mib", "system_memory_inactive_mib", S_MEM, K_I64, 0, D(mem_inactive), D(has_mem),
-     NULL},
-    {NULL, "system_disk_read_bytes", S_TOP, K_I64, 0, D(disk_read), ALWAYS, NULL},
-    {NULL, "system_disk_write_bytes", S_TOP, K_I64, 0, D(disk_write), ALWAYS, NULL},
-    {NULL, "system_disk_space_total_gb", S_TOP, K_F64, 6, D(space_total_gb), ALWAYS, NULL},
-    {NULL, "system_disk_space_used_gb", S_TOP, K_F64, 6, D(space_used_gb), ALWAYS, NULL},
-    {NULL, "system_disk_space_free_gb", S_TOP, K_F64, 6, D(space_free_gb), ALWAYS, NULL},
-    {NULL, "system_net_recv_bytes", S_TOP, K_I64, 0, D(net_rx), ALWAYS, NULL},
-    {NULL, "system_net_sent_bytes", S_TOP, K_I64, 0, D(net_tx), ALWAYS, NULL},
-    {NULL, "system_gpu_usage", S_TOP, K_F64, 4, D(gpu_usage), ALWAYS, NULL},
-    {NULL, "system_gpu_vram_mib", S_TOP, K_F64, 4, D(gpu_vram_mib), ALWAYS, NULL},
-    {NULL, "system_gpu_utilized", S_TOP, K_I64, 0, D(gpu_utilized), ALWAYS, NULL},
-    {NULL, "process_pid", S_TOP, K_I64, 0, D(proc_pid), D(has_proc), NULL},
+     NULL, NULL},
+    {NULL, "system_disk_read_bytes", S_TOP, K_I64, 0, D(disk_read), ALWAYS, NULL, NULL},
+    {NULL, "system_disk_write_bytes", S_TOP, K_I64, 0, D(disk_write), ALWAYS, NULL, NULL},
+    {NULL, "system_disk_space_total_gb", S_TOP, K_F64, 6, D(space_total_gb), ALWAYS, NULL, NULL},
+    {NULL, "system_disk_space_used_gb", S_TOP, K_F64, 6, D(space_used_gb), ALWAYS, NULL, NULL},
+    {NULL, "system_disk_space_free_gb", S_TOP, K_F64, 6, D(space_free_gb), ALWAYS, NULL, NULL},
+    {NULL, "system_net_recv_bytes", S_TOP, K_I64, 0, D(net_rx), ALWAYS, NULL, NULL},
+    {NULL, "system_net_sent_bytes", S_TOP, K_I64, 0, D(net_tx), ALWAYS, NULL, NULL},
+    {NULL, "system_gpu_usage", S_TOP, K_F64, 4, D(gpu_usage), ALWAYS, NULL, NULL},
+    {NULL, "system_gpu_vram_mib", S_TOP, K_F64, 4, D(gpu_vram_mib), ALWAYS, NULL, NULL},
+    {NULL, "system_gpu_utilized", S_TOP, K_I64, 0, D(gpu_utilized), ALWAYS, NULL, NULL},
+    {NULL, "process_pid", S_TOP, K_I64, 0, D(proc_pid), D(has_proc), NULL, NULL},
     {"process_child_count", "process_children", S_CPU, K_I64, 0, D(proc_children), D(has_proc),
+     NULL, NULL},
+    {"process_utime_secs", "process_utime", S_CPU, K_F64, 4, D(proc_utime), D(has_proc), NULL,
      NULL},
-    {"process_utime_secs", "process_utime", S_CPU, K_F64, 4, D(proc_utime), D(has_proc), NULL},
-    {"process_stime_secs", "process_stime", S_CPU, K_F64, 4, D(proc_stime), D(has_proc), NULL},
-    {"process_cores_used", "process_cpu_usage", S_CPU, K_F64, 4, D(proc_cores), D(has_proc), NULL},
-    {"process_pss_mib", "process_memory_mib", S_CPU, K_I64, 0, D(proc_pss_mib), D(has_proc), NULL},
+    {"process_stime_secs", "process_stime", S_CPU, K_F64, 4, D(proc_stime), D(has_proc), NULL,
+     NULL},
+    {"process_cores_used", "process_cpu_usage", S_CPU, K_F64, 4, D(proc_cores), D(has_proc), NULL,
+     NULL},
+    {"process_pss_mib", "process_memory_mib", S_CPU, K_I64, 0, D(proc_pss_mib), D(has_proc), NULL,
+     NULL},
     {"process_disk_read_bytes", "process_disk_read_bytes", S_CPU, K_I64, 0, D(proc_read),
-     D(has_proc), NULL},
+     D(has_proc), NULL, NULL},
     {"process_disk_write_bytes", "process_disk_write_bytes", S_CPU, K_I64, 0, D(proc_write),
-     D(has_proc), NULL},
+     D(has_proc), NULL, NULL},
     {"process_gpu_usage", "process_gpu_usage", S_CPU, K_F64, 4, D(proc_gpu_usage), D(has_proc),
-     NULL},
+     NULL, NULL},
     {"process_gpu_vram_mib", "process_gpu_vram_mib", S_CPU, K_F64, 4, D(proc_gpu_vram_mib),
-     D(has_proc), NULL},
+     D(has_proc), NULL, NULL},
     {"process_gpu_utilized", "process_gpu_utilized", S_CPU, K_I64, 0, D(proc_gpu_utilized),
-     D(has_proc), NULL},
+     D(has_proc), NULL, NULL},
     /* JSON only */
-    {"actual_interval_ms", NULL, S_TOP, K_I64, 0, D(interval_ms), D(has_interval), NULL},
-    {"job_name", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_job},
-    {"tracked_pid", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_pid},
-    {"resource-tracker-version", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_version},
-    {"seq", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_seq},
-    {"timestamp", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_timestamp},
-    {"network", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_nics},
-    {"disk", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_disks},
-    {"gpu", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_gpus},
-    {"per_core_pct", NULL, S_CPU, K_FN, 0, 0, ALWAYS, j_per_core},
-    {"cgroup_usage_secs", NULL, S_CPU, K_F64, 0, D(cg_usage_secs), D(has_cgroup), NULL},
-    {"cgroup_utilization_pct", NULL, S_CPU, K_F64, 0, D(cg_util_pct), D(has_cgroup), NULL},
-    {"process_rss_mib", NULL, S_CPU, K_I64, 0, D(proc_rss_mib), D(has_proc), NULL},
-    {"process_threads", NULL, S_CPU, K_I64, 0, D(proc_threads), D(has_proc_ext), NULL},
-    {"process_major_faults", NULL, S_CPU, K_I64, 0, D(proc_majflt), D(has_proc_majflt), NULL},
-    {"load_avg_1m", NULL, S_CPU, K_F64, 0, D(load_1m), D(has_load), NULL},
-    {"load_avg_5m", NULL, S_CPU, K_F64, 0, D(load_5m), D(has_load), NULL},
-    {"load_avg_15m", NULL, S_CPU, K_F64, 0, D(load_15m), D(has_load), NULL},
-    {"total_mib", NULL, S_MEM, K_I64, 0, D(mem_total), D(has_mem), NULL},
-    {"available_mib", NULL, S_MEM, K_I64, 0, D(mem_avail), D(has_mem), NULL},
-    {"used_pct", NULL, S_MEM, K_F64, 0, D(mem_used_pct), D(has_mem), NULL},
-    {"swap_total_mib", NULL, S_MEM, K_I64, 0, D(swap_total), D(has_mem), NULL},
-    {"swap_used_mib", NULL, S_MEM, K_I64, 0, D(swap_used), D(has_mem), NULL},
-    {"swap_used_pct", NULL, S_MEM, K_F64, 0, D(swap_used_pct), D(has_mem), NULL},
+    {"actual_interval_ms", NULL, S_TOP, K_I64, 0, D(interval_ms), D(has_interval), NULL, NULL},
+    {"job_name", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_job, NULL},
+    {"tracked_pid", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_pid, NULL},
+    {"resource-tracker-version", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_version, NULL},
+    {"seq", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_seq, NULL},
+    {"timestamp", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_timestamp, NULL},
+    {"network", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_nics, NULL},
+    {"disk", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_disks, NULL},
+    {"gpu", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_gpus, NULL},
+    {"per_core_pct", NULL, S_CPU, K_FN, 0, 0, ALWAYS, j_per_core, NULL},
+    {"cgroup_usage_secs", NULL, S_CPU, K_F64, 0, D(cg_usage_secs), D(has_cgroup), NULL, NULL},
+    {"cgroup_utilization_pct", NULL, S_CPU, K_F64, 0, D(cg_util_pct), D(has_cgroup), NULL, NULL},
+    {"process_rss_mib", NULL, S_CPU, K_I64, 0, D(proc_rss_mib), D(has_proc), NULL, NULL},
+    {"process_threads", NULL, S_CPU, K_I64, 0, D(proc_threads), D(has_proc_ext), NULL,
+     "process_threads"},
+    {"process_major_faults", NULL, S_CPU, K_I64, 0, D(proc_majflt), D(has_proc_majflt), NULL,
+     "process_major_faults"},
+    {"load_avg_1m", NULL, S_CPU, K_F64, 2, D(load_1m), D(has_load), NULL, "system_load_avg_1m"},
+    {"load_avg_5m", NULL, S_CPU, K_F64, 2, D(load_5m), D(has_load), NULL, "system_load_avg_5m"},
+    {"load_avg_15m", NULL, S_CPU, K_F64, 2, D(load_15m), D(has_load), NULL, "system_load_avg_15m"},
+    {"total_mib", NULL, S_MEM, K_I64, 0, D(mem_total), D(has_mem), NULL, NULL},
+    {"available_mib", NULL, S_MEM, K_I64, 0, D(mem_avail), D(has_mem), NULL, NULL},
+    {"used_pct", NULL, S_MEM, K_F64, 0, D(mem_used_pct), D(has_mem), NULL, NULL},
+    {"swap_total_mib", NULL, S_MEM, K_I64, 0, D(swap_total), D(has_mem), NULL, NULL},
+    {"swap_used_mib", NULL, S_MEM, K_I64, 0, D(swap_used), D(has_mem), NULL, NULL},
+    {"swap_used_pct", NULL, S_MEM, K_F64, 0, D(swap_used_pct), D(has_mem), NULL, NULL},
     /* saturation and pressure (rt 0.2) */
-    {"iowait_secs", NULL, S_CPU, K_F64, 0, D(iowait), D(has_cpu), NULL},
-    {"steal_secs", NULL, S_CPU, K_F64, 0, D(steal), D(has_cpu), NULL},
-    {"irq_secs", NULL, S_CPU, K_F64, 0, D(irq), D(has_cpu), NULL},
-    {"context_switches", NULL, S_CPU, K_I64, 0, D(ctxt), D(has_ctxt), NULL},
-    {"forks", NULL, S_CPU, K_I64, 0, D(forks), D(has_forks), NULL},
-    {"procs_running", NULL, S_CPU, K_I64, 0, D(procs_running), D(has_running), NULL},
-    {"procs_blocked", NULL, S_CPU, K_I64, 0, D(procs_blocked), D(has_blocked), NULL},
-    {"cpu_some_pct", NULL, S_PRESSURE, K_F64, 0, D(psi_pct[RT_PSI_CPU_SOME]),
-     D(has_psi[RT_PSI_CPU_SOME]), NULL},
-    {"memory_some_pct", NULL, S_PRESSURE, K_F64, 0, D(psi_pct[RT_PSI_MEM_SOME]),
-     D(has_psi[RT_PSI_MEM_SOME]), NULL},
-    {"memory_full_pct", NULL, S_PRESSURE, K_F64, 0, D(psi_pct[RT_PSI_MEM_FULL]),
-     D(has_psi[RT_PSI_MEM_FULL]), NULL},
-    {"io_some_pct", NULL, S_PRESSURE, K_F64, 0, D(psi_pct[RT_PSI_IO_SOME]),
-     D(has_psi[RT_PSI_IO_SOME]), NULL},
-    {"io_full_pct", NULL, S_PRESSURE, K_F64, 0, D(psi_pct[RT_PSI_IO_FULL]),
-     D(has_psi[RT_PSI_IO_FULL]), NULL},
-    {"major_faults", NULL, S_MEM, K_I64, 0, D(majflt), D(has_majflt), NULL},
-    {"swap_in_bytes", NULL, S_MEM, K_I64, 0, D(swap_in), D(has_swap), NULL},
-    {"swap_out_bytes", NULL, S_MEM, K_I64, 0, D(swap_out), D(has_swap), NULL},
-    {"oom_kills", NULL, S_MEM, K_I64, 0, D(oom_kills), D(has_oom), NULL},
-    {"dirty_mib", NULL, S_MEM, K_I64, 0, D(dirty_mib), D(has_dirty), NULL},
-    {"memory_used_mib", NULL, S_CGROUP, K_I64, 0, D(cg_mem_used_mib), D(has_cg_mem), NULL},
-    {"memory_limit_mib", NULL, S_CGROUP, K_I64, 0, D(cg_mem_limit_mib), D(has_cg_limit), NULL},
-    {"memory_peak_mib", NULL, S_CGROUP, K_I64, 0, D(cg_mem_peak_mib), D(has_cg_peak), NULL},
-    {"oom_kills", NULL, S_CGROUP, K_I64, 0, D(cg_oom_kills), D(has_cg_oom), NULL},
-    {"cpu_limit_cores", NULL, S_CGROUP, K_F64, 0, D(cg_cpu_limit_cores), D(has_cg_cpu_limit),
-     NULL},
-    {"cpu_throttled_secs", NULL, S_CGROUP, K_F64, 0, D(cg_throttled_secs), D(has_cg_throttle),
-     NULL},
-    {"pids_current", NULL, S_CGROUP, K_I64, 0, D(cg_pids), D(has_cg_pids), NULL},
-    {"pids_max", NULL, S_CGROUP, K_I64, 0, D(cg_pids_max), D(has_cg_pids_max), NULL},
+    {"iowait_secs", NULL, S_CPU, K_F64, 3, D(iowait), D(has_cpu), NULL, "system_iowait_secs"},
+    {"steal_secs", NULL, S_CPU, K_F64, 3, D(steal), D(has_cpu), NULL, "system_steal_secs"},
+    {"irq_secs", NULL, S_CPU, K_F64, 3, D(irq), D(has_cpu), NULL, "system_irq_secs"},
+    {"context_switches", NULL, S_CPU, K_I64, 0, D(ctxt), D(has_ctxt), NULL,
+     "system_context_switches"},
+    {"forks", NULL, S_CPU, K_I64, 0, D(forks), D(has_forks), NULL, "system_forks"},
+    {"procs_running", NULL, S_CPU, K_I64, 0, D(procs_running), D(has_running), NULL,
+     "system_procs_running"},
+    {"procs_blocked", NULL, S_CPU, K_I64, 0, D(procs_blocked), D(has_blocked), NULL,
+     "system_procs_blocked"},
+    {"cpu_some_pct", NULL, S_PRESSURE, K_F64, 4, D(psi_pct[RT_PSI_CPU_SOME]),
+     D(has_psi[RT_PSI_CPU_SOME]), NULL, "system_pressure_cpu_some_pct"},
+    {"memory_some_pct", NULL, S_PRESSURE, K_F64, 4, D(psi_pct[RT_PSI_MEM_SOME]),
+     D(has_psi[RT_PSI_MEM_SOME]), NULL, "system_pressure_memory_some_pct"},
+    {"memory_full_pct", NULL, S_PRESSURE, K_F64, 4, D(psi_pct[RT_PSI_MEM_FULL]),
+     D(has_psi[RT_PSI_MEM_FULL]), NULL, "system_pressure_memory_full_pct"},
+    {"io_some_pct", NULL, S_PRESSURE, K_F64, 4, D(psi_pct[RT_PSI_IO_SOME]),
+     D(has_psi[RT_PSI_IO_SOME]), NULL, "system_pressure_io_some_pct"},
+    {"io_full_pct", NULL, S_PRESSURE, K_F64, 4, D(psi_pct[RT_PSI_IO_FULL]),
+     D(has_psi[RT_PSI_IO_FULL]), NULL, "system_pressure_io_full_pct"},
+    {"major_faults", NULL, S_MEM, K_I64, 0, D(majflt), D(has_majflt), NULL, "system_major_faults"},
+    {"swap_in_bytes", NULL, S_MEM, K_I64, 0, D(swap_in), D(has_swap), NULL, "system_swap_in_bytes"},
+    {"swap_out_bytes", NULL, S_MEM, K_I64, 0, D(swap_out), D(has_swap), NULL,
+     "system_swap_out_bytes"},
+    {"oom_kills", NULL, S_MEM, K_I64, 0, D(oom_kills), D(has_oom), NULL, "system_oom_kills"},
+    {"dirty_mib", NULL, S_MEM, K_I64, 0, D(dirty_mib), D(has_dirty), NULL, "system_dirty_mib"},
+    {"memory_used_mib", NULL, S_CGROUP, K_I64, 0, D(cg_mem_used_mib), D(has_cg_mem), NULL,
+     "system_cgroup_memory_used_mib"},
+    {"memory_limit_mib", NULL, S_CGROUP, K_I64, 0, D(cg_mem_limit_mib), D(has_cg_limit), NULL,
+     "system_cgroup_memory_limit_mib"},
+    {"memory_peak_mib", NULL, S_CGROUP, K_I64, 0, D(cg_mem_peak_mib), D(has_cg_peak), NULL,
+     "system_cgroup_memory_peak_mib"},
+    {"oom_kills", NULL, S_CGROUP, K_I64, 0, D(cg_oom_kills), D(has_cg_oom), NULL,
+     "system_cgroup_oom_kills"},
+    {"cpu_limit_cores", NULL, S_CGROUP, K_F64, 4, D(cg_cpu_limit_cores), D(has_cg_cpu_limit), NULL,
+     "system_cgroup_cpu_limit_cores"},
+    {"cpu_throttled_secs", NULL, S_CGROUP, K_F64, 4, D(cg_throttled_secs), D(has_cg_throttle), NULL,
+     "system_cgroup_cpu_throttled_secs"},
+    {"pids_current", NULL, S_CGROUP, K_I64, 0, D(cg_pids), D(has_cg_pids), NULL,
+     "system_cgroup_pids_current"},
+    {"pids_max", NULL, S_CGROUP, K_I64, 0, D(cg_pids_max), D(has_cg_pids_max), NULL,
+     "system_cgroup_pids_max"},
     /* sections are objects at the top level */
-    {"cpu", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL},
-    {"memory", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL},
-    {"pressure", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL},
-    {"cgroup", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL},
+    {"cpu", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL, NULL},
+    {"memory", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL, NULL},
+    {"pressure", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL, NULL},
+    {"cgroup", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL, NULL},
 };
 
 #define NFIELDS RT_ARRAY_LEN(fields)
@@ -604,40 +628,54 @@ int rt_csv_column_value(const struct rt_derived *d, unsigned i, double *v)
 	return 1;
 }
 
-void rt_format_csv_header(struct rt_buf *out)
+void rt_format_csv_header_x(struct rt_buf *out, int extended)
 {
 	int first = 1;
-	for (size_t i = 0; i < NFIELDS; i++) {
-		if (!fields[i].csv)
-			continue;
-		if (!first)
-			rt_buf_putc(out, ',');
-		first = 0;
-		rt_buf_puts(out, fields[i].csv);
-	}
+	for (int pass = 0; pass < 2; pass++) /* the 32, then the extended ones */
+		for (size_t i = 0; i < NFIELDS; i++) {
+			const struct field *f = &fields[i];
+			if (pass ? !(extended && f->xcsv) : !f->csv)
+				continue;
+			if (!first)
+				rt_buf_putc(out, ',');
+			first = 0;
+			rt_buf_puts(out, pass ? f->xcsv : f->csv);
+		}
 	rt_buf_putc(out, '\n');
 }
 
-void rt_format_csv(struct rt_buf *out, const struct rt_derived *d, const struct rt_run_info *ri)
+void rt_format_csv_x(struct rt_buf *out, const struct rt_derived *d, const struct rt_run_info *ri,
+                     int extended)
 {
 	(void)ri;
 	int first = 1;
 	const char *base = (const char *)d;
-	for (size_t i = 0; i < NFIELDS; i++) {
-		const struct field *f = &fields[i];
-		if (!f->csv)
-			continue;
-		if (!first)
-			rt_buf_putc(out, ',');
-		first = 0;
-		if (!present(f, d))
-			continue; /* empty column */
-		if (f->kind == K_I64)
-			rt_buf_i64(out, *(const int64_t *)(base + f->off));
-		else
-			rt_buf_f64_fixed(out, *(const double *)(base + f->off), f->prec);
-	}
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < NFIELDS; i++) {
+			const struct field *f = &fields[i];
+			if (pass ? !(extended && f->xcsv) : !f->csv)
+				continue;
+			if (!first)
+				rt_buf_putc(out, ',');
+			first = 0;
+			if (!present(f, d))
+				continue; /* empty column */
+			if (f->kind == K_I64)
+				rt_buf_i64(out, *(const int64_t *)(base + f->off));
+			else
+				rt_buf_f64_fixed(out, *(const double *)(base + f->off), f->prec);
+		}
 	rt_buf_putc(out, '\n');
+}
+
+void rt_format_csv_header(struct rt_buf *out)
+{
+	rt_format_csv_header_x(out, 0);
+}
+
+void rt_format_csv(struct rt_buf *out, const struct rt_derived *d, const struct rt_run_info *ri)
+{
+	rt_format_csv_x(out, d, ri, 0);
 }
 
 /* ---- JSON writers for nested values ------------------------------------ */

@@ -30,6 +30,9 @@ const char *rt_meta_name(enum rt_meta_key k);
 
 enum rt_format { RT_FMT_JSON, RT_FMT_CSV };
 
+/* "reference" (the 32 columns) or "extended": 0, or -1 for anything else. */
+int rt_parse_csv_columns(const char *s, int *extended);
+
 #define RT_MAX_TAGS 64
 #define RT_INTERVAL_MIN 0.01
 #define RT_INTERVAL_MAX (86400.0 * 7) /* a week */
@@ -42,6 +45,7 @@ struct rt_config {
 	const char *output; /* NULL: stderr */
 	int quiet;
 	int summary; /* --summary / TRACKER_SUMMARY: the printer ends with the summary */
+	int csv_extended, csv_columns_set; /* --csv-columns / TRACKER_CSV_COLUMNS */
 	const char *config_path;
 	int config_explicit;
 	const char *meta[RT_META_COUNT];

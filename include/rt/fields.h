@@ -105,5 +105,10 @@ int rt_csv_column_value(const struct rt_derived *d, unsigned i, double *v);
 /* The 32-column header line, and one data line. */
 void rt_format_csv_header(struct rt_buf *out);
 void rt_format_csv(struct rt_buf *out, const struct rt_derived *d, const struct rt_run_info *ri);
+/* The same with extended != 0: the 32, then the extended columns
+ * (--csv-columns extended: saturation, pressure, the job's cgroup). */
+void rt_format_csv_header_x(struct rt_buf *out, int extended);
+void rt_format_csv_x(struct rt_buf *out, const struct rt_derived *d, const struct rt_run_info *ri,
+                     int extended);
 
 #endif

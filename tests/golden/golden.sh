@@ -15,10 +15,13 @@ export RT_SHM_DIR="$tmp"
 "$build/golden_run" "$here/../fixtures/$name" "$tmp/root" "$tmp/store"
 "$build/rt-export" --store "$tmp/store" replay 1 -f json > "$tmp/out.jsonl"
 "$build/rt-export" --store "$tmp/store" replay 1 -f csv > "$tmp/out.csv"
+"$build/rt-export" --store "$tmp/store" replay 1 -f csv --csv-columns extended > "$tmp/out.xcsv"
 if [ "${3:-}" = "--update" ]; then
 	cp "$tmp/out.jsonl" "$here/$out.jsonl"; cp "$tmp/out.csv" "$here/$out.csv"
+	cp "$tmp/out.xcsv" "$here/$out.xcsv"
 	exit 0
 fi
 diff -u "$here/$out.jsonl" "$tmp/out.jsonl"
 diff -u "$here/$out.csv" "$tmp/out.csv"
+diff -u "$here/$out.xcsv" "$tmp/out.xcsv"
 echo "golden $out: ok"

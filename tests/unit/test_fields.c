@@ -157,6 +157,19 @@ Test(fields, json_keys_are_sorted_and_csv_has_32_columns)
 	for (char *q = b.p; *q; q++)
 		commas += *q == ',';
 	cr_expect_eq(commas, 31);
+	/* extended: the same 32 first, then 30 more; the header likewise */
+	struct rt_buf x = {0};
+	rt_format_csv_x(&x, &d, &ri, 1);
+	cr_expect_eq(strncmp(x.p, b.p, b.len - 1), 0, "the reference columns come first");
+	commas = 0;
+	for (char *q = x.p; *q; q++)
+		commas += *q == ',';
+	cr_expect_eq(commas, 61);
+	rt_buf_reset(&x);
+	rt_format_csv_header_x(&x, 1);
+	cr_expect(strstr(x.p, ",process_gpu_utilized,process_threads,") != NULL, "%s", x.p);
+	cr_expect(strstr(x.p, ",system_cgroup_pids_max\n") != NULL);
+	rt_buf_free(&x);
 	rt_buf_free(&b);
 }
 
