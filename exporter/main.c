@@ -170,7 +170,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 			if (need(i, argc, o))
 				return -1;
 			if (rt_parse_csv_columns(argv[++i], &a->csv_extended)) {
-				rt_say("--csv-columns must be reference or extended (got '%s')", argv[i]);
+				rt_say("--csv-columns must be reference or extended (got '%s')",
+				       argv[i]);
 				return -1;
 			}
 			a->csv_set = 1;
@@ -592,9 +593,10 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	const char *cc = getenv("TRACKER_CSV_COLUMNS");
 	if (!a.csv_set && cc && *cc && rt_parse_csv_columns(cc, &a.csv_extended))
-		rt_say("TRACKER_CSV_COLUMNS='%s' is not reference or extended; the reference columns "
-		       "are used",
-		       cc);
+		rt_say(
+		    "TRACKER_CSV_COLUMNS='%s' is not reference or extended; the reference columns "
+		    "are used",
+		    cc);
 	rt_csv_extended = a.csv_extended;
 	const struct verb *v = NULL;
 	for (size_t i = 0; i < RT_ARRAY_LEN(verbs); i++)

@@ -19,8 +19,18 @@
 #include "collect.h"
 #include "rt/sysroot.h"
 
-enum { F_MEM_CUR, F_MEM_MAX, F_MEM_PEAK, F_MEM_OOM, F_CPU_STAT, F_CPU_MAX, F_CFS_PERIOD,
-       F_PIDS_CUR, F_PIDS_MAX, NF };
+enum {
+	F_MEM_CUR,
+	F_MEM_MAX,
+	F_MEM_PEAK,
+	F_MEM_OOM,
+	F_CPU_STAT,
+	F_CPU_MAX,
+	F_CFS_PERIOD,
+	F_PIDS_CUR,
+	F_PIDS_MAX,
+	NF
+};
 
 struct cg_state {
 	int v2;
@@ -82,7 +92,7 @@ static void locate(struct rt_collector *c, struct cg_state *st)
 	st->v2 = cp.v2[0] && !cp.memory[0] && !cp.cpu[0];
 	if (st->v2) {
 		static const char *const files[NF] = {
-		    "memory.current", "memory.max", "memory.peak", "memory.events", "cpu.stat",
+		    "memory.current", "memory.max", "memory.peak",  "memory.events", "cpu.stat",
 		    "cpu.max",        NULL,         "pids.current", "pids.max"};
 		for (int r = 0; v2roots[r]; r++) {
 			for (int i = 0; i < NF; i++)
@@ -146,8 +156,8 @@ static void read_slow(struct rt_collector *c, struct cg_state *st)
 	ssize_t n;
 	uint64_t u;
 	int64_t v;
-	st->valid &= ~(uint64_t)(RT_SYS_X_CG_PEAK | RT_SYS_X_CG_OOM | RT_SYS_X_CG_PIDS |
-	                         RT_SYS_X_CG_CPU);
+	st->valid &=
+	    ~(uint64_t)(RT_SYS_X_CG_PEAK | RT_SYS_X_CG_OOM | RT_SYS_X_CG_PIDS | RT_SYS_X_CG_CPU);
 	st->mem_limit = -1;
 	if ((n = rd(c, st, F_MEM_MAX)) >= 0 && rt_parse_max_or_u64(c->buf, (size_t)n, &v) == 0)
 		st->mem_limit = v;
@@ -175,7 +185,8 @@ static void read_slow(struct rt_collector *c, struct cg_state *st)
 	if (!st->v2 && (n = rd(c, st, F_CPU_MAX)) >= 0) {
 		long long q = strtoll(c->buf, NULL, 10); /* -1: no quota */
 		const char *p = c->buf;
-		if ((n = rd(c, st, F_CFS_PERIOD)) >= 0 && rt_scan_u64(&p, c->buf + n, &u) == 0 && u) {
+		if ((n = rd(c, st, F_CFS_PERIOD)) >= 0 && rt_scan_u64(&p, c->buf + n, &u) == 0 &&
+		    u) {
 			st->quota = q > 0 ? q : -1;
 			st->period = u;
 			st->valid |= RT_SYS_X_CG_CPU;
@@ -206,7 +217,8 @@ static void cg_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 		if (st->v2 && rt_parse_kv_u64(c->buf, (size_t)n, "throttled_usec", &t) == 0) {
 			s->cg_throttled_usec = t;
 			valid |= RT_SYS_X_CG_THROTTLE;
-		} else if (!st->v2 && rt_parse_kv_u64(c->buf, (size_t)n, "throttled_time", &t) == 0) {
+		} else if (!st->v2 &&
+		           rt_parse_kv_u64(c->buf, (size_t)n, "throttled_time", &t) == 0) {
 			s->cg_throttled_usec = t / 1000;
 			valid |= RT_SYS_X_CG_THROTTLE;
 		}

@@ -258,7 +258,7 @@ static pid_t spawn_printer(const struct rt_config *cfg, struct rt_sampler *s,
 			    sc->store ? "; samples are recorded in the store" : "");
 			return -1;
 		}
-		const char *args[] = {"live", "--fd", "3",  "-f", fmt, out ? "-o" : NULL,
+		const char *args[] = {"live", "--fd", "3",  "-f", fmt,  out ? "-o" : NULL,
 		                      out,    NULL,   NULL, NULL, NULL, NULL};
 		append_args(args, sum, quiet);
 		append_args(args, csv_x, csv_x ? "extended" : NULL);

@@ -211,8 +211,8 @@ static int apply_opt(struct rt_config *c, const struct opt *o, const char *arg, 
 	case O_SUMMARY: c->summary = 1; break;
 	case O_CSV_COLUMNS:
 		if (rt_parse_csv_columns(arg, &c->csv_extended)) {
-			snprintf(err, errcap, "--csv-columns must be reference or extended (got '%s')",
-			         arg);
+			snprintf(err, errcap,
+			         "--csv-columns must be reference or extended (got '%s')", arg);
 			return RT_E_RANGE;
 		}
 		c->csv_columns_set = 1;
@@ -332,7 +332,8 @@ void rt_config_apply_env(struct rt_config *c, char *warn, size_t warncap)
 		} else if (o->id == O_CSV_COLUMNS && !c->csv_columns_set && *v) {
 			if (rt_parse_csv_columns(v, &c->csv_extended))
 				snprintf(warn, warncap,
-				         "%s='%s' is not reference or extended; the reference columns are "
+				         "%s='%s' is not reference or extended; the reference "
+				         "columns are "
 				         "used",
 				         o->env, v);
 		} else if ((o->id == O_QUIET && !c->quiet) || (o->id == O_SUMMARY && !c->summary)) {

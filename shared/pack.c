@@ -107,18 +107,29 @@ static const struct value v_cpu[RT_NVALS_CPU] = {U(struct rt_rec_cpu, total),
                                                  U(struct rt_rec_cpu, idle)};
 #define DK struct rt_rec_disk
 static const struct value v_disk[RT_NVALS_DISK] = {
-    U(DK, rd_sectors), U(DK, wr_sectors),
+    U(DK, rd_sectors),
+    U(DK, wr_sectors),
     /* rt 0.2 */
-    U(DK, rd_ios), U(DK, wr_ios), U(DK, rd_ms), U(DK, wr_ms), U(DK, io_ms), U(DK, weighted_ms),
+    U(DK, rd_ios),
+    U(DK, wr_ios),
+    U(DK, rd_ms),
+    U(DK, wr_ms),
+    U(DK, io_ms),
+    U(DK, weighted_ms),
 };
 static const struct value v_mount[RT_NVALS_MOUNT] = {U(struct rt_rec_mount, total_bytes),
                                                      U(struct rt_rec_mount, free_bytes),
                                                      U(struct rt_rec_mount, avail_bytes)};
 #define NI struct rt_rec_nic
 static const struct value v_nic[RT_NVALS_NIC] = {
-    U(NI, rx_bytes), U(NI, tx_bytes),
+    U(NI, rx_bytes),
+    U(NI, tx_bytes),
     /* rt 0.2 */
-    U(NI, rx_packets), U(NI, tx_packets), U(NI, rx_errs), U(NI, tx_errs), U(NI, rx_drop),
+    U(NI, rx_packets),
+    U(NI, tx_packets),
+    U(NI, rx_errs),
+    U(NI, tx_errs),
+    U(NI, rx_drop),
     U(NI, tx_drop),
 };
 static const struct value v_gpu[RT_NVALS_GPU] = {

@@ -198,9 +198,10 @@ int rt_record_upgrade(const void *in, size_t len, void *buf, size_t cap, struct 
 		return RT_E_CORRUPT;
 	/* sections after the system one: disks and NICs had two values each */
 	const size_t disk_v1 = RT_NVALS_DISK_V1 * 8, nic_v1 = RT_NVALS_NIC_V1 * 8;
-	size_t rest = offsetof(struct rt_rec_process, threads) + h.ncpu * sizeof(struct rt_rec_cpu) +
-	              h.ndisk * disk_v1 + h.nmount * sizeof(struct rt_rec_mount) +
-	              h.nnic * nic_v1 + h.ngpu * sizeof(struct rt_rec_gpu);
+	size_t rest = offsetof(struct rt_rec_process, threads) +
+	              h.ncpu * sizeof(struct rt_rec_cpu) + h.ndisk * disk_v1 +
+	              h.nmount * sizeof(struct rt_rec_mount) + h.nnic * nic_v1 +
+	              h.ngpu * sizeof(struct rt_rec_gpu);
 	if (h.size != len || len != sizeof(h) + SYSTEM_V1_BYTES + rest)
 		return RT_E_CORRUPT;
 	uint32_t want = h.crc;

@@ -119,22 +119,28 @@ enum rt_sys_ext {
 	RT_SYS_X_CTXT = 1u << 0,
 	RT_SYS_X_FORKS = 1u << 1,
 	RT_SYS_X_BLOCKED = 1u << 2,
-	RT_SYS_X_PSI_CPU = 1u << 3,    /* psi_us[CPU_SOME] */
-	RT_SYS_X_PSI_MEM = 1u << 4,    /* psi_us[MEM_SOME], [MEM_FULL] */
-	RT_SYS_X_PSI_IO = 1u << 5,     /* psi_us[IO_SOME], [IO_FULL] */
-	RT_SYS_X_MAJFLT = 1u << 6,     /* /proc/vmstat pgmajfault */
-	RT_SYS_X_SWAP = 1u << 7,       /* pswpin, pswpout */
-	RT_SYS_X_OOM = 1u << 8,        /* oom_kill (Linux 4.13) */
-	RT_SYS_X_DIRTY = 1u << 9,      /* meminfo Dirty */
-	RT_SYS_X_CG_MEM = 1u << 10,    /* the job's cgroup: memory in use, its limit */
-	RT_SYS_X_CG_PEAK = 1u << 11,   /* its peak (v2 memory.peak, v1 max_usage) */
-	RT_SYS_X_CG_OOM = 1u << 12,    /* OOM kills in it (memory.events, oom_control) */
+	RT_SYS_X_PSI_CPU = 1u << 3,      /* psi_us[CPU_SOME] */
+	RT_SYS_X_PSI_MEM = 1u << 4,      /* psi_us[MEM_SOME], [MEM_FULL] */
+	RT_SYS_X_PSI_IO = 1u << 5,       /* psi_us[IO_SOME], [IO_FULL] */
+	RT_SYS_X_MAJFLT = 1u << 6,       /* /proc/vmstat pgmajfault */
+	RT_SYS_X_SWAP = 1u << 7,         /* pswpin, pswpout */
+	RT_SYS_X_OOM = 1u << 8,          /* oom_kill (Linux 4.13) */
+	RT_SYS_X_DIRTY = 1u << 9,        /* meminfo Dirty */
+	RT_SYS_X_CG_MEM = 1u << 10,      /* the job's cgroup: memory in use, its limit */
+	RT_SYS_X_CG_PEAK = 1u << 11,     /* its peak (v2 memory.peak, v1 max_usage) */
+	RT_SYS_X_CG_OOM = 1u << 12,      /* OOM kills in it (memory.events, oom_control) */
 	RT_SYS_X_CG_THROTTLE = 1u << 13, /* time its CPU quota throttled it */
-	RT_SYS_X_CG_PIDS = 1u << 14,   /* tasks in it and their limit */
-	RT_SYS_X_CG_CPU = 1u << 15,    /* its CPU quota */
+	RT_SYS_X_CG_PIDS = 1u << 14,     /* tasks in it and their limit */
+	RT_SYS_X_CG_CPU = 1u << 15,      /* its CPU quota */
 };
-enum rt_psi { RT_PSI_CPU_SOME, RT_PSI_MEM_SOME, RT_PSI_MEM_FULL, RT_PSI_IO_SOME, RT_PSI_IO_FULL,
-              RT_PSI_N };
+enum rt_psi {
+	RT_PSI_CPU_SOME,
+	RT_PSI_MEM_SOME,
+	RT_PSI_MEM_FULL,
+	RT_PSI_IO_SOME,
+	RT_PSI_IO_FULL,
+	RT_PSI_N
+};
 
 enum rt_rec_flags {
 	RT_REC_HAS_CPU = 1u << 0,       /* /proc/stat was read */
@@ -176,9 +182,9 @@ struct rt_rec_system {
 	uint32_t load_x100[3]; /* /proc/loadavg 1, 5, 15 min, hundredths */
 	uint32_t reserved;
 	/* rt 0.2; cumulative counters unless said */
-	uint64_t ext_valid; /* rt_sys_ext */
-	uint64_t ctxt;      /* /proc/stat ctxt */
-	uint64_t forks;     /* /proc/stat processes */
+	uint64_t ext_valid;     /* rt_sys_ext */
+	uint64_t ctxt;          /* /proc/stat ctxt */
+	uint64_t forks;         /* /proc/stat processes */
 	uint32_t procs_blocked; /* gauge */
 	uint32_t reserved2;
 	uint64_t psi_us[RT_PSI_N]; /* /proc/pressure total= (µs stalled) */

@@ -33,8 +33,8 @@ static struct rt_record make(unsigned i, struct rt_record *prev)
 	r.h->flags = RT_REC_HAS_CPU | RT_REC_HAS_MEM | (i % 7 ? RT_REC_HAS_PROCESS : 0);
 	uint64_t *w = (uint64_t *)(void *)r.sys;
 	size_t nw = (r.h->size - sizeof(*r.h)) / 8;
-	const uint64_t *p = prev && prev->h->size == r.h->size ? (const uint64_t *)(void *)prev->sys
-	                                                      : NULL;
+	const uint64_t *p =
+	    prev && prev->h->size == r.h->size ? (const uint64_t *)(void *)prev->sys : NULL;
 	for (size_t k = 0; k < nw; k++) {
 		uint64_t base = p ? p[k] : rnd() >> (random() % 64);
 		int roll = random() % 10;
@@ -168,8 +168,13 @@ static uint64_t zz(int64_t v)
  * of 2 elements of 3 values after the known ones. */
 static size_t foreign(unsigned char *out, unsigned sys_nvals, unsigned extra)
 {
-	static const unsigned nv[RT_NSECTIONS] = {0, RT_NVALS_PROCESS, RT_NVALS_CPU, RT_NVALS_DISK,
-	                                          RT_NVALS_MOUNT, RT_NVALS_NIC, RT_NVALS_GPU};
+	static const unsigned nv[RT_NSECTIONS] = {0,
+	                                          RT_NVALS_PROCESS,
+	                                          RT_NVALS_CPU,
+	                                          RT_NVALS_DISK,
+	                                          RT_NVALS_MOUNT,
+	                                          RT_NVALS_NIC,
+	                                          RT_NVALS_GPU};
 	static const unsigned cnt[RT_NSECTIONS] = {1, 1, 1, 0, 0, 0, 0};
 	unsigned char *p = out;
 	*p++ = 'P';

@@ -145,7 +145,8 @@ Test(ring, sleeping_readers_are_woken_by_the_writer)
 		struct rt_ring *r;
 		if (rt_ring_open(path, &r))
 			_exit(2);
-		char c = rt_ring_wait(r, 0, 20000000000ull) == 0 && rt_ring_head(r) == 1 ? 'w' : 't';
+		char c =
+		    rt_ring_wait(r, 0, 20000000000ull) == 0 && rt_ring_head(r) == 1 ? 'w' : 't';
 		char d = rt_ring_wait_end(r, 20000000000ull) == 0 ? 'e' : 't';
 		if (write(res[1], &c, 1) != 1 || write(res[1], &d, 1) != 1)
 			_exit(3);

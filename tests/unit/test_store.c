@@ -225,7 +225,8 @@ Test(store, a_dead_writers_ring_is_salvaged_exactly_once_and_the_run_marked_cras
 		char meta[64];
 		int n = snprintf(meta, sizeof(meta), "{\"status\":\"running\",\"recorder_pid\":%d}",
 		                 (int)getpid());
-		if (rt_store_open(dir, RT_STORE_RDWR, &s) || rt_store_new_run(s, meta, (size_t)n, &run))
+		if (rt_store_open(dir, RT_STORE_RDWR, &s) ||
+		    rt_store_new_run(s, meta, (size_t)n, &run))
 			_exit(1);
 		rt_store_set_group(s, 100, 0, 0);
 		rt_ring_path(path, sizeof(path), rt_store_ring_key(s), run);
