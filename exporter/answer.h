@@ -73,6 +73,7 @@ void rt_print_offer(FILE *f, const struct rt_offer *o);
 cJSON *rt_json_run(const struct rt_answer *a);
 cJSON *rt_json_stats(const struct rt_runstats *st);
 cJSON *rt_json_recommendation(const struct rt_recommendation *r);
+cJSON *rt_json_findings(const struct rt_runstats *st);
 /* "servers" and "cost" into obj */
 void rt_json_offer(cJSON *obj, const struct rt_offer *o);
 

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -14,7 +15,37 @@
 /* All the arrays of a series live in one mapping, populated in one call:
  * a day of 1 Hz lines is ~23 MB, and faulting that in page by page costs
  * more than reading the store. */
-#define SERIES_ARRAYS (RT_CSV_COLUMNS + 2)
+#define SERIES_ARRAYS (RT_STATS_COLS + 2)
+
+const char *const rt_stats_xcols[RT_STATS_XCOLS] = {
+    "system_oom_kills",
+    "system_cgroup_oom_kills",
+    "system_cgroup_cpu_throttled_secs",
+    "system_cgroup_cpu_limit_cores",
+    "system_cgroup_memory_limit_mib",
+    "system_cgroup_memory_used_mib",
+    "system_pressure_cpu_some_pct",
+    "system_pressure_memory_some_pct",
+    "system_pressure_io_some_pct",
+};
+
+/* The CSV column (extended range included) behind kept column c. */
+static unsigned csv_index(unsigned c)
+{
+	static unsigned x[RT_STATS_XCOLS];
+	static int ready;
+	if (c < RT_CSV_COLUMNS)
+		return c;
+	if (!ready) {
+		for (unsigned k = 0; k < RT_STATS_XCOLS; k++)
+			for (unsigned i = RT_CSV_COLUMNS; i < RT_CSV_COLUMNS_X; i++)
+				if (rt_csv_column_name(i) &&
+				    !strcmp(rt_csv_column_name(i), rt_stats_xcols[k]))
+					x[k] = i;
+		ready = 1;
+	}
+	return x[c - RT_CSV_COLUMNS];
+}
 
 int rt_series_reserve(struct rt_series *s, size_t cap)
 {
@@ -28,11 +59,11 @@ int rt_series_reserve(struct rt_series *s, size_t cap)
 		return -ENOMEM;
 	}
 	double *old[SERIES_ARRAYS] = {s->elapsed, s->dt};
-	for (unsigned c = 0; c < RT_CSV_COLUMNS; c++)
+	for (unsigned c = 0; c < RT_STATS_COLS; c++)
 		old[c + 2] = s->col[c];
 	s->elapsed = blk;
 	s->dt = blk + cap;
-	for (unsigned c = 0; c < RT_CSV_COLUMNS; c++)
+	for (unsigned c = 0; c < RT_STATS_COLS; c++)
 		s->col[c] = blk + (c + 2) * cap;
 	if (s->n)
 		for (unsigned i = 0; i < SERIES_ARRAYS; i++)
@@ -58,9 +89,9 @@ int rt_series_add(struct rt_series *s, const struct rt_derived *d)
 	uint64_t mono = d->cur.rec->h->mono_ns;
 	s->elapsed[i] = mono > s->mono0_ns ? (double)(mono - s->mono0_ns) / 1e9 : 0.0;
 	s->dt[i] = d->dt > 0 ? d->dt : 0.0;
-	for (unsigned c = 0; c < RT_CSV_COLUMNS; c++) {
+	for (unsigned c = 0; c < RT_STATS_COLS; c++) {
 		double v;
-		s->col[c][i] = rt_csv_column_value(d, c, &v) ? v : NAN;
+		s->col[c][i] = rt_csv_column_value(d, csv_index(c), &v) ? v : NAN;
 	}
 	if (d->has_proc && (double)d->proc_rss_mib > s->rss_max_mib)
 		s->rss_max_mib = (double)d->proc_rss_mib;
@@ -133,14 +164,20 @@ void rt_stats_compute(const struct rt_series *s, struct rt_runstats *st)
 		total_w += s->dt[i];
 	st->duration = total_w;
 	double *scratch = s->n ? malloc(s->n * sizeof(double)) : NULL;
-	for (unsigned c = 0; c < RT_CSV_COLUMNS; c++) {
+	for (unsigned c = 0; c < RT_STATS_COLS; c++) {
 		struct rt_colstat *cs = &st->col[c];
 		double sum = 0, wsum = 0, w = 0, max = -INFINITY;
 		size_t m = 0;
+		cs->first_nonzero = -1;
 		for (size_t i = 0; i < s->n; i++) {
 			double v = s->col[c][i];
 			if (isnan(v))
 				continue;
+			if (!m)
+				cs->first = v;
+			cs->last = v;
+			if (v > 0 && cs->first_nonzero < 0)
+				cs->first_nonzero = s->elapsed[i];
 			sum += v;
 			wsum += v * s->dt[i];
 			w += s->dt[i];
@@ -178,7 +215,7 @@ void rt_stats_aggregate(const struct rt_runstats *runs, size_t n, struct rt_runs
 			out->rss_max_mib = runs[r].rss_max_mib;
 		out->has_proc |= runs[r].has_proc;
 	}
-	for (unsigned c = 0; c < RT_CSV_COLUMNS; c++) {
+	for (unsigned c = 0; c < RT_STATS_COLS; c++) {
 		struct rt_colstat *o = &out->col[c];
 		size_t m = 0;
 		for (size_t r = 0; r < n; r++) {
@@ -191,6 +228,11 @@ void rt_stats_aggregate(const struct rt_runstats *runs, size_t n, struct rt_runs
 				o->p95 = x->p95;
 			if (m == 1 || x->sum > o->sum)
 				o->sum = x->sum;
+			if (m == 1 || x->last - x->first > o->last - o->first) {
+				o->first = x->first;
+				o->last = x->last;
+			}
+			o->first_nonzero = -1; /* times of different runs do not add up */
 			o->mean += x->mean;
 		}
 		if (m) {
@@ -202,8 +244,8 @@ void rt_stats_aggregate(const struct rt_runstats *runs, size_t n, struct rt_runs
 
 int rt_stats_col(const char *name)
 {
-	for (unsigned c = 0; c < RT_CSV_COLUMNS; c++)
-		if (!strcmp(rt_csv_column_name(c), name))
+	for (unsigned c = 0; c < RT_STATS_COLS; c++)
+		if (!strcmp(rt_csv_column_name(csv_index(c)), name))
 			return (int)c;
 	return -1;
 }
@@ -255,8 +297,55 @@ long rt_round_memory(double mib)
 	return (long)ceil(mib / 1024.0) * 1024;
 }
 
+static const struct rt_colstat *xcol(const struct rt_runstats *st, const char *name)
+{
+	int c = rt_stats_col(name);
+	return c >= 0 && st->col[c].present ? &st->col[c] : NULL;
+}
+
+void rt_findings(const struct rt_runstats *st, struct rt_findings *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->oom_at = -1;
+	f->throttled_pct = f->psi_cpu = f->psi_mem = f->psi_io = -1;
+	const struct rt_colstat *c;
+	/* OOM kills: the job's cgroup counter moved during the run; else the
+	 * host's per-interval count (someone on the host was killed) */
+	if ((c = xcol(st, "system_cgroup_oom_kills")) && c->last > c->first) {
+		f->oom_kills = c->last - c->first;
+		f->oom_in_cgroup = 1;
+		f->oom_at = c->first_nonzero >= 0 && c->first == 0 ? c->first_nonzero : -1;
+	} else if ((c = xcol(st, "system_oom_kills")) && c->sum > 0) {
+		f->oom_kills = c->sum;
+		f->oom_at = c->first_nonzero;
+	}
+	/* the cgroup the job ended in (it may have moved into it mid-run) */
+	if ((c = xcol(st, "system_cgroup_memory_limit_mib")))
+		f->mem_limit_mib = c->last;
+	if ((c = xcol(st, "system_cgroup_memory_used_mib")))
+		f->mem_used_max_mib =
+		    f->mem_limit_mib > 0 && c->max > f->mem_limit_mib ? f->mem_limit_mib : c->max;
+	if ((c = xcol(st, "system_cgroup_cpu_throttled_secs")) && st->duration > 0)
+		f->throttled_pct = c->sum / st->duration * 100.0;
+	if ((c = xcol(st, "system_cgroup_cpu_limit_cores")))
+		f->cpu_limit = c->max;
+	if ((c = xcol(st, "system_pressure_cpu_some_pct")))
+		f->psi_cpu = c->mean;
+	if ((c = xcol(st, "system_pressure_memory_some_pct")))
+		f->psi_mem = c->mean;
+	if ((c = xcol(st, "system_pressure_io_some_pct")))
+		f->psi_io = c->mean;
+}
+
+static void why(struct rt_recommendation *r, const char *s)
+{
+	size_t n = strlen(r->why);
+	snprintf(r->why + n, sizeof(r->why) - n, "%s%s", n ? "; " : "", s);
+}
+
 void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
 {
+	r->why[0] = '\0';
 	int sys = !st->has_proc;
 	r->from_system = sys;
 	/* Python's round() rounds halves to even; so does nearbyint */
@@ -269,4 +358,31 @@ void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
 	r->gpu = gpu_mean > 0 ? (gpu < 1 ? 1 : (long)gpu) : 0;
 	double vram = max_of(st, sys ? "system_gpu_vram_mib" : "process_gpu_vram_mib");
 	r->vram_mib = vram > 0 ? rt_round_memory(vram * 1.2) : 0;
+	/* what it used is not what it needed when something held it back */
+	struct rt_findings f;
+	rt_findings(st, &f);
+	if (f.oom_kills > 0 && f.oom_in_cgroup) {
+		/* it wanted more than it could have: twice its limit (or peak) */
+		double base = f.mem_limit_mib > 0 ? f.mem_limit_mib : f.mem_used_max_mib;
+		long m = rt_round_memory(base * 2);
+		if (m >= r->memory_mib) {
+			r->memory_mib = m;
+			why(r, "memory: OOM-killed at its limit, so twice that");
+		}
+	}
+	if (f.throttled_pct >= RT_THROTTLED_PCT && f.cpu_limit > 0) {
+		long c = (long)ceil(f.cpu_limit) + 1;
+		if (c >= r->cpu) {
+			r->cpu = c;
+			why(r, "CPU: throttled by its quota, so one vCPU above it");
+		}
+	}
+	if (f.psi_mem >= RT_MEM_STALL_PCT && !(f.oom_kills > 0 && f.oom_in_cgroup)) {
+		long m = rt_round_memory(
+		    max_of(st, sys ? "system_memory_used_mib" : "process_memory_mib") * 1.5);
+		if (m > r->memory_mib) {
+			r->memory_mib = m;
+			why(r, "memory: stalled waiting for memory, so 50 % above its peak");
+		}
+	}
 }

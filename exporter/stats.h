@@ -16,13 +16,19 @@
 
 #include "rt/fields.h"
 
+/* The columns kept: the 32 CSV columns, then these extended ones (what the
+ * saturation findings need), stats index RT_CSV_COLUMNS + k. */
+#define RT_STATS_XCOLS 9
+#define RT_STATS_COLS (RT_CSV_COLUMNS + RT_STATS_XCOLS)
+extern const char *const rt_stats_xcols[RT_STATS_XCOLS];
+
 /* The lines of one run (or its stream), column by column. */
 struct rt_series {
 	size_t n, cap;
-	double *elapsed;             /* seconds from the run's base record to each line's record */
-	double *dt;                  /* seconds each line covers (its weight) */
-	double *col[RT_CSV_COLUMNS]; /* NAN where the column is empty */
-	uint64_t wall0_ns;           /* wall clock of the base record */
+	double *elapsed;            /* seconds from the run's base record to each line's record */
+	double *dt;                 /* seconds each line covers (its weight) */
+	double *col[RT_STATS_COLS]; /* NAN where the column is empty */
+	uint64_t wall0_ns;          /* wall clock of the base record */
 	uint64_t mono0_ns;
 	double rss_max_mib; /* largest process RSS (JSON only), -1: none */
 	int oom;            /* an allocation failed; the series is incomplete */
@@ -42,6 +48,8 @@ int rt_series_observe(void *ctx, const struct rt_derived *d);
 struct rt_colstat {
 	int present; /* 0: the column was empty on every line */
 	double mean, max, p95, sum;
+	double first, last;   /* values of the first and last lines that have it */
+	double first_nonzero; /* seconds into the run of the first line > 0, -1: none */
 };
 
 struct rt_runstats {
@@ -49,7 +57,7 @@ struct rt_runstats {
 	double duration;    /* seconds covered by the lines */
 	double rss_max_mib; /* -1: unknown */
 	int has_proc;       /* process columns present (wrapper or --pid) */
-	struct rt_colstat col[RT_CSV_COLUMNS];
+	struct rt_colstat col[RT_STATS_COLS];
 };
 
 /* Statistics of a series. p95 interpolates linearly between the two
@@ -60,7 +68,8 @@ void rt_stats_compute(const struct rt_series *s, struct rt_runstats *st);
  * means and durations averaged, maxima, p95 and sums the largest. */
 void rt_stats_aggregate(const struct rt_runstats *runs, size_t n, struct rt_runstats *out);
 
-/* Index of a CSV column by name, -1 when unknown. */
+/* Index of a kept column by name (a CSV column or one of rt_stats_xcols),
+ * -1 when unknown. */
 int rt_stats_col(const char *name);
 
 enum rt_allocation { RT_ALLOC_UNKNOWN, RT_ALLOC_DEDICATED, RT_ALLOC_SHARED };
@@ -68,13 +77,35 @@ enum rt_allocation { RT_ALLOC_UNKNOWN, RT_ALLOC_DEDICATED, RT_ALLOC_SHARED };
 enum rt_allocation rt_stats_allocation(const struct rt_runstats *st);
 const char *rt_allocation_name(enum rt_allocation a); /* NULL for unknown */
 
+/* What held the job back, from the saturation columns (rt 0.2). */
+struct rt_findings {
+	double oom_kills;        /* during the run: its cgroup's, else the host's */
+	double oom_at;           /* seconds into the run of the first, -1: none or unknown */
+	int oom_in_cgroup;       /* counted in the job's cgroup (not just somewhere) */
+	double mem_limit_mib;    /* the job's cgroup, 0: none or unknown */
+	double mem_used_max_mib; /* its peak use seen, 0: unknown */
+	double throttled_pct;    /* % of the run its CPU quota held it back, -1: unknown */
+	double cpu_limit;        /* cores, 0: none */
+	double psi_cpu, psi_mem, psi_io; /* mean % of the time stalled, -1: unknown */
+};
+void rt_findings(const struct rt_runstats *st, struct rt_findings *f);
+
+/* Thresholds above which a finding is said and changes the recommendation. */
+#define RT_THROTTLED_PCT 5.0
+#define RT_MEM_STALL_PCT 10.0
+#define RT_IO_STALL_PCT 20.0
+
 struct rt_recommendation {
 	int from_system; /* no process columns: from the whole system's use */
 	long cpu;        /* vCPUs */
 	long memory_mib;
 	long gpu;
 	long vram_mib;
+	char why[320]; /* what raised it above the use measured ("" when nothing did) */
 };
+/* The §9 rules, then raised for what held the job back: OOM-killed ->
+ * memory above its limit; throttled -> CPU above its quota; stalled on
+ * memory -> more memory. */
 void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r);
 /* 128, 256, 512, 1024, 2048, then whole GiB, in MiB. */
 long rt_round_memory(double mib);

@@ -381,6 +381,51 @@ static void print_reco_line(FILE *f, const struct rt_recommendation *r)
 	else
 		fputs(", no GPU", f);
 	fputs(r->from_system ? " (from the whole system: this run tracked no process)\n" : "\n", f);
+	if (r->why[0])
+		fprintf(f, "  %-24s %s\n", "raised because", r->why);
+}
+
+/* What held the job back, each a plain sentence, only when it matters. */
+static void print_findings(FILE *f, const struct rt_runstats *st, uint64_t start_ns)
+{
+	struct rt_findings x;
+	rt_findings(st, &x);
+	if (x.oom_kills > 0) {
+		char when[32] = "", used[64] = "";
+		if (x.oom_at >= 0 && start_ns) {
+			char iso[32];
+			rt_fmt_iso8601(iso, sizeof(iso), start_ns + (uint64_t)(x.oom_at * 1e9));
+			snprintf(when, sizeof(when), " at %.8s", iso + 11); /* hh:mm:ss */
+		}
+		if (x.mem_used_max_mib > 0 && x.mem_limit_mib > 0)
+			snprintf(used, sizeof(used), " with %.1f of %.1f GiB in use",
+			         x.mem_used_max_mib / 1024.0, x.mem_limit_mib / 1024.0);
+		if (x.oom_in_cgroup)
+			fprintf(f, "  ! the job was OOM-killed%s%s (%.0f kill%s in its cgroup)\n",
+			        when, used, x.oom_kills, x.oom_kills == 1 ? "" : "s");
+		else
+			fprintf(f,
+			        "  ! %.0f process%s on the host %s OOM-killed during the run%s\n",
+			        x.oom_kills, x.oom_kills == 1 ? "" : "es",
+			        x.oom_kills == 1 ? "was" : "were", when);
+	}
+	if (x.throttled_pct >= RT_THROTTLED_PCT)
+		fprintf(
+		    f,
+		    "  ! CPU throttled %.0f %% of the run: the quota (%.2g cores), not the work, "
+		    "set the pace\n",
+		    x.throttled_pct, x.cpu_limit);
+	if (x.psi_mem >= RT_MEM_STALL_PCT)
+		fprintf(
+		    f,
+		    "  ! stalled waiting for memory %.0f %% of the time: it wanted more memory\n",
+		    x.psi_mem);
+	if (x.psi_io >= RT_IO_STALL_PCT)
+		fprintf(f, "  ! waited on I/O %.0f %% of the time: the disk set the pace\n",
+		        x.psi_io);
+	if (x.psi_cpu >= 2 * RT_IO_STALL_PCT)
+		fprintf(f, "  ! waited for a CPU %.0f %% of the time: the host was busy\n",
+		        x.psi_cpu);
 }
 
 void rt_print_summary(FILE *f, const struct rt_answer *a)
@@ -416,6 +461,7 @@ void rt_print_summary(FILE *f, const struct rt_answer *a)
 	const char *alloc = rt_allocation_name(rt_stats_allocation(st));
 	if (alloc)
 		fprintf(f, "  %-24s %s\n", "server allocation", alloc);
+	print_findings(f, st, a->ri.start_ns);
 	struct rt_recommendation r;
 	rt_recommend(st, &r);
 	print_reco_line(f, &r);
@@ -563,6 +609,40 @@ cJSON *rt_json_recommendation(const struct rt_recommendation *r)
 	cJSON_AddNumberToObject(o, "gpu", (double)r->gpu);
 	cJSON_AddNumberToObject(o, "vram_mib", (double)r->vram_mib);
 	cJSON_AddStringToObject(o, "based_on", r->from_system ? "system" : "process");
+	if (r->why[0])
+		cJSON_AddStringToObject(o, "raised_because", r->why);
+	else
+		cJSON_AddNullToObject(o, "raised_because");
+	return o;
+}
+
+/* "findings": what held the job back (null where unknown). */
+cJSON *rt_json_findings(const struct rt_runstats *st)
+{
+	struct rt_findings x;
+	rt_findings(st, &x);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "oom_kills", x.oom_kills);
+	cJSON_AddBoolToObject(o, "oom_in_job_cgroup", x.oom_in_cgroup);
+	if (x.oom_at >= 0)
+		cJSON_AddNumberToObject(o, "oom_at_secs", x.oom_at);
+	else
+		cJSON_AddNullToObject(o, "oom_at_secs");
+#define NUM_OR_NULL(k, v, ok)                                                                      \
+	do {                                                                                       \
+		if (ok)                                                                            \
+			cJSON_AddNumberToObject(o, k, v);                                          \
+		else                                                                               \
+			cJSON_AddNullToObject(o, k);                                               \
+	} while (0)
+	NUM_OR_NULL("cgroup_memory_limit_mib", x.mem_limit_mib, x.mem_limit_mib > 0);
+	NUM_OR_NULL("cgroup_memory_peak_mib", x.mem_used_max_mib, x.mem_used_max_mib > 0);
+	NUM_OR_NULL("cpu_throttled_pct", x.throttled_pct, x.throttled_pct >= 0);
+	NUM_OR_NULL("cgroup_cpu_limit_cores", x.cpu_limit, x.cpu_limit > 0);
+	NUM_OR_NULL("cpu_pressure_pct", x.psi_cpu, x.psi_cpu >= 0);
+	NUM_OR_NULL("memory_pressure_pct", x.psi_mem, x.psi_mem >= 0);
+	NUM_OR_NULL("io_pressure_pct", x.psi_io, x.psi_io >= 0);
+#undef NUM_OR_NULL
 	return o;
 }
 
@@ -770,6 +850,7 @@ int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o)
 			rt_recommend(&agg, &r);
 			cJSON_AddItemToObject(j, "stats", rt_json_stats(&agg));
 			add_allocation(j, &agg);
+			cJSON_AddItemToObject(j, "findings", rt_json_findings(&agg));
 			cJSON_AddItemToObject(j, "recommendation", rt_json_recommendation(&r));
 			rc = print_json(j);
 		} else {
@@ -789,6 +870,7 @@ int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o)
 		cJSON_AddItemToObject(j, "run", rt_json_run(&a));
 		cJSON_AddItemToObject(j, "stats", rt_json_stats(&a.st));
 		add_allocation(j, &a.st);
+		cJSON_AddItemToObject(j, "findings", rt_json_findings(&a.st));
 		if (a.st.lines)
 			cJSON_AddItemToObject(j, "recommendation", rt_json_recommendation(&r));
 		else /* nothing was measured: nothing to recommend */
@@ -855,6 +937,7 @@ int rt_cmd_recommend(struct rt_store *s, const struct rt_answer_opts *o)
 			cJSON_AddItemToObject(j, "run", rt_json_run(&one));
 		}
 		add_allocation(j, &st);
+		cJSON_AddItemToObject(j, "findings", rt_json_findings(&st));
 		cJSON_AddItemToObject(j, "recommendation", rt_json_recommendation(&r));
 		rt_json_offer(j, &off);
 		rc = print_json(j);

@@ -603,19 +603,20 @@ void rt_format_json(struct rt_buf *out, const struct rt_derived *d, const struct
  * order rt_format_csv prints them). */
 static const struct field *csv_row(unsigned i)
 {
-	static const struct field *rows[RT_CSV_COLUMNS];
+	static const struct field *rows[RT_CSV_COLUMNS_X];
 	static unsigned nrows;
 	if (!nrows)
-		for (size_t k = 0; k < NFIELDS && nrows < RT_CSV_COLUMNS; k++)
-			if (fields[k].csv)
-				rows[nrows++] = &fields[k];
+		for (int pass = 0; pass < 2; pass++) /* the 32, then the extended ones */
+			for (size_t k = 0; k < NFIELDS && nrows < RT_CSV_COLUMNS_X; k++)
+				if (pass ? fields[k].xcsv != NULL : fields[k].csv != NULL)
+					rows[nrows++] = &fields[k];
 	return i < nrows ? rows[i] : NULL;
 }
 
 const char *rt_csv_column_name(unsigned i)
 {
 	const struct field *f = csv_row(i);
-	return f ? f->csv : NULL;
+	return f ? (i < RT_CSV_COLUMNS ? f->csv : f->xcsv) : NULL;
 }
 
 int rt_csv_column_value(const struct rt_derived *d, unsigned i, double *v)

@@ -99,6 +99,8 @@ void rt_format_json(struct rt_buf *out, const struct rt_derived *d, const struct
 /* The CSV columns, in order, as numbers (summary, report): their count,
  * the name of column i, and its value in d (0: empty, as printed). */
 #define RT_CSV_COLUMNS 32
+/* with the extended ones (--csv-columns extended), which come after */
+#define RT_CSV_COLUMNS_X 62
 const char *rt_csv_column_name(unsigned i);
 int rt_csv_column_value(const struct rt_derived *d, unsigned i, double *v);
 

@@ -55,4 +55,13 @@ assert cg["memory_peak_mib"] is None or cg["memory_peak_mib"] >= 60, cg
 ' || fail "cgroup object of the last line: $(tail -1 "$T/err" | head -c 300)"
 "$EXP" replay latest -f json | grep -q '"oom_kills":[1-9]' || fail "the replay has no OOM kill"
 "$EXP" show latest | grep -q '"status":.*"killed"' || fail "status: $("$EXP" show latest | grep status)"
-ok "OOM-killed job: exit 137, memory.oom_kills in the live line and the replay, status killed"
+# the answers say it, and the recommendation accounts for it
+"$EXP" summary latest > "$T/summary" || fail "summary"
+grep -q "the job was OOM-killed" "$T/summary" || fail "summary: $(cat "$T/summary")"
+"$EXP" recommend latest --json | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["recommendation"]
+assert r["memory_mib"] >= 128, r
+assert "OOM" in (r["raised_because"] or ""), r
+' || fail "recommendation: $("$EXP" recommend latest --json)"
+ok "OOM-killed job: exit 137, memory.oom_kills in the live line and the replay, status killed; the summary says so and memory is raised above the limit"

@@ -16,7 +16,7 @@ static void make(struct rt_series *s, size_t n, double dt)
 	for (size_t i = 0; i < n; i++) {
 		s->dt[i] = dt;
 		s->elapsed[i] = dt * (double)(i + 1);
-		for (unsigned c = 0; c < RT_CSV_COLUMNS; c++)
+		for (unsigned c = 0; c < RT_STATS_COLS; c++)
 			s->col[c][i] = NAN;
 	}
 }
@@ -208,4 +208,47 @@ Test(stats, history_averages_means_and_keeps_the_largest_peaks)
 	cr_assert_float_eq(get(&agg, "process_memory_mib")->sum, 2000, 0);
 	cr_assert_float_eq(agg.duration, 3.0, 1e-12);
 	cr_assert_eq(agg.lines, 6);
+}
+
+/* What held a job back raises the recommendation above its use, and says
+ * why: throttled by a 1.5-core quota 20 % of the run, OOM-killed at a
+ * 1 GiB limit in its own cgroup. */
+Test(stats, throttling_and_oom_kills_raise_the_recommendation)
+{
+	struct rt_series s = {0};
+	make(&s, 10, 1.0);
+	for (size_t i = 0; i < 10; i++) {
+		set(&s, "process_cpu_usage", i, 1.2);
+		set(&s, "process_memory_mib", i, 800);
+		set(&s, "system_cgroup_cpu_throttled_secs", i, 0.2);
+		set(&s, "system_cgroup_cpu_limit_cores", i, 1.5);
+		set(&s, "system_cgroup_memory_limit_mib", i, 1024);
+		set(&s, "system_cgroup_memory_used_mib", i, 900 + 10.0 * (double)i);
+		set(&s, "system_cgroup_oom_kills", i, i < 7 ? 0 : 1);
+		set(&s, "system_pressure_memory_some_pct", i, 2);
+	}
+	struct rt_runstats st;
+	rt_stats_compute(&s, &st);
+	struct rt_findings f;
+	rt_findings(&st, &f);
+	cr_expect_eq(f.oom_kills, 1);
+	cr_expect(f.oom_in_cgroup);
+	cr_expect_float_eq(f.oom_at, 8.0, 1e-9, "the first line with a kill ends at 8 s");
+	cr_expect_float_eq(f.throttled_pct, 20.0, 1e-9);
+	struct rt_recommendation r;
+	rt_recommend(&st, &r);
+	cr_expect_eq(r.cpu, 3, "one vCPU above the 1.5-core quota");
+	cr_expect_eq(r.memory_mib, 2048, "twice the limit it was killed at");
+	cr_expect(strstr(r.why, "throttled") && strstr(r.why, "OOM"), "%s", r.why);
+	/* the same run, not held back: the plain rules, no reason */
+	for (size_t i = 0; i < 10; i++) {
+		set(&s, "system_cgroup_cpu_throttled_secs", i, 0);
+		set(&s, "system_cgroup_oom_kills", i, 0);
+	}
+	rt_stats_compute(&s, &st);
+	rt_recommend(&st, &r);
+	cr_expect_eq(r.cpu, 1);
+	cr_expect_eq(r.memory_mib, 1024, "800 MiB + 20 %% rounded up");
+	cr_expect_str_eq(r.why, "");
+	rt_series_free(&s);
 }
