@@ -151,6 +151,18 @@ static const struct chart_def charts[] = {
       {"host read", "system_disk_read_bytes", 1},
       {"host write", "system_disk_write_bytes", 1}}},
     {"space", "Disk space used", "GB", 0, {{"host", "system_disk_space_used_gb", 0}}},
+    {"pressure",
+     "Time stalled (pressure)",
+     "%",
+     0,
+     {{"CPU", "system_pressure_cpu_some_pct", 0},
+      {"memory", "system_pressure_memory_some_pct", 0},
+      {"I/O", "system_pressure_io_some_pct", 0}}},
+    {"throttled",
+     "CPU throttled by the cgroup quota",
+     "s",
+     0,
+     {{"job's cgroup", "system_cgroup_cpu_throttled_secs", 0}}},
     {"net",
      "Network in / out",
      "B/s",
@@ -454,6 +466,11 @@ static void reco_section(struct rt_buf *b, const struct rt_recommendation *r,
 	                       : "From the process tree: mean CPU rounded, peak PSS + 20 % "
 	                         "rounded up to a server size, peak GPU use and VRAM + 20 %.");
 	rt_buf_puts(b, "</p>\n");
+	if (r->why[0]) {
+		rt_buf_puts(b, "<p class=note>Raised above the use measured: ");
+		html(b, r->why);
+		rt_buf_puts(b, ".</p>\n");
+	}
 	if (o->asked && !o->ok) {
 		rt_buf_puts(b, "<p class=note>No server list: ");
 		html(b, o->why);
@@ -642,6 +659,17 @@ int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o)
 	host_card(&b, &a);
 	cloud_card(&b, &off);
 	summary_table(&b, &a);
+	char found[8][RT_FINDING_LEN];
+	size_t nfound = rt_findings_text(&a.st, a.ri.start_ns, found, 8);
+	if (nfound) {
+		rt_buf_puts(&b, "<section class=wide><h2>What held the job back</h2><ul>");
+		for (size_t i = 0; i < nfound; i++) {
+			rt_buf_puts(&b, "<li>");
+			html(&b, found[i]);
+			rt_buf_puts(&b, "</li>");
+		}
+		rt_buf_puts(&b, "</ul></section>\n");
+	}
 	if (a.st.lines)
 		reco_section(&b, &r, &off);
 	else

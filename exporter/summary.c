@@ -385,12 +385,13 @@ static void print_reco_line(FILE *f, const struct rt_recommendation *r)
 		fprintf(f, "  %-24s %s\n", "raised because", r->why);
 }
 
-/* What held the job back, each a plain sentence, only when it matters. */
-static void print_findings(FILE *f, const struct rt_runstats *st, uint64_t start_ns)
+size_t rt_findings_text(const struct rt_runstats *st, uint64_t start_ns, char out[][RT_FINDING_LEN],
+                        size_t max)
 {
 	struct rt_findings x;
 	rt_findings(st, &x);
-	if (x.oom_kills > 0) {
+	size_t n = 0;
+	if (x.oom_kills > 0 && n < max) {
 		char when[32] = "", used[64] = "";
 		if (x.oom_at >= 0 && start_ns) {
 			char iso[32];
@@ -398,34 +399,44 @@ static void print_findings(FILE *f, const struct rt_runstats *st, uint64_t start
 			snprintf(when, sizeof(when), " at %.8s", iso + 11); /* hh:mm:ss */
 		}
 		if (x.mem_used_max_mib > 0 && x.mem_limit_mib > 0)
-			snprintf(used, sizeof(used), " with %.1f of %.1f GiB in use",
+			snprintf(used, sizeof(used), " with %.2f of %.2f GiB in use",
 			         x.mem_used_max_mib / 1024.0, x.mem_limit_mib / 1024.0);
 		if (x.oom_in_cgroup)
-			fprintf(f, "  ! the job was OOM-killed%s%s (%.0f kill%s in its cgroup)\n",
-			        when, used, x.oom_kills, x.oom_kills == 1 ? "" : "s");
+			snprintf(out[n++], RT_FINDING_LEN,
+			         "the job was OOM-killed%s%s (%.0f kill%s in its cgroup)", when,
+			         used, x.oom_kills, x.oom_kills == 1 ? "" : "s");
 		else
-			fprintf(f,
-			        "  ! %.0f process%s on the host %s OOM-killed during the run%s\n",
-			        x.oom_kills, x.oom_kills == 1 ? "" : "es",
-			        x.oom_kills == 1 ? "was" : "were", when);
+			snprintf(out[n++], RT_FINDING_LEN,
+			         "%.0f process%s on the host %s OOM-killed during the run%s",
+			         x.oom_kills, x.oom_kills == 1 ? "" : "es",
+			         x.oom_kills == 1 ? "was" : "were", when);
 	}
-	if (x.throttled_pct >= RT_THROTTLED_PCT)
-		fprintf(
-		    f,
-		    "  ! CPU throttled %.0f %% of the run: the quota (%.2g cores), not the work, "
-		    "set the pace\n",
-		    x.throttled_pct, x.cpu_limit);
-	if (x.psi_mem >= RT_MEM_STALL_PCT)
-		fprintf(
-		    f,
-		    "  ! stalled waiting for memory %.0f %% of the time: it wanted more memory\n",
-		    x.psi_mem);
-	if (x.psi_io >= RT_IO_STALL_PCT)
-		fprintf(f, "  ! waited on I/O %.0f %% of the time: the disk set the pace\n",
-		        x.psi_io);
-	if (x.psi_cpu >= 2 * RT_IO_STALL_PCT)
-		fprintf(f, "  ! waited for a CPU %.0f %% of the time: the host was busy\n",
-		        x.psi_cpu);
+	if (x.throttled_pct >= RT_THROTTLED_PCT && n < max)
+		snprintf(out[n++], RT_FINDING_LEN,
+		         "CPU throttled %.0f %% of the run: the quota (%.2g cores), not the work, "
+		         "set the "
+		         "pace",
+		         x.throttled_pct, x.cpu_limit);
+	if (x.psi_mem >= RT_MEM_STALL_PCT && n < max)
+		snprintf(out[n++], RT_FINDING_LEN,
+		         "stalled waiting for memory %.0f %% of the time: it wanted more memory",
+		         x.psi_mem);
+	if (x.psi_io >= RT_IO_STALL_PCT && n < max)
+		snprintf(out[n++], RT_FINDING_LEN,
+		         "waited on I/O %.0f %% of the time: the disk set the pace", x.psi_io);
+	if (x.psi_cpu >= 2 * RT_IO_STALL_PCT && n < max)
+		snprintf(out[n++], RT_FINDING_LEN,
+		         "waited for a CPU %.0f %% of the time: the host was busy", x.psi_cpu);
+	return n;
+}
+
+/* What held the job back, each a plain sentence, only when it matters. */
+static void print_findings(FILE *f, const struct rt_runstats *st, uint64_t start_ns)
+{
+	char lines[8][RT_FINDING_LEN];
+	size_t n = rt_findings_text(st, start_ns, lines, 8);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "  ! %s\n", lines[i]);
 }
 
 void rt_print_summary(FILE *f, const struct rt_answer *a)
