@@ -49,6 +49,9 @@ typedef struct {
 #define NVML_ERROR_INSUFFICIENT_SIZE 7
 #define MAX_GPU_PROCS 64
 #define NVML_CLOCK_GRAPHICS 0
+#define NVML_CLOCK_MEM 2
+#define NVML_PCIE_UTIL_TX_BYTES 0
+#define NVML_PCIE_UTIL_RX_BYTES 1
 
 /* What one query of the driver saw: written by the worker thread, read by
  * the sampling thread under the mutex. */
@@ -75,6 +78,10 @@ struct rt_nvml {
 	nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned int *);
 	nvmlReturn_t (*power)(nvmlDevice_t, unsigned int *);
 	nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned int *);
+	nvmlReturn_t (*pcie)(nvmlDevice_t, int, unsigned int *);
+	nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long *);
+	nvmlReturn_t (*fan)(nvmlDevice_t, unsigned int *);
+	nvmlReturn_t (*throttle)(nvmlDevice_t, unsigned long long *);
 	nvmlReturn_t (*pci)(nvmlDevice_t, nvml_pci_t *);
 	nvmlReturn_t (*driver)(char *, unsigned int);
 	nvmlReturn_t (*cores)(nvmlDevice_t, unsigned int *);
@@ -190,6 +197,30 @@ static void query(struct rt_nvml *n, struct snapshot *w)
 			o->clock_mhz = v;
 			o->valid |= RT_GPU_V_CLOCK;
 		}
+		unsigned int rx, tx;
+		if (n->pcie && n->pcie(d, NVML_PCIE_UTIL_RX_BYTES, &rx) == 0 &&
+		    n->pcie(d, NVML_PCIE_UTIL_TX_BYTES, &tx) == 0) {
+			o->pcie_rx_kbps = rx;
+			o->pcie_tx_kbps = tx;
+			o->valid |= RT_GPU_V_PCIE;
+		}
+		unsigned long long e;
+		if (n->energy && n->energy(d, &e) == 0) {
+			o->energy_mj = e;
+			o->valid |= RT_GPU_V_ENERGY;
+		}
+		if (n->fan && n->fan(d, &v) == 0 && v <= 200) {
+			o->fan_pct = v;
+			o->valid |= RT_GPU_V_FAN;
+		}
+		if (n->clock && n->clock(d, NVML_CLOCK_MEM, &v) == 0) {
+			o->mem_clock_mhz = v;
+			o->valid |= RT_GPU_V_MEM_CLOCK;
+		}
+		if (n->throttle && n->throttle(d, &e) == 0) {
+			o->throttle_reasons = e;
+			o->valid |= RT_GPU_V_THROTTLE;
+		}
 		unsigned nc = procs(n->compute, d, w->proc[k]);
 		w->nproc[k] = nc + procs(n->graphics, d, w->proc[k] + nc);
 		/* only samples taken since the previous query: never stale ones */
@@ -270,6 +301,12 @@ struct rt_nvml *rt_nvml_open(void)
 	*(void **)&n->temperature = sym(lib, "nvmlDeviceGetTemperature", NULL);
 	*(void **)&n->power = sym(lib, "nvmlDeviceGetPowerUsage", NULL);
 	*(void **)&n->clock = sym(lib, "nvmlDeviceGetClockInfo", NULL);
+	*(void **)&n->pcie = sym(lib, "nvmlDeviceGetPcieThroughput", NULL);
+	*(void **)&n->energy = sym(lib, "nvmlDeviceGetTotalEnergyConsumption", NULL);
+	*(void **)&n->fan = sym(lib, "nvmlDeviceGetFanSpeed", NULL);
+	/* renamed "clocks event reasons" in newer drivers, same bits */
+	*(void **)&n->throttle = sym(lib, "nvmlDeviceGetCurrentClocksEventReasons",
+	                             "nvmlDeviceGetCurrentClocksThrottleReasons");
 	*(void **)&n->pci = sym(lib, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo");
 	*(void **)&n->driver = sym(lib, "nvmlSystemGetDriverVersion", NULL);
 	*(void **)&n->cores = sym(lib, "nvmlDeviceGetNumGpuCores", NULL);

@@ -921,6 +921,35 @@ static void j_nics(struct rt_buf *b, const struct rt_derived *d, const struct rt
 	rt_buf_putc(b, ']');
 }
 
+/* NVML's clocks throttle (event) reasons as short names; unknown bits as
+ * "bit_N" so nothing is hidden. */
+static void j_throttle(struct rt_buf *b, uint64_t bits)
+{
+	static const char *const names[] = {
+	    "gpu_idle",      "applications_clocks", "sw_power_cap",        "hw_slowdown",
+	    "sync_boost",    "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake",
+	    "display_clocks"};
+	rt_buf_putc(b, '[');
+	int first = 1;
+	for (unsigned k = 0; k < 64; k++) {
+		if (!(bits & (1ull << k)))
+			continue;
+		if (!first)
+			rt_buf_putc(b, ',');
+		first = 0;
+		if (k < RT_ARRAY_LEN(names)) {
+			rt_buf_putc(b, '"');
+			rt_buf_puts(b, names[k]);
+			rt_buf_putc(b, '"');
+		} else {
+			rt_buf_puts(b, "\"bit_");
+			rt_buf_u64(b, k);
+			rt_buf_putc(b, '"');
+		}
+	}
+	rt_buf_putc(b, ']');
+}
+
 static void j_gpus(struct rt_buf *b, const struct rt_derived *d, const struct rt_run_info *ri)
 {
 	(void)ri;
@@ -945,13 +974,34 @@ static void j_gpus(struct rt_buf *b, const struct rt_derived *d, const struct rt
 			kv_str(b, "pci_bus_id", ig->pci_bus_id, &f2);
 		rt_buf_putc(b, '}');
 		kv_str(b, "device_type", "GPU", &first);
+		/* energy over the interval: the same GPU slot in both records */
+		const struct rt_record *pr = d->prev.rec;
+		const struct rt_rec_gpu *pg =
+		    pr->h->inv_gen == d->cur.rec->h->inv_gen && i < pr->h->ngpu &&
+		            rt_record_has(pr, RT_SEC_GPU, RT_NVALS_GPU - 1)
+		        ? &pr->gpu[i]
+		        : NULL;
+		int energy =
+		    pg && (g->valid & pg->valid & RT_GPU_V_ENERGY) && g->energy_mj >= pg->energy_mj;
+		kv_f64_or_null(b, "energy_joules", energy,
+		               energy ? (double)(g->energy_mj - pg->energy_mj) / 1000.0 : 0,
+		               &first);
+		kv_i64_or_null(b, "fan_speed_pct", (g->valid & RT_GPU_V_FAN) != 0, g->fan_pct,
+		               &first);
 		key(b, "frequency_mhz", &first);
 		if (g->valid & RT_GPU_V_CLOCK)
 			rt_buf_u64(b, g->clock_mhz);
 		else
 			rt_buf_puts(b, "null");
 		kv_str(b, "host_id", ig->host_id, &first);
+		kv_i64_or_null(b, "memory_clock_mhz", (g->valid & RT_GPU_V_MEM_CLOCK) != 0,
+		               g->mem_clock_mhz, &first);
 		kv_str(b, "name", ig->name, &first);
+		/* NVML counts PCIe throughput in KB/s (of 1024 bytes) */
+		kv_f64_or_null(b, "pcie_rx_bytes_per_sec", (g->valid & RT_GPU_V_PCIE) != 0,
+		               g->pcie_rx_kbps * 1024.0, &first);
+		kv_f64_or_null(b, "pcie_tx_bytes_per_sec", (g->valid & RT_GPU_V_PCIE) != 0,
+		               g->pcie_tx_kbps * 1024.0, &first);
 		key(b, "power_watts", &first);
 		if (g->valid & RT_GPU_V_POWER)
 			rt_buf_f64_json(b, g->power_mw / 1000.0);
@@ -960,6 +1010,11 @@ static void j_gpus(struct rt_buf *b, const struct rt_derived *d, const struct rt
 		key(b, "temperature_celsius", &first);
 		if (g->valid & RT_GPU_V_TEMP)
 			rt_buf_i64(b, g->temp_c);
+		else
+			rt_buf_puts(b, "null");
+		key(b, "throttle_reasons", &first);
+		if (g->valid & RT_GPU_V_THROTTLE)
+			j_throttle(b, g->throttle_reasons);
 		else
 			rt_buf_puts(b, "null");
 		key(b, "utilization_pct", &first);

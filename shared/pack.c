@@ -133,8 +133,20 @@ static const struct value v_nic[RT_NVALS_NIC] = {
     U(NI, tx_drop),
 };
 static const struct value v_gpu[RT_NVALS_GPU] = {
-    U(GP, vram_used), U(GP, vram_total), U(GP, util_pct), S(GP, temp_c),
-    U(GP, power_mw),  U(GP, clock_mhz),  U(GP, valid),
+    U(GP, vram_used),
+    U(GP, vram_total),
+    U(GP, util_pct),
+    S(GP, temp_c),
+    U(GP, power_mw),
+    U(GP, clock_mhz),
+    U(GP, valid),
+    /* rt 0.2 */
+    U(GP, pcie_rx_kbps),
+    U(GP, pcie_tx_kbps),
+    U(GP, energy_mj),
+    U(GP, fan_pct),
+    U(GP, mem_clock_mhz),
+    U(GP, throttle_reasons),
 };
 
 /* clang-format on */

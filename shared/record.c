@@ -198,10 +198,10 @@ int rt_record_upgrade(const void *in, size_t len, void *buf, size_t cap, struct 
 		return RT_E_CORRUPT;
 	/* sections after the system one: disks and NICs had two values each */
 	const size_t disk_v1 = RT_NVALS_DISK_V1 * 8, nic_v1 = RT_NVALS_NIC_V1 * 8;
+	const size_t gpu_v1 = offsetof(struct rt_rec_gpu, pcie_rx_kbps);
 	size_t rest = offsetof(struct rt_rec_process, threads) +
 	              h.ncpu * sizeof(struct rt_rec_cpu) + h.ndisk * disk_v1 +
-	              h.nmount * sizeof(struct rt_rec_mount) + h.nnic * nic_v1 +
-	              h.ngpu * sizeof(struct rt_rec_gpu);
+	              h.nmount * sizeof(struct rt_rec_mount) + h.nnic * nic_v1 + h.ngpu * gpu_v1;
 	if (h.size != len || len != sizeof(h) + SYSTEM_V1_BYTES + rest)
 		return RT_E_CORRUPT;
 	uint32_t want = h.crc;
@@ -226,7 +226,8 @@ int rt_record_upgrade(const void *in, size_t len, void *buf, size_t cap, struct 
 	p += h.nmount * sizeof(struct rt_rec_mount);
 	for (unsigned i = 0; i < h.nnic; i++, p += nic_v1)
 		memcpy(&rec->nic[i], p, nic_v1);
-	memcpy(rec->gpu, p, h.ngpu * sizeof(struct rt_rec_gpu));
+	for (unsigned i = 0; i < h.ngpu; i++, p += gpu_v1)
+		memcpy(&rec->gpu[i], p, gpu_v1);
 	rec->h->seq = h.seq;
 	rec->h->mono_ns = h.mono_ns;
 	rec->h->wall_ns = h.wall_ns;
@@ -236,6 +237,7 @@ int rt_record_upgrade(const void *in, size_t len, void *buf, size_t cap, struct 
 	rec->h->nvals[RT_SEC_PROCESS] = RT_NVALS_PROCESS_V1;
 	rec->h->nvals[RT_SEC_DISK] = RT_NVALS_DISK_V1;
 	rec->h->nvals[RT_SEC_NIC] = RT_NVALS_NIC_V1;
+	rec->h->nvals[RT_SEC_GPU] = RT_NVALS_GPU_V1;
 	rt_record_seal(rec);
 	return 0;
 }

@@ -112,7 +112,8 @@ enum {
 #define RT_NVALS_MOUNT 3
 #define RT_NVALS_NIC_V1 2
 #define RT_NVALS_NIC 8 /* + packets, errors, drops per direction */
-#define RT_NVALS_GPU 7
+#define RT_NVALS_GPU_V1 7
+#define RT_NVALS_GPU 13 /* + PCIe rx/tx, energy, fan, memory clock, throttling */
 
 /* rt_rec_system.ext_valid: which of the values after it were read */
 enum rt_sys_ext {
@@ -253,6 +254,11 @@ enum rt_gpu_valid {
 	RT_GPU_V_TEMP = 1u << 2,
 	RT_GPU_V_POWER = 1u << 3,
 	RT_GPU_V_CLOCK = 1u << 4,
+	RT_GPU_V_PCIE = 1u << 5, /* rt 0.2 */
+	RT_GPU_V_ENERGY = 1u << 6,
+	RT_GPU_V_FAN = 1u << 7,
+	RT_GPU_V_MEM_CLOCK = 1u << 8,
+	RT_GPU_V_THROTTLE = 1u << 9,
 };
 
 struct rt_rec_gpu {
@@ -264,6 +270,12 @@ struct rt_rec_gpu {
 	uint32_t clock_mhz;
 	uint32_t valid; /* rt_gpu_valid */
 	uint32_t reserved;
+	/* rt 0.2 */
+	uint32_t pcie_rx_kbps, pcie_tx_kbps; /* NVML's PCIe throughput, KB/s */
+	uint64_t energy_mj;                  /* total energy since the driver loaded */
+	uint32_t fan_pct;
+	uint32_t mem_clock_mhz;
+	uint64_t throttle_reasons; /* NVML clocks throttle (event) reason bits */
 };
 
 /* A decoded (or being-encoded) record: pointers into one aligned buffer. */
