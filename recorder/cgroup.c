@@ -4,11 +4,13 @@
  * quota and the time it throttled the job, tasks and their limit.
  *
  * Which cgroup: the tracked job's (c->job_pid), else the recorder's own;
- * looked up again once a second, so a job that moves itself into another
+ * looked up again every 5 s, so a job that moves itself into another
  * cgroup (a container runtime, systemd-run, a test) is followed. Memory in
  * use and the throttled time are read every sample; the limits, the peak,
- * the OOM count and the task count once a second (c->slow), carried in
- * between. A file that is missing leaves its ext_valid bit clear.
+ * the OOM count and the task count every 5 s and at the last sample,
+ * carried in between (they rarely move, and at 1 Hz reading them every
+ * sample cost as much as the rest of the cgroup). A file that is missing
+ * leaves its ext_valid bit clear.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,8 +34,13 @@ enum {
 	NF
 };
 
+/* the limits, peak, OOM and task counts, and where the job is: every
+ * RARE-th once-a-second look (and at the last sample) */
+#define RARE 5
+
 struct cg_state {
 	int v2;
+	unsigned slow_ticks;
 	char key[2048]; /* the paths in use, to notice a move */
 	int fd[NF];
 	/* what is read once a second, carried in between */
@@ -197,7 +204,7 @@ static void read_slow(struct rt_collector *c, struct cg_state *st)
 static void cg_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 {
 	struct cg_state *st = self;
-	if (c->slow) {
+	if (c->slow && (st->slow_ticks++ % RARE == 0 || c->force_slow)) {
 		locate(c, st);
 		read_slow(c, st);
 	}
@@ -223,6 +230,9 @@ static void cg_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 			valid |= RT_SYS_X_CG_THROTTLE;
 		}
 	}
+	/* the peak read every 5 s is no lower than what is in use now */
+	if ((valid & RT_SYS_X_CG_MEM) && (valid & RT_SYS_X_CG_PEAK) && s->cg_mem_used > st->peak)
+		st->peak = s->cg_mem_used;
 	s->cg_mem_peak = st->peak;
 	s->cg_oom_kills = st->oom;
 	s->cg_pids = st->pids;

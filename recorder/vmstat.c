@@ -1,10 +1,13 @@
 /*
  * vmstat.c - /proc/vmstat: major page faults, pages swapped in and out
- * (stored in bytes) and OOM kills (Linux 4.13), cumulative. Keys the kernel
- * does not have leave their ext_valid bit clear: null in JSON.
+ * (stored in bytes) and OOM kills (Linux 4.13), cumulative, read once a
+ * second: above 1 Hz the counts arrive in the sample after the second
+ * (totals exact). Keys the kernel does not have leave their ext_valid bit
+ * clear: null in JSON.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "collect.h"
@@ -13,12 +16,14 @@
 struct vmstat_state {
 	int fd;
 	uint64_t page;
+	uint64_t v[RT_VMSTAT_N]; /* the last read */
+	unsigned found;
 };
 
 static int vmstat_open(struct rt_collector *c, void **self)
 {
 	(void)c;
-	struct vmstat_state *st = malloc(sizeof(*st));
+	struct vmstat_state *st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
 	st->fd = rt_open(RT_PROC, "vmstat");
@@ -42,10 +47,14 @@ static void vmstat_fill(struct rt_collector *c, void *self, struct rt_record *re
 {
 	struct vmstat_state *st = self;
 	size_t len;
-	uint64_t v[RT_VMSTAT_N] = {0};
-	if (st->fd < 0 || rt_read_fd(c, st->fd, &len))
-		return;
-	unsigned found = rt_parse_vmstat(c->buf, len, v);
+	/* a page-sized file the kernel sums over every CPU: read once a
+	 * second (every sample at 1 Hz), the counts carried in between */
+	if (c->slow && st->fd >= 0 && rt_read_fd(c, st->fd, &len) == 0) {
+		memset(st->v, 0, sizeof(st->v));
+		st->found = rt_parse_vmstat(c->buf, len, st->v);
+	}
+	const uint64_t *v = st->v;
+	unsigned found = st->found;
 	struct rt_rec_system *s = rec->sys;
 	if (found & (1u << RT_VMSTAT_PGMAJFAULT)) {
 		s->majflt = v[RT_VMSTAT_PGMAJFAULT];

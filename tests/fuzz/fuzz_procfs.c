@@ -34,6 +34,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t some = 0, full = 0, vm[RT_VMSTAT_N];
 	rt_parse_pressure(b, size, &some, &full);
 	rt_parse_vmstat(b, size, vm);
+	int64_t mx;
+	rt_parse_kv_u64(b, size, "oom_kill", &u);
+	rt_parse_max_or_u64(b, size, &mx);
+	static struct rt_cgroup_paths cp;
+	rt_parse_proc_cgroup(b, size, &cp);
 	free(b);
 	return 0;
 }
