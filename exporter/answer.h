@@ -77,8 +77,8 @@ cJSON *rt_json_findings(const struct rt_runstats *st);
 /* What held the job back, as plain sentences (only what matters): up to
  * max of them into out; how many. start_ns dates an OOM kill. */
 #define RT_FINDING_LEN 200
-size_t rt_findings_text(const struct rt_runstats *st, uint64_t start_ns,
-                        char out[][RT_FINDING_LEN], size_t max);
+size_t rt_findings_text(const struct rt_runstats *st, uint64_t start_ns, char out[][RT_FINDING_LEN],
+                        size_t max);
 /* "servers" and "cost" into obj */
 void rt_json_offer(cJSON *obj, const struct rt_offer *o);
 

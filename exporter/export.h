@@ -96,7 +96,7 @@ struct rt_emitter {
 	unsigned inv_next;
 	struct rt_derived *d;
 	uint64_t lines;
-	double interval; /* the run's sampling interval, seconds */
+	double interval;  /* the run's sampling interval, seconds */
 	int csv_extended; /* CSV: the 32 columns, then the extended ones */
 	/* Called with every line (summary, report); sink may then be NULL:
 	 * no text at all. A non-zero return stops with that error. */

@@ -52,8 +52,8 @@ int rt_read_fd_to_eof(struct rt_collector *c, int fd, size_t *len)
 
 /* The sources, in the order they read and fill. */
 static const struct rt_source *const sources[] = {
-    &rt_source_cpu,  &rt_source_memory, &rt_source_load,     &rt_source_pressure,
-    &rt_source_vmstat, &rt_source_cgroup, &rt_source_disk, &rt_source_net, &rt_source_gpu,
+    &rt_source_cpu,    &rt_source_memory, &rt_source_load, &rt_source_pressure, &rt_source_vmstat,
+    &rt_source_cgroup, &rt_source_disk,   &rt_source_net,  &rt_source_gpu,
 };
 _Static_assert(sizeof(sources) / sizeof(sources[0]) <= RT_MAX_SOURCES, "c->own is too small");
 #define NSOURCES (sizeof(sources) / sizeof(sources[0]))

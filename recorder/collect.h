@@ -86,9 +86,8 @@ struct rt_source {
 	void (*close)(struct rt_collector *c, void *self);
 };
 
-extern const struct rt_source rt_source_cpu, rt_source_memory, rt_source_load,
-    rt_source_pressure, rt_source_vmstat, rt_source_cgroup, rt_source_disk, rt_source_net,
-    rt_source_gpu;
+extern const struct rt_source rt_source_cpu, rt_source_memory, rt_source_load, rt_source_pressure,
+    rt_source_vmstat, rt_source_cgroup, rt_source_disk, rt_source_net, rt_source_gpu;
 
 /* Open the sources under the configured roots. Never fails for a missing
  * source (that metric is then absent); -ENOMEM only. */

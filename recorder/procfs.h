@@ -68,8 +68,7 @@ unsigned rt_parse_pressure(const char *buf, size_t len, uint64_t *some_us, uint6
 
 /* /proc/vmstat: pgmajfault, pswpin, pswpout (pages), oom_kill. Returns a
  * mask of the keys found (bit i for out[i]). */
-enum { RT_VMSTAT_PGMAJFAULT, RT_VMSTAT_PSWPIN, RT_VMSTAT_PSWPOUT, RT_VMSTAT_OOM_KILL,
-       RT_VMSTAT_N };
+enum { RT_VMSTAT_PGMAJFAULT, RT_VMSTAT_PSWPIN, RT_VMSTAT_PSWPOUT, RT_VMSTAT_OOM_KILL, RT_VMSTAT_N };
 unsigned rt_parse_vmstat(const char *buf, size_t len, uint64_t out[RT_VMSTAT_N]);
 
 /* /proc/net/dev; returns the number of interfaces (at most cap). */
