@@ -147,6 +147,16 @@ void rt_amd_fill(struct rt_amd *a, unsigned k, struct rt_rec_gpu *out)
 		out->clock_mhz = (uint32_t)(v / 1000000);
 		out->valid |= RT_GPU_V_CLOCK;
 	}
+	snprintf(rel, sizeof(rel), "%.120s/freq2_input", a->hwmon[k]); /* Hz, mclk (dGPUs) */
+	if (read_u64(rel, &v) == 0) {
+		out->mem_clock_mhz = (uint32_t)(v / 1000000);
+		out->valid |= RT_GPU_V_MEM_CLOCK;
+	}
+	snprintf(rel, sizeof(rel), "%.120s/pwm1", a->hwmon[k]); /* fan duty, 0..255 */
+	if (read_u64(rel, &v) == 0 && v <= 255) {
+		out->fan_pct = (uint32_t)((v * 100 + 127) / 255);
+		out->valid |= RT_GPU_V_FAN;
+	}
 }
 
 int rt_amd_parse_fdinfo(const char *buf, size_t len, uint64_t *client, uint64_t *vram_bytes,
