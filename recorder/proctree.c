@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "procfs.h"
@@ -34,12 +35,16 @@ struct pt_proc {
 	int32_t pid; /* 0: empty slot */
 	int32_t ppid;
 	uint64_t start;
-	uint64_t ut, st;                           /* utime+cutime, stime+cstime (ticks) */
-	uint64_t mf;                               /* majflt+cmajflt */
-	uint64_t rd, wr;                           /* read_bytes, write_bytes */
-	uint64_t seen;                             /* generation of the last sighting */
-	uint64_t pss_kb, pss_for_rss;              /* last PSS and the RSS it was read at */
-	uint64_t io_for;                           /* ut+st when io was last read */
+	uint64_t ut, st;              /* utime+cutime, stime+cstime (ticks) */
+	uint64_t mf;                  /* majflt+cmajflt */
+	uint64_t vcs, ivcs;           /* context switches at the last status read */
+	uint32_t nfds;                /* at the last count */
+	uint8_t have_status;          /* vcs/ivcs read at least once */
+	uint8_t born_late;            /* first seen after the first walk: count from zero */
+	uint64_t rd, wr;              /* read_bytes, write_bytes */
+	uint64_t seen;                /* generation of the last sighting */
+	uint64_t pss_kb, pss_for_rss; /* last PSS and the RSS it was read at */
+	uint64_t io_for;              /* ut+st when io was last read */
 	int fd_stat, fd_io, fd_smaps, fd_children; /* kept open, -1: none */
 	uint32_t threads;
 	uint8_t gone; /* departed, kept until the departure is settled */
@@ -55,6 +60,9 @@ struct rt_proctree {
 	uint64_t gen;
 	uint64_t dep_ut, dep_st, dep_rd, dep_wr, dep_mf; /* departed, last seen */
 	uint64_t reaped_ut_us, reaped_st_us, reaped_rd, reaped_wr, reaped_mf;
+	/* status and fd values: read when asked (rt_proctree_cadence) */
+	int want_status, want_fds, have_status, have_fds;
+	uint64_t vcs, ivcs, peak_hwm_kb;
 	uint32_t hz;
 	uint64_t page_kb;
 	/* the host's fork counter now, and at the last full walk */
@@ -195,6 +203,12 @@ static int excluded(const struct rt_proctree *t, pid_t pid)
 		if (t->exclude[i] == pid)
 			return 1;
 	return 0;
+}
+
+void rt_proctree_cadence(struct rt_proctree *t, int status, int fds)
+{
+	t->want_status = status;
+	t->want_fds = fds;
 }
 
 void rt_proctree_host_forks(struct rt_proctree *t, uint64_t forks)
@@ -422,9 +436,73 @@ static int absorbed(struct rt_proctree *t, const struct pt_proc *e)
 }
 
 struct walk_sum {
-	uint64_t ut, st, rd, wr, rss_kb, pss_kb, mf, threads;
+	uint64_t ut, st, rd, wr, rss_kb, pss_kb, mf, threads, fds;
 	uint32_t members;
 };
+
+/* /proc/<pid>/status: the tree's context switches (each member's change
+ * since its last read; a member born while tracked from zero) and its
+ * largest VmHWM. By path: once a second, no descriptor kept. */
+static void read_status(struct rt_proctree *t, struct pt_proc *e)
+{
+	char rel[64];
+	snprintf(rel, sizeof(rel), "%d/status", e->pid);
+	ssize_t len = read_proc(t, rel);
+	if (len <= 0)
+		return;
+	uint64_t v = 0, iv = 0, hwm = 0;
+	const char *end = t->buf + len, *p;
+	int ok = 0;
+	if ((p = strstr(t->buf, "\nvoluntary_ctxt_switches:")) && (p += 26) &&
+	    rt_scan_u64(&p, end, &v) == 0)
+		ok |= 1;
+	if ((p = strstr(t->buf, "\nnonvoluntary_ctxt_switches:")) && (p += 29) &&
+	    rt_scan_u64(&p, end, &iv) == 0)
+		ok |= 2;
+	if ((p = strstr(t->buf, "\nVmHWM:")) && (p += 7) && rt_scan_u64(&p, end, &hwm) == 0 &&
+	    hwm > t->peak_hwm_kb)
+		t->peak_hwm_kb = hwm;
+	if (ok != 3)
+		return;
+	uint64_t v0 = e->have_status ? e->vcs : e->born_late ? 0 : v;
+	uint64_t iv0 = e->have_status ? e->ivcs : e->born_late ? 0 : iv;
+	t->vcs += v >= v0 ? v - v0 : 0;
+	t->ivcs += iv >= iv0 ? iv - iv0 : 0;
+	e->vcs = v;
+	e->ivcs = iv;
+	e->have_status = 1;
+	t->have_status = 1;
+}
+
+/* Entries of /proc/<pid>/fd (other users' processes: not readable, kept). */
+static void count_fds(struct rt_proctree *t, struct pt_proc *e)
+{
+	char rel[64], path[4200];
+	snprintf(rel, sizeof(rel), "%d/fd", e->pid);
+	if (rt_path(path, sizeof(path), RT_PROC, rel) != 0)
+		return;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	uint32_t n = 0;
+	for (;;) {
+		long got = syscall(SYS_getdents64, fd, t->buf, sizeof(t->buf));
+		if (got <= 0)
+			break;
+		for (long off = 0; off < got;) {
+			unsigned short reclen;
+			memcpy(&reclen, t->buf + off + 16, sizeof(reclen));
+			const char *name = t->buf + off + 19;
+			if (reclen == 0)
+				break;
+			n += name[0] != '.';
+			off += reclen;
+		}
+	}
+	close(fd);
+	e->nfds = n;
+	t->have_fds = 1;
+}
 
 /* Count live member e, whose stat was just read into ps. */
 static void account(struct rt_proctree *t, struct pt_proc *e, const struct pstat *ps,
@@ -441,7 +519,12 @@ static void account(struct rt_proctree *t, struct pt_proc *e, const struct pstat
 	if (first) { /* until its second sample: RSS for PSS */
 		e->pss_kb = ps->rss_pages * t->page_kb;
 		e->pss_for_rss = UINT64_MAX;
+		e->born_late = t->gen > 1;
 	}
+	if (t->want_status)
+		read_status(t, e);
+	if (t->want_fds)
+		count_fds(t, e);
 	/* I/O needs CPU: re-read it when the process ran (what it did
 	 * meanwhile is cumulative, so nothing is lost, only seen later) */
 	if (first || e->ut + e->st != e->io_for) {
@@ -476,6 +559,7 @@ static void account(struct rt_proctree *t, struct pt_proc *e, const struct pstat
 	w->st += e->st;
 	w->mf += e->mf;
 	w->threads += ps->threads;
+	w->fds += e->nfds;
 	w->rd += e->rd;
 	w->wr += e->wr;
 	w->rss_kb += ps->rss_pages * t->page_kb;
@@ -617,6 +701,12 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 	out->rss_kb = w.rss_kb;
 	out->pss_kb = w.pss_kb;
 	out->threads = w.threads;
+	out->ext_valid =
+	    (t->have_status ? RT_PROC_X_STATUS : 0) | (t->have_fds ? RT_PROC_X_FDS : 0);
+	out->vol_ctxt = t->vcs;
+	out->invol_ctxt = t->ivcs;
+	out->peak_rss_kb = t->peak_hwm_kb;
+	out->open_fds = w.fds;
 	out->majflt = w.mf + t->dep_mf + t->reaped_mf;
 }
 

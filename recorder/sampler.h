@@ -16,6 +16,7 @@
 #include "rt/stream.h"
 
 struct rt_sampler {
+	unsigned slow_ticks; /* once-a-second samples so far (the tree's fd count: every 5th) */
 	struct rt_collector col;
 	struct rt_store *store;       /* NULL: nothing writable, nothing is stored */
 	struct rt_ring *ring;         /* created after the first sample (sizes) */

@@ -321,6 +321,16 @@ static void derive_proc(struct rt_derived *d)
 	d->has_proc_majflt =
 	    d->has_proc_ext && prev_ok && rt_record_has(p, RT_SEC_PROCESS, RT_NVALS_PROCESS - 1);
 	d->proc_majflt = d->has_proc_majflt ? (int64_t)delta(c->proc->majflt, p->proc->majflt) : 0;
+	uint64_t cx = d->has_proc_ext ? c->proc->ext_valid : 0;
+	uint64_t px = d->has_proc_majflt ? p->proc->ext_valid : 0;
+	if ((d->has_proc_ctxt = (cx & px & RT_PROC_X_STATUS) != 0)) {
+		d->proc_vcs = (int64_t)delta(c->proc->vol_ctxt, p->proc->vol_ctxt);
+		d->proc_ivcs = (int64_t)delta(c->proc->invol_ctxt, p->proc->invol_ctxt);
+	}
+	if ((d->has_proc_peak = (cx & RT_PROC_X_STATUS) != 0))
+		d->proc_peak_rss_mib = (int64_t)(c->proc->peak_rss_kb / 1024);
+	if ((d->has_proc_fds = (cx & RT_PROC_X_FDS) != 0))
+		d->proc_fds = (int64_t)c->proc->open_fds;
 }
 
 void rt_derive(const struct rt_view *prev, const struct rt_view *cur, struct rt_derived *d)
@@ -443,6 +453,14 @@ static const struct field fields[] = {
      "process_threads"},
     {"process_major_faults", NULL, S_CPU, K_I64, 0, D(proc_majflt), D(has_proc_majflt), NULL,
      "process_major_faults"},
+    {"process_voluntary_ctx_switches", NULL, S_CPU, K_I64, 0, D(proc_vcs), D(has_proc_ctxt), NULL,
+     "process_voluntary_ctx_switches"},
+    {"process_involuntary_ctx_switches", NULL, S_CPU, K_I64, 0, D(proc_ivcs), D(has_proc_ctxt),
+     NULL, "process_involuntary_ctx_switches"},
+    {"process_peak_rss_mib", NULL, S_CPU, K_I64, 0, D(proc_peak_rss_mib), D(has_proc_peak), NULL,
+     "process_peak_rss_mib"},
+    {"process_open_fds", NULL, S_CPU, K_I64, 0, D(proc_fds), D(has_proc_fds), NULL,
+     "process_open_fds"},
     {"load_avg_1m", NULL, S_CPU, K_F64, 2, D(load_1m), D(has_load), NULL, "system_load_avg_1m"},
     {"load_avg_5m", NULL, S_CPU, K_F64, 2, D(load_5m), D(has_load), NULL, "system_load_avg_5m"},
     {"load_avg_15m", NULL, S_CPU, K_F64, 2, D(load_15m), D(has_load), NULL, "system_load_avg_15m"},

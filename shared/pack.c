@@ -102,6 +102,11 @@ static const struct value v_process[RT_NVALS_PROCESS] = {
     /* rt 0.2 */
     U(PR, threads),
     U(PR, majflt),
+    U(PR, ext_valid),
+    U(PR, vol_ctxt),
+    U(PR, invol_ctxt),
+    U(PR, peak_rss_kb),
+    U(PR, open_fds),
 };
 static const struct value v_cpu[RT_NVALS_CPU] = {U(struct rt_rec_cpu, total),
                                                  U(struct rt_rec_cpu, idle)};

@@ -84,6 +84,8 @@ struct rt_derived {
 	int64_t proc_pss_mib, proc_rss_mib, proc_read, proc_write, proc_gpu_utilized;
 	int has_proc_ext, has_proc_majflt; /* rt 0.2 values */
 	int64_t proc_threads, proc_majflt;
+	int has_proc_ctxt, has_proc_peak, has_proc_fds;
+	int64_t proc_vcs, proc_ivcs, proc_peak_rss_mib, proc_fds;
 };
 
 /* Derive cur against prev. Both must be decoded records of the same run
@@ -100,7 +102,7 @@ void rt_format_json(struct rt_buf *out, const struct rt_derived *d, const struct
  * the name of column i, and its value in d (0: empty, as printed). */
 #define RT_CSV_COLUMNS 32
 /* with the extended ones (--csv-columns extended), which come after */
-#define RT_CSV_COLUMNS_X 62
+#define RT_CSV_COLUMNS_X 66
 const char *rt_csv_column_name(unsigned i);
 int rt_csv_column_value(const struct rt_derived *d, unsigned i, double *v);
 

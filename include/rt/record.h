@@ -105,7 +105,7 @@ enum {
 	RT_NVALS_SYSTEM = RT_SYS_V_CG_MEM_LIMIT + 9
 };
 #define RT_NVALS_PROCESS_V1 11
-#define RT_NVALS_PROCESS 13 /* + threads, major faults */
+#define RT_NVALS_PROCESS 18 /* + threads, major faults, status and fd values */
 #define RT_NVALS_CPU 2
 #define RT_NVALS_DISK_V1 2
 #define RT_NVALS_DISK 8 /* + ops, ms per direction, busy and weighted ms */
@@ -218,9 +218,14 @@ struct rt_rec_process {
 	uint32_t gpu_util_pct_x100;
 	uint32_t gpu_count;
 	/* rt 0.2 */
-	uint64_t threads; /* of the live members */
-	uint64_t majflt;  /* cumulative tree major faults, folded like the CPU */
+	uint64_t threads;              /* of the live members */
+	uint64_t majflt;               /* cumulative tree major faults, folded like the CPU */
+	uint64_t ext_valid;            /* RT_PROC_X_*: which of the values below were read */
+	uint64_t vol_ctxt, invol_ctxt; /* cumulative context switches (status) */
+	uint64_t peak_rss_kb;          /* the largest VmHWM of the tree so far */
+	uint64_t open_fds;             /* of the live members */
 };
+enum { RT_PROC_X_STATUS = 1u << 0, RT_PROC_X_FDS = 1u << 1 };
 
 struct rt_rec_cpu {
 	uint64_t total; /* all 8 fields */

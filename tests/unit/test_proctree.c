@@ -298,3 +298,49 @@ Test(proctree, threads_of_the_live_members_are_summed)
 	cr_expect_eq(r.majflt, 0);
 	rt_proctree_close(t);
 }
+
+static void status(int pid, unsigned long vcs, unsigned long ivcs, unsigned long hwm_kb)
+{
+	char path[600];
+	snprintf(path, sizeof(path), "%s/proc/%d/status", root, pid);
+	FILE *f = fopen(path, "w");
+	fprintf(f,
+	        "Name:\tx\nVmHWM:\t%lu kB\nVmRSS:\t1 kB\nvoluntary_ctxt_switches:\t%lu\n"
+	        "nonvoluntary_ctxt_switches:\t%lu\n",
+	        hwm_kb, vcs, ivcs);
+	fclose(f);
+}
+
+Test(proctree, context_switches_peak_rss_and_open_fds)
+{
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	proc(100, 1, 10, 5, 0, 0, 0, "", "S");
+	status(100, 10, 2, 5000);
+	sh("mkdir -p '%s/proc/100/fd' && touch '%s/proc/100/fd/0' '%s/proc/100/fd/1' "
+	   "'%s/proc/100/fd/7'",
+	   root, root, root, root);
+	cr_assert_eq(rt_proctree_open(&t, 100), 0);
+	rt_proctree_cadence(t, 1, 1);
+	cpu(t, &r);
+	cr_expect_eq(r.ext_valid, RT_PROC_X_STATUS | RT_PROC_X_FDS);
+	cr_expect_eq(r.vol_ctxt, 0, "what it did before tracking is the baseline");
+	cr_expect_eq(r.peak_rss_kb, 5000);
+	cr_expect_eq(r.open_fds, 3);
+	/* 100 switched 5 more times and forked 200, which switched 7 times */
+	proc(100, 1, 10, 5, 0, 0, 0, "200 ", "S");
+	status(100, 15, 3, 4000);
+	proc(200, 100, 20, 1, 0, 0, 0, "", "S");
+	status(200, 7, 1, 9000);
+	cpu(t, &r);
+	cr_expect_eq(r.vol_ctxt, 12, "5 of the root's, 7 of the child born since");
+	cr_expect_eq(r.invol_ctxt, 2);
+	cr_expect_eq(r.peak_rss_kb, 9000, "the largest VmHWM of the tree");
+	cr_expect_eq(r.open_fds, 3, "the child has no fd directory: none counted");
+	/* not asked: carried */
+	rt_proctree_cadence(t, 0, 0);
+	status(100, 100, 3, 4000);
+	cpu(t, &r);
+	cr_expect_eq(r.vol_ctxt, 12);
+	rt_proctree_close(t);
+}
