@@ -442,7 +442,7 @@ struct walk_sum {
 
 /* /proc/<pid>/status: the tree's context switches (each member's change
  * since its last read; a member born while tracked from zero) and its
- * largest VmHWM. By path: once a second, no descriptor kept. */
+ * largest VmHWM. By path, every 5 s: no descriptor kept. */
 static void read_status(struct rt_proctree *t, struct pt_proc *e)
 {
 	char rel[64];

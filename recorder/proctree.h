@@ -43,9 +43,9 @@ void rt_proctree_reaped(struct rt_proctree *t, pid_t pid, const struct rusage *r
  * a full one. */
 void rt_proctree_host_forks(struct rt_proctree *t, uint64_t forks);
 
-/* What the next samples read besides the basics: each member's status
- * (context switches, VmHWM; the sampler asks once a second) and its fd
- * count (every 5 s). Values not read are carried. */
+/* What the next sample reads besides the basics: each member's status
+ * (context switches, VmHWM) and its fd count (the sampler asks every 5 s).
+ * Values not read are carried. */
 void rt_proctree_cadence(struct rt_proctree *t, int status, int fds);
 
 /* Walk the tree now and fill the process section of a record. */

@@ -169,9 +169,10 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 	if (s->tree) {
 		if (s->col.stat.have_forks)
 			rt_proctree_host_forks(s->tree, s->col.stat.forks);
-		int slow = s->col.slow;
-		rt_proctree_cadence(s->tree, slow,
-		                    slow && (s->slow_ticks++ % 5 == 0 || (flags & RT_REC_FINAL)));
+		/* status (context switches, VmHWM: ~9 us a member) and the fd
+		 * count every fifth once-a-second sample and at the last one */
+		int rare = s->col.slow && (s->slow_ticks++ % 5 == 0 || (flags & RT_REC_FINAL));
+		rt_proctree_cadence(s->tree, rare, rare);
 		rt_proctree_sample(s->tree, rec.proc);
 		rt_nvml_tree(s->col.nvml, s->tree, rec.proc);
 		rt_amd_tree(&s->col.amd, s->tree, t.mono_ns, rec.proc);
