@@ -27,6 +27,9 @@ const char *const rt_stats_xcols[RT_STATS_XCOLS] = {
     "system_pressure_cpu_some_pct",
     "system_pressure_memory_some_pct",
     "system_pressure_io_some_pct",
+    "system_disk_read_latency_ms",
+    "system_disk_write_latency_ms",
+    "system_gpus_throttled",
 };
 
 /* The CSV column (extended range included) behind kept column c. */
@@ -308,6 +311,7 @@ void rt_findings(const struct rt_runstats *st, struct rt_findings *f)
 	memset(f, 0, sizeof(*f));
 	f->oom_at = -1;
 	f->throttled_pct = f->psi_cpu = f->psi_mem = f->psi_io = -1;
+	f->disk_rlat = f->disk_rlat_p95 = f->disk_wlat = f->disk_wlat_p95 = f->gpus_throttled = -1;
 	const struct rt_colstat *c;
 	/* OOM kills: the job's cgroup counter moved during the run; else the
 	 * host's per-interval count (someone on the host was killed) */
@@ -335,6 +339,16 @@ void rt_findings(const struct rt_runstats *st, struct rt_findings *f)
 		f->psi_mem = c->mean;
 	if ((c = xcol(st, "system_pressure_io_some_pct")))
 		f->psi_io = c->mean;
+	if ((c = xcol(st, "system_disk_read_latency_ms"))) {
+		f->disk_rlat = c->mean;
+		f->disk_rlat_p95 = c->p95;
+	}
+	if ((c = xcol(st, "system_disk_write_latency_ms"))) {
+		f->disk_wlat = c->mean;
+		f->disk_wlat_p95 = c->p95;
+	}
+	if ((c = xcol(st, "system_gpus_throttled")))
+		f->gpus_throttled = c->mean;
 }
 
 static void why(struct rt_recommendation *r, const char *s)

@@ -18,7 +18,7 @@
 
 /* The columns kept: the 32 CSV columns, then these extended ones (what the
  * saturation findings need), stats index RT_CSV_COLUMNS + k. */
-#define RT_STATS_XCOLS 9
+#define RT_STATS_XCOLS 12
 #define RT_STATS_COLS (RT_CSV_COLUMNS + RT_STATS_XCOLS)
 extern const char *const rt_stats_xcols[RT_STATS_XCOLS];
 
@@ -87,6 +87,8 @@ struct rt_findings {
 	double throttled_pct;    /* % of the run its CPU quota held it back, -1: unknown */
 	double cpu_limit;        /* cores, 0: none */
 	double psi_cpu, psi_mem, psi_io; /* mean % of the time stalled, -1: unknown */
+	double disk_rlat, disk_rlat_p95, disk_wlat, disk_wlat_p95; /* ms, -1: unknown */
+	double gpus_throttled; /* mean GPUs held back by power or heat, -1: unknown */
 };
 void rt_findings(const struct rt_runstats *st, struct rt_findings *f);
 
@@ -94,6 +96,8 @@ void rt_findings(const struct rt_runstats *st, struct rt_findings *f);
 #define RT_THROTTLED_PCT 5.0
 #define RT_MEM_STALL_PCT 10.0
 #define RT_IO_STALL_PCT 20.0
+#define RT_DISK_SLOW_MS 50.0 /* p95 latency of reads or writes */
+#define RT_GPU_THROTTLED 0.1 /* mean GPUs held back */
 
 struct rt_recommendation {
 	int from_system; /* no process columns: from the whole system's use */

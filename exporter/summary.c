@@ -424,6 +424,18 @@ size_t rt_findings_text(const struct rt_runstats *st, uint64_t start_ns, char ou
 	if (x.psi_io >= RT_IO_STALL_PCT && n < max)
 		snprintf(out[n++], RT_FINDING_LEN,
 		         "waited on I/O %.0f %% of the time: the disk set the pace", x.psi_io);
+	if ((x.disk_rlat_p95 >= RT_DISK_SLOW_MS || x.disk_wlat_p95 >= RT_DISK_SLOW_MS) && n < max)
+		snprintf(
+		    out[n++], RT_FINDING_LEN,
+		    "the disk was slow: reads took %.1f ms on average (p95 %.1f), writes %.1f ms "
+		    "(p95 %.1f)",
+		    x.disk_rlat > 0 ? x.disk_rlat : 0, x.disk_rlat_p95 > 0 ? x.disk_rlat_p95 : 0,
+		    x.disk_wlat > 0 ? x.disk_wlat : 0, x.disk_wlat_p95 > 0 ? x.disk_wlat_p95 : 0);
+	if (x.gpus_throttled >= RT_GPU_THROTTLED && n < max)
+		snprintf(
+		    out[n++], RT_FINDING_LEN,
+		    "GPUs were held back by a power or thermal limit (%.1f of them on average)",
+		    x.gpus_throttled);
 	if (x.psi_cpu >= 2 * RT_IO_STALL_PCT && n < max)
 		snprintf(out[n++], RT_FINDING_LEN,
 		         "waited for a CPU %.0f %% of the time: the host was busy", x.psi_cpu);
@@ -653,6 +665,9 @@ cJSON *rt_json_findings(const struct rt_runstats *st)
 	NUM_OR_NULL("cpu_pressure_pct", x.psi_cpu, x.psi_cpu >= 0);
 	NUM_OR_NULL("memory_pressure_pct", x.psi_mem, x.psi_mem >= 0);
 	NUM_OR_NULL("io_pressure_pct", x.psi_io, x.psi_io >= 0);
+	NUM_OR_NULL("disk_read_latency_ms", x.disk_rlat, x.disk_rlat >= 0);
+	NUM_OR_NULL("disk_write_latency_ms", x.disk_wlat, x.disk_wlat >= 0);
+	NUM_OR_NULL("gpus_throttled", x.gpus_throttled, x.gpus_throttled >= 0);
 #undef NUM_OR_NULL
 	return o;
 }

@@ -213,6 +213,7 @@ static void derive_devices(struct rt_derived *d)
 {
 	const struct rt_record *c = d->cur.rec, *p = d->prev.rec;
 	int both_disk = (c->h->flags & p->h->flags & RT_REC_HAS_DISKSTATS) != 0;
+	uint64_t rio = 0, rms = 0, wio = 0, wms = 0;
 	for (unsigned i = 0; i < c->h->ndisk; i++) {
 		int j = both_disk ? prev_slot_disk(d, i) : -1;
 		/* a device first seen in this interval has no rate yet */
@@ -227,8 +228,20 @@ static void derive_devices(struct rt_derived *d)
 		if (!d->cur.inv->disk[i].stacked) {
 			d->disk_read += d->disk_rd_delta[i];
 			d->disk_write += d->disk_wr_delta[i];
+			if (j >= 0 && rt_record_has(c, RT_SEC_DISK, RT_NVALS_DISK - 1) &&
+			    rt_record_has(p, RT_SEC_DISK, RT_NVALS_DISK - 1)) {
+				rio += delta_reset(c->disk[i].rd_ios, p->disk[j].rd_ios);
+				rms += delta_reset(c->disk[i].rd_ms, p->disk[j].rd_ms);
+				wio += delta_reset(c->disk[i].wr_ios, p->disk[j].wr_ios);
+				wms += delta_reset(c->disk[i].wr_ms, p->disk[j].wr_ms);
+			}
 		}
 	}
+	/* latency over every disk's completed operations: time spent / ops */
+	if ((d->has_disk_rlat = rio > 0))
+		d->disk_rlat_ms = (double)rms / (double)rio;
+	if ((d->has_disk_wlat = wio > 0))
+		d->disk_wlat_ms = (double)wms / (double)wio;
 	uint64_t total = 0, avail = 0;
 	for (unsigned i = 0; i < c->h->nmount; i++) {
 		total += c->mount[i].total_bytes;
@@ -257,6 +270,13 @@ static void derive_devices(struct rt_derived *d)
 		}
 		if (g->valid & RT_GPU_V_MEM)
 			d->gpu_vram_mib += (double)g->vram_used / 1048576.0;
+		/* a power cap, a thermal limit or a hardware slowdown held it back
+		 * (idle, application clocks, sync boost and display are not that) */
+		if (rt_record_has(c, RT_SEC_GPU, RT_NVALS_GPU - 1) &&
+		    (g->valid & RT_GPU_V_THROTTLE)) {
+			d->has_gpu_throttle = 1;
+			d->gpus_throttled += (g->throttle_reasons & 0xECull) != 0;
+		}
 	}
 }
 
@@ -461,6 +481,12 @@ static const struct field fields[] = {
      "process_peak_rss_mib"},
     {"process_open_fds", NULL, S_CPU, K_I64, 0, D(proc_fds), D(has_proc_fds), NULL,
      "process_open_fds"},
+    {NULL, NULL, S_TOP, K_F64, 4, D(disk_rlat_ms), D(has_disk_rlat), NULL,
+     "system_disk_read_latency_ms"},
+    {NULL, NULL, S_TOP, K_F64, 4, D(disk_wlat_ms), D(has_disk_wlat), NULL,
+     "system_disk_write_latency_ms"},
+    {NULL, NULL, S_TOP, K_I64, 0, D(gpus_throttled), D(has_gpu_throttle), NULL,
+     "system_gpus_throttled"},
     {"load_avg_1m", NULL, S_CPU, K_F64, 2, D(load_1m), D(has_load), NULL, "system_load_avg_1m"},
     {"load_avg_5m", NULL, S_CPU, K_F64, 2, D(load_5m), D(has_load), NULL, "system_load_avg_5m"},
     {"load_avg_15m", NULL, S_CPU, K_F64, 2, D(load_15m), D(has_load), NULL, "system_load_avg_15m"},

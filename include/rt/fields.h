@@ -86,6 +86,11 @@ struct rt_derived {
 	int64_t proc_threads, proc_majflt;
 	int has_proc_ctxt, has_proc_peak, has_proc_fds;
 	int64_t proc_vcs, proc_ivcs, proc_peak_rss_mib, proc_fds;
+	/* host-wide: latency over the disks' completed I/O (stacked devices
+	 * excluded), GPUs held back by a power or thermal limit */
+	int has_disk_rlat, has_disk_wlat, has_gpu_throttle;
+	double disk_rlat_ms, disk_wlat_ms;
+	int64_t gpus_throttled;
 };
 
 /* Derive cur against prev. Both must be decoded records of the same run
@@ -102,7 +107,7 @@ void rt_format_json(struct rt_buf *out, const struct rt_derived *d, const struct
  * the name of column i, and its value in d (0: empty, as printed). */
 #define RT_CSV_COLUMNS 32
 /* with the extended ones (--csv-columns extended), which come after */
-#define RT_CSV_COLUMNS_X 66
+#define RT_CSV_COLUMNS_X 69
 const char *rt_csv_column_name(unsigned i);
 int rt_csv_column_value(const struct rt_derived *d, unsigned i, double *v);
 
