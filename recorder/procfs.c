@@ -198,6 +198,53 @@ unsigned rt_parse_vmstat(const char *buf, size_t len, uint64_t out[RT_VMSTAT_N])
 	return found;
 }
 
+int rt_parse_field_u64(const char *buf, size_t len, const char *key, uint64_t *out)
+{
+	const char *p = buf, *end = buf + len;
+	size_t kl = strlen(key);
+	while (p < end) {
+		const char *le = line_end(p, end);
+		if ((size_t)(le - p) >= kl && memcmp(p, key, kl) == 0) {
+			const char *q = p + kl;
+			return rt_scan_u64(&q, le, out);
+		}
+		p = le + 1;
+	}
+	return -1;
+}
+
+int rt_parse_pid_stat(const char *b, size_t len, struct rt_pid_stat *ps)
+{
+	const char *end = b + len, *p = NULL;
+	for (const char *q = b; q < end; q++)
+		if (*q == ')')
+			p = q;
+	if (!p)
+		return -1;
+	p++;
+	/* field 3 is the state letter, then numbers from field 4 (ppid) */
+	while (p < end && *p == ' ')
+		p++;
+	if (p >= end)
+		return -1;
+	p++;
+	uint64_t f[21];
+	for (int i = 0; i < 21; i++)
+		if (rt_scan_u64_signed(&p, end, &f[i]))
+			return -1;
+	/* f[0]=ppid(4) f[8]=majflt(12) f[9]=cmajflt f[10]=utime(14) f[11]=stime
+	 * f[12]=cutime f[13]=cstime f[16]=num_threads(20) f[18]=starttime(22)
+	 * f[20]=rss(24) */
+	ps->ppid = (int32_t)f[0];
+	ps->mf = f[8] + f[9];
+	ps->ut = f[10] + f[12];
+	ps->st = f[11] + f[13];
+	ps->threads = (uint32_t)f[16];
+	ps->start = f[18];
+	ps->rss_pages = f[20];
+	return 0;
+}
+
 int rt_parse_kv_u64(const char *buf, size_t len, const char *key, uint64_t *out)
 {
 	const char *p = buf, *end = buf + len;

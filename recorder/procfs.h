@@ -92,6 +92,20 @@ int rt_parse_cg_usage_v1(const char *buf, size_t len, uint64_t *usec);
 /* cgroup v2 cpu.max "max 100000" / "200000 100000"; quota -1 = none. */
 int rt_parse_cg_max(const char *buf, size_t len, int64_t *quota, uint64_t *period);
 
+/* "Key: value" lines bounded by len (/proc/<pid>/io, status,
+ * smaps_rollup): the number after the first line starting with key (key
+ * includes its ':'). 0 or -1. */
+int rt_parse_field_u64(const char *buf, size_t len, const char *key, uint64_t *out);
+
+/* /proc/<pid>/stat: the fields after the last ')' (a process may name
+ * itself anything, parentheses and newlines included). 0 or -1. */
+struct rt_pid_stat {
+	int32_t ppid;
+	uint32_t threads;
+	uint64_t ut, st, start, rss_pages, mf; /* ut/st/mf include the reaped children's */
+};
+int rt_parse_pid_stat(const char *buf, size_t len, struct rt_pid_stat *ps);
+
 /* "key value" lines (cgroup cpu.stat, memory.events, memory.oom_control):
  * the value of key (a whole word at a line's start). 0 or -1. */
 int rt_parse_kv_u64(const char *buf, size_t len, const char *key, uint64_t *out);

@@ -263,44 +263,6 @@ static ssize_t read_kept(struct rt_proctree *t, int *fd, pid_t pid, const char *
 	return rt_pread_all(*fd, t->buf, sizeof(t->buf));
 }
 
-struct pstat {
-	int32_t ppid;
-	uint32_t threads;
-	uint64_t ut, st, start, rss_pages, mf;
-};
-
-/* /proc/<pid>/stat: fields after the last ')' (comm may hold anything). */
-static int parse_stat(const char *b, size_t len, struct pstat *ps)
-{
-	const char *end = b + len, *p = NULL;
-	for (const char *q = b; q < end; q++)
-		if (*q == ')')
-			p = q;
-	if (!p)
-		return -1;
-	p++;
-	/* field 3 is the state letter, then numbers from field 4 (ppid) */
-	while (p < end && *p == ' ')
-		p++;
-	if (p >= end)
-		return -1;
-	p++;
-	uint64_t f[22];
-	for (int i = 0; i < 21; i++)
-		if (rt_scan_u64_signed(&p, end, &f[i]))
-			return -1;
-	/* f[0]=ppid(4) ... f[10]=utime(14) f[11]=stime f[12]=cutime f[13]=cstime
-	 * f[16]=num_threads(20) f[18]=starttime(22) f[20]=rss(24) */
-	ps->ppid = (int32_t)f[0];
-	ps->mf = f[8] + f[9]; /* majflt(12) + cmajflt(13): reaped children fold in */
-	ps->ut = f[10] + f[12];
-	ps->st = f[11] + f[13];
-	ps->threads = (uint32_t)f[16];
-	ps->start = f[18];
-	ps->rss_pages = f[20];
-	return 0;
-}
-
 static void push(struct rt_proctree *t, size_t *n, pid_t pid)
 {
 	if (*n == t->qcap) {
@@ -329,8 +291,8 @@ static void scan_all(struct rt_proctree *t)
 		char rel[300];
 		snprintf(rel, sizeof(rel), "%s/stat", e->d_name);
 		ssize_t len = read_proc(t, rel);
-		struct pstat ps;
-		if (len <= 0 || parse_stat(t->buf, (size_t)len, &ps))
+		struct rt_pid_stat ps;
+		if (len <= 0 || rt_parse_pid_stat(t->buf, (size_t)len, &ps))
 			continue;
 		if (t->npairs == t->pcap) {
 			size_t cap = t->pcap ? t->pcap * 2 : 1024;
@@ -451,18 +413,11 @@ static void read_status(struct rt_proctree *t, struct pt_proc *e)
 	if (len <= 0)
 		return;
 	uint64_t v = 0, iv = 0, hwm = 0;
-	const char *end = t->buf + len, *p;
-	int ok = 0;
-	if ((p = strstr(t->buf, "\nvoluntary_ctxt_switches:")) && (p += 26) &&
-	    rt_scan_u64(&p, end, &v) == 0)
-		ok |= 1;
-	if ((p = strstr(t->buf, "\nnonvoluntary_ctxt_switches:")) && (p += 29) &&
-	    rt_scan_u64(&p, end, &iv) == 0)
-		ok |= 2;
-	if ((p = strstr(t->buf, "\nVmHWM:")) && (p += 7) && rt_scan_u64(&p, end, &hwm) == 0 &&
-	    hwm > t->peak_hwm_kb)
+	size_t n = (size_t)len;
+	if (rt_parse_field_u64(t->buf, n, "VmHWM:", &hwm) == 0 && hwm > t->peak_hwm_kb)
 		t->peak_hwm_kb = hwm;
-	if (ok != 3)
+	if (rt_parse_field_u64(t->buf, n, "voluntary_ctxt_switches:", &v) ||
+	    rt_parse_field_u64(t->buf, n, "nonvoluntary_ctxt_switches:", &iv))
 		return;
 	uint64_t v0 = e->have_status ? e->vcs : e->born_late ? 0 : v;
 	uint64_t iv0 = e->have_status ? e->ivcs : e->born_late ? 0 : iv;
@@ -505,7 +460,7 @@ static void count_fds(struct rt_proctree *t, struct pt_proc *e)
 }
 
 /* Count live member e, whose stat was just read into ps. */
-static void account(struct rt_proctree *t, struct pt_proc *e, const struct pstat *ps,
+static void account(struct rt_proctree *t, struct pt_proc *e, const struct rt_pid_stat *ps,
                     struct walk_sum *w)
 {
 	int first = e->seen == 0;
@@ -530,13 +485,10 @@ static void account(struct rt_proctree *t, struct pt_proc *e, const struct pstat
 	if (first || e->ut + e->st != e->io_for) {
 		ssize_t len = read_kept(t, first ? NULL : &e->fd_io, e->pid, "io");
 		if (len > 0) { /* other users' processes: not readable, 0 */
-			const char *p = strstr(t->buf, "read_bytes:");
-			const char *q = strstr(t->buf, "\nwrite_bytes:");
-			const char *end = t->buf + len;
 			uint64_t v;
-			if (p && (p += 11) && rt_scan_u64(&p, end, &v) == 0)
+			if (rt_parse_field_u64(t->buf, (size_t)len, "read_bytes:", &v) == 0)
 				e->rd = v;
-			if (q && (q += 13) && rt_scan_u64(&q, end, &v) == 0)
+			if (rt_parse_field_u64(t->buf, (size_t)len, "write_bytes:", &v) == 0)
 				e->wr = v;
 		}
 		e->io_for = e->ut + e->st;
@@ -544,14 +496,9 @@ static void account(struct rt_proctree *t, struct pt_proc *e, const struct pstat
 	/* PSS walks the page tables: only when the resident size moved */
 	if (!first && ps->rss_pages != e->pss_for_rss) {
 		ssize_t len = read_kept(t, &e->fd_smaps, e->pid, "smaps_rollup");
-		const char *pp = len > 0 ? strstr(t->buf, "\nPss:") : NULL;
 		uint64_t pss = 0;
-		if (pp) {
-			pp += 5;
-			rt_scan_u64(&pp, t->buf + len, &pss);
-		} else {
+		if (len <= 0 || rt_parse_field_u64(t->buf, (size_t)len, "Pss:", &pss) != 0)
 			pss = ps->rss_pages * t->page_kb; /* not readable: RSS */
-		}
 		e->pss_kb = pss;
 		e->pss_for_rss = ps->rss_pages;
 	}
@@ -584,9 +531,9 @@ static int quick_walk(struct rt_proctree *t, struct walk_sum *w)
 				return -1;
 			e->fd_stat = f;
 		}
-		struct pstat ps;
+		struct rt_pid_stat ps;
 		ssize_t len = rt_pread_all(e->fd_stat, t->buf, sizeof(t->buf));
-		if (len <= 0 || parse_stat(t->buf, (size_t)len, &ps) || ps.start != e->start)
+		if (len <= 0 || rt_parse_pid_stat(t->buf, (size_t)len, &ps) || ps.start != e->start)
 			return -1;
 		account(t, e, &ps, w);
 	}
@@ -606,7 +553,7 @@ static void full_walk(struct rt_proctree *t, struct walk_sum *w)
 	for (size_t qi = 0; qi < n; qi++) {
 		pid_t pid = t->queue[qi];
 		char rel[64];
-		struct pstat ps;
+		struct rt_pid_stat ps;
 		struct pt_proc *e = find(t, pid);
 		if (e && e->seen == t->gen)
 			continue; /* already visited (a loop in hostile data) */
@@ -619,7 +566,7 @@ static void full_walk(struct rt_proctree *t, struct walk_sum *w)
 			snprintf(rel, sizeof(rel), "%d/stat", pid);
 			len = read_proc(t, rel);
 		}
-		if (len <= 0 || parse_stat(t->buf, (size_t)len, &ps))
+		if (len <= 0 || rt_parse_pid_stat(t->buf, (size_t)len, &ps))
 			continue; /* gone meanwhile */
 		if (e && e->start != ps.start) {
 			/* pid reused: the old process departed */

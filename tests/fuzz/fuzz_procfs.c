@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_amd.h"
 #include "procfs.h"
 
 static void mcb(void *ctx, const struct rt_mountinfo *m)
@@ -39,6 +40,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rt_parse_max_or_u64(b, size, &mx);
 	static struct rt_cgroup_paths cp;
 	rt_parse_proc_cgroup(b, size, &cp);
+	/* the process tree's readers: stat (any name), io, status, smaps_rollup */
+	struct rt_pid_stat ps;
+	rt_parse_pid_stat(b, size, &ps);
+	rt_parse_field_u64(b, size, "read_bytes:", &u);
+	rt_parse_field_u64(b, size, "VmHWM:", &u);
+	rt_parse_field_u64(b, size, "Pss:", &u);
+	/* AMD fdinfo */
+	uint64_t client, vram, engine;
+	rt_amd_parse_fdinfo(b, size, &client, &vram, &engine);
 	free(b);
 	return 0;
 }

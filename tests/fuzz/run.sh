@@ -3,7 +3,7 @@
 set -eu
 dir=$1; secs=${2:-20}
 here=$(cd "$(dirname "$0")" && pwd)
-for t in procfs record toml inventory sentinel keeper; do
+for t in procfs record toml inventory ring sentinel keeper; do
 	work=$(mktemp -d)
 	cp -r "$here/corpus/$t/." "$work/" 2>/dev/null || true
 	echo "fuzz_$t: ${secs}s"
