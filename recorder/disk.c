@@ -64,15 +64,6 @@ static void disk_read(struct rt_collector *c, void *self, int *changed)
 		*changed = 1;
 }
 
-/* Read /sys/block/<name>/<attr> ("" if absent). */
-static void sys_attr(const char *name, const char *attr, char *out, size_t cap)
-{
-	char rel[512];
-	snprintf(rel, sizeof(rel), "block/%s/%s", name, attr);
-	if (rt_read_small(RT_SYS, rel, out, cap) < 0)
-		out[0] = '\0';
-}
-
 static int sys_exists(const char *name, const char *attr)
 {
 	char rel[512], p[4096];
@@ -105,15 +96,15 @@ static int excluded(const char *name)
 static void disk_identity(struct rt_inv_disk *d)
 {
 	char v[256];
-	sys_attr(d->name, "device/model", d->model, sizeof(d->model));
-	sys_attr(d->name, "device/vendor", d->vendor, sizeof(d->vendor));
-	sys_attr(d->name, "device/serial", d->serial, sizeof(d->serial));
+	rt_sys_attr(d->model, sizeof(d->model), "block/%s/%s", d->name, "device/model");
+	rt_sys_attr(d->vendor, sizeof(d->vendor), "block/%s/%s", d->name, "device/vendor");
+	rt_sys_attr(d->serial, sizeof(d->serial), "block/%s/%s", d->name, "device/serial");
 	if (!d->serial[0])
-		sys_attr(d->name, "serial", d->serial, sizeof(d->serial));
+		rt_sys_attr(d->serial, sizeof(d->serial), "block/%s/%s", d->name, "serial");
 	if (!d->serial[0])
-		sys_attr(d->name, "device/wwid", d->serial, sizeof(d->serial));
+		rt_sys_attr(d->serial, sizeof(d->serial), "block/%s/%s", d->name, "device/wwid");
 	if (!d->serial[0])
-		sys_attr(d->name, "wwid", d->serial, sizeof(d->serial));
+		rt_sys_attr(d->serial, sizeof(d->serial), "block/%s/%s", d->name, "wwid");
 	/* sysfs pads SCSI strings with spaces: trim both ends */
 	char *fields[3] = {d->model, d->vendor, d->serial};
 	for (int i = 0; i < 3; i++) {
@@ -121,21 +112,21 @@ static void disk_identity(struct rt_inv_disk *d)
 		size_t lead = strspn(s, " \t");
 		memmove(s, s + lead, strlen(s + lead) + 1);
 	}
-	sys_attr(d->name, "queue/rotational", v, sizeof(v));
+	rt_sys_attr(v, sizeof(v), "block/%s/%s", d->name, "queue/rotational");
 	if (!strncmp(d->name, "nvme", 4))
 		d->type = RT_DISK_NVME;
 	else if (!strcmp(v, "0"))
 		d->type = RT_DISK_SSD;
 	else if (!strcmp(v, "1"))
 		d->type = RT_DISK_HDD;
-	sys_attr(d->name, "size", v, sizeof(v));
+	rt_sys_attr(v, sizeof(v), "block/%s/%s", d->name, "size");
 	char *end;
 	unsigned long long sectors = strtoull(v, &end, 10);
 	if (v[0] && !*end && sectors > 0 && sectors < (1ull << 54)) {
 		d->capacity_bytes = sectors * 512; /* always 512-byte units */
 		d->has_capacity = 1;
 	}
-	sys_attr(d->name, "queue/logical_block_size", v, sizeof(v));
+	rt_sys_attr(v, sizeof(v), "block/%s/%s", d->name, "queue/logical_block_size");
 	d->logical_block_size = (uint32_t)strtoul(v, NULL, 10);
 	d->stacked = !strncmp(d->name, "dm-", 3) || !strncmp(d->name, "md", 2) ||
 	             dir_nonempty(d->name, "slaves");

@@ -13,15 +13,6 @@
 #include "rt/common.h"
 #include "rt/sysroot.h"
 
-static int read_u64(const char *rel, uint64_t *v)
-{
-	char b[64];
-	if (rt_read_small(RT_SYS, rel, b, sizeof(b)) <= 0)
-		return -1;
-	const char *p = b;
-	return rt_scan_u64(&p, b + strlen(b), v);
-}
-
 static int cmp_name(const void *a, const void *b)
 {
 	return strcmp(a, b);
@@ -112,14 +103,14 @@ void rt_amd_fill(struct rt_amd *a, unsigned k, struct rt_rec_gpu *out)
 	char rel[256];
 	uint64_t v, t;
 	snprintf(rel, sizeof(rel), "class/drm/%.60s/device/gpu_busy_percent", a->dev[k]);
-	if (read_u64(rel, &v) == 0 && v <= 100) {
+	if (rt_sys_attr_u64(&v, "%s", rel) == 0 && v <= 100) {
 		out->util_pct = (uint32_t)v;
 		out->valid |= RT_GPU_V_UTIL;
 	}
 	snprintf(rel, sizeof(rel), "class/drm/%.60s/device/mem_info_vram_used", a->dev[k]);
-	if (read_u64(rel, &v) == 0) {
+	if (rt_sys_attr_u64(&v, "%s", rel) == 0) {
 		snprintf(rel, sizeof(rel), "class/drm/%.60s/device/mem_info_vram_total", a->dev[k]);
-		if (read_u64(rel, &t) == 0 && v <= t) {
+		if (rt_sys_attr_u64(&t, "%s", rel) == 0 && v <= t) {
 			out->vram_used = v;
 			out->vram_total = t;
 			out->valid |= RT_GPU_V_MEM;
@@ -128,14 +119,14 @@ void rt_amd_fill(struct rt_amd *a, unsigned k, struct rt_rec_gpu *out)
 	if (!a->hwmon[k][0])
 		return;
 	snprintf(rel, sizeof(rel), "%.120s/temp1_input", a->hwmon[k]); /* millidegrees */
-	if (read_u64(rel, &v) == 0 && v < 1000000) {
+	if (rt_sys_attr_u64(&v, "%s", rel) == 0 && v < 1000000) {
 		out->temp_c = (int32_t)(v / 1000);
 		out->valid |= RT_GPU_V_TEMP;
 	}
 	snprintf(rel, sizeof(rel), "%.120s/power1_average", a->hwmon[k]); /* µW */
-	if (read_u64(rel, &v) != 0) {
+	if (rt_sys_attr_u64(&v, "%s", rel) != 0) {
 		snprintf(rel, sizeof(rel), "%.120s/power1_input", a->hwmon[k]);
-		if (read_u64(rel, &v) != 0)
+		if (rt_sys_attr_u64(&v, "%s", rel) != 0)
 			v = UINT64_MAX;
 	}
 	if (v != UINT64_MAX && v / 1000 <= UINT32_MAX) {
@@ -143,17 +134,17 @@ void rt_amd_fill(struct rt_amd *a, unsigned k, struct rt_rec_gpu *out)
 		out->valid |= RT_GPU_V_POWER;
 	}
 	snprintf(rel, sizeof(rel), "%.120s/freq1_input", a->hwmon[k]); /* Hz, sclk */
-	if (read_u64(rel, &v) == 0) {
+	if (rt_sys_attr_u64(&v, "%s", rel) == 0) {
 		out->clock_mhz = (uint32_t)(v / 1000000);
 		out->valid |= RT_GPU_V_CLOCK;
 	}
 	snprintf(rel, sizeof(rel), "%.120s/freq2_input", a->hwmon[k]); /* Hz, mclk (dGPUs) */
-	if (read_u64(rel, &v) == 0) {
+	if (rt_sys_attr_u64(&v, "%s", rel) == 0) {
 		out->mem_clock_mhz = (uint32_t)(v / 1000000);
 		out->valid |= RT_GPU_V_MEM_CLOCK;
 	}
 	snprintf(rel, sizeof(rel), "%.120s/pwm1", a->hwmon[k]); /* fan duty, 0..255 */
-	if (read_u64(rel, &v) == 0 && v <= 255) {
+	if (rt_sys_attr_u64(&v, "%s", rel) == 0 && v <= 255) {
 		out->fan_pct = (uint32_t)((v * 100 + 127) / 255);
 		out->valid |= RT_GPU_V_FAN;
 	}

@@ -58,25 +58,6 @@ static void net_read(struct rt_collector *c, void *self, int *changed)
 	}
 }
 
-static void attr(const char *name, const char *file, char *out, size_t cap)
-{
-	char rel[256];
-	snprintf(rel, sizeof(rel), "class/net/%s/%s", name, file);
-	if (rt_read_small(RT_SYS, rel, out, cap) < 0)
-		out[0] = '\0';
-}
-
-static int parse_i64(const char *s, int64_t *out)
-{
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (!*s || *end || errno)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static int by_name(const void *a, const void *b, void *arg)
 {
 	const struct rt_netdev *nd = arg;
@@ -102,16 +83,17 @@ static void net_inventory(struct rt_collector *c, void *self, struct rt_inventor
 		struct rt_inv_nic *n = &inv->nic[slot];
 		char v[256], rel[256], p[4096], link[4096];
 		snprintf(n->name, sizeof(n->name), "%s", name);
-		attr(name, "address", n->mac, sizeof(n->mac));
-		attr(name, "operstate", n->operstate, sizeof(n->operstate));
-		attr(name, "mtu", v, sizeof(v));
+		rt_sys_attr(n->mac, sizeof(n->mac), "class/net/%s/%s", name, "address");
+		rt_sys_attr(n->operstate, sizeof(n->operstate), "class/net/%s/%s", name,
+		            "operstate");
+		rt_sys_attr(v, sizeof(v), "class/net/%s/%s", name, "mtu");
 		int64_t x;
-		if (parse_i64(v, &x) == 0 && x >= 0 && x <= UINT32_MAX) {
+		if (rt_parse_attr_i64(v, strlen(v), &x) == 0 && x >= 0 && x <= UINT32_MAX) {
 			n->mtu = (uint32_t)x;
 			n->has_mtu = 1;
 		}
-		attr(name, "speed", v, sizeof(v));
-		if (parse_i64(v, &x) == 0) {
+		rt_sys_attr(v, sizeof(v), "class/net/%s/%s", name, "speed");
+		if (rt_parse_attr_i64(v, strlen(v), &x) == 0) {
 			n->speed_mbps = x;
 			n->has_speed = 1;
 		}

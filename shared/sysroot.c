@@ -3,6 +3,7 @@
 #include "rt/sysroot.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,4 +156,95 @@ void rt_host_id(char *buf, size_t cap)
 	}
 	if (m)
 		fclose(m);
+}
+
+int rt_parse_attr_i64(const char *buf, size_t len, int64_t *v)
+{
+	const char *p = buf, *end = buf + len;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	int neg = p < end && *p == '-';
+	p += neg || (p < end && *p == '+');
+	uint64_t x = 0;
+	const char *digits = p;
+	for (; p < end && *p >= '0' && *p <= '9'; p++) {
+		if (x > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+			return -1;
+		x = x * 10 + (uint64_t)(*p - '0');
+	}
+	if (p == digits)
+		return -1;
+	for (; p < end; p++)
+		if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+			return -1;
+	if (x > (uint64_t)INT64_MAX + (uint64_t)neg)
+		return -1;
+	*v = neg ? (int64_t)(0 - x) : (int64_t)x;
+	return 0;
+}
+
+int rt_parse_attr_u64(const char *buf, size_t len, uint64_t *v)
+{
+	const char *p = buf, *end = buf + len;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (p < end && *p == '-')
+		return -1;
+	uint64_t x = 0;
+	const char *digits = p;
+	for (; p < end && *p >= '0' && *p <= '9'; p++) {
+		if (x > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+			return -1;
+		x = x * 10 + (uint64_t)(*p - '0');
+	}
+	if (p == digits)
+		return -1;
+	for (; p < end; p++)
+		if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+			return -1;
+	*v = x;
+	return 0;
+}
+
+static ssize_t vattr(char *out, size_t cap, const char *fmt, va_list ap)
+{
+	char rel[1024];
+	int n = vsnprintf(rel, sizeof(rel), fmt, ap);
+	if (n < 0 || (size_t)n >= sizeof(rel)) {
+		if (cap)
+			out[0] = '\0';
+		return -ENAMETOOLONG;
+	}
+	return rt_read_small(RT_SYS, rel, out, cap);
+}
+
+ssize_t rt_sys_attr(char *out, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	ssize_t n = vattr(out, cap, fmt, ap);
+	va_end(ap);
+	if (n < 0 && cap)
+		out[0] = '\0';
+	return n;
+}
+
+int rt_sys_attr_u64(uint64_t *v, const char *fmt, ...)
+{
+	char b[64];
+	va_list ap;
+	va_start(ap, fmt);
+	ssize_t n = vattr(b, sizeof(b), fmt, ap);
+	va_end(ap);
+	return n > 0 ? rt_parse_attr_u64(b, (size_t)n, v) : -1;
+}
+
+int rt_sys_attr_i64(int64_t *v, const char *fmt, ...)
+{
+	char b[64];
+	va_list ap;
+	va_start(ap, fmt);
+	ssize_t n = vattr(b, sizeof(b), fmt, ap);
+	va_end(ap);
+	return n > 0 ? rt_parse_attr_i64(b, (size_t)n, v) : -1;
 }

@@ -5,6 +5,7 @@
 
 #include "gpu_amd.h"
 #include "procfs.h"
+#include "rt/sysroot.h"
 
 static void mcb(void *ctx, const struct rt_mountinfo *m)
 {
@@ -46,6 +47,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rt_parse_field_u64(b, size, "read_bytes:", &u);
 	rt_parse_field_u64(b, size, "VmHWM:", &u);
 	rt_parse_field_u64(b, size, "Pss:", &u);
+	/* sysfs attributes (disks, NICs, GPUs) */
+	int64_t si;
+	rt_parse_attr_u64(b, size, &u);
+	rt_parse_attr_i64(b, size, &si);
 	/* AMD fdinfo */
 	uint64_t client, vram, engine;
 	rt_amd_parse_fdinfo(b, size, &client, &vram, &engine);

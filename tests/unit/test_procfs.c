@@ -217,3 +217,18 @@ Test(procfs, stat_context_switches_forks_and_blocked)
 	rt_parse_proc_stat(none, strlen(none), &st);
 	cr_expect(!st.have_ctxt && !st.have_forks && !st.have_blocked);
 }
+
+Test(procfs, sysfs_attributes_are_whole_numbers_or_nothing)
+{
+	uint64_t u;
+	int64_t i;
+	cr_expect(rt_parse_attr_u64("45000\n", 6, &u) == 0 && u == 45000);
+	cr_expect(rt_parse_attr_i64("-1\n", 3, &i) == 0 && i == -1, "speed of a down NIC");
+	cr_expect(rt_parse_attr_i64(" 9223372036854775807", 20, &i) == 0 && i == INT64_MAX);
+	cr_expect_eq(rt_parse_attr_i64("9223372036854775808", 19, &i), -1);
+	cr_expect(rt_parse_attr_i64("-9223372036854775808", 20, &i) == 0 && i == INT64_MIN);
+	cr_expect_eq(rt_parse_attr_u64("18446744073709551616", 20, &u), -1, "past 2^64");
+	const char *bad[] = {"", "\n", "-", "12 abc", "0x10", "-5", "1.5"};
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++)
+		cr_expect_eq(rt_parse_attr_u64(bad[k], strlen(bad[k]), &u), -1, "'%s'", bad[k]);
+}
