@@ -158,13 +158,10 @@ void rt_host_id(char *buf, size_t cap)
 		fclose(m);
 }
 
-int rt_parse_attr_i64(const char *buf, size_t len, int64_t *v)
+/* Digits at *p (after blanks), then only whitespace to end: their value.
+ * 0, or -1 for no digits, anything after them, or more than 2^64 - 1. */
+static int attr_digits(const char *p, const char *end, uint64_t *out)
 {
-	const char *p = buf, *end = buf + len;
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
-	int neg = p < end && *p == '-';
-	p += neg || (p < end && *p == '+');
 	uint64_t x = 0;
 	const char *digits = p;
 	for (; p < end && *p >= '0' && *p <= '9'; p++) {
@@ -177,7 +174,24 @@ int rt_parse_attr_i64(const char *buf, size_t len, int64_t *v)
 	for (; p < end; p++)
 		if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
 			return -1;
-	if (x > (uint64_t)INT64_MAX + (uint64_t)neg)
+	*out = x;
+	return 0;
+}
+
+static const char *skip_blanks(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p;
+}
+
+int rt_parse_attr_i64(const char *buf, size_t len, int64_t *v)
+{
+	const char *end = buf + len, *p = skip_blanks(buf, end);
+	int neg = p < end && *p == '-';
+	p += neg || (p < end && *p == '+');
+	uint64_t x;
+	if (attr_digits(p, end, &x) || x > (uint64_t)INT64_MAX + (uint64_t)neg)
 		return -1;
 	*v = neg ? (int64_t)(0 - x) : (int64_t)x;
 	return 0;
@@ -185,25 +199,8 @@ int rt_parse_attr_i64(const char *buf, size_t len, int64_t *v)
 
 int rt_parse_attr_u64(const char *buf, size_t len, uint64_t *v)
 {
-	const char *p = buf, *end = buf + len;
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
-	if (p < end && *p == '-')
-		return -1;
-	uint64_t x = 0;
-	const char *digits = p;
-	for (; p < end && *p >= '0' && *p <= '9'; p++) {
-		if (x > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
-			return -1;
-		x = x * 10 + (uint64_t)(*p - '0');
-	}
-	if (p == digits)
-		return -1;
-	for (; p < end; p++)
-		if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
-			return -1;
-	*v = x;
-	return 0;
+	const char *end = buf + len;
+	return attr_digits(skip_blanks(buf, end), end, v);
 }
 
 static ssize_t vattr(char *out, size_t cap, const char *fmt, va_list ap)
