@@ -92,13 +92,6 @@ void rt_fmt_duration(char *buf, size_t cap, double secs);
 void rt_fmt_bytes(char *buf, size_t cap, double bytes);
 
 /* ---- the verbs (exit status) ---- */
-struct rt_answer_opts {
-	const char *run, *job;
-	unsigned long last; /* --last N */
-	int json;
-	unsigned servers;   /* --servers N */
-	const char *output; /* report -o */
-};
 int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o);
 int rt_cmd_recommend(struct rt_store *s, const struct rt_answer_opts *o);
 int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o);

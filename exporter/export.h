@@ -25,6 +25,15 @@ void rt_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * after it is set writes the extended CSV columns */
 extern int rt_csv_extended;
 
+/* summary, recommend, report (answer.h; parsed by main.c in both builds) */
+struct rt_answer_opts {
+	const char *run, *job;
+	unsigned long last; /* --last N */
+	int json;
+	unsigned servers;   /* --servers N */
+	const char *output; /* report -o */
+};
+
 /* ---- runs.c ---- */
 struct rt_runinfo {
 	uint64_t id;

@@ -42,12 +42,6 @@
 #else
 /* not in this executable: main() hands the verb to rt-export-full */
 #define FULL(fn) NULL
-struct rt_answer_opts {
-	int json;
-	const char *job;
-	unsigned long last;
-	unsigned servers;
-};
 #endif
 
 struct args {

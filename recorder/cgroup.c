@@ -41,7 +41,7 @@ enum {
 struct cg_state {
 	int v2;
 	unsigned slow_ticks;
-	char key[2048]; /* the paths in use, to notice a move */
+	char key[2600]; /* the paths in use, to notice a move */
 	int fd[NF];
 	/* what is read once a second, carried in between */
 	uint64_t valid;
@@ -85,7 +85,7 @@ static void locate(struct rt_collector *c, struct cg_state *st)
 		return; /* the job is gone: keep what we had */
 	struct rt_cgroup_paths cp;
 	rt_parse_proc_cgroup(buf, (size_t)n, &cp);
-	char key[2048];
+	char key[2600];
 	snprintf(key, sizeof(key), "%s|%s|%s|%s", cp.v2, cp.memory, cp.cpu, cp.pids);
 	if (!strcmp(key, st->key))
 		return;
@@ -175,7 +175,7 @@ static void read_slow(struct rt_collector *c, struct cg_state *st)
 	}
 	/* v2 memory.events "oom_kill N"; v1 memory.oom_control "oom_kill N" (4.13) */
 	if ((n = rd(c, st, F_MEM_OOM)) >= 0 &&
-	    rt_parse_kv_u64(c->buf, (size_t)n, "oom_kill", &st->oom) == 0)
+	    rt_parse_field_u64(c->buf, (size_t)n, "oom_kill ", &st->oom) == 0)
 		st->valid |= RT_SYS_X_CG_OOM;
 	if ((n = rd(c, st, F_PIDS_CUR)) >= 0) {
 		const char *p = c->buf;
@@ -221,11 +221,11 @@ static void cg_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 	/* v2 cpu.stat throttled_usec; v1 cpu.stat throttled_time (ns) */
 	if ((n = rd(c, st, F_CPU_STAT)) >= 0) {
 		uint64_t t;
-		if (st->v2 && rt_parse_kv_u64(c->buf, (size_t)n, "throttled_usec", &t) == 0) {
+		if (st->v2 && rt_parse_field_u64(c->buf, (size_t)n, "throttled_usec ", &t) == 0) {
 			s->cg_throttled_usec = t;
 			valid |= RT_SYS_X_CG_THROTTLE;
 		} else if (!st->v2 &&
-		           rt_parse_kv_u64(c->buf, (size_t)n, "throttled_time", &t) == 0) {
+		           rt_parse_field_u64(c->buf, (size_t)n, "throttled_time ", &t) == 0) {
 			s->cg_throttled_usec = t / 1000;
 			valid |= RT_SYS_X_CG_THROTTLE;
 		}

@@ -46,27 +46,12 @@ static void open_cgroup(struct rt_collector *c)
 {
 	char cg[4096], rel[4400];
 	c->has_cg_quota = 0;
-	if (rt_read_small(RT_PROC, "self/cgroup", cg, sizeof(cg)) < 0)
+	ssize_t len = rt_read_small(RT_PROC, "self/cgroup", cg, sizeof(cg));
+	if (len < 0)
 		return;
-	char v2path[1024] = "", v1acct[1024] = "", v1cpu[1024] = "";
-	for (char *line = strtok(cg, "\n"); line; line = strtok(NULL, "\n")) {
-		char *c1 = strchr(line, ':');
-		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-		if (!c2)
-			continue;
-		*c1 = *c2 = '\0';
-		const char *ctrls = c1 + 1, *p = c2 + 1;
-		if (!strcmp(line, "0") && !*ctrls)
-			snprintf(v2path, sizeof(v2path), "%s", p);
-		for (const char *t = ctrls; t && *t;) {
-			size_t n = strcspn(t, ",");
-			if (n == 7 && !strncmp(t, "cpuacct", 7))
-				snprintf(v1acct, sizeof(v1acct), "%s", p);
-			if (n == 3 && !strncmp(t, "cpu", 3))
-				snprintf(v1cpu, sizeof(v1cpu), "%s", p);
-			t = t[n] ? t + n + 1 : NULL;
-		}
-	}
+	struct rt_cgroup_paths cp;
+	rt_parse_proc_cgroup(cg, (size_t)len, &cp);
+	const char *v2path = cp.v2, *v1acct = cp.cpuacct, *v1cpu = cp.cpu;
 	/* cgroup v2, at the unified mount of a pure or hybrid host */
 	static const char *v2roots[] = {"fs/cgroup", "fs/cgroup/unified"};
 	if (v2path[0] && !v1acct[0]) {

@@ -245,21 +245,6 @@ int rt_parse_pid_stat(const char *b, size_t len, struct rt_pid_stat *ps)
 	return 0;
 }
 
-int rt_parse_kv_u64(const char *buf, size_t len, const char *key, uint64_t *out)
-{
-	const char *p = buf, *end = buf + len;
-	size_t kl = strlen(key);
-	while (p < end) {
-		const char *le = line_end(p, end);
-		if ((size_t)(le - p) > kl && memcmp(p, key, kl) == 0 && p[kl] == ' ') {
-			const char *q = p + kl;
-			return rt_scan_u64(&q, le, out);
-		}
-		p = le + 1;
-	}
-	return -1;
-}
-
 int rt_parse_max_or_u64(const char *buf, size_t len, int64_t *out)
 {
 	const char *p = buf, *end = buf + len;
@@ -288,7 +273,7 @@ static void cg_path(char *dst, size_t cap, const char *s, const char *le)
 void rt_parse_proc_cgroup(const char *buf, size_t len, struct rt_cgroup_paths *out)
 {
 	const char *p = buf, *end = buf + len;
-	out->v2[0] = out->memory[0] = out->cpu[0] = out->pids[0] = '\0';
+	out->v2[0] = out->memory[0] = out->cpu[0] = out->cpuacct[0] = out->pids[0] = '\0';
 	while (p < end) {
 		const char *le = line_end(p, end);
 		/* hierarchy-id:controllers:path */
@@ -307,6 +292,8 @@ void rt_parse_proc_cgroup(const char *buf, size_t len, struct rt_cgroup_paths *o
 					cg_path(out->memory, sizeof(out->memory), path, le);
 				if (n == 3 && !memcmp(t, "cpu", 3))
 					cg_path(out->cpu, sizeof(out->cpu), path, le);
+				if (n == 7 && !memcmp(t, "cpuacct", 7))
+					cg_path(out->cpuacct, sizeof(out->cpuacct), path, le);
 				if (n == 4 && !memcmp(t, "pids", 4))
 					cg_path(out->pids, sizeof(out->pids), path, le);
 				t = e + 1;

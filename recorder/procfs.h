@@ -92,9 +92,10 @@ int rt_parse_cg_usage_v1(const char *buf, size_t len, uint64_t *usec);
 /* cgroup v2 cpu.max "max 100000" / "200000 100000"; quota -1 = none. */
 int rt_parse_cg_max(const char *buf, size_t len, int64_t *quota, uint64_t *period);
 
-/* "Key: value" lines bounded by len (/proc/<pid>/io, status,
- * smaps_rollup): the number after the first line starting with key (key
- * includes its ':'). 0 or -1. */
+/* "Key: value" and "key value" lines bounded by len (/proc/<pid>/io,
+ * status, smaps_rollup, cgroup cpu.stat, memory.events, oom_control): the
+ * number after the first line starting with key, which includes its
+ * separator (":" or " ", so "oom_kill " is not "oom_kill_disable"). 0 or -1. */
 int rt_parse_field_u64(const char *buf, size_t len, const char *key, uint64_t *out);
 
 /* /proc/<pid>/stat: the fields after the last ')' (a process may name
@@ -106,9 +107,6 @@ struct rt_pid_stat {
 };
 int rt_parse_pid_stat(const char *buf, size_t len, struct rt_pid_stat *ps);
 
-/* "key value" lines (cgroup cpu.stat, memory.events, memory.oom_control):
- * the value of key (a whole word at a line's start). 0 or -1. */
-int rt_parse_kv_u64(const char *buf, size_t len, const char *key, uint64_t *out);
 /* A number or "max" (cgroup v2 limits); v1's huge "no limit" numbers
  * (>= 2^62) count as max too. *out = -1 for max. 0 or -1. */
 int rt_parse_max_or_u64(const char *buf, size_t len, int64_t *out);
@@ -116,7 +114,7 @@ int rt_parse_max_or_u64(const char *buf, size_t len, int64_t *out);
 /* /proc/<pid>/cgroup: the v2 path ("0::/x") and the v1 paths of the
  * memory, cpu and pids controllers ("" when absent). */
 struct rt_cgroup_paths {
-	char v2[512], memory[512], cpu[512], pids[512];
+	char v2[512], memory[512], cpu[512], cpuacct[512], pids[512];
 };
 void rt_parse_proc_cgroup(const char *buf, size_t len, struct rt_cgroup_paths *out);
 

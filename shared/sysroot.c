@@ -235,13 +235,3 @@ int rt_sys_attr_u64(uint64_t *v, const char *fmt, ...)
 	va_end(ap);
 	return n > 0 ? rt_parse_attr_u64(b, (size_t)n, v) : -1;
 }
-
-int rt_sys_attr_i64(int64_t *v, const char *fmt, ...)
-{
-	char b[64];
-	va_list ap;
-	va_start(ap, fmt);
-	ssize_t n = vattr(b, sizeof(b), fmt, ap);
-	va_end(ap);
-	return n > 0 ? rt_parse_attr_i64(b, (size_t)n, v) : -1;
-}

@@ -86,7 +86,7 @@ static void pace_wait(double *deadline)
  * (its collector's own descriptors: /proc/stat, meminfo, diskstats,
  * net/dev, loadavg, the cgroup's CPU usage, each NIC's operstate), statvfs
  * of its mounts, and one getdents walk of /proc. No parsing, no storing.
- * *calls gets the syscalls per sample.
+ * floor_calls gets its syscalls per sample.
  */
 static double floor_calls;
 

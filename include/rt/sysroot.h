@@ -43,13 +43,12 @@ ssize_t rt_pread_all(int fd, char *buf, size_t cap);
  * A sysfs attribute (disks, NICs, GPUs: the one reader of them). The path
  * is printf-formatted, relative to /sys under $RT_SYS_ROOT. rt_sys_attr
  * puts the value, trailing whitespace trimmed, into out ("" when missing
- * or unreadable) and returns its length or -errno; the _u64/_i64 forms parse
- * it as a decimal number (0, or -1 when missing or not a number).
+ * or unreadable) and returns its length or -errno; the _u64 form parses it
+ * as a decimal number (0, or -1 when missing or not a number).
  */
 ssize_t rt_sys_attr(char *out, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int rt_sys_attr_u64(uint64_t *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int rt_sys_attr_i64(int64_t *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The parsing of those two, for bytes from anywhere (fuzzed): an optional
  * sign (i64), digits, then only whitespace. 0 or -1; out of range: -1. */
 int rt_parse_attr_u64(const char *buf, size_t len, uint64_t *v);

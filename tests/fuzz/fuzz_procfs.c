@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rt_parse_pressure(b, size, &some, &full);
 	rt_parse_vmstat(b, size, vm);
 	int64_t mx;
-	rt_parse_kv_u64(b, size, "oom_kill", &u);
+	rt_parse_field_u64(b, size, "oom_kill ", &u);
 	rt_parse_max_or_u64(b, size, &mx);
 	static struct rt_cgroup_paths cp;
 	rt_parse_proc_cgroup(b, size, &cp);
