@@ -25,14 +25,22 @@ else
 	echo "skip: no writable memory cgroup controller on this machine"
 	exit 0
 fi
-mkdir "$CG"
+mkdir "$CG" 2>/dev/null || {
+	echo "skip: cannot make a memory cgroup here"
+	exit 0
+}
 trap 'rmdir "$CG" 2>/dev/null; cleanup' EXIT
-echo $((64 << 20)) > "$CG/$LIMIT"
+# a delegated or containerized hierarchy may refuse limits or moves: skip
+if ! echo $((64 << 20)) > "$CG/$LIMIT" 2>/dev/null ||
+	! sh -c 'echo $$ > "$1/cgroup.procs"' sh "$CG" 2>/dev/null; then
+	echo "skip: this memory cgroup takes no limit or no process"
+	exit 0
+fi
 # v1's memsw limit must be >= the memory limit; v2's swap.max: no swap at all
 if [ -n "$SWAP" ] && [ -e "$CG/$SWAP" ]; then
 	case $SWAP in
-	memory.swap.max) echo 0 > "$CG/$SWAP" ;;
-	*) echo $((64 << 20)) > "$CG/$SWAP" ;;
+	memory.swap.max) echo 0 > "$CG/$SWAP" 2>/dev/null || true ;;
+	*) echo $((64 << 20)) > "$CG/$SWAP" 2>/dev/null || true ;;
 	esac
 fi
 set +e
