@@ -88,26 +88,151 @@ static int get(struct probe *pr, const char *method, const char *host, const cha
 	return rc == 0 && status >= 200 && status < 300 && out->p ? 0 : -1;
 }
 
-static void set(char *dst, size_t cap, const char *v)
+/* ---- the vendors' answers ------------------------------------------------ */
+
+/* The first line of v[0..len) into dst: up to the first control byte, at
+ * most cap - 1 bytes (metadata values are identifiers; a value that goes on
+ * past a control byte is cut there, never printed with it). */
+static size_t take_line(char *dst, size_t cap, const char *v, size_t len)
 {
-	size_t n = strcspn(v, "\r\n");
-	if (n >= cap)
-		n = cap - 1;
+	size_t n = 0;
+	while (n < len && n + 1 < cap && (unsigned char)v[n] >= 0x20 && v[n] != 0x7f)
+		n++;
 	memcpy(dst, v, n);
 	dst[n] = '\0';
+	return n;
 }
 
-static const char *last_segment(const char *s)
+/* The part of the first line after its last '/' (GCP answers paths). */
+static size_t take_last_segment(char *dst, size_t cap, const char *v, size_t len)
 {
-	const char *p = strrchr(s, '/');
-	return p ? p + 1 : s;
+	size_t line = 0;
+	while (line < len && (unsigned char)v[line] >= 0x20 && v[line] != 0x7f)
+		line++;
+	const char *slash = line ? memrchr(v, '/', line) : NULL;
+	size_t skip = slash ? (size_t)(slash - v) + 1 : 0;
+	return take_line(dst, cap, v + skip, line - skip);
 }
+
+#define TAKE(field, v, len) take_line(c->field, sizeof(c->field), v, len)
 
 static void json_str(char *dst, size_t cap, const cJSON *o, const char *k)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
 	if (cJSON_IsString(v))
-		set(dst, cap, v->valuestring);
+		take_line(dst, cap, v->valuestring, strlen(v->valuestring));
+}
+#define JSON_STR(field, o, k) json_str(c->field, sizeof(c->field), o, k)
+
+/* Hetzner answers YAML-ish "key: value" lines; quotes and blanks around the
+ * value are dropped. */
+static void yaml_val(const char *v, size_t len, const char *key, char *dst, size_t cap)
+{
+	size_t kn = strlen(key);
+	for (size_t at = 0; at < len;) {
+		const char *line = v + at, *nl = memchr(line, '\n', len - at);
+		size_t ll = nl ? (size_t)(nl - line) : len - at;
+		at += ll + 1;
+		if (ll <= kn || memcmp(line, key, kn) || line[kn] != ':')
+			continue;
+		size_t i = kn + 1;
+		while (i < ll && (line[i] == ' ' || line[i] == '"'))
+			i++;
+		size_t n = take_line(dst, cap, line + i, ll - i);
+		while (n && (dst[n - 1] == '"' || dst[n - 1] == ' '))
+			dst[--n] = '\0';
+		return;
+	}
+}
+
+static int take_json(enum rt_cloud_answer what, const cJSON *o, struct rt_cloud *c)
+{
+	switch (what) {
+	case RT_CLOUD_AWS_ACCOUNT: JSON_STR(account, o, "AccountId"); return c->account[0] != '\0';
+	case RT_CLOUD_AZURE: {
+		const cJSON *cm = cJSON_GetObjectItemCaseSensitive(o, "compute");
+		if (!cJSON_IsObject(cm))
+			return 0;
+		JSON_STR(region, cm, "location");
+		JSON_STR(zone, cm, "zone");
+		JSON_STR(instance_type, cm, "vmSize");
+		JSON_STR(account, cm, "subscriptionId");
+		return c->region[0] != '\0';
+	}
+	case RT_CLOUD_UPCLOUD: {
+		const cJSON *cn = cJSON_GetObjectItemCaseSensitive(o, "cloud_name");
+		if (!cJSON_IsString(cn) || strcmp(cn->valuestring, "upcloud"))
+			return 0;
+		JSON_STR(zone, o, "region");
+		JSON_STR(region, o, "region");
+		return 1;
+	}
+	case RT_CLOUD_VULTR: {
+		const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "region");
+		if (!cJSON_IsObject(r) || !cJSON_GetObjectItemCaseSensitive(o, "instance-v2-id"))
+			return 0;
+		JSON_STR(region, r, "regioncode");
+		return c->region[0] != '\0';
+	}
+	case RT_CLOUD_OVH:
+		if (!cJSON_GetObjectItemCaseSensitive(o, "uuid"))
+			return 0;
+		JSON_STR(zone, o, "availability_zone");
+		JSON_STR(region, o, "region");
+		if (!c->region[0])
+			memcpy(c->region, c->zone, sizeof(c->region));
+		return 1;
+	default: return 0;
+	}
+}
+
+int rt_cloud_take(enum rt_cloud_answer what, const char *v, size_t len, struct rt_cloud *c)
+{
+	switch (what) {
+	case RT_CLOUD_REGION: return TAKE(region, v, len) > 0;
+	case RT_CLOUD_ZONE: return TAKE(zone, v, len) > 0;
+	case RT_CLOUD_TYPE: return TAKE(instance_type, v, len) > 0;
+	case RT_CLOUD_ACCOUNT: return TAKE(account, v, len) > 0;
+	case RT_CLOUD_GCP_ZONE: {
+		if (!memmem(v, len, "zones/", 6) ||
+		    !take_last_segment(c->zone, sizeof(c->zone), v, len))
+			return 0;
+		memcpy(c->region, c->zone, sizeof(c->region));
+		char *dash = strrchr(c->region, '-'); /* us-central1-a -> us-central1 */
+		if (dash)
+			*dash = '\0';
+		return 1;
+	}
+	case RT_CLOUD_GCP_TYPE:
+		return take_last_segment(c->instance_type, sizeof(c->instance_type), v, len) > 0;
+	case RT_CLOUD_HCLOUD:
+		if (!memmem(v, len, "instance-id:", 12))
+			return 0;
+		yaml_val(v, len, "region", c->region, sizeof(c->region));
+		yaml_val(v, len, "availability-zone", c->zone, sizeof(c->zone));
+		return 1; /* no server type in Hetzner's metadata: left unknown */
+	case RT_CLOUD_AWS_ACCOUNT:
+	case RT_CLOUD_AZURE:
+	case RT_CLOUD_UPCLOUD:
+	case RT_CLOUD_VULTR:
+	case RT_CLOUD_OVH: {
+		cJSON *o = cJSON_ParseWithLength(v, len);
+		int found = o ? take_json(what, o, c) : 0;
+		cJSON_Delete(o);
+		return found;
+	}
+	default: return 0;
+	}
+}
+
+/* ---- the probes ----------------------------------------------------------- */
+
+/* GET path and parse the answer as what; 1 when it has the vendor's shape. */
+static int ask(struct probe *pr, const char *host, const char *path, const char *h1,
+               enum rt_cloud_answer what, struct rt_buf *b)
+{
+	return get(pr, "GET", host, path, h1, NULL, b) == 0 &&
+	       rt_cloud_take(what, b->p, b->len, &pr->out);
 }
 
 /* A token service (PUT with a TTL header, then GETs carrying the token):
@@ -116,32 +241,21 @@ static void json_str(char *dst, size_t cap, const cJSON *o, const char *k)
 struct token_imds {
 	const char *ip, *ttl_header, *token_header;
 	const char *region, *zone, *type, *account;
-	const char *account_json_key; /* NULL: the account path answers plain text */
+	enum rt_cloud_answer account_answer;
 };
 
 static void token_probe(struct probe *pr, const struct token_imds *m)
 {
 	struct rt_buf tok = {0}, b = {0};
 	if (get(pr, "PUT", m->ip, "/latest/api/token", m->ttl_header, NULL, &tok) == 0 && tok.len) {
-		char h[256];
-		snprintf(h, sizeof(h), "%s: %s", m->token_header, tok.p);
-		if (get(pr, "GET", m->ip, m->region, h, NULL, &b) == 0) {
-			set(pr->out.region, sizeof(pr->out.region), b.p);
+		char h[256], t[200];
+		take_line(t, sizeof(t), tok.p, tok.len);
+		snprintf(h, sizeof(h), "%s: %s", m->token_header, t);
+		if (ask(pr, m->ip, m->region, h, RT_CLOUD_REGION, &b)) {
 			pr->found = 1;
-		}
-		if (get(pr, "GET", m->ip, m->zone, h, NULL, &b) == 0)
-			set(pr->out.zone, sizeof(pr->out.zone), b.p);
-		if (get(pr, "GET", m->ip, m->type, h, NULL, &b) == 0)
-			set(pr->out.instance_type, sizeof(pr->out.instance_type), b.p);
-		if (get(pr, "GET", m->ip, m->account, h, NULL, &b) == 0) {
-			if (m->account_json_key) {
-				cJSON *o = cJSON_Parse(b.p);
-				json_str(pr->out.account, sizeof(pr->out.account), o,
-				         m->account_json_key);
-				cJSON_Delete(o);
-			} else {
-				set(pr->out.account, sizeof(pr->out.account), b.p);
-			}
+			ask(pr, m->ip, m->zone, h, RT_CLOUD_ZONE, &b);
+			ask(pr, m->ip, m->type, h, RT_CLOUD_TYPE, &b);
+			ask(pr, m->ip, m->account, h, m->account_answer, &b);
 		}
 	}
 	rt_buf_free(&tok);
@@ -158,110 +272,8 @@ static void aws(struct probe *pr)
 	                                    "/latest/meta-data/placement/availability-zone",
 	                                    "/latest/meta-data/instance-type",
 	                                    "/latest/meta-data/identity-credentials/ec2/info",
-	                                    "AccountId"};
+	                                    RT_CLOUD_AWS_ACCOUNT};
 	token_probe(pr, &m);
-}
-
-static void gcp(struct probe *pr)
-{
-	const char *host = "metadata.google.internal", *h = "Metadata-Flavor: Google";
-	struct rt_buf b = {0};
-	if (get(pr, "GET", host, "/computeMetadata/v1/instance/zone", h, NULL, &b) == 0 &&
-	    strstr(b.p, "zones/")) {
-		set(pr->out.zone, sizeof(pr->out.zone), last_segment(b.p));
-		snprintf(pr->out.region, sizeof(pr->out.region), "%s", pr->out.zone);
-		char *dash = strrchr(pr->out.region, '-'); /* us-central1-a -> us-central1 */
-		if (dash)
-			*dash = '\0';
-		pr->found = 1;
-		if (get(pr, "GET", host, "/computeMetadata/v1/instance/machine-type", h, NULL,
-		        &b) == 0)
-			set(pr->out.instance_type, sizeof(pr->out.instance_type),
-			    last_segment(b.p));
-		if (get(pr, "GET", host, "/computeMetadata/v1/project/project-id", h, NULL, &b) ==
-		    0)
-			set(pr->out.account, sizeof(pr->out.account), b.p);
-	}
-	rt_buf_free(&b);
-}
-
-static void azure(struct probe *pr)
-{
-	struct rt_buf b = {0};
-	if (get(pr, "GET", "169.254.169.254", "/metadata/instance?api-version=2021-02-01",
-	        "Metadata: true", NULL, &b) == 0) {
-		cJSON *o = cJSON_Parse(b.p);
-		const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "compute");
-		if (cJSON_IsObject(c)) {
-			json_str(pr->out.region, sizeof(pr->out.region), c, "location");
-			json_str(pr->out.zone, sizeof(pr->out.zone), c, "zone");
-			json_str(pr->out.instance_type, sizeof(pr->out.instance_type), c, "vmSize");
-			json_str(pr->out.account, sizeof(pr->out.account), c, "subscriptionId");
-			pr->found = pr->out.region[0] != '\0';
-		}
-		cJSON_Delete(o);
-	}
-	rt_buf_free(&b);
-}
-
-/* Hetzner answers YAML-ish "key: value" lines. */
-static void yaml_val(const char *text, const char *key, char *dst, size_t cap)
-{
-	size_t n = strlen(key);
-	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-		if (!strncmp(p, key, n) && p[n] == ':') {
-			const char *v = p + n + 1;
-			while (*v == ' ' || *v == '"')
-				v++;
-			set(dst, cap, v);
-			size_t l = strlen(dst);
-			while (l && (dst[l - 1] == '"' || dst[l - 1] == ' '))
-				dst[--l] = '\0';
-			return;
-		}
-}
-
-static void hcloud(struct probe *pr)
-{
-	struct rt_buf b = {0};
-	if (get(pr, "GET", "169.254.169.254", "/hetzner/v1/metadata", NULL, NULL, &b) == 0 &&
-	    strstr(b.p, "instance-id:")) {
-		yaml_val(b.p, "region", pr->out.region, sizeof(pr->out.region));
-		yaml_val(b.p, "availability-zone", pr->out.zone, sizeof(pr->out.zone));
-		pr->found = 1; /* no server type in Hetzner's metadata: left unknown */
-	}
-	rt_buf_free(&b);
-}
-
-static void upcloud(struct probe *pr)
-{
-	struct rt_buf b = {0};
-	if (get(pr, "GET", "169.254.169.254", "/metadata/v1.json", NULL, NULL, &b) == 0) {
-		cJSON *o = cJSON_Parse(b.p);
-		const cJSON *cn = cJSON_GetObjectItemCaseSensitive(o, "cloud_name");
-		if (cJSON_IsString(cn) && !strcmp(cn->valuestring, "upcloud")) {
-			json_str(pr->out.zone, sizeof(pr->out.zone), o, "region");
-			json_str(pr->out.region, sizeof(pr->out.region), o, "region");
-			pr->found = 1;
-		}
-		cJSON_Delete(o);
-	}
-	rt_buf_free(&b);
-}
-
-static void vultr(struct probe *pr)
-{
-	struct rt_buf b = {0};
-	if (get(pr, "GET", "169.254.169.254", "/v1.json", NULL, NULL, &b) == 0) {
-		cJSON *o = cJSON_Parse(b.p);
-		const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "region");
-		if (cJSON_IsObject(r) && cJSON_GetObjectItemCaseSensitive(o, "instance-v2-id")) {
-			json_str(pr->out.region, sizeof(pr->out.region), r, "regioncode");
-			pr->found = pr->out.region[0] != '\0';
-		}
-		cJSON_Delete(o);
-	}
-	rt_buf_free(&b);
 }
 
 static void alicloud(struct probe *pr)
@@ -273,28 +285,61 @@ static void alicloud(struct probe *pr)
 	                                    "/latest/meta-data/zone-id",
 	                                    "/latest/meta-data/instance/instance-type",
 	                                    "/latest/meta-data/owner-account-id",
-	                                    NULL};
+	                                    RT_CLOUD_ACCOUNT};
 	token_probe(pr, &m);
+}
+
+static void gcp(struct probe *pr)
+{
+	const char *host = "metadata.google.internal", *h = "Metadata-Flavor: Google";
+	struct rt_buf b = {0};
+	if (ask(pr, host, "/computeMetadata/v1/instance/zone", h, RT_CLOUD_GCP_ZONE, &b)) {
+		pr->found = 1;
+		ask(pr, host, "/computeMetadata/v1/instance/machine-type", h, RT_CLOUD_GCP_TYPE,
+		    &b);
+		ask(pr, host, "/computeMetadata/v1/project/project-id", h, RT_CLOUD_ACCOUNT, &b);
+	}
+	rt_buf_free(&b);
+}
+
+/* Vendors whose one answer says it all. */
+static void one_answer(struct probe *pr, const char *path, const char *h1,
+                       enum rt_cloud_answer what)
+{
+	struct rt_buf b = {0};
+	pr->found = ask(pr, "169.254.169.254", path, h1, what, &b);
+	rt_buf_free(&b);
+}
+
+static void azure(struct probe *pr)
+{
+	one_answer(pr, "/metadata/instance?api-version=2021-02-01", "Metadata: true",
+	           RT_CLOUD_AZURE);
+}
+
+static void hcloud(struct probe *pr)
+{
+	one_answer(pr, "/hetzner/v1/metadata", NULL, RT_CLOUD_HCLOUD);
+}
+
+static void upcloud(struct probe *pr)
+{
+	one_answer(pr, "/metadata/v1.json", NULL, RT_CLOUD_UPCLOUD);
+}
+
+static void vultr(struct probe *pr)
+{
+	one_answer(pr, "/v1.json", NULL, RT_CLOUD_VULTR);
 }
 
 static void ovh(struct probe *pr)
 {
 	struct rt_buf b = {0};
-	if (get(pr, "GET", "169.254.169.254", "/openstack/latest/meta_data.json", NULL, NULL, &b) ==
-	    0) {
-		cJSON *o = cJSON_Parse(b.p);
-		if (cJSON_GetObjectItemCaseSensitive(o, "uuid")) {
-			json_str(pr->out.zone, sizeof(pr->out.zone), o, "availability_zone");
-			json_str(pr->out.region, sizeof(pr->out.region), o, "region");
-			if (!pr->out.region[0])
-				snprintf(pr->out.region, sizeof(pr->out.region), "%s",
-				         pr->out.zone);
-			pr->found = 1;
-		}
-		cJSON_Delete(o);
-		if (pr->found && get(pr, "GET", "169.254.169.254",
-		                     "/latest/meta-data/instance-type", NULL, NULL, &b) == 0)
-			set(pr->out.instance_type, sizeof(pr->out.instance_type), b.p);
+	if (ask(pr, "169.254.169.254", "/openstack/latest/meta_data.json", NULL, RT_CLOUD_OVH,
+	        &b)) {
+		pr->found = 1;
+		ask(pr, "169.254.169.254", "/latest/meta-data/instance-type", NULL, RT_CLOUD_TYPE,
+		    &b);
 	}
 	rt_buf_free(&b);
 }

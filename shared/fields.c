@@ -29,6 +29,20 @@ static uint64_t delta_reset(uint64_t cur, uint64_t prev)
 	return cur >= prev ? cur - prev : cur;
 }
 
+/* A counter's change in units of `unit` bytes as a signed total, held at
+ * INT64_MAX: a damaged record can hold any value, and no sum of them may
+ * overflow. */
+static int64_t delta_i64(uint64_t cur, uint64_t prev, uint64_t unit)
+{
+	uint64_t d = delta_reset(cur, prev);
+	return d > (uint64_t)INT64_MAX / unit ? INT64_MAX : (int64_t)(d * unit);
+}
+
+static int64_t add_held(int64_t a, int64_t b) /* a, b >= 0 */
+{
+	return b > INT64_MAX - a ? INT64_MAX : a + b;
+}
+
 static int prev_slot_disk(const struct rt_derived *d, unsigned i)
 {
 	if (d->prev.rec->h->inv_gen == d->cur.rec->h->inv_gen && i < d->prev.rec->h->ndisk)
@@ -218,16 +232,12 @@ static void derive_devices(struct rt_derived *d)
 		int j = both_disk ? prev_slot_disk(d, i) : -1;
 		/* a device first seen in this interval has no rate yet */
 		d->disk_rd_delta[i] =
-		    j < 0
-		        ? 0
-		        : (int64_t)delta_reset(c->disk[i].rd_sectors, p->disk[j].rd_sectors) * 512;
+		    j < 0 ? 0 : delta_i64(c->disk[i].rd_sectors, p->disk[j].rd_sectors, 512);
 		d->disk_wr_delta[i] =
-		    j < 0
-		        ? 0
-		        : (int64_t)delta_reset(c->disk[i].wr_sectors, p->disk[j].wr_sectors) * 512;
+		    j < 0 ? 0 : delta_i64(c->disk[i].wr_sectors, p->disk[j].wr_sectors, 512);
 		if (!d->cur.inv->disk[i].stacked) {
-			d->disk_read += d->disk_rd_delta[i];
-			d->disk_write += d->disk_wr_delta[i];
+			d->disk_read = add_held(d->disk_read, d->disk_rd_delta[i]);
+			d->disk_write = add_held(d->disk_write, d->disk_wr_delta[i]);
 			if (j >= 0 && rt_record_has(c, RT_SEC_DISK, RT_NVALS_DISK - 1) &&
 			    rt_record_has(p, RT_SEC_DISK, RT_NVALS_DISK - 1)) {
 				rio += delta_reset(c->disk[i].rd_ios, p->disk[j].rd_ios);
@@ -254,12 +264,12 @@ static void derive_devices(struct rt_derived *d)
 	for (unsigned i = 0; i < c->h->nnic; i++) {
 		int j = both_net ? prev_slot_nic(d, i) : -1;
 		d->nic_rx_delta[i] =
-		    j < 0 ? 0 : (int64_t)delta_reset(c->nic[i].rx_bytes, p->nic[j].rx_bytes);
+		    j < 0 ? 0 : delta_i64(c->nic[i].rx_bytes, p->nic[j].rx_bytes, 1);
 		d->nic_tx_delta[i] =
-		    j < 0 ? 0 : (int64_t)delta_reset(c->nic[i].tx_bytes, p->nic[j].tx_bytes);
+		    j < 0 ? 0 : delta_i64(c->nic[i].tx_bytes, p->nic[j].tx_bytes, 1);
 		if (rt_net_counted(d->cur.inv, i)) {
-			d->net_rx += d->nic_rx_delta[i];
-			d->net_tx += d->nic_tx_delta[i];
+			d->net_rx = add_held(d->net_rx, d->nic_rx_delta[i]);
+			d->net_tx = add_held(d->net_tx, d->nic_tx_delta[i]);
 		}
 	}
 	for (unsigned i = 0; i < c->h->ngpu; i++) {
@@ -926,7 +936,7 @@ static void j_nics(struct rt_buf *b, const struct rt_derived *d, const struct rt
 		const struct rt_rec_nic *rn = &c->nic[i];
 		int j = ext ? prev_slot_nic(d, i) : -1;
 		const struct rt_rec_nic *pn = j >= 0 ? &p->nic[j] : NULL;
-#define NIC_DELTA(f) (pn ? (int64_t)delta_reset(rn->f, pn->f) : 0)
+#define NIC_DELTA(f) (pn ? delta_i64(rn->f, pn->f, 1) : 0)
 		int first = 1;
 		if (i)
 			rt_buf_putc(b, ',');

@@ -477,3 +477,13 @@ int rt_unpack(struct rt_pack_state *st, uint64_t seq, const void *in, size_t len
 	st->valid = 1;
 	return 0;
 }
+
+int rt_unpack_stored(struct rt_pack_state *st, uint64_t seq, const void *in, size_t len)
+{
+	if (rt_pack_is_packed(in, len))
+		return rt_unpack(st, seq, in, len);
+	st->valid = 0;
+	if (rt_record_claimed_layout(in, len) != 1)
+		return RT_E_CORRUPT;
+	return rt_record_upgrade(in, len, st->buf, rt_record_max_size(), &st->rec);
+}

@@ -732,19 +732,9 @@ static int visit(struct rt_store *s, struct scan_state *x, uint64_t seq, const M
 {
 	const void *out = NULL;
 	size_t len = 0;
-	if (rt_pack_is_packed(v->mv_data, v->mv_size)) {
-		if (rt_unpack(&x->st, seq, v->mv_data, v->mv_size) == 0) {
-			out = x->st.buf;
-			len = x->st.rec.h->size;
-		}
-	} else {
-		x->st.valid = 0;
-		if (rt_record_claimed_layout(v->mv_data, v->mv_size) == 1 &&
-		    rt_record_upgrade(v->mv_data, v->mv_size, x->st.buf, rt_record_max_size(),
-		                      &x->st.rec) == 0) {
-			out = x->st.buf;
-			len = x->st.rec.h->size;
-		}
+	if (rt_unpack_stored(&x->st, seq, v->mv_data, v->mv_size) == 0) {
+		out = x->st.buf;
+		len = x->st.rec.h->size;
 	}
 	if (quiet)
 		return 0;

@@ -203,7 +203,8 @@ int rt_parse_attr_u64(const char *buf, size_t len, uint64_t *v)
 	return attr_digits(skip_blanks(buf, end), end, v);
 }
 
-static ssize_t vattr(char *out, size_t cap, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static ssize_t vattr(char *out, size_t cap, const char *fmt,
+                                                           va_list ap)
 {
 	char rel[1024];
 	int n = vsnprintf(rel, sizeof(rel), fmt, ap);

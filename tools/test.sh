@@ -27,6 +27,6 @@ cmake --build build-asan -j"$(nproc)"
 (cd build-asan && ctest --output-on-failure -j2)
 echo "== fuzzing (libFuzzer, ${RT_FUZZ_SECONDS:-15} s per target)"
 CC=clang cmake -S . -B build-fuzz -DRT_FUZZ=ON -DBUILD_TESTING=OFF >/dev/null
-cmake --build build-fuzz -j"$(nproc)" --target fuzz_procfs fuzz_record fuzz_toml fuzz_inventory fuzz_ring fuzz_sentinel fuzz_keeper
+cmake --build build-fuzz -j"$(nproc)" --target fuzz
 sh tests/fuzz/run.sh build-fuzz "${RT_FUZZ_SECONDS:-15}"
 echo "== all tests passed"

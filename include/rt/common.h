@@ -41,7 +41,8 @@ const char *rt_strerror(int err);
 
 /* The one-line message format of both programs: "prog: message\n" on
  * stderr (for main() and the exporter's edge code, never library code). */
-void rt_vmessage(const char *prog, const char *fmt, va_list ap);
+void rt_vmessage(const char *prog, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 
 /* Copy at most cap-1 bytes of src[0..len) into dst and NUL-terminate. */
 void rt_strlcpy_n(char *dst, size_t cap, const char *src, size_t len);

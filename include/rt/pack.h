@@ -79,6 +79,15 @@ size_t rt_pack(struct rt_pack_state *st, uint64_t seq, const struct rt_record *r
  */
 int rt_unpack(struct rt_pack_state *st, uint64_t seq, const void *in, size_t len);
 
+/*
+ * What the store holds for sample seq, as a record of this rt's layout in
+ * st->rec: unpacked (the packed form) or upgraded (rt 0.1's raw layout 1).
+ * Returns 0, or an error; the store then hands the raw bytes on, and their
+ * decoding says what is wrong with them (a raw record of this layout
+ * decodes there too).
+ */
+int rt_unpack_stored(struct rt_pack_state *st, uint64_t seq, const void *in, size_t len);
+
 /* 1 when the bytes are a packed record that needs no predecessor. */
 int rt_pack_is_full(const void *in, size_t len);
 /* 1 when the bytes are a packed record (of any layout). */
