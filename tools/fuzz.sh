@@ -79,7 +79,7 @@ fuzz_one() {
 		crashes=$((crashes + 1))
 		name=$(basename "$crash")
 		cp "$w/log" "$w/crash-$crashes.log"
-		"build-fuzz/fuzz_$t" -minimize_crash=1 -max_total_time=60 -close_fd_mask=3 \
+		"build-fuzz/fuzz_$t" -minimize_crash=1 -max_total_time=60 -timeout=10 -close_fd_mask=3 \
 			-exact_artifact_path="$regress/$t/$name" "$crash" >"$w/minimize.log" 2>&1 || true
 		[ -s "$regress/$t/$name" ] || cp "$crash" "$regress/$t/$name"
 		echo "fuzz_$t: CRASH, minimized into tests/fuzz/regress/$t/$name (log: $w/crash-$crashes.log)"
