@@ -38,7 +38,7 @@ llvm_profdata=$(tool llvm-profdata)
 if [ $# -gt 0 ]; then
 	targets=$*
 else
-	targets=$(cd tests/fuzz && ls fuzz_*.c | sed 's/^fuzz_//; s/\.c$//')
+	targets=$(cd tests/fuzz && ls fuzz_*.c | sed 's/^fuzz_//; s/\.c$//' | tr '\n' ' ')
 fi
 echo "== building the fuzz targets (ASan+UBSan) and their coverage build"
 CC=clang cmake -S . -B build-fuzz -DRT_FUZZ=ON -DBUILD_TESTING=OFF >/dev/null
