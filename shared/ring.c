@@ -297,7 +297,7 @@ int rt_ring_read(const struct rt_ring *r, uint64_t seq, void *buf, size_t cap, s
 	uint64_t want = 2 * (seq / r->slot_count + 1);
 	uint64_t v1 = atomic_load_explicit(&((struct slot_hdr *)s)->version, memory_order_acquire);
 	if (v1 < want)
-		return (v1 + 1 == want) ? RT_E_AGAIN : RT_E_AGAIN;
+		return RT_E_AGAIN; /* not written yet, or being written */
 	if (v1 > want)
 		return RT_E_LAPPED;
 	uint32_t n = s->len;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "rt/ring.h"
@@ -24,7 +25,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		close(fd);
 		return 0;
 	}
-	close(fd);
+	/* every other input as if its writer were alive: the writer holds an
+	 * exclusive lock on the file for its whole life */
+	if (!size || !(data[size - 1] & 1) || flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd);
+		fd = -1;
+	}
 	struct rt_ring *r;
 	if (rt_ring_open(path, &r) == 0) {
 		static unsigned char buf[1 << 16] __attribute__((aligned(8)));
@@ -40,10 +46,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			rt_ring_read(r, s, buf, sizeof(buf), &len);
 		}
 		rt_ring_read(r, UINT64_MAX, buf, sizeof(buf), &(size_t){0});
+		/* a caller whose buffer is smaller than the record */
+		rt_ring_read(r, head ? head - 1 : 0, buf, 8, &(size_t){0});
 		rt_ring_wait(r, head, 0);
 		rt_ring_wait_end(r, 0);
 		(void)rt_ring_writer_alive(r);
-		rt_ring_close(r, 0);
+		rt_ring_close(r, 1);
 	}
+	if (fd >= 0)
+		close(fd);
 	return 0;
 }
