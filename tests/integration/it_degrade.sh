@@ -125,9 +125,14 @@ if mount -t tmpfs -o size=1m rt-test "$FULL" 2>/dev/null; then
 	rm -rf "$FULL/fill" "$FULL/s"
 	# fills during the run, then frees: counted, reported, storing resumes
 	# (a ring of 8 slots: groups of 4 samples are committed during the fill;
-	# no zeroed pages ahead, which would carry the store through a short fill)
+	# no zeroed pages ahead, which would carry the store through a short fill).
+	# The job frees the disk once the tracker has said it is full, and ends
+	# once it has said it stores again (each wait bounded at 20 s), so a slow
+	# machine cannot miss the window.
+	saw="n=0; until grep -q \"\$1\" $T/full_mid.err || [ \$n -ge 200 ]; do sleep 0.1; n=\$((n+1)); done"
 	run full_mid env RT_RING_SLOTS=8 RT_STORE_AHEAD_KB=0 "$RT" --store "$FULL/s" -i 0.05 -- sh -c \
-		"read x; echo got:\$x; sleep 0.5; dd if=/dev/zero of=$FULL/fill bs=4k 2>/dev/null; sleep 0.6; rm $FULL/fill; sleep 0.6; exit 7"
+		"saw() { $saw; }; read x; echo got:\$x; sleep 0.5; dd if=/dev/zero of=$FULL/fill bs=4k 2>/dev/null;
+		 saw 'cannot write samples'; sleep 0.2; rm $FULL/fill; saw 'storing samples again'; sleep 0.3; exit 7"
 	check full_mid "$T/full_mid.out" "$T/full_mid.err" $rc 20
 	grep -q "cannot write samples in the store $FULL/s (No space left on device)" "$T/full_mid.err" \
 		|| fail "full_mid: no disk-full line: $(grep -v '^{' "$T/full_mid.err")"
