@@ -119,13 +119,14 @@ done
 "$llvm_profdata" merge -sparse "$cov"/prof/*.profraw -o "$cov/prof/all.profdata"
 first=$(echo "$objs" | awk '{ print $2 }')
 rest=$(echo "$objs" | cut -d' ' -f4-)
-# TARGET FILE FUNCTIONS: the parsers TARGET feeds; "*" is the whole file,
+# TARGETS FILE FUNCTIONS: the parsers TARGETS (comma-separated: a row is
+# printed when one of them ran) feed; "*" is the whole file,
 # else a regex of the parsing functions (with their static helpers) of a
 # file that also does I/O. Coverage is of all the corpora together.
 parsers='
-procfs recorder/procfs.c *
-procfs recorder/gpu_amd.c ^rt_amd_parse_fdinfo$
-procfs shared/sysroot.c ^(rt_parse_attr_u64|rt_parse_attr_i64|attr_digits|skip_blanks)$
+procfs,proctree recorder/procfs.c *
+proctree recorder/gpu_amd.c ^rt_amd_parse_fdinfo$
+proctree shared/sysroot.c ^(rt_parse_attr_u64|rt_parse_attr_i64|attr_digits|skip_blanks)$
 record shared/record.c ^(rt_record_decode|rt_record_upgrade|rt_record_claimed_layout|layout)$
 pack shared/pack.c ^(rt_unpack_stored|rt_unpack|rt_pack_is_packed|rt_pack_is_full|sec_base|load|get_varint|read_shape|unzig|store)$
 toml shared/toml.c *
@@ -141,7 +142,12 @@ keeper exporter/cloud.c ^rt_cloud_parse$
 cloud exporter/cloud.c ^(rt_cloud_take|take_json|take_line|take_last_segment|json_str|yaml_val)$
 '
 echo "$parsers" | while read -r target file funcs; do
-	[ -n "$file" ] && echo " $targets " | grep -q " $target " || continue
+	[ -n "$file" ] || continue
+	ran=""
+	for t in $(echo "$target" | tr , ' '); do
+		echo " $targets " | grep -q " $t " && ran=1
+	done
+	[ -n "$ran" ] || continue
 	"$llvm_cov" report "$first" $rest -instr-profile="$cov/prof/all.profdata" \
 		-show-functions "$root/$file" 2>/dev/null |
 		awk -v target="$target" -v file="$file" -v funcs="$funcs" '

@@ -1,0 +1,36 @@
+/* libFuzzer target: the small files read per process, per cgroup and per
+ * device: /proc/PID/stat (a process names itself anything), io, status,
+ * smaps_rollup; the cgroup files; sysfs attributes (disks, NICs, GPUs);
+ * AMD fdinfo. libFuzzer hands each input in a heap block of exactly its
+ * size, so ASan sees any read past the end. */
+#include <stdint.h>
+
+#include "gpu_amd.h"
+#include "procfs.h"
+#include "rt/sysroot.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *b = (const char *)data;
+	uint64_t u;
+	int64_t i;
+	struct rt_pid_stat ps;
+	rt_parse_pid_stat(b, size, &ps);
+	rt_parse_field_u64(b, size, "read_bytes:", &u);
+	rt_parse_field_u64(b, size, "VmHWM:", &u);
+	rt_parse_field_u64(b, size, "Pss:", &u);
+	/* cgroup files: cpu.stat, cpuacct.usage, cpu.max, memory.max and
+	 * pids.max, memory.events, /proc/self/cgroup */
+	rt_parse_cg_usage_v2(b, size, &u);
+	rt_parse_cg_usage_v1(b, size, &u);
+	rt_parse_cg_max(b, size, &i, &u);
+	rt_parse_max_or_u64(b, size, &i);
+	rt_parse_field_u64(b, size, "oom_kill ", &u);
+	static struct rt_cgroup_paths cp;
+	rt_parse_proc_cgroup(b, size, &cp);
+	rt_parse_attr_u64(b, size, &u);
+	rt_parse_attr_i64(b, size, &i);
+	uint64_t client, vram, engine;
+	rt_amd_parse_fdinfo(b, size, &client, &vram, &engine);
+	return 0;
+}
