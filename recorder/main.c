@@ -728,12 +728,22 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	/* a final sample covers the partial last interval */
+	/* A final sample covers the partial last interval and is the one that
+	 * reads again what is otherwise read every 5 s (the cgroup's peak and
+	 * OOM kills, VmHWM): always taken, even when the job ended within a
+	 * millisecond of the last sample (an OOM-killed job then showed no
+	 * kill), but at least 1 ms after it so that its rates have an
+	 * interval. */
 	if (stopped || cmd_done) {
 		struct rt_time now;
 		rt_clock_now(&now);
-		if (now.mono_ns - s.last.mono_ns >= 1000000ull &&
-		    rt_sampler_take(&s, RT_REC_FINAL, warn, sizeof(warn)) == 0)
+		uint64_t since = now.mono_ns - s.last.mono_ns;
+		if (since < 1000000ull) {
+			struct timespec ts = {0, (long)(1000000ull - since)};
+			while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+				;
+		}
+		if (rt_sampler_take(&s, RT_REC_FINAL, warn, sizeof(warn)) == 0)
 			say_lines(warn);
 	}
 	int exit_code = 0;
