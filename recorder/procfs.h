@@ -112,7 +112,7 @@ int rt_parse_pid_stat(const char *buf, size_t len, struct rt_pid_stat *ps);
 int rt_parse_max_or_u64(const char *buf, size_t len, int64_t *out);
 
 /* /proc/<pid>/cgroup: the v2 path ("0::/x") and the v1 paths of the
- * memory, cpu and pids controllers ("" when absent). */
+ * memory, cpu, cpuacct and pids controllers ("" when absent). */
 struct rt_cgroup_paths {
 	char v2[512], memory[512], cpu[512], cpuacct[512], pids[512];
 };
