@@ -122,8 +122,12 @@ int rt_series_add(struct rt_series *s, const struct rt_derived *d)
 		double v;
 		row[c + 2] = rt_csv_column_value(d, csv_index(c), &v) ? v : NAN;
 	}
+	/* the tree's RSS peak: no lower than the tree's RSS in any sample, nor
+	 * than the largest VmHWM any member (or reaped descendant) reached */
 	if (d->has_proc && (double)d->proc_rss_mib > s->rss_max_mib)
 		s->rss_max_mib = (double)d->proc_rss_mib;
+	if (d->has_proc && d->has_proc_peak && (double)d->proc_peak_rss_mib > s->rss_max_mib)
+		s->rss_max_mib = (double)d->proc_peak_rss_mib;
 	return 0;
 }
 

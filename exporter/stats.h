@@ -35,7 +35,7 @@ struct rt_series {
 	double *col[RT_STATS_COLS]; /* NAN where the column is empty */
 	uint64_t wall0_ns;          /* wall clock of the base record */
 	uint64_t mono0_ns;
-	double rss_max_mib; /* largest process RSS (JSON only), -1: none */
+	double rss_max_mib; /* the tree's RSS peak: largest RSS sum or VmHWM, -1: none */
 	int oom;            /* an allocation failed; the series is incomplete */
 	void *block;        /* the arrays' one mapping */
 	size_t block_bytes;

@@ -232,11 +232,12 @@ int rt_parse_pid_stat(const char *b, size_t len, struct rt_pid_stat *ps)
 	for (int i = 0; i < 21; i++)
 		if (rt_scan_u64_signed(&p, end, &f[i]))
 			return -1;
-	/* f[0]=ppid(4) f[8]=majflt(12) f[9]=cmajflt f[10]=utime(14) f[11]=stime
+	/* f[0]=ppid(4) f[6]=minflt(10) f[8]=majflt(12) f[9]=cmajflt f[10]=utime(14) f[11]=stime
 	 * f[12]=cutime f[13]=cstime f[16]=num_threads(20) f[18]=starttime(22)
 	 * f[20]=rss(24) */
 	ps->ppid = (int32_t)f[0];
 	ps->mf = f[8] + f[9];
+	ps->flt = f[6] + f[8];
 	ps->ut = f[10] + f[12];
 	ps->st = f[11] + f[13];
 	ps->threads = (uint32_t)f[16];

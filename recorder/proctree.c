@@ -5,11 +5,27 @@
  * process's identity (starttime), its parent at the last sighting and its
  * last totals, which is all a departure needs.
  *
- * Cost. A process seen for the first time is read by path (stat, io and
- * its children) and counts its RSS as its PSS (an upper bound: PSS walks
- * its page tables, the dearest read); from its second sample on it is read
- * through descriptors kept from then on, so a process that lives one
- * sample never holds any. When the host's fork counter (/proc/stat "processes",
+ * Memory. The tree's PSS is the sum of its members' smaps_rollup "Pss:",
+ * read in the same sample for every member, newcomers included: a forked
+ * child's RSS is all of its parent's shared pages, so anything cheaper
+ * (RSS for a newcomer) counts a copy-on-write pool's memory once per
+ * worker. A member's PSS moves when its own pages do (its RSS or its
+ * page-fault count moved: a copy-on-write break is a fault that leaves the
+ * RSS alone) and when a process it shares pages with maps or unmaps them
+ * (a member born, gone, faulting or freeing; a process outside the tree).
+ * So every member's smaps_rollup is read again whenever anything in the
+ * tree moved (a newcomer, a departure, any member's RSS or faults) and at
+ * every status cadence (what outside processes did); a tree where nothing
+ * moved carries its sum. Reading smaps_rollup walks the page tables, the
+ * dearest read of all (rt-bench tree measures it beside a bare pread).
+ * A member that runs in its parent's address space (a vfork child before
+ * its exec: posix_spawn, a shell's fast path) has the same smaps_rollup
+ * as its parent: kcmp tells, and it counts once, in the parent.
+ *
+ * Cost. A process seen for the first time is read by path (stat, io,
+ * smaps_rollup, status, its fds and children); from its second sample on
+ * it is read through descriptors kept from then on, so a process that
+ * lives one sample never holds any. When the host's fork counter (/proc/stat "processes",
  * read just before by the CPU source) has not moved since the last full
  * walk, no process anywhere was born: the members are the last walk's,
  * and a quick walk reads each one's stat alone. A member found dead (or
@@ -43,7 +59,10 @@ struct pt_proc {
 	uint8_t born_late;            /* first seen after the first walk: count from zero */
 	uint64_t rd, wr;              /* read_bytes, write_bytes */
 	uint64_t seen;                /* generation of the last sighting */
-	uint64_t pss_kb, pss_for_rss; /* last PSS and the RSS it was read at */
+	uint64_t pss_kb, rss_kb;      /* at the last smaps_rollup read */
+	uint64_t rss_pages, flt;      /* at the last sighting: a move re-reads PSS */
+	uint64_t first_gen;           /* generation of the first sighting */
+	uint8_t parents_vm;           /* runs in its parent's address space (vfork) */
 	uint64_t io_for;              /* ut+st when io was last read */
 	int fd_stat, fd_io, fd_smaps, fd_children; /* kept open, -1: none */
 	uint32_t threads;
@@ -63,6 +82,9 @@ struct rt_proctree {
 	/* status and fd values: read when asked (rt_proctree_cadence) */
 	int want_status, want_fds, have_status, have_fds;
 	uint64_t vcs, ivcs, peak_hwm_kb;
+	/* this sample: a newcomer or a member whose pages moved; a departure */
+	int moved, departed;
+	uint64_t pss_reads; /* smaps_rollup reads so far (rt-bench) */
 	uint32_t hz;
 	uint64_t page_kb;
 	/* the host's fork counter now, and at the last full walk */
@@ -228,6 +250,10 @@ void rt_proctree_reaped(struct rt_proctree *t, pid_t pid, const struct rusage *r
 	t->reaped_rd += (uint64_t)ru->ru_inblock * 512u;
 	t->reaped_mf += (uint64_t)ru->ru_majflt;
 	t->reaped_wr += (uint64_t)ru->ru_oublock * 512u;
+	/* the largest RSS of it and of every descendant it reaped: a member
+	 * that peaked between two reads of its status still counts */
+	if (ru->ru_maxrss > 0 && (uint64_t)ru->ru_maxrss > t->peak_hwm_kb)
+		t->peak_hwm_kb = (uint64_t)ru->ru_maxrss;
 	/* its entry must not also count as departed */
 	struct pt_proc *e = find(t, pid);
 	if (e)
@@ -471,15 +497,23 @@ static void account(struct rt_proctree *t, struct pt_proc *e, const struct rt_pi
 	e->mf = ps->mf;
 	e->seen = t->gen;
 	e->threads = ps->threads;
-	if (first) { /* until its second sample: RSS for PSS */
-		e->pss_kb = ps->rss_pages * t->page_kb;
-		e->pss_for_rss = UINT64_MAX;
+	if (first) {
 		e->born_late = t->gen > 1;
+		e->first_gen = t->gen;
 	}
-	if (t->want_status)
+	if (first || ps->rss_pages != e->rss_pages || ps->flt != e->flt)
+		t->moved = 1;
+	e->rss_pages = ps->rss_pages;
+	e->flt = ps->flt;
+	/* a newcomer's status and fds at once: a member that lives less than
+	 * the cadence (or a job shorter than it) is still seen */
+	if (t->want_status || first)
 		read_status(t, e);
-	if (t->want_fds)
+	if (t->want_fds || first)
 		count_fds(t, e);
+	/* VmHWM >= RSS: what a member holds now is a floor of the peak */
+	if (ps->rss_pages * t->page_kb > t->peak_hwm_kb)
+		t->peak_hwm_kb = ps->rss_pages * t->page_kb;
 	/* I/O needs CPU: re-read it when the process ran (what it did
 	 * meanwhile is cumulative, so nothing is lost, only seen later) */
 	if (first || e->ut + e->st != e->io_for) {
@@ -493,15 +527,6 @@ static void account(struct rt_proctree *t, struct pt_proc *e, const struct rt_pi
 		}
 		e->io_for = e->ut + e->st;
 	}
-	/* PSS walks the page tables: only when the resident size moved */
-	if (!first && ps->rss_pages != e->pss_for_rss) {
-		ssize_t len = read_kept(t, &e->fd_smaps, e->pid, "smaps_rollup");
-		uint64_t pss = 0;
-		if (len <= 0 || rt_parse_field_u64(t->buf, (size_t)len, "Pss:", &pss) != 0)
-			pss = ps->rss_pages * t->page_kb; /* not readable: RSS */
-		e->pss_kb = pss;
-		e->pss_for_rss = ps->rss_pages;
-	}
 	w->ut += e->ut;
 	w->st += e->st;
 	w->mf += e->mf;
@@ -509,8 +534,6 @@ static void account(struct rt_proctree *t, struct pt_proc *e, const struct rt_pi
 	w->fds += e->nfds;
 	w->rd += e->rd;
 	w->wr += e->wr;
-	w->rss_kb += ps->rss_pages * t->page_kb;
-	w->pss_kb += e->pss_kb;
 	w->members++;
 }
 
@@ -571,6 +594,7 @@ static void full_walk(struct rt_proctree *t, struct walk_sum *w)
 		if (e && e->start != ps.start) {
 			/* pid reused: the old process departed */
 			e->gone = 1;
+			t->departed = 1;
 			if (!absorbed(t, e)) {
 				t->dep_ut += e->ut;
 				t->dep_st += e->st;
@@ -597,10 +621,48 @@ static void full_walk(struct rt_proctree *t, struct walk_sum *w)
 	t->walked_known = t->forks_known;
 }
 
+/* Whether member e shares its parent member's address space (KCMP_VM). */
+static int parents_vm(struct rt_proctree *t, const struct pt_proc *e)
+{
+#ifdef SYS_kcmp
+	const struct pt_proc *p = find(t, e->ppid);
+	if (!p || p->seen != t->gen || p->gone)
+		return 0; /* the tracker's own children are never counted twice */
+	return syscall(SYS_kcmp, (pid_t)e->pid, (pid_t)e->ppid, 1 /* KCMP_VM */, 0ul, 0ul) == 0;
+#else
+	(void)t;
+	(void)e;
+	return 0;
+#endif
+}
+
+/* Every live member's PSS from its smaps_rollup (by path in its first
+ * sample, then through a kept descriptor); not readable (another user's
+ * process): its RSS. */
+static void read_pss(struct rt_proctree *t, struct pt_proc *e)
+{
+	if ((e->parents_vm = (uint8_t)parents_vm(t, e))) {
+		e->pss_kb = e->rss_kb = 0;
+		return;
+	}
+	int *fd = e->first_gen == t->gen ? NULL : &e->fd_smaps;
+	ssize_t len = read_kept(t, fd, e->pid, "smaps_rollup");
+	uint64_t pss = 0, rss = 0;
+	/* RSS of the same moment too: a vfork child that exec'd since its
+	 * stat was read no longer has its parent's RSS */
+	if (len <= 0 || rt_parse_field_u64(t->buf, (size_t)len, "Pss:", &pss) != 0 ||
+	    rt_parse_field_u64(t->buf, (size_t)len, "Rss:", &rss) != 0)
+		pss = rss = e->rss_pages * t->page_kb;
+	e->pss_kb = pss;
+	e->rss_kb = rss;
+	t->pss_reads++;
+}
+
 void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 {
 	struct walk_sum w = {0};
 	t->gen++;
+	t->moved = t->departed = 0;
 	int quick = t->gen > 1 && t->forks_known && t->walked_known &&
 	            t->forks == t->walked_forks && !t->scan_mode;
 	if (!quick || quick_walk(t, &w) != 0) {
@@ -616,6 +678,18 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 		if (!e->pid || e->seen == t->gen)
 			continue;
 		e->gone = 1;
+		t->departed = 1;
+	}
+	/* the pages shared within the tree changed hands: every PSS moved */
+	int fresh = t->moved || t->departed || t->want_status;
+	for (size_t i = 0; i < t->cap; i++) {
+		struct pt_proc *e = &t->tab[i];
+		if (!e->pid || e->seen != t->gen || e->gone)
+			continue;
+		if (fresh)
+			read_pss(t, e);
+		w.pss_kb += e->pss_kb;
+		w.rss_kb += e->rss_kb;
 	}
 	for (size_t i = 0; i < t->cap; i++) {
 		struct pt_proc *e = &t->tab[i];
@@ -648,6 +722,9 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 	out->rss_kb = w.rss_kb;
 	out->pss_kb = w.pss_kb;
 	out->threads = w.threads;
+	/* an empty tree's counts are known: zero (a job not started yet) */
+	if (w.members == 0)
+		t->have_status = t->have_fds = 1;
 	out->ext_valid =
 	    (t->have_status ? RT_PROC_X_STATUS : 0) | (t->have_fds ? RT_PROC_X_FDS : 0);
 	out->vol_ctxt = t->vcs;
@@ -655,6 +732,11 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 	out->peak_rss_kb = t->peak_hwm_kb;
 	out->open_fds = w.fds;
 	out->majflt = w.mf + t->dep_mf + t->reaped_mf;
+}
+
+uint64_t rt_proctree_pss_reads(const struct rt_proctree *t)
+{
+	return t ? t->pss_reads : 0;
 }
 
 int rt_proctree_has(struct rt_proctree *t, pid_t pid)

@@ -51,6 +51,9 @@ void rt_proctree_cadence(struct rt_proctree *t, int status, int fds);
 /* Walk the tree now and fill the process section of a record. */
 void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out);
 
+/* smaps_rollup reads so far (what rt-bench tells apart). */
+uint64_t rt_proctree_pss_reads(const struct rt_proctree *t);
+
 /* Live members at the last rt_proctree_sample(), at most cap. */
 size_t rt_proctree_members(struct rt_proctree *t, pid_t *out, size_t cap);
 

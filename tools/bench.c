@@ -339,9 +339,9 @@ static void host_forks(struct rt_proctree *t)
  * recorder's CPU source does. */
 /*
  * The floor of a tree walk for the members: a kept descriptor's pread of
- * each one's stat (*steady), and open + pread + close of its stat, io and
- * children file (*fresh): what any tracker must read to know a process's
- * CPU, I/O and children.
+ * each one's stat (*steady), and open + pread + close of its stat, io,
+ * smaps_rollup and children file (*fresh): what any tracker must read to
+ * know a process's CPU, I/O, exact memory and children.
  */
 static void tree_floor(const pid_t *pids, size_t n, int reps, double *steady, double *fresh)
 {
@@ -362,15 +362,15 @@ static void tree_floor(const pid_t *pids, size_t n, int reps, double *steady, do
 		close(fds[i]);
 	free(fds);
 	t0 = cpu_now();
+	static const char *const files[] = {"stat", "io", "smaps_rollup"};
 	for (int r = 0; r < reps; r++)
 		for (size_t i = 0; i < n; i++)
-			for (int k = 0; k < 3; k++) {
-				if (k == 2)
+			for (int k = 0; k < 4; k++) {
+				if (k == 3)
 					snprintf(path, sizeof(path), "/proc/%d/task/%d/children",
 					         pids[i], pids[i]);
 				else
-					snprintf(path, sizeof(path), "/proc/%d/%s", pids[i],
-					         k ? "io" : "stat");
+					snprintf(path, sizeof(path), "/proc/%d/%s", pids[i], files[k]);
 				int fd = open(path, O_RDONLY | O_CLOEXEC);
 				if (fd >= 0 && pread(fd, buf, sizeof(buf), 0) >= 0)
 					close(fd);
@@ -428,6 +428,124 @@ static void bench_tree(int n, int reps, int exec_sleep, double *steady, double *
 	if (np)
 		tree_floor(pids, np, reps, floor_steady, floor_fresh);
 	free(pids);
+	rt_proctree_close(t);
+	kill_tree(root);
+}
+
+/*
+ * Forked children of a big parent: the parent touches mb MiB, then forks
+ * n - 1 children that share all of it copy-on-write (what a fork pool,
+ * a DataLoader or gunicorn does). Their smaps_rollup each walks every
+ * shared page, the dearest read a tree walk makes; rt reads it for every
+ * member in the sample where one appears, and again whenever something in
+ * the tree moved. CPU per member: the first sample (all new), a sample
+ * where nothing moved (PSS carried), a sample that re-reads every PSS
+ * (the 5 s cadence: status + smaps_rollup), each beside its floor: open +
+ * pread + close, or a kept descriptor's pread, of each one's smaps_rollup.
+ */
+static void bench_fork_tree(int n, int mb, int reps)
+{
+	int ready[2];
+	if (pipe(ready))
+		return;
+	pid_t root = fork();
+	if (root == 0) {
+		setpgid(0, 0);
+		size_t len = (size_t)mb << 20;
+		char *mem = malloc(len);
+		if (mem)
+			memset(mem, 1, len);
+		for (int i = 1; i < n; i++)
+			if (fork() == 0) {
+				pause();
+				_exit(0);
+			}
+		if (write(ready[1], "x", 1) < 0) {
+		}
+		pause();
+		_exit(0);
+	}
+	char c;
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1) {
+		close(ready[0]);
+		return;
+	}
+	close(ready[0]);
+	usleep(200000);
+	struct rt_proctree *t = NULL;
+	struct rt_rec_process r;
+	double first = 0, steady = 0, again = 0;
+	for (int i = 0; i < reps; i++) {
+		rt_proctree_open(&t, root);
+		host_forks(t);
+		double t0 = cpu_now();
+		rt_proctree_sample(t, &r);
+		first += cpu_now() - t0;
+		if (i < reps - 1)
+			rt_proctree_close(t);
+	}
+	uint64_t pss_kb = r.pss_kb, rss_kb = r.rss_kb;
+	host_forks(t);
+	rt_proctree_sample(t, &r);
+	uint64_t reads0 = rt_proctree_pss_reads(t);
+	for (int i = 0; i < reps; i++) {
+		host_forks(t);
+		double t0 = cpu_now();
+		rt_proctree_sample(t, &r);
+		steady += cpu_now() - t0;
+	}
+	uint64_t steady_reads = rt_proctree_pss_reads(t) - reads0;
+	rt_proctree_cadence(t, 1, 0);
+	for (int i = 0; i < reps; i++) {
+		host_forks(t);
+		double t0 = cpu_now();
+		rt_proctree_sample(t, &r);
+		again += cpu_now() - t0;
+	}
+	rt_proctree_cadence(t, 0, 0);
+	/* the floors: each member's smaps_rollup, opened fresh and kept */
+	pid_t pids[64];
+	size_t np = rt_proctree_members(t, pids, 64);
+	static char buf[65536];
+	char path[96];
+	double ffresh = 0, fkept = 0;
+	int fds[64];
+	double t0 = cpu_now();
+	for (int k = 0; k < reps; k++)
+		for (size_t i = 0; i < np; i++) {
+			snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", pids[i]);
+			int fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd >= 0 && pread(fd, buf, sizeof(buf), 0) >= 0)
+				close(fd);
+		}
+	ffresh = cpu_now() - t0;
+	for (size_t i = 0; i < np; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", pids[i]);
+		fds[i] = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	t0 = cpu_now();
+	for (int k = 0; k < reps; k++)
+		for (size_t i = 0; i < np; i++)
+			if (pread(fds[i], buf, sizeof(buf), 0) < 0)
+				break;
+	fkept = cpu_now() - t0;
+	for (size_t i = 0; i < np; i++)
+		close(fds[i]);
+	double per = 1e6 / reps / (np ? (double)np : 1.0);
+	printf("  %d members (a %d MiB parent and %d forked children), tree PSS %llu MiB, RSS "
+	       "%llu MiB:\n",
+	       (int)np, mb, n - 1, (unsigned long long)(pss_kb >> 10),
+	       (unsigned long long)(rss_kb >> 10));
+	printf("    first sample, every member new   %9.1f us per member (floor %9.1f: open, pread, "
+	       "close of smaps_rollup)\n",
+	       first * per, ffresh * per);
+	printf("    nothing moved: PSS carried       %9.1f us per member (%llu smaps_rollup reads in "
+	       "%d samples)\n",
+	       steady * per, (unsigned long long)steady_reads, reps);
+	printf("    every PSS re-read (5 s cadence)  %9.1f us per member (floor %9.1f: pread of a "
+	       "kept smaps_rollup)\n",
+	       again * per, fkept * per);
 	rt_proctree_close(t);
 	kill_tree(root);
 }
@@ -1105,7 +1223,7 @@ int main(int argc, char **argv)
 	}
 	if (want(argc, argv, "tree")) {
 		printf("Process tree, CPU per process, back to back (floor: pread of each stat; "
-		       "new: open,\npread, close of stat, io and children):\n");
+		       "new: open,\npread, close of stat, io, smaps_rollup and children):\n");
 		printf("  %-40s %-20s %-20s %s\n", "", "per sample (floor)", "new process (floor)",
 		       "+ status read");
 		int sizes[3] = {1, 100, 1000};
@@ -1120,6 +1238,10 @@ int main(int argc, char **argv)
 				printf("  %-40s %6.2f us (%5.2f)    %6.2f us (%5.2f)    %6.2f us\n",
 				       what, per, fper, fr, ffr, tree_slow);
 			}
+		printf("Forked children sharing a big parent's pages (exact PSS: every member's\n"
+		       "smaps_rollup in the sample where one appears or anything moved):\n");
+		bench_fork_tree(1, 600, quick ? 3 : 10);
+		bench_fork_tree(4, 600, quick ? 3 : 10);
 		printf("\n");
 	}
 	if (want(argc, argv, "wrapper"))

@@ -101,3 +101,22 @@ assert lines == ["INT"], "the command saw SIGINT %d times" % len(lines)
 assert code == 7, "exit code %d" % code
 PY
 ok "Ctrl-C on a terminal: delivered once"
+
+# A job shorter than every cadence (status and fds every 5 s) still has
+# every process value in every line: what is read on a cadence is read for
+# each process the sample it first appears, and at the last sample
+"$RT" -i 0.5 -o "$T/short.jsonl" -- sh -c 'sleep 2' || fail "short job"
+python3 - "$T/short.jsonl" <<'PY' || fail "a short job's lines lack a value"
+import json, sys
+rows = [json.loads(l)["cpu"] for l in open(sys.argv[1])]
+assert len(rows) >= 4, len(rows)
+keys = ("process_threads", "process_open_fds", "process_major_faults",
+        "process_voluntary_ctx_switches", "process_involuntary_ctx_switches",
+        "process_peak_rss_mib")
+for i, r in enumerate(rows):
+    missing = [k for k in keys if not isinstance(r.get(k), (int, float))]
+    assert not missing, "line %d: %s null" % (i + 1, missing)
+assert max(r["process_open_fds"] for r in rows) >= 3, "stdin, stdout, stderr at least"
+assert max(r["process_peak_rss_mib"] for r in rows) >= 1
+PY
+ok "a 2-second job: threads, fds, faults, context switches and peak RSS in every line"

@@ -14,6 +14,8 @@
 
 static char root[256];
 static long hz;
+/* what proc() writes into the next stat files: resident pages, minor faults */
+static unsigned long fx_rss = 25, fx_minflt;
 
 static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void sh(const char *fmt, ...)
@@ -35,8 +37,8 @@ static void proc(int pid, int ppid, unsigned long start, unsigned long ut, unsig
 	sh("mkdir -p '%s'", dir);
 	snprintf(path, sizeof(path), "%s/proc/%d/stat", root, pid);
 	FILE *f = fopen(path, "w");
-	fprintf(f, "%d (odd) name) %s %d 1 1 0 -1 0 0 0 0 0 %lu %lu %lu %lu 20 0 1 0 %lu 1000 25\n",
-	        pid, state, ppid, ut, st, cut, cst, start);
+	fprintf(f, "%d (odd) name) %s %d 1 1 0 -1 0 %lu 0 0 0 %lu %lu %lu %lu 20 0 1 0 %lu 1000 %lu\n",
+	        pid, state, ppid, fx_minflt, ut, st, cut, cst, start, fx_rss);
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/children", dir);
 	f = fopen(path, "w");
@@ -67,6 +69,8 @@ static void setup(void)
 	setenv("RT_PROC_ROOT", p, 1);
 	rt_sysroot_init();
 	hz = sysconf(_SC_CLK_TCK);
+	fx_rss = 25;
+	fx_minflt = 0;
 }
 
 static void teardown(void)
@@ -342,5 +346,112 @@ Test(proctree, context_switches_peak_rss_and_open_fds)
 	status(100, 100, 3, 4000);
 	cpu(t, &r);
 	cr_expect_eq(r.vol_ctxt, 12);
+	rt_proctree_close(t);
+}
+
+/* /proc/<pid>/smaps_rollup with these Rss and Pss (kB) */
+static void smaps(int pid, unsigned long rss_kb, unsigned long pss_kb)
+{
+	char path[600];
+	snprintf(path, sizeof(path), "%s/proc/%d/smaps_rollup", root, pid);
+	FILE *f = fopen(path, "w");
+	cr_assert(f, "%s", path);
+	fprintf(f,
+	        "55d0-7ffe ---p 00000000 00:00 0 [rollup]\nRss: %lu kB\nPss: %lu kB\n"
+	        "Pss_Anon: %lu kB\nShared_Clean: 0 kB\n",
+	        rss_kb, pss_kb, pss_kb);
+	fclose(f);
+}
+
+Test(proctree, a_forked_child_counts_its_pss_in_the_sample_it_appears)
+{
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	long page_kb = sysconf(_SC_PAGESIZE) / 1024;
+	fx_rss = 614400 / (unsigned long)page_kb; /* 600 MiB resident */
+	proc(100, 1, 10, 5, 0, 0, 0, "", "S");
+	smaps(100, 614400, 614400);
+	cr_assert_eq(rt_proctree_open(&t, 100), 0);
+	cpu(t, &r);
+	cr_expect_eq(r.pss_kb, 614400);
+	/* three workers forked: every page shared four ways, RSS unchanged */
+	proc(100, 1, 10, 5, 0, 0, 0, "200 201 202 ", "S");
+	smaps(100, 614400, 153600);
+	for (int c = 200; c <= 202; c++) {
+		proc(c, 100, 20, 0, 0, 0, 0, "", "S");
+		smaps(c, 614400, 153600);
+	}
+	cpu(t, &r);
+	cr_expect_eq(r.nprocs, 4);
+	cr_expect_eq(r.pss_kb, 614400, "shared pages counted once, not once per worker");
+	cr_expect_eq(r.rss_kb, 4 * 614400, "RSS counts them in each");
+	/* worker 201 writes 3000 kB of its copy: faults, its RSS unchanged;
+	 * those pages were shared four ways, now its own and three ways */
+	fx_minflt = 1000;
+	proc(201, 100, 20, 0, 0, 0, 0, "", "S");
+	fx_minflt = 0;
+	smaps(201, 614400, 153600 - 750 + 3000);
+	smaps(100, 614400, 153600 - 750 + 1000);
+	smaps(200, 614400, 153600 - 750 + 1000);
+	smaps(202, 614400, 153600 - 750 + 1000);
+	cpu(t, &r);
+	cr_expect_eq(r.pss_kb, 614400 + 3000, "every member re-read after one member's fault");
+	/* two workers exit: the pages they shared go back to the others,
+	 * whose RSS and faults stand still */
+	proc(100, 1, 10, 5, 0, 0, 0, "201 ", "S");
+	gone(200);
+	gone(202);
+	smaps(100, 614400, 306450);
+	smaps(201, 614400, 310950);
+	cpu(t, &r);
+	cr_expect_eq(r.nprocs, 2);
+	cr_expect_eq(r.pss_kb, 617400, "re-read after a departure");
+	/* nothing moves: carried (what processes outside the tree do to
+	 * shared pages is the cadence's) */
+	smaps(100, 614400, 1);
+	cpu(t, &r);
+	cr_expect_eq(r.pss_kb, 617400);
+	rt_proctree_cadence(t, 1, 0);
+	cpu(t, &r);
+	cr_expect_eq(r.pss_kb, 1 + 310950, "the cadence re-reads every member");
+	rt_proctree_close(t);
+}
+
+Test(proctree, a_short_job_has_its_status_and_fds_from_its_first_sample)
+{
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	cr_assert_eq(rt_proctree_open(&t, 100), 0);
+	cpu(t, &r); /* no job yet: its counts are zero, and known */
+	cr_expect_eq(r.ext_valid, RT_PROC_X_STATUS | RT_PROC_X_FDS);
+	cr_expect_eq(r.nprocs, 0);
+	proc(100, 1, 10, 5, 0, 0, 0, "", "S");
+	status(100, 10, 2, 5000);
+	sh("mkdir -p '%s/proc/100/fd' && touch '%s/proc/100/fd/0' '%s/proc/100/fd/1'", root, root,
+	   root);
+	cpu(t, &r); /* off the 5 s cadence: read because it is new */
+	cr_expect_eq(r.ext_valid, RT_PROC_X_STATUS | RT_PROC_X_FDS);
+	cr_expect_eq(r.vol_ctxt, 10, "born while tracked: all of its switches");
+	cr_expect_eq(r.open_fds, 2);
+	cr_expect_eq(r.peak_rss_kb, 5000);
+	rt_proctree_close(t);
+}
+
+Test(proctree, the_peak_is_never_below_what_a_member_holds_or_a_reaped_one_reached)
+{
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	long page_kb = sysconf(_SC_PAGESIZE) / 1024;
+	fx_rss = 8000 / (unsigned long)page_kb;
+	proc(100, 1, 10, 5, 0, 0, 0, "", "S");
+	status(100, 1, 1, 3000); /* a status older than the RSS now */
+	cr_assert_eq(rt_proctree_open(&t, 100), 0);
+	cpu(t, &r);
+	cr_expect_eq(r.peak_rss_kb, 8000, "VmHWM >= the RSS seen");
+	struct rusage ru = {0};
+	ru.ru_maxrss = 50000; /* a descendant peaked between two reads */
+	rt_proctree_reaped(t, 300, &ru);
+	cpu(t, &r);
+	cr_expect_eq(r.peak_rss_kb, 50000);
 	rt_proctree_close(t);
 }
