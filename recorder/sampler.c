@@ -177,7 +177,7 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 		rt_nvml_tree(s->col.nvml, s->tree, rec.proc);
 		rt_amd_tree(&s->col.amd, s->tree, t.mono_ns, rec.proc);
 		rec.proc->pid = s->tracked_pid;
-		rec.h->flags |= RT_REC_HAS_PROCESS;
+		rec.h->flags |= RT_REC_HAS_PROCESS | RT_REC_EXACT_CPU_SECS;
 	}
 	rec.h->seq = s->seq;
 	rec.h->mono_ns = t.mono_ns;

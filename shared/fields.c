@@ -307,7 +307,14 @@ static void derive_proc(struct rt_derived *d)
 	 * rounding (a tick or two per process) would land in a few
 	 * milliseconds as a spike of "cores". The tree cannot have used more
 	 * CPU than the host did in that interval (+ 0.1 core for the host's
-	 * own tick sampling), so it is capped there. */
+	 * own tick sampling), so its cores are capped there; its seconds are
+	 * not: they are the exact remainder, so the run's CPU seconds add up
+	 * to the kernel's total for the tree. */
+	int exact = (c->h->flags & RT_REC_EXACT_CPU_SECS) != 0;
+	if (exact) {
+		d->proc_utime = (double)du / 1e6;
+		d->proc_stime = (double)ds / 1e6;
+	}
 	if ((c->h->flags & RT_REC_FINAL) && (c->h->flags & p->h->flags & RT_REC_HAS_CPU)) {
 		uint64_t busy = 0, all = 0;
 		for (int f = 0; f < RT_CPU_NFIELDS; f++) {
@@ -325,10 +332,12 @@ static void derive_proc(struct rt_derived *d)
 			du = keep_u;
 		}
 	}
+	if (!exact) {
+		d->proc_utime = (double)du / 1e6;
+		d->proc_stime = (double)ds / 1e6;
+	}
 	d->proc_pid = c->proc->pid;
 	d->proc_children = c->proc->nprocs ? (int64_t)c->proc->nprocs - 1 : 0;
-	d->proc_utime = (double)du / 1e6;
-	d->proc_stime = (double)ds / 1e6;
 	/* cores in the same tick domain as the system figure: tree ticks over
 	 * the ticks that elapsed per CPU (wall time when /proc/stat is missing) */
 	uint64_t tot = 0;
@@ -338,7 +347,7 @@ static void derive_proc(struct rt_derived *d)
 	if (tot && c->h->ncpu)
 		d->proc_cores = (double)(du + ds) / 1e6 / ((double)tot / c->h->ncpu / hz);
 	else
-		d->proc_cores = d->dt > 0 ? (d->proc_utime + d->proc_stime) / d->dt : 0.0;
+		d->proc_cores = d->dt > 0 ? (double)(du + ds) / 1e6 / d->dt : 0.0;
 	d->proc_pss_mib = (int64_t)(c->proc->pss_kb / 1024);
 	d->proc_rss_mib = (int64_t)(c->proc->rss_kb / 1024);
 	d->proc_read = prev_ok ? (int64_t)delta(c->proc->read_bytes, p->proc->read_bytes) : 0;

@@ -154,6 +154,10 @@ enum rt_rec_flags {
 	RT_REC_HAS_NETDEV = 1u << 7,    /* /proc/net/dev was read */
 	RT_REC_FINAL = 1u << 8,         /* last sample of the run */
 	RT_REC_HAS_LOAD = 1u << 9,      /* /proc/loadavg was read (layout 2) */
+	/* the final interval's process CPU seconds are the exact remainder
+	 * (only its cores are capped); records without it were made when the
+	 * seconds were capped too, and replay so */
+	RT_REC_EXACT_CPU_SECS = 1u << 10,
 };
 
 struct rt_rec_header {
