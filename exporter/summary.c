@@ -895,7 +895,8 @@ int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o)
 		rt_recommend(&a.st, &r);
 		cJSON_AddItemToObject(j, "run", rt_json_run(&a));
 		cJSON_AddItemToObject(j, "stats", rt_json_stats(&a.st));
-		add_num_or_null(j, "process_rss_peak_mib", a.st.rss_max_mib >= 0 ? a.st.rss_max_mib : NAN);
+		add_num_or_null(j, "process_rss_peak_mib",
+		                a.st.rss_max_mib >= 0 ? a.st.rss_max_mib : NAN);
 		add_allocation(j, &a.st);
 		cJSON_AddItemToObject(j, "findings", rt_json_findings(&a.st));
 		if (a.st.lines)

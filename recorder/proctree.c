@@ -51,19 +51,19 @@ struct pt_proc {
 	int32_t pid; /* 0: empty slot */
 	int32_t ppid;
 	uint64_t start;
-	uint64_t ut, st;              /* utime+cutime, stime+cstime (ticks) */
-	uint64_t mf;                  /* majflt+cmajflt */
-	uint64_t vcs, ivcs;           /* context switches at the last status read */
-	uint32_t nfds;                /* at the last count */
-	uint8_t have_status;          /* vcs/ivcs read at least once */
-	uint8_t born_late;            /* first seen after the first walk: count from zero */
-	uint64_t rd, wr;              /* read_bytes, write_bytes */
-	uint64_t seen;                /* generation of the last sighting */
-	uint64_t pss_kb, rss_kb;      /* at the last smaps_rollup read */
-	uint64_t rss_pages, flt;      /* at the last sighting: a move re-reads PSS */
-	uint64_t first_gen;           /* generation of the first sighting */
-	uint8_t parents_vm;           /* runs in its parent's address space (vfork) */
-	uint64_t io_for;              /* ut+st when io was last read */
+	uint64_t ut, st;         /* utime+cutime, stime+cstime (ticks) */
+	uint64_t mf;             /* majflt+cmajflt */
+	uint64_t vcs, ivcs;      /* context switches at the last status read */
+	uint32_t nfds;           /* at the last count */
+	uint8_t have_status;     /* vcs/ivcs read at least once */
+	uint8_t born_late;       /* first seen after the first walk: count from zero */
+	uint64_t rd, wr;         /* read_bytes, write_bytes */
+	uint64_t seen;           /* generation of the last sighting */
+	uint64_t pss_kb, rss_kb; /* at the last smaps_rollup read */
+	uint64_t rss_pages, flt; /* at the last sighting: a move re-reads PSS */
+	uint64_t first_gen;      /* generation of the first sighting */
+	uint8_t parents_vm;      /* runs in its parent's address space (vfork) */
+	uint64_t io_for;         /* ut+st when io was last read */
 	int fd_stat, fd_io, fd_smaps, fd_children; /* kept open, -1: none */
 	uint32_t threads;
 	uint8_t gone; /* departed, kept until the departure is settled */

@@ -370,7 +370,8 @@ static void tree_floor(const pid_t *pids, size_t n, int reps, double *steady, do
 					snprintf(path, sizeof(path), "/proc/%d/task/%d/children",
 					         pids[i], pids[i]);
 				else
-					snprintf(path, sizeof(path), "/proc/%d/%s", pids[i], files[k]);
+					snprintf(path, sizeof(path), "/proc/%d/%s", pids[i],
+					         files[k]);
 				int fd = open(path, O_RDONLY | O_CLOEXEC);
 				if (fd >= 0 && pread(fd, buf, sizeof(buf), 0) >= 0)
 					close(fd);
@@ -537,12 +538,14 @@ static void bench_fork_tree(int n, int mb, int reps)
 	       "%llu MiB:\n",
 	       (int)np, mb, n - 1, (unsigned long long)(pss_kb >> 10),
 	       (unsigned long long)(rss_kb >> 10));
-	printf("    first sample, every member new   %9.1f us per member (floor %9.1f: open, pread, "
-	       "close of smaps_rollup)\n",
-	       first * per, ffresh * per);
-	printf("    nothing moved: PSS carried       %9.1f us per member (%llu smaps_rollup reads in "
-	       "%d samples)\n",
-	       steady * per, (unsigned long long)steady_reads, reps);
+	printf(
+	    "    first sample, every member new   %9.1f us per member (floor %9.1f: open, pread, "
+	    "close of smaps_rollup)\n",
+	    first * per, ffresh * per);
+	printf(
+	    "    nothing moved: PSS carried       %9.1f us per member (%llu smaps_rollup reads in "
+	    "%d samples)\n",
+	    steady * per, (unsigned long long)steady_reads, reps);
 	printf("    every PSS re-read (5 s cadence)  %9.1f us per member (floor %9.1f: pread of a "
 	       "kept smaps_rollup)\n",
 	       again * per, fkept * per);

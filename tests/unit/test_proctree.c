@@ -37,7 +37,8 @@ static void proc(int pid, int ppid, unsigned long start, unsigned long ut, unsig
 	sh("mkdir -p '%s'", dir);
 	snprintf(path, sizeof(path), "%s/proc/%d/stat", root, pid);
 	FILE *f = fopen(path, "w");
-	fprintf(f, "%d (odd) name) %s %d 1 1 0 -1 0 %lu 0 0 0 %lu %lu %lu %lu 20 0 1 0 %lu 1000 %lu\n",
+	fprintf(f,
+	        "%d (odd) name) %s %d 1 1 0 -1 0 %lu 0 0 0 %lu %lu %lu %lu 20 0 1 0 %lu 1000 %lu\n",
 	        pid, state, ppid, fx_minflt, ut, st, cut, cst, start, fx_rss);
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/children", dir);
