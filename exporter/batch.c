@@ -45,8 +45,8 @@ int rt_gzip(const void *data, size_t len, struct rt_buf *out)
 	return rc == Z_STREAM_END ? 0 : -EIO;
 }
 
-int rt_batch_build(struct rt_store *s, const struct rt_runinfo *ri, uint64_t first, uint64_t last,
-                   struct rt_buf *out, uint64_t *lines)
+int rt_batch_build(struct rt_store *s, struct rt_ring *ring, const struct rt_runinfo *ri,
+                   uint64_t first, uint64_t last, struct rt_buf *out, uint64_t *lines)
 {
 	struct rt_sink k;
 	memset(&k, 0, sizeof(k));
@@ -56,7 +56,7 @@ int rt_batch_build(struct rt_store *s, const struct rt_runinfo *ri, uint64_t fir
 	int rc = rt_emitter_init(&e, s, ri, RT_FMT_CSV, &k);
 	if (rc)
 		return rc;
-	rc = rt_replay_range(&e, first, last);
+	rc = ring ? rt_emit_lines(&e, ring, first, last) : rt_replay_range(&e, first, last);
 	*lines = e.lines;
 	rt_emitter_free(&e);
 	if (!rc)

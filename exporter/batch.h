@@ -20,11 +20,14 @@ int rt_gzip(const void *data, size_t len, struct rt_buf *out);
 
 /*
  * CSV (header + one line per sample with seq in [first, last]; line k uses
- * sample k-1 as its base) of run from the store, gzip'ed into out.
- * *lines gets the number of data lines. Returns 0 or an error.
+ * sample k-1 as its base) of run, gzip'ed into out: each sample from the
+ * run's live ring while it still holds it (ring may be NULL), else from the
+ * store, which holds everything the ring no longer does. *lines gets the
+ * number of data lines. Returns 0 or an error.
  */
-int rt_batch_build(struct rt_store *s, const struct rt_runinfo *ri, uint64_t first, uint64_t last,
-                   struct rt_buf *out, uint64_t *lines);
+struct rt_ring;
+int rt_batch_build(struct rt_store *s, struct rt_ring *ring, const struct rt_runinfo *ri,
+                   uint64_t first, uint64_t last, struct rt_buf *out, uint64_t *lines);
 
 /* Object key of a batch: "<prefix>/<run>/<first:06>.csv.gz" (no leading
  * slash when prefix is empty). */

@@ -140,6 +140,12 @@ int rt_replay_range(struct rt_emitter *e, uint64_t first_line, uint64_t last_lin
 /* Follow run from line seq `start` (>= 1) until the run ends or its
  * recorder dies. */
 int rt_follow(struct rt_emitter *e, uint64_t start);
+/* The header, then lines first_line..last_line of a live run (line k
+ * against sample k-1), each sample from ring while it holds it, else from
+ * the store; samples in neither are skipped (the next line spans them). */
+struct rt_ring;
+int rt_emit_lines(struct rt_emitter *e, struct rt_ring *ring, uint64_t first_line,
+                  uint64_t last_line);
 /* Follow the recorder's stream on fd (stream.h) to its end. */
 int rt_follow_stream(struct rt_emitter *e, int fd);
 

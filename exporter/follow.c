@@ -88,6 +88,44 @@ static int drain_store(struct follower *f)
 	return 0;
 }
 
+/* Sample f->next from the ring (checked: a lapped or torn slot says so),
+ * else from the store. */
+static int from_ring_or_store(struct follower *f, struct rt_ring *ring)
+{
+	size_t len = 0;
+	if (ring && rt_ring_read(ring, f->next, f->cur.buf, rt_record_max_size(), &len) == 0 &&
+	    len > 0 && rt_recbuf_set(&f->cur, f->cur.buf, len) == 0 && f->cur.rec.h->seq == f->next)
+		return 0;
+	return from_store(f);
+}
+
+int rt_emit_lines(struct rt_emitter *e, struct rt_ring *ring, uint64_t first_line,
+                  uint64_t last_line)
+{
+	struct follower f = {.e = e, .start = first_line ? first_line : 1};
+	f.next = f.start - 1;
+	if (rt_recbuf_init(&f.prev) || rt_recbuf_init(&f.cur)) {
+		rt_recbuf_free(&f.prev);
+		rt_recbuf_free(&f.cur);
+		return -ENOMEM;
+	}
+	rt_emit_header(e);
+	int rc = 0;
+	while (!rc && f.next <= last_line) {
+		int r = from_ring_or_store(&f, ring);
+		if (r == RT_E_NOTFOUND || r == RT_E_CORRUPT)
+			f.next++; /* a hole: the next line spans it */
+		else if (r)
+			rc = r;
+		else
+			rc = take(&f, &f.cur);
+	}
+	rt_recbuf_free(&f.prev);
+	rt_recbuf_free(&f.cur);
+	int frc = rt_sink_flush(e->sink);
+	return rc ? rc : frc;
+}
+
 int rt_follow(struct rt_emitter *e, uint64_t start)
 {
 	struct follower f = {.e = e, .start = start ? start : 1};

@@ -1,13 +1,15 @@
 /*
  * upload.c - `rt-export upload RUN`: stream a run to S3 through Sentinel.
  *
- * Start the Sentinel run (once: its id is checkpointed), then repeatedly
- * gzip the samples not yet confirmed into one batch object keyed by its
- * first seq, PUT it with SigV4, and advance the checkpoint only after S3
- * confirmed. A crash before the checkpoint moved re-sends the batch under
+ * Start the Sentinel run (once: its id is checkpointed), then every
+ * TRACKER_UPLOAD_INTERVAL from the run's start gzip the samples not yet
+ * confirmed into one batch object keyed by its first seq, PUT it with
+ * SigV4, and advance the checkpoint only after S3 confirmed. A live run's
+ * samples come from its ring (the store commits every 30 s), the rest from
+ * the store. A crash before the checkpoint moved re-sends the batch under
  * the same key, so the bucket holds every sample exactly once. When the run
  * has ended and everything is confirmed, call finish (the S3 URIs, or the
- * CSV inline when nothing was ever uploaded) and exit 0. Failures are
+ * CSV inline for a run shorter than one interval) and exit 0. Failures are
  * retried without limit with exponential backoff and jitter, one warning
  * per outage.
  */
@@ -235,27 +237,58 @@ static int still_recording(struct rt_store *s, struct rt_runinfo *ri)
 	return !strcmp(ri->status, "running");
 }
 
+/* The run's live ring, when its recorder still has one (else NULL). */
+static void open_ring(struct rt_store *s, const struct rt_runinfo *ri, struct rt_ring **ring)
+{
+	char path[4096];
+	if (!*ring && (rt_ring_path(path, sizeof(path), rt_store_ring_key(s), ri->id) != 0 ||
+	               rt_ring_open(path, ring) != 0 || rt_ring_run_id(*ring) != ri->id)) {
+		if (*ring)
+			rt_ring_close(*ring, 0);
+		*ring = NULL;
+	}
+}
+
+/*
+ * The newest sample there is: the ring's head while the recorder publishes
+ * (a live run's samples are there long before the store commits them),
+ * else what the store holds (a run that ended, a killed recorder's salvage).
+ * 0 when there is none yet.
+ */
+static int newest_sample(struct rt_store *s, const struct rt_runinfo *ri, struct rt_ring *ring,
+                         uint64_t *last)
+{
+	uint64_t first = 0, stored = 0;
+	int have = rt_store_seq_bounds(s, ri->id, &first, &stored) == 0;
+	uint64_t head = ring ? rt_ring_head(ring) : 0;
+	if (head > 0 && (!have || head - 1 > stored)) {
+		*last = head - 1;
+		return 1;
+	}
+	*last = stored;
+	return have;
+}
+
 /*
  * Sleep until the next batch is due (due_ns on the monotonic clock; 0: due
- * now, but the store has nothing new yet) or the run ends. With the run's
- * ring, the recorder wakes us when it finishes; without one, look again
- * every 200 ms. At most 5 s, then the caller looks at the run again.
+ * now, but there is nothing new yet) or the run ends. With the run's ring,
+ * the recorder wakes us when it publishes (when a batch is due) or
+ * finishes; without one, look again every 200 ms. At most 5 s, then the
+ * caller looks at the run again.
  */
 static void wait_for_batch(struct rt_store *s, const struct rt_runinfo *ri, struct rt_ring **ring,
                            uint64_t due_ns)
 {
 	uint64_t now = now_ns(1);
-	uint64_t ns = due_ns > now ? due_ns - now : 1000000000ull; /* store commits lag */
+	uint64_t ns = due_ns > now ? due_ns - now : 1000000000ull;
 	if (ns > 5000000000ull)
 		ns = 5000000000ull;
-	if (!*ring) {
-		char path[4096];
-		if (rt_ring_path(path, sizeof(path), rt_store_ring_key(s), ri->id) != 0 ||
-		    rt_ring_open(path, ring) != 0)
-			*ring = NULL;
-	}
+	open_ring(s, ri, ring);
 	if (*ring && rt_ring_state(*ring) == RT_RING_RUNNING) {
-		rt_ring_wait_end(*ring, ns);
+		if (due_ns)
+			rt_ring_wait_end(*ring, ns);
+		else /* due: the next sample is what we wait for */
+			rt_ring_wait(*ring, rt_ring_head(*ring), ns);
 		return;
 	}
 	if (ns > 200000000ull)
@@ -368,21 +401,27 @@ int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose)
 		rt_checkpoint_save(rt_store_dir(s), ri.id, &cp);
 		region = cp.region;
 	}
-	/* the first batch is due one interval after the run started, so a run
-	 * shorter than that finishes inline (no object at all) */
+	/* Batches are due every interval from the run's start, whatever the
+	 * store's commit cadence: a live run's samples come from its ring. A
+	 * run that ended before its first batch was due finishes inline (no
+	 * object at all); a longer one never does, even when its uploader
+	 * starts only after it ended. */
+	uint64_t ival_ns = (uint64_t)(interval * 1e9);
 	uint64_t wall = now_ns(0), mono = now_ns(1);
 	uint64_t age = ri.start_ns && wall > ri.start_ns ? wall - ri.start_ns : 0;
-	uint64_t next_due = (mono > age ? mono - age : 0) + (uint64_t)(interval * 1e9);
+	uint64_t next_due = (mono > age ? mono - age : 0) + ival_ns;
 	int put_any = 0;
 	struct rt_ring *ring = NULL;
 	struct rt_buf gz = {0}, key = {0}, uri = {0};
 	for (;;) {
+		open_ring(s, &ri, &ring);
 		int recording = still_recording(s, &ri);
-		uint64_t first = 0, last = 0;
-		int have = rt_store_seq_bounds(s, ri.id, &first, &last) == 0 && last >= cp.next_seq;
+		uint64_t last = 0;
+		int have = newest_sample(s, &ri, ring, &last) && last >= cp.next_seq;
 		int due = !recording || now_ns(1) >= next_due;
-		/* a run that never uploaded and has ended goes inline with finish */
-		if (have && due && (recording || cp.nuris || put_any)) {
+		uint64_t end = ri.end_ns ? ri.end_ns : now_ns(0);
+		int long_run = ri.start_ns && end >= ri.start_ns + ival_ns;
+		if (have && due && (recording || cp.nuris || put_any || long_run)) {
 			if (cp.creds.expires_ns &&
 			    now_ns(0) + 300ull * 1000000000ull >= cp.creds.expires_ns &&
 			    rt_sentinel_refresh(&api, &cp, &res) != 0) {
@@ -392,7 +431,7 @@ int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose)
 			uint64_t lines;
 			rt_buf_reset(&key);
 			rt_batch_key(&key, cp.prefix, cp.sentinel_run, cp.next_seq);
-			if ((rc = rt_batch_build(s, &ri, cp.next_seq, last, &gz, &lines))) {
+			if ((rc = rt_batch_build(s, ring, &ri, cp.next_seq, last, &gz, &lines))) {
 				rt_say("cannot build the batch of samples %llu-%llu: %s",
 				       (unsigned long long)cp.next_seq, (unsigned long long)last,
 				       rt_strerror(rc));
@@ -408,7 +447,11 @@ int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose)
 				cp.next_seq = last + 1;
 				rt_checkpoint_save(rt_store_dir(s), ri.id, &cp);
 				put_any = 1;
-				next_due = now_ns(1) + (uint64_t)(interval * 1e9);
+				/* on the run's grid while keeping up; after an outage,
+				 * one interval from now (the backlog went in this one) */
+				next_due += ival_ns;
+				if (next_due <= now_ns(1))
+					next_due = now_ns(1) + ival_ns;
 				continue;
 			}
 			if (res.status == 403 &&
@@ -421,7 +464,7 @@ int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose)
 			backoff(&r_s3, msg);
 			continue;
 		}
-		if (!recording && (!have || (!cp.nuris && !put_any))) {
+		if (!recording && (!have || (!cp.nuris && !put_any && !long_run))) {
 			if ((rc = finish_body(s, &ri, &cp, &gz))) {
 				rt_say("cannot build the finish request: %s", rt_strerror(rc));
 				ret = 1;

@@ -131,9 +131,9 @@ Test(batch, a_range_is_the_same_csv_as_a_replay_and_batches_tile_the_run)
 	struct rt_runinfo ri = {.id = run, .interval = 1};
 	struct rt_buf b1 = {0}, b2 = {0}, again = {0};
 	uint64_t l1, l2, l3;
-	cr_assert_eq(rt_batch_build(s, &ri, 1, 6, &b1, &l1), 0);
-	cr_assert_eq(rt_batch_build(s, &ri, 7, 10, &b2, &l2), 0);
-	cr_assert_eq(rt_batch_build(s, &ri, 1, 6, &again, &l3), 0);
+	cr_assert_eq(rt_batch_build(s, NULL, &ri, 1, 6, &b1, &l1), 0);
+	cr_assert_eq(rt_batch_build(s, NULL, &ri, 7, 10, &b2, &l2), 0);
+	cr_assert_eq(rt_batch_build(s, NULL, &ri, 1, 6, &again, &l3), 0);
 	cr_expect_eq(l1, 6);
 	cr_expect_eq(l2, 4);
 	cr_expect(b1.len == again.len && !memcmp(b1.p, again.p, b1.len), "same range, same bytes");
