@@ -299,9 +299,10 @@ static void wait_for_batch(struct rt_store *s, const struct rt_runinfo *ri, stru
 
 int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose)
 {
-	const char *token = getenv("SENTINEL_API_TOKEN");
-	if (!token || !*token) {
-		rt_say("SENTINEL_API_TOKEN is not set: streaming is off and nothing is uploaded");
+	const char *token = rt_sentinel_token();
+	if (!token) {
+		rt_say("SENTINEL_API_TOKEN (or SENTINEL_API_KEY) is not set: streaming is off and "
+		       "nothing is uploaded");
 		return 2;
 	}
 	char base[1024];

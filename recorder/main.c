@@ -285,12 +285,11 @@ static pid_t spawn_printer(const struct rt_config *cfg, struct rt_sampler *s,
 	return pid;
 }
 
-/* With SENTINEL_API_TOKEN set, stream the run to S3 through Sentinel. The
+/* With SENTINEL_API_TOKEN (or _KEY) set, stream the run to S3 through Sentinel. The
  * token stays in the environment, never in argv. */
 static pid_t spawn_uploader(const struct store_choice *sc, int verbose, int csv_extended)
 {
-	const char *tok = getenv("SENTINEL_API_TOKEN");
-	if (!tok || !*tok)
+	if (!rt_sentinel_token())
 		return -1; /* streaming off: no network connection at all */
 	if (!sc->store) {
 		say("warning: SENTINEL_API_TOKEN is set but this run has no store to upload from; "

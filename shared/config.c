@@ -483,3 +483,12 @@ const char *rt_config_usage(void)
 		    "Replay and follow recorded runs with rt-export (see rt-export --help).\n");
 	return text;
 }
+
+const char *rt_sentinel_token(void)
+{
+	const char *t = getenv("SENTINEL_API_TOKEN");
+	if (t && *t)
+		return t;
+	t = getenv("SENTINEL_API_KEY");
+	return t && *t ? t : NULL;
+}

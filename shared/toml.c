@@ -884,6 +884,9 @@ int rt_toml_parse(const char *buf, size_t len, rt_toml_cb cb, void *ctx, int *er
 	if (errcap)
 		err[0] = '\0';
 	*err_line = 0;
+	/* a UTF-8 byte order mark may open the file (toml-test's utf8-bom) */
+	if (len >= 3 && !memcmp(buf, "\xEF\xBB\xBF", 3))
+		p.p = buf + 3;
 	struct node root = {.kind = K_TABLE, .origin = O_HEADER};
 	p.root = p.cur = &root;
 	p.emit = 1;

@@ -101,4 +101,8 @@ int rt_config_parse_interval(const char *s, double *out);
 /* Usage text of the recorder. */
 const char *rt_config_usage(void);
 
+/* The Sentinel API token: SENTINEL_API_TOKEN, else SENTINEL_API_KEY (what
+ * the peers' READMEs tell users to set); NULL when neither is set. */
+const char *rt_sentinel_token(void);
+
 #endif

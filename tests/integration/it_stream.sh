@@ -60,8 +60,10 @@ PY
 }
 
 # 1. the issue's example: 2 s batches of a 7 s job at 1 Hz reach S3 during
-#    the run (the store commits every 30 s), and finish lists them
-TRACKER_UPLOAD_INTERVAL=2 "$RT" --quiet -i 1 -- sleep 7 || fail "tracker"
+#    the run (the store commits every 30 s), and finish lists them; the
+#    token under the name the peers' READMEs use
+env -u SENTINEL_API_TOKEN SENTINEL_API_KEY=test-token TRACKER_UPLOAD_INTERVAL=2 \
+	"$RT" --quiet -i 1 -- sleep 7 || fail "tracker"
 wait_for sh -c "grep -q '\"kind\": *\"finish\"' '$T/api.log'" || sleep 5
 check 1 3 || fail "7 s job, 2 s batches"
 ok "batches every 2 s during a 7 s run, not inline at the end"

@@ -126,3 +126,18 @@ Test(config, unparsable_or_missing_files_warn_and_keep_defaults)
 	cr_expect_eq(c.interval, 1.0);
 	unlink(toml_path);
 }
+
+Test(config, sentinel_token_or_key_the_token_winning)
+{
+	unsetenv("SENTINEL_API_TOKEN");
+	unsetenv("SENTINEL_API_KEY");
+	cr_expect_null(rt_sentinel_token());
+	setenv("SENTINEL_API_KEY", "k", 1);
+	cr_expect_str_eq(rt_sentinel_token(), "k");
+	setenv("SENTINEL_API_TOKEN", "", 1);
+	cr_expect_str_eq(rt_sentinel_token(), "k", "an empty token is not set");
+	setenv("SENTINEL_API_TOKEN", "t", 1);
+	cr_expect_str_eq(rt_sentinel_token(), "t");
+	unsetenv("SENTINEL_API_TOKEN");
+	unsetenv("SENTINEL_API_KEY");
+}

@@ -99,10 +99,14 @@ static const char *valid[] = {
     "tracker = { interval_secs = 2 }\njob.name = \"x\"\n",
     "",
     "\n\n# only a comment\n",
+    /* toml-test's utf8-bom cases: a byte order mark opens the file */
+    "\xEF\xBB\xBF# comment\nbom = \"yes\"\n",
+    "\xEF\xBB\xBFkey = 1\n",
 };
 
 static const char *invalid[] = {
     "key = # INVALID\n",
+    "key = 1\n\xEF\xBB\xBFother = 2\n", /* a BOM anywhere else is not TOML */
     "first = \"Tom\" last = \"Preston-Werner\" # INVALID\n",
     "= \"no key name\"  # INVALID\n",
     "\"\"\" = \"multi\"\n",
