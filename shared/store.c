@@ -525,13 +525,16 @@ static int do_commit(struct rt_store *s, MDB_txn *txn, void *vctx)
  * past the end of the file changes its size, and on ext4 and most
  * journaling filesystems the sync after it then writes the journal too
  * (about as much again as the data at 1 Hz); writing pages the file
- * already has does not. The pages are allocated with fallocate (ext4, xfs:
- * unwritten extents, nothing written: a fresh store's first sync wrote a
- * 256 KiB reserve of zeros, 1.7 KB per sample of a 150 s run at 1 Hz);
- * where the filesystem cannot, zeros are written once per chunk, a few
- * percent of the file.
+ * already has does not. Zeros are written once per chunk, a few percent of
+ * the file, so every page is allocated and written before LMDB uses it:
+ * fallocate's unwritten extents would be converted, and split, by nearly
+ * every commit (LMDB reuses free pages all over the file), which at a real
+ * 1 Hz journaled twice the blocks and wrote the bitmaps back every minute.
+ * The first chunk is small (a fresh store's first sync wrote 256 KiB of
+ * zeros, 1.7 KB per sample of a 150 s run at 1 Hz); later ones grow with
+ * the file.
  */
-#define AHEAD_MIN (256u << 10)
+#define AHEAD_MIN (64u << 10)
 #define AHEAD_MAX (16u << 20)
 static void zero_ahead(struct rt_store *s)
 {
@@ -556,11 +559,8 @@ static void zero_ahead(struct rt_store *s)
 	off_t end = (used + chunk) & ~(off_t)(st.ms_psize - 1);
 	if (end > (off_t)info.me_mapsize)
 		end = (off_t)info.me_mapsize; /* LMDB grows the map first */
-	off_t from = fs.st_size > used ? fs.st_size : used;
-	if (end > from && fallocate(fd, 0, from, end - from) == 0)
-		return;
 	static const char zeros[65536];
-	for (off_t at = from; at < end;) {
+	for (off_t at = fs.st_size > used ? fs.st_size : used; at < end;) {
 		size_t n = (size_t)(end - at) < sizeof(zeros) ? (size_t)(end - at) : sizeof(zeros);
 		ssize_t w = pwrite(fd, zeros, n, at);
 		if (w <= 0)

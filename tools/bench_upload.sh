@@ -33,7 +33,7 @@ for pid in $(pgrep -P $rec); do
 done
 wait $rec
 n=$((SECS - 2))
-echo "CPU per sample at 1 Hz over ${n} s (60 s batches, $(ls "$T/s3/rt-test/uploads"/*/ 2>/dev/null | grep -c csv.gz._S3rver_object) objects by the end):"
+echo "CPU per sample at 1 Hz over ${n} s (60 s batches, $(ls "$T/s3/rt-test/uploads"/*/ 2>/dev/null | grep -c 'csv.gz._S3rver_object$') objects by the end):"
 awk -v r=$r -v p=$p -v u=$u -v n=$n 'BEGIN {
 	printf "  recorder        %7.1f us\n  live printer    %7.1f us\n  family          %7.1f us\n  uploader        %7.1f us  (%.1f %% of the family)\n",
 	r/n/1e3, p/n/1e3, (r+p)/n/1e3, u/n/1e3, u*100/(r+p) }'
