@@ -62,6 +62,10 @@ int rt_run_recorder_alive(struct rt_store *s, uint64_t run);
 int rt_cmd_runs(struct rt_store *s);
 /* wall clock ns of sample seq of run (0 when it cannot be read) */
 uint64_t rt_run_sample_wall(struct rt_store *s, uint64_t run, uint64_t seq);
+/* A run's first and last seq: the store's, extended by the samples its live
+ * ring holds beyond them (the store commits every 30 s). RT_E_NOTFOUND
+ * when it has none. */
+int rt_run_bounds(struct rt_store *s, uint64_t run, uint64_t *first, uint64_t *last);
 int rt_cmd_show(struct rt_store *s, const char *spec);
 /* upload.c: `rt-export upload RUN` (exit status). */
 int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose);

@@ -400,6 +400,20 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 	} else if (replay) {
 		struct rt_replay_opts o = {from_ns, to_ns, a->every};
 		r = rt_replay(&e, &o);
+		if (r == RT_E_RANGE) { /* say when the run ran instead of nothing */
+			char s0[32], s1[32];
+			rt_fmt_iso8601(s0, sizeof(s0), ri.start_ns);
+			if (ri.end_ns)
+				rt_fmt_iso8601(s1, sizeof(s1), ri.end_ns);
+			rt_say("run %llu has no samples in that range: it ran from %s to %s",
+			       (unsigned long long)ri.id, s0,
+			       ri.end_ns ? s1 : "now (still running)");
+			rt_sink_flush(&k);
+			rt_emitter_free(&e);
+			rt_sink_close(&k);
+			rt_run_free(&ri);
+			return 1;
+		}
 	} else if (live) {
 		r = rt_follow(&e, 1);
 	} else {

@@ -7,10 +7,12 @@
  * pins pages the recorder needs.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "export.h"
 #include "rt/common.h"
+#include "rt/ring.h"
 
 struct replay_ctx {
 	struct rt_emitter *e;
@@ -64,9 +66,67 @@ static int replay_cb(void *vctx, uint64_t seq, const void *bytes, size_t len)
 	return 0;
 }
 
-/* Lines for seq start, start+every, ... <= end; bases from first on. */
+/*
+ * A live run's samples that only its ring holds yet: the store has them
+ * within 30 s (group commits), the ring at once. The run's ring (NULL when
+ * it has none: finished, or its recorder gone and salvaged) and the seqs
+ * [lo, head) it has beyond the store.
+ */
+struct live {
+	struct rt_ring *ring;
+	uint64_t lo, head;
+	void *buf; /* one record, 8-byte aligned */
+};
+
+static void live_open(struct rt_emitter *e, int have_store, uint64_t store_last, struct live *l)
+{
+	memset(l, 0, sizeof(*l));
+	char path[4096];
+	if (rt_ring_path(path, sizeof(path), rt_store_ring_key(e->store), e->run) ||
+	    rt_ring_open(path, &l->ring))
+		return;
+	l->head = rt_ring_head(l->ring);
+	l->lo = have_store ? store_last + 1 : 0;
+	if (rt_ring_run_id(l->ring) != e->run || l->head <= l->lo ||
+	    posix_memalign(&l->buf, 64, rt_record_max_size())) {
+		rt_ring_close(l->ring, 0);
+		free(l->buf);
+		memset(l, 0, sizeof(*l));
+	}
+}
+
+static void live_close(struct live *l)
+{
+	if (l->ring)
+		rt_ring_close(l->ring, 0);
+	free(l->buf);
+}
+
+/* Sample seq of the live tail into l->buf: from the ring, or from the store
+ * when the recorder has committed (and the ring overwritten) it since. */
+static int live_get(struct rt_emitter *e, struct live *l, uint64_t seq, size_t *len)
+{
+	if (rt_ring_read(l->ring, seq, l->buf, rt_record_max_size(), len) == 0 && *len > 0)
+		return 0;
+	return rt_store_get_sample(e->store, e->run, seq, l->buf, rt_record_max_size(), len);
+}
+
+/* The first seq of the live tail taken at or after wall_ns; l->head if none. */
+static uint64_t live_seq_at(struct rt_emitter *e, struct live *l, uint64_t wall_ns)
+{
+	for (uint64_t q = l->lo; q < l->head; q++) {
+		size_t len;
+		if (live_get(e, l, q, &len) == 0 && len >= sizeof(struct rt_rec_header) &&
+		    ((const struct rt_rec_header *)l->buf)->wall_ns >= wall_ns)
+			return q;
+	}
+	return l->head;
+}
+
+/* Lines for seq start, start+every, ... <= end; bases from first on: the
+ * store's samples, then the live tail's (taken at or before to_ns). */
 static int replay_lines(struct rt_emitter *e, uint64_t first, uint64_t start, uint64_t end,
-                        uint64_t every)
+                        uint64_t every, int have_store, struct live *l, uint64_t to_ns)
 {
 	if (start > end)
 		return 0;
@@ -77,7 +137,18 @@ static int replay_lines(struct rt_emitter *e, uint64_t first, uint64_t start, ui
 		rt_recbuf_free(&x.cur);
 		return -ENOMEM;
 	}
-	int rc = rt_store_scan(e->store, e->run, x.prev_seq, end, replay_cb, &x);
+	int rc = have_store ? rt_store_scan(e->store, e->run, x.prev_seq, end, replay_cb, &x) : 0;
+	for (uint64_t q = l->lo > x.prev_seq ? l->lo : x.prev_seq;
+	     rc >= 0 && !x.err && l->ring && q < l->head && q <= end; q++) {
+		size_t len;
+		if (live_get(e, l, q, &len))
+			continue; /* a hole: the next line spans it */
+		if (to_ns && len >= sizeof(struct rt_rec_header) &&
+		    ((const struct rt_rec_header *)l->buf)->wall_ns > to_ns)
+			break;
+		if (replay_cb(&x, q, l->buf, len))
+			break;
+	}
 	rt_recbuf_free(&x.prev);
 	rt_recbuf_free(&x.cur);
 	if (x.err)
@@ -87,45 +158,78 @@ static int replay_lines(struct rt_emitter *e, uint64_t first, uint64_t start, ui
 
 int rt_replay_range(struct rt_emitter *e, uint64_t first_line, uint64_t last_line)
 {
-	uint64_t first, last;
+	uint64_t first = 0, last = 0;
 	rt_emit_header(e);
 	int rc = rt_store_seq_bounds(e->store, e->run, &first, &last);
-	if (rc == RT_E_NOTFOUND)
-		return 0;
-	if (rc)
+	if (rc && rc != RT_E_NOTFOUND)
 		return rc;
+	int have = rc == 0;
+	struct live l;
+	live_open(e, have, last, &l);
+	if (l.ring && !have)
+		first = l.lo;
+	if (l.ring)
+		last = l.head - 1;
+	if (!have && !l.ring)
+		return 0;
 	if (first_line <= first)
 		first_line = first + 1;
-	return replay_lines(e, first, first_line, last_line < last ? last_line : last, 1);
+	rc =
+	    replay_lines(e, first, first_line, last_line < last ? last_line : last, 1, have, &l, 0);
+	live_close(&l);
+	return rc;
 }
 
 int rt_replay(struct rt_emitter *e, const struct rt_replay_opts *o)
 {
-	uint64_t first, last;
+	uint64_t first = 0, last = 0;
 	rt_emit_header(e);
 	int rc = rt_store_seq_bounds(e->store, e->run, &first, &last);
-	if (rc == RT_E_NOTFOUND)
-		return 0; /* a run with no samples prints nothing (but the header) */
-	if (rc)
+	if (rc && rc != RT_E_NOTFOUND)
 		return rc;
+	int have = rc == 0;
+	/* a live run: the samples its ring holds beyond the store too */
+	struct live l;
+	live_open(e, have, last, &l);
+	if (!have && !l.ring)
+		return 0; /* a run with no samples prints nothing (but the header) */
+	if (!have)
+		first = l.lo;
+	uint64_t stored_last = last;
+	if (l.ring)
+		last = l.head - 1;
 	uint64_t every = o->every ? o->every : 1;
 	uint64_t start = first + every; /* first line: its base is the first sample */
 	if (o->from_ns) {
-		uint64_t sq;
-		rc = rt_store_seq_at_time(e->store, e->run, o->from_ns, &sq);
-		if (rc == RT_E_NOTFOUND)
-			return 0;
-		if (rc)
+		uint64_t sq = 0;
+		rc = have ? rt_store_seq_at_time(e->store, e->run, o->from_ns, &sq) : RT_E_NOTFOUND;
+		if (rc == RT_E_NOTFOUND && l.ring) {
+			sq = live_seq_at(e, &l, o->from_ns);
+			rc = sq < l.head ? 0 : RT_E_NOTFOUND;
+		}
+		if (rc == RT_E_NOTFOUND) {
+			live_close(&l);
+			return RT_E_RANGE;
+		}
+		if (rc) {
+			live_close(&l);
 			return rc;
+		}
 		if (sq > start)
 			start = sq;
 	}
 	uint64_t end = last;
 	if (o->to_ns) {
 		uint64_t sq;
-		rc = rt_store_seq_at_time(e->store, e->run, o->to_ns + 1, &sq);
-		if (rc == 0)
+		if (have && rt_store_seq_at_time(e->store, e->run, o->to_ns + 1, &sq) == 0 &&
+		    sq <= stored_last)
 			end = sq ? sq - 1 : 0;
+		if (end < start) {
+			live_close(&l);
+			return RT_E_RANGE;
+		}
 	}
-	return replay_lines(e, first, start, end, every);
+	rc = replay_lines(e, first, start, end, every, have, &l, o->to_ns);
+	live_close(&l);
+	return rc;
 }

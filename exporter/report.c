@@ -656,7 +656,7 @@ int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o)
 	rt_buf_puts(&b, "</h1><p>");
 	rt_fmt_iso8601(t, sizeof(t), a.ri.start_ns);
 	html(&b, a.ri.status);
-	rt_buf_puts(&b, a.partial ? " (partial: the figures cover the samples stored)" : "");
+	rt_buf_puts(&b, a.partial ? " (partial: the figures cover the samples so far)" : "");
 	rt_buf_puts(&b, ", started ");
 	html(&b, t);
 	rt_buf_puts(&b, "</p></header>\n<main>\n");
@@ -677,6 +677,11 @@ int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o)
 	}
 	if (a.st.lines)
 		reco_section(&b, &r, &off);
+	else if (!strcmp(a.ri.status, "running"))
+		rt_buf_puts(&b,
+		            "<section class=wide><h2>No samples yet</h2><p class=note>The run "
+		            "is still running and has no full interval yet: nothing to chart or "
+		            "recommend so far.</p></section>\n");
 	else
 		rt_buf_puts(
 		    &b, "<section class=wide><h2>No samples</h2><p class=note>The run ended "

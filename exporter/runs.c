@@ -152,7 +152,22 @@ static void fmt_duration(char *buf, size_t cap, uint64_t ns)
 		snprintf(buf, cap, "%.1fs", (double)ns / 1e9);
 }
 
-/* Wall time of a stored sample, 0 if unreadable. */
+/* The run's live ring, or NULL (finished, or never had one). */
+static struct rt_ring *live_ring(struct rt_store *s, uint64_t run)
+{
+	char path[4096];
+	struct rt_ring *r = NULL;
+	if (rt_ring_path(path, sizeof(path), rt_store_ring_key(s), run) || rt_ring_open(path, &r))
+		return NULL;
+	if (rt_ring_run_id(r) != run) {
+		rt_ring_close(r, 0);
+		return NULL;
+	}
+	return r;
+}
+
+/* Wall time of a sample (stored, or still only in the live ring), 0 if
+ * unreadable. */
 uint64_t rt_run_sample_wall(struct rt_store *s, uint64_t run, uint64_t seq)
 {
 	struct rt_recbuf r;
@@ -160,11 +175,38 @@ uint64_t rt_run_sample_wall(struct rt_store *s, uint64_t run, uint64_t seq)
 	uint64_t wall = 0;
 	if (rt_recbuf_init(&r))
 		return 0;
-	if (rt_store_get_sample(s, run, seq, r.buf, rt_record_max_size(), &len) == 0 &&
-	    rt_recbuf_set(&r, r.buf, len) == 0)
+	int rc = rt_store_get_sample(s, run, seq, r.buf, rt_record_max_size(), &len);
+	if (rc) {
+		struct rt_ring *ring = live_ring(s, run);
+		if (ring) {
+			rc = rt_ring_read(ring, seq, r.buf, rt_record_max_size(), &len) == 0 && len
+			         ? 0
+			         : -1;
+			rt_ring_close(ring, 0);
+		}
+	}
+	if (rc == 0 && rt_recbuf_set(&r, r.buf, len) == 0 && r.rec.h->seq == seq)
 		wall = r.rec.h->wall_ns;
 	rt_recbuf_free(&r);
 	return wall;
+}
+
+int rt_run_bounds(struct rt_store *s, uint64_t run, uint64_t *first, uint64_t *last)
+{
+	int rc = rt_store_seq_bounds(s, run, first, last);
+	if (rc && rc != RT_E_NOTFOUND)
+		return rc;
+	struct rt_ring *ring = live_ring(s, run);
+	uint64_t head = ring ? rt_ring_head(ring) : 0;
+	if (ring)
+		rt_ring_close(ring, 0);
+	if (head && (rc || head - 1 > *last)) {
+		if (rc)
+			*first = 0; /* nothing stored yet: the ring holds it all */
+		*last = head - 1;
+		return 0;
+	}
+	return rc;
 }
 
 struct list_ctx {
@@ -183,7 +225,7 @@ static int list_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 		return 0;
 	}
 	uint64_t first = 0, last = 0, samples = 0, end = ri.end_ns;
-	if (rt_store_seq_bounds(c->s, run, &first, &last) == 0) {
+	if (rt_run_bounds(c->s, run, &first, &last) == 0) {
 		samples = last - first;
 		if (!end)
 			end = rt_run_sample_wall(c->s, run, last);

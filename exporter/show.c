@@ -34,7 +34,7 @@ int rt_cmd_show(struct rt_store *s, const char *spec)
 	cJSON_AddRawToObject(o, "start_ns", ri.start_ns ? ns : "null");
 	snprintf(ns, sizeof(ns), "%llu", (unsigned long long)ri.end_ns);
 	cJSON_AddRawToObject(o, "end_ns", ri.end_ns ? ns : "null");
-	if (rt_store_seq_bounds(s, ri.id, &first, &last) == 0) {
+	if (rt_run_bounds(s, ri.id, &first, &last) == 0) {
 		char t[32];
 		cJSON_AddNumberToObject(o, "samples", (double)(last - first));
 		rt_fmt_iso8601(t, sizeof(t), rt_run_sample_wall(s, ri.id, first));

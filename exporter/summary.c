@@ -469,7 +469,7 @@ void rt_print_summary(FILE *f, const struct rt_answer *a)
 	fprintf(f, ", started %s, %s, %llu samples every %g s\n", start, dur,
 	        (unsigned long long)st->lines, a->ri.interval);
 	if (a->partial)
-		fprintf(f, "  partial: the run %s; these figures cover the samples stored\n",
+		fprintf(f, "  partial: the run %s; these figures cover the samples so far\n",
 		        !strcmp(a->ri.status, "running")
 		            ? "is still being recorded"
 		            : "ended without its recorder finishing it");
@@ -933,8 +933,11 @@ int rt_cmd_recommend(struct rt_store *s, const struct rt_answer_opts *o)
 	if (!st.lines) {
 		char id[32];
 		snprintf(id, sizeof(id), "%llu", (unsigned long long)runs[n - 1].ri.id);
-		rt_say("%s %s has no samples (it ended before its first one): nothing to recommend",
-		       o->job ? "job" : "run", o->job ? o->job : id);
+		rt_say("%s %s has no samples (%s): nothing to recommend", o->job ? "job" : "run",
+		       o->job ? o->job : id,
+		       !o->job && !strcmp(runs[n - 1].ri.status, "running")
+		           ? "it is still running and has no full interval yet"
+		           : "it ended before its first one");
 		if (o->job)
 			free_runs(runs, n);
 		else

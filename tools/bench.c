@@ -697,7 +697,8 @@ static void bench_disk_real(const char *rec_bin, const char *tmp, size_t per, in
 		if (make_loop(tmp, names[made], mnt[made], sizeof(mnt[made]), dev[made]))
 			break;
 	if (made < N) {
-		printf("rt-bench --disk: cannot make the loop devices (losetup, mkfs.ext4, mount)\n");
+		printf(
+		    "rt-bench --disk: cannot make the loop devices (losetup, mkfs.ext4, mount)\n");
 		for (int i = 0; i < made; i++)
 			drop_loop(tmp, names[i]);
 		return;
@@ -711,7 +712,7 @@ static void bench_disk_real(const char *rec_bin, const char *tmp, size_t per, in
 	 * first: its creation is not what a run costs */
 	for (int i = QUIET; i <= PRINTER; i++) {
 		char *pre[] = {(char *)rec_bin, "--quiet", "-i", "0.01", "--count", "3",
-		               "--store", store[i], NULL};
+		               "--store",       store[i],  NULL};
 		double c, w;
 		run_cmd(pre, &c, &w);
 	}
@@ -728,10 +729,10 @@ static void bench_disk_real(const char *rec_bin, const char *tmp, size_t per, in
 		dup2(null, 1);
 		dup2(null, 2);
 		if (i != ANCHOR) {
-			char *q[] = {(char *)rec_bin, "--quiet", "-i", "1", "--count", count,
-			             "--store", store[i], NULL};
-			char *d[] = {(char *)rec_bin, "-i", "1", "--count", count, "--store", store[i],
-			             NULL};
+			char *q[] = {(char *)rec_bin, "--quiet", "-i",     "1", "--count",
+			             count,           "--store", store[i], NULL};
+			char *d[] = {(char *)rec_bin, "-i",      "1",      "--count",
+			             count,           "--store", store[i], NULL};
 			execv(rec_bin, i == PRINTER ? d : q);
 			_exit(127);
 		}

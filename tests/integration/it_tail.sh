@@ -37,3 +37,29 @@ ok "lapped tail caught up from the store without a gap"
 "$EXP" tail 2> "$T/err" && fail "tail with nothing running should fail"
 grep -q "no run is being recorded" "$T/err" || fail "message: $(cat "$T/err")"
 ok "tail without a live run"
+
+# A running job is visible to every verb that reads a run: its samples are
+# in the ring long before the store's group commit (every 30 s)
+"$RT" -i 0.2 --quiet -n live-job -- sleep 6 &
+live=$!; track $live
+sleep 3
+"$EXP" runs | awk '$NF == "live-job" && $6 == "running" && $5 >= 10 { ok = 1 } END { exit !ok }' ||
+	fail "runs: $("$EXP" runs)"
+[ "$("$EXP" replay latest -f csv | wc -l)" -ge 11 ] || fail "replay of a live run: $("$EXP" replay latest -f csv | wc -l) lines"
+"$EXP" show latest | grep -q '"samples":[[:space:]]*[1-9][0-9]' || fail "show: $("$EXP" show latest)"
+"$EXP" summary latest --json | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+assert j["run"]["status"] == "running", j["run"]
+assert j["run"]["samples"] >= 10, j["run"]
+assert j["recommendation"] is not None
+' || fail "summary of a live run: $("$EXP" summary latest | head -3)"
+"$EXP" summary latest | grep -q "still being recorded" || fail "summary does not say it is running"
+"$EXP" report latest -o "$T/live.html" 2>/dev/null || fail "report of a live run"
+grep -q "ended before" "$T/live.html" && fail "the report says a running run ended"
+wait_pid $live 20 || fail "live job"
+# a range that misses the run says when the run ran
+"$EXP" replay latest --from 2001-01-01T00:00:00Z --to 2001-01-02T00:00:00Z > "$T/out" 2> "$T/err" &&
+	fail "a range that misses the run exits 0"
+grep -q "no samples in that range: it ran from" "$T/err" || fail "range miss: $(cat "$T/err")"
+ok "a live run's samples in runs, show, replay, summary and report; a range that misses says when the run ran"
