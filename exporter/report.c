@@ -150,7 +150,7 @@ static const struct chart_def charts[] = {
       {"job write", "process_disk_write_bytes", 1},
       {"host read", "system_disk_read_bytes", 1},
       {"host write", "system_disk_write_bytes", 1}}},
-    {"space", "Disk space used", "GB", 0, {{"host", "system_disk_space_used_gb", 0}}},
+    {"space", "Disk space used", "GB", 0, {{"host", "system_disk_space_df_used_gb", 0}}},
     {"pressure",
      "Time stalled (pressure)",
      "%",
@@ -425,7 +425,9 @@ static void summary_table(struct rt_buf *b, const struct rt_answer *a)
 		stat_row(b, st, "VRAM MiB, job", "process_gpu_vram_mib", 0, NULL);
 		stat_row(b, st, "VRAM MiB, host", "system_gpu_vram_mib", 0, NULL);
 	}
-	stat_row(b, st, "disk space used GB", "system_disk_space_used_gb", 1, NULL);
+	char space[160];
+	rt_disk_space_note(st, space, sizeof(space));
+	stat_row(b, st, "disk space used GB", "system_disk_space_df_used_gb", 1, space);
 	static const struct {
 		const char *label, *a, *b, *an, *bn;
 	} io[] = {

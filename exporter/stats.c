@@ -30,6 +30,8 @@ const char *const rt_stats_xcols[RT_STATS_XCOLS] = {
     "system_disk_read_latency_ms",
     "system_disk_write_latency_ms",
     "system_gpus_throttled",
+    "system_disk_space_df_used_gb",
+    "system_disk_space_reserved_gb",
 };
 
 /* The CSV column (extended range included) behind kept column c. */
@@ -430,4 +432,18 @@ void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
 			why(r, "memory: stalled waiting for memory, so 50 % above its peak");
 		}
 	}
+}
+
+void rt_disk_space_note(const struct rt_runstats *st, char *buf, size_t cap)
+{
+	buf[0] = '\0';
+	const struct rt_colstat *t = xcol(st, "system_disk_space_total_gb");
+	const struct rt_colstat *r = xcol(st, "system_disk_space_reserved_gb");
+	if (!t)
+		return;
+	/* what df shows: the root reserve is neither used nor available */
+	if (r && r->max >= 1.0 && r->max >= t->max / 100)
+		snprintf(buf, cap, "of %.1f GB, %.1f GB more reserved for root", t->max, r->max);
+	else
+		snprintf(buf, cap, "of %.1f GB", t->max);
 }

@@ -18,7 +18,7 @@
 
 /* The columns kept: the 32 CSV columns, then these extended ones (what the
  * saturation findings need), stats index RT_CSV_COLUMNS + k. */
-#define RT_STATS_XCOLS 12
+#define RT_STATS_XCOLS 14
 #define RT_STATS_COLS (RT_CSV_COLUMNS + RT_STATS_XCOLS)
 extern const char *const rt_stats_xcols[RT_STATS_XCOLS];
 
@@ -122,5 +122,8 @@ struct rt_recommendation {
 void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r);
 /* 128, 256, 512, 1024, 2048, then whole GiB, in MiB. */
 long rt_round_memory(double mib);
+/* "of T GB" beside the disk space used (what df shows, blocks - free), and
+ * the root reserve when it is large (neither used nor available) */
+void rt_disk_space_note(const struct rt_runstats *st, char *buf, size_t cap);
 
 #endif

@@ -361,7 +361,8 @@ static void print_table(FILE *f, const struct rt_runstats *st, const cJSON *meta
 		of_total(extra, sizeof(extra), meta, "gpu_memory_mib");
 		row(f, "VRAM MiB, host", col(st, "system_gpu_vram_mib"), 0, extra);
 	}
-	row(f, "disk space used GB", col(st, "system_disk_space_used_gb"), 1, NULL);
+	rt_disk_space_note(st, extra, sizeof(extra));
+	row(f, "disk space used GB", col(st, "system_disk_space_df_used_gb"), 1, extra);
 	if (st->has_proc)
 		io_row(f, "disk I/O, job", st, "process_disk_read_bytes",
 		       "process_disk_write_bytes", "read", "written");

@@ -252,14 +252,18 @@ static void derive_devices(struct rt_derived *d)
 		d->disk_rlat_ms = (double)rms / (double)rio;
 	if ((d->has_disk_wlat = wio > 0))
 		d->disk_wlat_ms = (double)wms / (double)wio;
-	uint64_t total = 0, avail = 0;
+	uint64_t total = 0, avail = 0, free = 0;
 	for (unsigned i = 0; i < c->h->nmount; i++) {
 		total += c->mount[i].total_bytes;
 		avail += c->mount[i].avail_bytes;
+		free += c->mount[i].free_bytes > c->mount[i].avail_bytes ? c->mount[i].free_bytes
+		                                                          : c->mount[i].avail_bytes;
 	}
 	d->space_total_gb = (double)total / 1e9;
 	d->space_free_gb = (double)avail / 1e9;
 	d->space_used_gb = d->space_total_gb - d->space_free_gb;
+	d->space_df_used_gb = (double)(total > free ? total - free : 0) / 1e9;
+	d->space_reserved_gb = (double)(free - avail) / 1e9;
 	int both_net = (c->h->flags & p->h->flags & RT_REC_HAS_NETDEV) != 0;
 	for (unsigned i = 0; i < c->h->nnic; i++) {
 		int j = both_net ? prev_slot_nic(d, i) : -1;
@@ -558,6 +562,11 @@ static const struct field fields[] = {
      "system_cgroup_pids_current"},
     {"pids_max", NULL, S_CGROUP, K_I64, 0, D(cg_pids_max), D(has_cg_pids_max), NULL,
      "system_cgroup_pids_max"},
+    /* disk space as df shows it: blocks - free, and the root reserve apart */
+    {NULL, NULL, S_TOP, K_F64, 6, D(space_df_used_gb), ALWAYS, NULL,
+     "system_disk_space_df_used_gb"},
+    {NULL, NULL, S_TOP, K_F64, 6, D(space_reserved_gb), ALWAYS, NULL,
+     "system_disk_space_reserved_gb"},
     /* sections are objects at the top level */
     {"cpu", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL, NULL},
     {"memory", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL, NULL},

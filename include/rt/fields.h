@@ -53,6 +53,10 @@ struct rt_derived {
 
 	int64_t disk_read, disk_write; /* bytes this interval, stacked excluded */
 	double space_total_gb, space_used_gb, space_free_gb;
+	/* what df says is used (blocks - free) and the root-reserved space
+	 * (free - available); space_used_gb counts the reserve as used (the
+	 * reference's CSV definition) */
+	double space_df_used_gb, space_reserved_gb;
 	int64_t net_rx, net_tx; /* bytes this interval, see net_counted */
 
 	double gpu_usage, gpu_vram_mib;
@@ -107,7 +111,7 @@ void rt_format_json(struct rt_buf *out, const struct rt_derived *d, const struct
  * the name of column i, and its value in d (0: empty, as printed). */
 #define RT_CSV_COLUMNS 32
 /* with the extended ones (--csv-columns extended), which come after */
-#define RT_CSV_COLUMNS_X 69
+#define RT_CSV_COLUMNS_X 71
 const char *rt_csv_column_name(unsigned i);
 int rt_csv_column_value(const struct rt_derived *d, unsigned i, double *v);
 

@@ -1,0 +1,45 @@
+#!/bin/sh
+# Disk space as df shows it: the JSON's per-mount used_bytes is df's Used,
+# the summary's "disk space used" is the sum of df's Used over the mounts
+# rt tracks and names the root reserve apart when it is large, and the
+# 32-column CSV keeps the reference's definition (total - available: the
+# reserve counts as used). rt tracks the host's disks, not loop devices,
+# so this runs on the host's own filesystems (ext4 reserves 5 % for root
+# by default; this machine's / reserves far more).
+. "$(dirname "$0")/lib.sh"
+"$RT" -i 0.2 --count 5 -o "$T/run.jsonl" || fail "tracker"
+"$RT" -i 0.2 --count 5 -f csv -o "$T/run.csv" || fail "tracker (csv)"
+df -B1 --output=used,avail,size,target > "$T/df.txt"
+"$EXP" summary latest --json > "$T/sum.json" || fail "summary"
+"$EXP" summary latest > "$T/sum.txt" || fail "summary text"
+python3 - "$T" <<'PY' || fail "disk space differs from df"
+import json, sys
+t = sys.argv[1]
+df = {}
+for line in open(t + "/df.txt").read().splitlines()[1:]:
+    used, avail, size, target = line.split(None, 3)
+    df[target] = (int(used), int(avail), int(size))
+last = json.loads(open(t + "/run.jsonl").read().splitlines()[-1])
+mounts = [m for d in last["disk"] for m in d["mounts"]]
+assert mounts, "no mount tracked"
+for m in mounts:
+    u, a, sz = df[m["mount_point"]]
+    # files change between the tracker's last sample and df: 64 MB of slack
+    assert abs(m["used_bytes"] - u) <= 64 << 20, (m["mount_point"], m["used_bytes"], u)
+    print("%s: rt used %.3f GB, df %.3f GB (root reserve %.3f GB)"
+          % (m["mount_point"], m["used_bytes"] / 1e9, u / 1e9, (sz - u - a) / 1e9))
+tracked = [m["mount_point"] for m in mounts]
+want = sum(df[p][0] for p in tracked if p in df) / 1e9
+got = json.load(open(t + "/sum.json"))["stats"]["system_disk_space_used_gb"]["max"]
+# the CSV column (stats key) keeps the reference's definition: total - available
+ref = sum(df[p][2] - df[p][1] for p in tracked if p in df) / 1e9
+assert abs(got - ref) <= 0.1 + ref * 0.001, ("CSV definition", got, ref)
+text = open(t + "/sum.txt").read()
+row = [l for l in text.splitlines() if "disk space used GB" in l][0]
+shown = float(row.split()[6])  # max column
+assert abs(shown - want) <= 0.1 + want * 0.001, ("summary shows %.2f, df %.2f" % (shown, want))
+assert "reserved for root" in row or all(
+    (df[p][2] - df[p][0] - df[p][1]) < max(1e9, df[p][2] / 100) for p in tracked), row
+PY
+head -1 "$T/run.csv" | grep -q ',system_disk_space_used_gb,' || fail "CSV header"
+ok "disk space used is df's (blocks - free), the root reserve named apart; the CSV keeps total - available"
