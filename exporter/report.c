@@ -355,7 +355,11 @@ static void host_card(struct rt_buf *b, const struct rt_answer *a)
 		snprintf(t, sizeof(t), "none");
 	card_row(b, "GPUs", t);
 	card_num(b, "VRAM", g > 0 ? rt_meta_num(m, "host", "gpu_memory_mib") : NAN, 0, "MiB");
-	card_row(b, "allocation", rt_allocation_name(rt_stats_allocation(&a->st)));
+	char why[200], alloc[260];
+	const char *name = rt_allocation_name(rt_stats_allocation_why(&a->st, why, sizeof(why)));
+	if (name)
+		snprintf(alloc, sizeof(alloc), "%s: %s", name, why);
+	card_row(b, "allocation", name ? alloc : NULL);
 	rt_buf_puts(b, "</table></section>\n");
 }
 
@@ -459,8 +463,12 @@ static void reco_section(struct rt_buf *b, const struct rt_recommendation *r,
 {
 	char t[256];
 	rt_buf_puts(b, "<section class=wide><h2>Recommended for the next run</h2><p class=reco>");
-	snprintf(t, sizeof(t), "%ld vCPU%s, %ld MiB memory", r->cpu, r->cpu == 1 ? "" : "s",
-	         r->memory_mib);
+	if (r->cpu_p95 > r->cpu)
+		snprintf(t, sizeof(t), "%ld vCPU%s (%ld at the p95 of its use), %ld MiB memory",
+		         r->cpu, r->cpu == 1 ? "" : "s", r->cpu_p95, r->memory_mib);
+	else
+		snprintf(t, sizeof(t), "%ld vCPU%s, %ld MiB memory", r->cpu, r->cpu == 1 ? "" : "s",
+		         r->memory_mib);
 	html(b, t);
 	if (r->gpu)
 		snprintf(t, sizeof(t), ", %ld GPU%s with %ld MiB VRAM", r->gpu,

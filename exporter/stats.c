@@ -226,6 +226,7 @@ void rt_stats_compute(struct rt_series *s, struct rt_runstats *st)
 		if (!m)
 			continue;
 		cs->present = 1;
+		cs->n = m;
 		cs->sum = sum;
 		cs->max = max;
 		cs->mean = w > 0 ? wsum / w : sum / (double)m;
@@ -298,25 +299,43 @@ static double max_of(const struct rt_runstats *st, const char *col)
 	return c >= 0 && st->col[c].present ? st->col[c].max : 0.0;
 }
 
-enum rt_allocation rt_stats_allocation(const struct rt_runstats *st)
+enum rt_allocation rt_stats_allocation_why(const struct rt_runstats *st, char *why, size_t cap)
 {
 	static const struct {
-		const char *process, *system;
+		const char *process, *system, *what, *unit;
 		double factor, margin;
+		int prec;
 	} pairs[] = {
-	    {"process_cpu_usage", "system_cpu_usage", 1.25, 0.25},
-	    {"process_memory_mib", "system_memory_used_mib", 1.5, 512},
-	    {"process_gpu_usage", "system_gpu_usage", 1.25, 0.2},
-	    {"process_gpu_vram_mib", "system_gpu_vram_mib", 1.25, 512},
+	    {"process_cpu_usage", "system_cpu_usage", "CPU", "cores", 1.25, 0.25, 2},
+	    {"process_memory_mib", "system_memory_used_mib", "memory", "MiB", 1.5, 512, 0},
+	    {"process_gpu_usage", "system_gpu_usage", "GPU use", "GPUs", 1.25, 0.2, 2},
+	    {"process_gpu_vram_mib", "system_gpu_vram_mib", "VRAM", "MiB", 1.25, 512, 0},
 	};
+	if (why && cap)
+		why[0] = '\0';
 	if (!st->has_proc || !st->lines)
 		return RT_ALLOC_UNKNOWN;
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
 		double p = mean_of(st, pairs[i].process), s = mean_of(st, pairs[i].system);
-		if (s > p * pairs[i].factor || s > p + pairs[i].margin)
-			return RT_ALLOC_SHARED;
+		int over_factor = s > p * pairs[i].factor, over_margin = s > p + pairs[i].margin;
+		if (!over_factor && !over_margin)
+			continue;
+		if (why && cap) /* the reference's rule, said in one clause */
+			snprintf(why, cap,
+			         "the host's %s in use (mean %.*f %s) is above %s the job's (%.*f)",
+			         pairs[i].what, pairs[i].prec, s, pairs[i].unit,
+			         over_factor ? (i == 1 ? "1.5x" : "1.25x") : "a margin over",
+			         pairs[i].prec, p);
+		return RT_ALLOC_SHARED;
 	}
+	if (why && cap)
+		snprintf(why, cap, "the host used little beyond the job's CPU, memory and GPUs");
 	return RT_ALLOC_DEDICATED;
+}
+
+enum rt_allocation rt_stats_allocation(const struct rt_runstats *st)
+{
+	return rt_stats_allocation_why(st, NULL, 0);
 }
 
 const char *rt_allocation_name(enum rt_allocation a)
@@ -375,10 +394,12 @@ void rt_findings(const struct rt_runstats *st, struct rt_findings *f)
 	if ((c = xcol(st, "system_disk_read_latency_ms"))) {
 		f->disk_rlat = c->mean;
 		f->disk_rlat_p95 = c->p95;
+		f->disk_rlat_n = c->n;
 	}
 	if ((c = xcol(st, "system_disk_write_latency_ms"))) {
 		f->disk_wlat = c->mean;
 		f->disk_wlat_p95 = c->p95;
+		f->disk_wlat_n = c->n;
 	}
 	if ((c = xcol(st, "system_gpus_throttled")))
 		f->gpus_throttled = c->mean;
@@ -398,6 +419,10 @@ void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
 	/* Python's round() rounds halves to even; so does nearbyint */
 	double cpu = nearbyint(mean_of(st, sys ? "system_cpu_usage" : "process_cpu_usage"));
 	r->cpu = cpu < 1 ? 1 : (long)cpu;
+	/* the reference rounds the mean; beside it, what the busy moments ask */
+	const struct rt_colstat *cc = xcol(st, sys ? "system_cpu_usage" : "process_cpu_usage");
+	double p95 = cc ? ceil(cc->p95 - 0.05) : 1; /* 2.03 cores is 2 vCPUs' worth, not 3 */
+	r->cpu_p95 = p95 < 1 || isnan(p95) ? 1 : (long)p95;
 	r->memory_mib = rt_round_memory(
 	    max_of(st, sys ? "system_memory_used_mib" : "process_memory_mib") * 1.2);
 	double gpu_mean = mean_of(st, sys ? "system_gpu_usage" : "process_gpu_usage");

@@ -59,6 +59,7 @@ struct rt_colstat {
 	double mean, max, p95, sum;
 	double first, last;   /* values of the first and last lines that have it */
 	double first_nonzero; /* seconds into the run of the first line > 0, -1: none */
+	size_t n;             /* lines that have it */
 };
 
 struct rt_runstats {
@@ -97,7 +98,8 @@ struct rt_findings {
 	double cpu_limit;        /* cores, 0: none */
 	double psi_cpu, psi_mem, psi_io; /* mean % of the time stalled, -1: unknown */
 	double disk_rlat, disk_rlat_p95, disk_wlat, disk_wlat_p95; /* ms, -1: unknown */
-	double gpus_throttled; /* mean GPUs held back by power or heat, -1: unknown */
+	size_t disk_rlat_n, disk_wlat_n; /* intervals in which reads / writes completed */
+	double gpus_throttled;           /* mean GPUs held back by power or heat, -1: unknown */
 };
 void rt_findings(const struct rt_runstats *st, struct rt_findings *f);
 
@@ -105,12 +107,14 @@ void rt_findings(const struct rt_runstats *st, struct rt_findings *f);
 #define RT_THROTTLED_PCT 5.0
 #define RT_MEM_STALL_PCT 10.0
 #define RT_IO_STALL_PCT 20.0
-#define RT_DISK_SLOW_MS 50.0 /* p95 latency of reads or writes */
-#define RT_GPU_THROTTLED 0.1 /* mean GPUs held back */
+#define RT_DISK_SLOW_MS 50.0         /* p95 latency of reads or writes */
+#define RT_DISK_SLOW_MIN_INTERVALS 5 /* ... over at least this many intervals with I/O */
+#define RT_GPU_THROTTLED 0.1         /* mean GPUs held back */
 
 struct rt_recommendation {
 	int from_system; /* no process columns: from the whole system's use */
 	long cpu;        /* vCPUs */
+	long cpu_p95;    /* what the p95 of cores would ask for (rounded up, >= 1) */
 	long memory_mib;
 	long gpu;
 	long vram_mib;
@@ -122,6 +126,8 @@ struct rt_recommendation {
 void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r);
 /* 128, 256, 512, 1024, 2048, then whole GiB, in MiB. */
 long rt_round_memory(double mib);
+/* rt_stats_allocation, and why in one clause ("" when unknown) */
+enum rt_allocation rt_stats_allocation_why(const struct rt_runstats *st, char *why, size_t cap);
 /* "of T GB" beside the disk space used (what df shows, blocks - free), and
  * the root reserve when it is large (neither used nor available) */
 void rt_disk_space_note(const struct rt_runstats *st, char *buf, size_t cap);

@@ -374,8 +374,10 @@ static void print_table(FILE *f, const struct rt_runstats *st, const cJSON *meta
 
 static void print_reco_line(FILE *f, const struct rt_recommendation *r)
 {
-	fprintf(f, "  %-24s %ld vCPU%s, %ld MiB memory", "recommended", r->cpu,
-	        r->cpu == 1 ? "" : "s", r->memory_mib);
+	fprintf(f, "  %-24s %ld vCPU%s", "recommended", r->cpu, r->cpu == 1 ? "" : "s");
+	if (r->cpu_p95 > r->cpu)
+		fprintf(f, " (%ld at the p95 of its use)", r->cpu_p95);
+	fprintf(f, ", %ld MiB memory", r->memory_mib);
 	if (r->gpu)
 		fprintf(f, ", %ld GPU%s with %ld MiB VRAM", r->gpu, r->gpu == 1 ? "" : "s",
 		        r->vram_mib);
@@ -425,13 +427,20 @@ size_t rt_findings_text(const struct rt_runstats *st, uint64_t start_ns, char ou
 	if (x.psi_io >= RT_IO_STALL_PCT && n < max)
 		snprintf(out[n++], RT_FINDING_LEN,
 		         "waited on I/O %.0f %% of the time: the disk set the pace", x.psi_io);
-	if ((x.disk_rlat_p95 >= RT_DISK_SLOW_MS || x.disk_wlat_p95 >= RT_DISK_SLOW_MS) && n < max)
+	/* a verdict needs evidence: slow p95 over enough intervals with I/O,
+	 * not one fsync'd write (where p95 is that one interval) */
+	int slow_r =
+	    x.disk_rlat_p95 >= RT_DISK_SLOW_MS && x.disk_rlat_n >= RT_DISK_SLOW_MIN_INTERVALS;
+	int slow_w =
+	    x.disk_wlat_p95 >= RT_DISK_SLOW_MS && x.disk_wlat_n >= RT_DISK_SLOW_MIN_INTERVALS;
+	if ((slow_r || slow_w) && n < max)
 		snprintf(
 		    out[n++], RT_FINDING_LEN,
-		    "the disk was slow: reads took %.1f ms on average (p95 %.1f), writes %.1f ms "
-		    "(p95 %.1f)",
-		    x.disk_rlat > 0 ? x.disk_rlat : 0, x.disk_rlat_p95 > 0 ? x.disk_rlat_p95 : 0,
-		    x.disk_wlat > 0 ? x.disk_wlat : 0, x.disk_wlat_p95 > 0 ? x.disk_wlat_p95 : 0);
+		    "the disk was slow: %s took %.1f ms on average (p95 %.1f) over %zu intervals "
+		    "with I/O",
+		    slow_w ? "writes" : "reads", slow_w ? x.disk_wlat : x.disk_rlat,
+		    slow_w ? x.disk_wlat_p95 : x.disk_rlat_p95,
+		    slow_w ? x.disk_wlat_n : x.disk_rlat_n);
 	if (x.gpus_throttled >= RT_GPU_THROTTLED && n < max)
 		snprintf(
 		    out[n++], RT_FINDING_LEN,
@@ -482,9 +491,10 @@ void rt_print_summary(FILE *f, const struct rt_answer *a)
 		return;
 	}
 	print_table(f, st, a->meta);
-	const char *alloc = rt_allocation_name(rt_stats_allocation(st));
+	char why[200];
+	const char *alloc = rt_allocation_name(rt_stats_allocation_why(st, why, sizeof(why)));
 	if (alloc)
-		fprintf(f, "  %-24s %s\n", "server allocation", alloc);
+		fprintf(f, "  %-24s %s: %s\n", "server allocation", alloc, why);
 	print_findings(f, st, a->ri.start_ns);
 	struct rt_recommendation r;
 	rt_recommend(st, &r);
@@ -553,8 +563,12 @@ void rt_print_recommendation(FILE *f, const char *what, const struct rt_runstats
 	            : "the process tree's use");
 	char v[32];
 	snprintf(v, sizeof(v), "%ld", r->cpu);
-	fprintf(f, "  %-8s %-10s mean use %.2f cores, rounded (at least 1)\n", "vCPUs", v,
+	fprintf(f, "  %-8s %-10s mean use %.2f cores, rounded (at least 1)", "vCPUs", v,
 	        cpu ? cpu->mean : 0);
+	if (r->cpu_p95 > r->cpu) /* the reference's rule, and what p95 would ask */
+		fprintf(f, "; its p95 (%.2f cores) would ask for %ld", cpu ? cpu->p95 : 0,
+		        r->cpu_p95);
+	fputc('\n', f);
 	snprintf(v, sizeof(v), "%ld MiB", r->memory_mib);
 	fprintf(f, "  %-8s %-10s peak %s %.0f MiB + 20 %%, rounded up to a server size\n", "memory",
 	        v, sys ? "used" : "PSS", mem ? mem->max : 0);
@@ -629,6 +643,7 @@ cJSON *rt_json_recommendation(const struct rt_recommendation *r)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddNumberToObject(o, "cpu", (double)r->cpu);
+	cJSON_AddNumberToObject(o, "cpu_at_p95", (double)r->cpu_p95);
 	cJSON_AddNumberToObject(o, "memory_mib", (double)r->memory_mib);
 	cJSON_AddNumberToObject(o, "gpu", (double)r->gpu);
 	cJSON_AddNumberToObject(o, "vram_mib", (double)r->vram_mib);
@@ -675,7 +690,10 @@ cJSON *rt_json_findings(const struct rt_runstats *st)
 
 static void add_allocation(cJSON *o, const struct rt_runstats *st)
 {
-	add_str_or_null(o, "allocation", rt_allocation_name(rt_stats_allocation(st)));
+	char why[200];
+	add_str_or_null(o, "allocation",
+	                rt_allocation_name(rt_stats_allocation_why(st, why, sizeof(why))));
+	add_str_or_null(o, "allocation_because", why[0] ? why : NULL);
 }
 
 /* ---- servers and cost --------------------------------------------------- */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "answer.h"
 #include "stats.h"
 
 /* A series of n lines, every column NAN, each line covering dt seconds. */
@@ -251,4 +252,67 @@ Test(stats, throttling_and_oom_kills_raise_the_recommendation)
 	cr_expect_eq(r.memory_mib, 1024, "800 MiB + 20 %% rounded up");
 	cr_expect_str_eq(r.why, "");
 	rt_series_free(&s);
+}
+
+Test(stats, allocation_says_why_in_one_clause)
+{
+	struct rt_series s;
+	make(&s, 1, 1.0);
+	set(&s, "process_cpu_usage", 0, 0.01);
+	set(&s, "system_cpu_usage", 0, 0.011);
+	set(&s, "process_memory_mib", 0, 3);
+	set(&s, "system_memory_used_mib", 0, 410);
+	struct rt_runstats st;
+	rt_stats_compute(&s, &st);
+	rt_series_free(&s);
+	char why[200];
+	cr_assert_eq(rt_stats_allocation_why(&st, why, sizeof(why)), RT_ALLOC_SHARED);
+	cr_expect(strstr(why, "memory in use (mean 410 MiB) is above 1.5x the job's (3)"), "%s",
+	          why);
+}
+
+/* disk write latency of n intervals (ms), the rest without I/O */
+static size_t slow_disk(size_t n, double ms, char out[][RT_FINDING_LEN])
+{
+	struct rt_series s;
+	make(&s, 20, 1.0);
+	for (size_t i = 0; i < 20; i++)
+		set(&s, "process_cpu_usage", i, 0.5);
+	for (size_t i = 0; i < n; i++)
+		set(&s, "system_disk_write_latency_ms", i, ms);
+	struct rt_runstats st;
+	rt_stats_compute(&s, &st);
+	rt_series_free(&s);
+	return rt_findings_text(&st, 0, out, 8);
+}
+
+Test(stats, a_slow_disk_verdict_needs_several_intervals_with_io)
+{
+	char out[8][RT_FINDING_LEN];
+	size_t n = slow_disk(1, 400, out); /* one fsync'd write: p95 = that interval */
+	for (size_t i = 0; i < n; i++)
+		cr_expect_null(strstr(out[i], "disk was slow"), "%s", out[i]);
+	n = slow_disk(6, 400, out);
+	int said = 0;
+	for (size_t i = 0; i < n; i++)
+		said |= strstr(out[i], "the disk was slow: writes took 400.0 ms on average "
+		                       "(p95 400.0) over 6 intervals with I/O") != NULL;
+	cr_expect(said, "n=%zu", n);
+}
+
+Test(stats, the_vcpu_rule_rounds_the_mean_and_shows_what_p95_asks)
+{
+	struct rt_series s;
+	make(&s, 20, 1.0);
+	for (size_t i = 0; i < 20; i++) /* mean 1.20, p95 1.85 */
+		set(&s, "process_cpu_usage", i, i < 15 ? 1.0 : i < 16 ? 1.65 : 1.85);
+	set(&s, "process_memory_mib", 0, 100);
+	struct rt_runstats st;
+	rt_stats_compute(&s, &st);
+	rt_series_free(&s);
+	struct rt_recommendation r;
+	rt_recommend(&st, &r);
+	cr_expect_eq(r.cpu, 1, "the reference rule: round(mean %.2f)",
+	             get(&st, "process_cpu_usage")->mean);
+	cr_expect_eq(r.cpu_p95, 2, "p95 %.2f", get(&st, "process_cpu_usage")->p95);
 }
