@@ -144,7 +144,7 @@ ok "S3 checks the signature"
 
 # no token: no upload
 ( unset SENTINEL_API_TOKEN; "$EXP" upload 1 2> "$T/tok.err" ) && fail "upload without token"
-grep -q "SENTINEL_API_TOKEN is not set" "$T/tok.err" || fail "message: $(cat "$T/tok.err")"
+grep -q "SENTINEL_API_TOKEN (or SENTINEL_API_KEY) is not set" "$T/tok.err" || fail "message: $(cat "$T/tok.err")"
 ok "no token, no upload"
 
 # 6. wrapper mode: the recorder streams its own run (token passed through the
