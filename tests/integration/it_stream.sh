@@ -80,8 +80,10 @@ elapsed=0
 down_at=$((secs / 2 - 2))
 up=""
 while kill -0 $rec 2>/dev/null && [ $elapsed -lt $((secs + 5)) ]; do
-	# the recorder's own uploader first, then the ones started here
+	# the recorder's own uploader first, then the ones started here (only
+	# this test's: other tests may upload at the same time)
 	for p in $(pgrep -f 'rt-export[^ ]* upload' || true); do
+		tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "RT_STORE=$RT_STORE" || continue
 		kill -9 "$p" 2>/dev/null && kills=$((kills + 1))
 	done
 	[ -n "$up" ] && wait $up 2>/dev/null || true
