@@ -441,6 +441,15 @@ size_t rt_findings_text(const struct rt_runstats *st, uint64_t start_ns, char ou
 		    slow_w ? "writes" : "reads", slow_w ? x.disk_wlat : x.disk_rlat,
 		    slow_w ? x.disk_wlat_p95 : x.disk_rlat_p95,
 		    slow_w ? x.disk_wlat_n : x.disk_rlat_n);
+	/* the job's write_bytes count pages it dirtied; a file deleted (or
+	 * truncated) before write-back never reaches a disk */
+	const struct rt_colstat *jw = col(st, "process_disk_write_bytes");
+	const struct rt_colstat *hw = col(st, "system_disk_write_bytes");
+	if (jw && hw && jw->sum > hw->sum * 1.05 + 1e6 && n < max)
+		snprintf(out[n++], RT_FINDING_LEN,
+		         "the job wrote %.0f MB but the disks only %.0f MB: files deleted or "
+		         "truncated before the kernel wrote them back never reached a disk",
+		         jw->sum / 1e6, hw->sum / 1e6);
 	if (x.gpus_throttled >= RT_GPU_THROTTLED && n < max)
 		snprintf(
 		    out[n++], RT_FINDING_LEN,

@@ -316,3 +316,23 @@ Test(stats, the_vcpu_rule_rounds_the_mean_and_shows_what_p95_asks)
 	             get(&st, "process_cpu_usage")->mean);
 	cr_expect_eq(r.cpu_p95, 2, "p95 %.2f", get(&st, "process_cpu_usage")->p95);
 }
+
+Test(stats, a_job_that_wrote_more_than_the_disks_is_told_why)
+{
+	struct rt_series s;
+	make(&s, 4, 1.0);
+	for (size_t i = 0; i < 4; i++) {
+		set(&s, "process_cpu_usage", i, 0.5);
+		set(&s, "process_disk_write_bytes", i, 50e6); /* 200 MB dirtied */
+		set(&s, "system_disk_write_bytes", i, 1e6);   /* 4 MB reached a disk */
+	}
+	struct rt_runstats st;
+	rt_stats_compute(&s, &st);
+	rt_series_free(&s);
+	char out[8][RT_FINDING_LEN];
+	size_t n = rt_findings_text(&st, 0, out, 8);
+	int said = 0;
+	for (size_t i = 0; i < n; i++)
+		said |= strstr(out[i], "the job wrote 200 MB but the disks only 4 MB") != NULL;
+	cr_expect(said);
+}
