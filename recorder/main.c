@@ -545,7 +545,7 @@ int main(int argc, char **argv)
 	int rc = rt_config_parse_args(&cfg, argc, argv, err, sizeof(err));
 	if (rc) {
 		say("%s", err);
-		return rc == RT_E_SYNTAX ? 2 : 1;
+		return rc == RT_E_SYNTAX || rc == RT_E_RANGE ? 2 : 1; /* usage errors: 2 */
 	}
 	if (cfg.help) {
 		fputs(rt_config_usage(), stdout);

@@ -9,12 +9,17 @@ expect_fail() { # CODE PATTERN CMD...
 	grep -q -- "$pat" "$T/err" || fail "$*: message '$(cat "$T/err")' lacks '$pat'"
 	[ "$(wc -l < "$T/err")" -eq 1 ] || fail "$*: not a one-line error: $(cat "$T/err")"
 }
-expect_fail 1 "interval must be" "$RT" --interval 0
-expect_fail 1 "interval must be" "$RT" -i -2
-expect_fail 1 "interval must be" "$RT" -i 0.001
+expect_fail 2 "interval must be" "$RT" --interval 0
+expect_fail 2 "interval must be" "$RT" -i -2
+expect_fail 2 "interval must be" "$RT" -i 0.001
 expect_fail 2 "unknown option '--bogus'" "$RT" --bogus
-expect_fail 1 "format must be json or csv" "$RT" -f xml
+expect_fail 2 "format must be json or csv" "$RT" -f xml
 expect_fail 2 "needs a value" "$RT" --job-name
+# usage errors are 2 in both programs; a missing run is 1
+expect_fail 2 "unknown option" "$EXP" --bogus
+expect_fail 2 "every" "$EXP" replay latest --every abc
+"$RT" --count 1 --quiet # a store, without run 999
+expect_fail 1 "not found" "$EXP" replay 999
 "$RT" --version | grep -qx "resource-tracker 0.1.0" || fail "--version"
 "$REC" --help | grep -q -- "--interval" || fail "--help"
 ok "CLI errors"
@@ -63,7 +68,7 @@ expect_fail 1 "^resource-tracker: cannot open the output file $T/nodir/x.jsonl" 
 grep -q '^{' "$T/out" || fail "-o -: nothing on stdout"
 ! grep -q '^{' "$T/err" || fail "-o -: metrics on stderr"
 # an interval above the bound says what the bound is
-expect_fail 1 "from 0.01 to 604800" "$RT" -i 1e9
+expect_fail 2 "from 0.01 to 604800" "$RT" -i 1e9
 ok "-o errors, -o -, the interval bound"
 
 # --pid of a process that does not exist, from the flag or from TOML: one
