@@ -32,6 +32,7 @@
 
 #include "export.h"
 #include "rt/common.h"
+#include "rt/runmeta.h"
 #include "rt/salvage.h"
 #include "rt/store.h"
 #include "rt/sysroot.h"
@@ -54,6 +55,8 @@ struct args {
 	int summary, quiet; /* live: the summary after the last line; no lines */
 	int csv_extended, csv_set;
 	struct rt_answer_opts ans;
+	const char *before; /* delete --before T */
+	int compact;        /* delete --compact */
 };
 
 static int need(int i, int argc, const char *opt)
@@ -142,6 +145,12 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->ans.json = 1;
 		} else if (!strcmp(o, "--summary")) {
 			a->summary = 1;
+		} else if (!strcmp(o, "--compact")) {
+			a->compact = 1;
+		} else if (!strcmp(o, "--before")) {
+			if (need(i, argc, o))
+				return -1;
+			a->before = argv[++i];
 		} else if (!strcmp(o, "--quiet")) {
 			a->quiet = 1;
 		} else if (!strcmp(o, "--job")) {
@@ -301,6 +310,99 @@ static int verb_compact(const struct args *a, struct rt_store *s)
 	printf("compacted %s: %.1f MiB -> %.1f MiB\n", dir, (double)before / 1048576.0,
 	       (double)after / 1048576.0);
 	return 0;
+}
+
+struct del_ctx {
+	struct rt_store *s;
+	const char *job;
+	uint64_t before_ns, one;
+	uint64_t *ids;
+	size_t n, cap;
+	int refused, oom;
+};
+
+/* Runs to delete: the one asked for, or the job's runs that started before
+ * the date; a running run is refused (its recorder still writes it). */
+static int del_cb(void *vctx, uint64_t run, const char *meta, size_t len)
+{
+	struct del_ctx *c = vctx;
+	struct rt_run_fields f;
+	if (rt_runmeta_read(meta, len, &f))
+		return 0;
+	if (c->one ? run != c->one
+	           : !f.has_job_name || strcmp(f.job_name, c->job) || f.start_ns >= c->before_ns)
+		return 0;
+	if (!strcmp(f.status, "running")) {
+		rt_say("run %llu is still running: not deleted (delete it when it has ended)",
+		       (unsigned long long)run);
+		c->refused++;
+		return 0;
+	}
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 16;
+		uint64_t *p = realloc(c->ids, cap * sizeof(*p));
+		if (!p) {
+			c->oom = 1;
+			return 1;
+		}
+		c->ids = p;
+		c->cap = cap;
+	}
+	c->ids[c->n++] = run;
+	return 0;
+}
+
+/* rt-export delete (RUN | --job NAME --before T) [--compact] */
+static int verb_delete(const struct args *a, struct rt_store *none)
+{
+	(void)none; /* deleting needs a writer's handle: opened here */
+	struct del_ctx c = {.job = a->ans.job};
+	if (!a->run && !(a->ans.job && a->before)) {
+		rt_say("delete needs a RUN, or --job NAME --before DATE");
+		return 2;
+	}
+	if (a->before && parse_time_opt("--before", a->before, &c.before_ns))
+		return 2;
+	char dir[4096];
+	if (rt_store_resolve_dir(a->store, dir, sizeof(dir)))
+		return 1;
+	int rc = rt_store_open(dir, RT_STORE_RDWR, &c.s);
+	if (rc) {
+		rt_say("cannot open the store %s for writing: %s", dir, rt_strerror(rc));
+		return 1;
+	}
+	rt_salvage_dead_runs(c.s, NULL, NULL); /* a killed recorder's run is not running */
+	if (a->run) {
+		struct rt_runinfo ri;
+		if (rt_run_resolve(c.s, a->run, &ri)) {
+			rt_store_close(c.s);
+			return 1;
+		}
+		c.one = ri.id;
+		rt_run_free(&ri);
+	}
+	rt_store_list_runs(c.s, del_cb, &c);
+	int ret = c.oom || c.refused ? 1 : 0;
+	for (size_t i = 0; i < c.n; i++) {
+		if ((rc = rt_store_delete_run(c.s, c.ids[i]))) {
+			rt_say("cannot delete run %llu: %s", (unsigned long long)c.ids[i],
+			       rt_strerror(rc));
+			ret = 1;
+			continue;
+		}
+		char cp[4200]; /* its upload state goes with it */
+		snprintf(cp, sizeof(cp), "%s/upload/%llu.json", dir, (unsigned long long)c.ids[i]);
+		unlink(cp);
+		printf("deleted run %llu\n", (unsigned long long)c.ids[i]);
+	}
+	if (!c.n && !c.refused && !c.oom)
+		printf("no run of job %s started before %s\n", a->ans.job ? a->ans.job : "-",
+		       a->before ? a->before : "-");
+	free(c.ids);
+	rt_store_close(c.s);
+	if (a->compact && c.n && verb_compact(a, NULL))
+		ret = 1;
+	return ret;
 }
 
 #ifdef RT_EXPORT_FULL
@@ -517,6 +619,10 @@ static const struct verb {
      "rewrite the store without the space of deleted runs (LMDB keeps its file size); "
      "refused while a recorder or another rt-export has the store open",
      NO_STORE, verb_compact},
+    {"delete", "(RUN | --job NAME --before DATE) [--compact]",
+     "delete a run, or a job's runs that started before DATE (a running run is refused); "
+     "--compact then gives their space back",
+     NO_STORE, verb_delete},
 };
 
 /* Usage text from the verb table, wrapped at 80 columns. */

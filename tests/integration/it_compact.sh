@@ -50,3 +50,24 @@ set -e
 [ "$(wc -l < "$T/err")" -eq 1 ] && grep -q "compact it when" "$T/err" || fail "message: $(cat "$T/err")"
 kill $rec; wait $rec 2>/dev/null || true
 ok "compact refused while a recorder writes (one line, exit 1), recording goes on after it"
+
+# delete: one run, a job's runs before a date, never a running one; then compact
+"$REC" --quiet -i 0.02 --count 3 -n old
+"$REC" --quiet -i 0.02 --count 3 -n old
+"$REC" --quiet -i 0.02 --count 3 -n keep
+"$RT" --quiet -i 0.1 -n old -- sleep 2 &
+rec=$!; track $rec
+wait_for sh -c "\"$EXP\" runs | grep -q running" || fail "recorder did not start"
+set +e
+"$EXP" delete --job old --before 2099-01-01T00:00:00Z > "$T/out" 2> "$T/err"
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "delete with a running run: exit $rc"
+grep -q "still running: not deleted" "$T/err" || fail "message: $(cat "$T/err")"
+[ "$(grep -c "^deleted run" "$T/out")" -eq 2 ] || fail "deleted: $(cat "$T/out")"
+"$EXP" runs | grep -q " keep" || fail "another job's run was deleted"
+wait $rec
+"$EXP" delete latest --compact > "$T/out" || fail "delete latest --compact"
+grep -q "^compacted" "$T/out" || fail "no compact: $(cat "$T/out")"
+[ "$("$EXP" runs | grep -c ' old')" -eq 0 ] || fail "runs of old remain: $("$EXP" runs)"
+ok "delete: a run, a job's runs before a date (a running one refused), then compact"
