@@ -72,6 +72,10 @@ void rt_print_offer(FILE *f, const struct rt_offer *o);
 /* JSON */
 cJSON *rt_json_run(const struct rt_answer *a);
 cJSON *rt_json_stats(const struct rt_runstats *st);
+/* argv (a JSON array of strings) as one shell line a person can paste back:
+ * plain words as they are, others in '...', words with control characters
+ * in $'...' */
+void rt_shell_join(struct rt_buf *b, const cJSON *argv);
 cJSON *rt_json_recommendation(const struct rt_recommendation *r);
 cJSON *rt_json_findings(const struct rt_runstats *st);
 /* What held the job back, as plain sentences (only what matters): up to

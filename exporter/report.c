@@ -242,6 +242,35 @@ static int saw_gpu(const struct rt_answer *a)
 	       (c >= 0 && a->st.col[c].present && a->st.col[c].max > 0);
 }
 
+/* Why chart c has nothing to show in this run (NULL: draw it). */
+static const char *left_out(const struct rt_answer *a, const struct chart_def *c)
+{
+	const struct rt_runstats *st = &a->st;
+	double max = 0;
+	size_t n = 0;
+	for (int d = 0; d < 4 && c->s[d].label; d++) {
+		int col = rt_stats_col(c->s[d].column);
+		if (col >= 0 && st->col[col].present) {
+			max = st->col[col].max > max ? st->col[col].max : max;
+			n = st->col[col].n > n ? st->col[col].n : n;
+		}
+	}
+	if (!strcmp(c->id, "net") && max <= 0)
+		return "network (0 B/s throughout)";
+	if (!strcmp(c->id, "throttled")) {
+		int q = rt_stats_col("system_cgroup_cpu_limit_cores");
+		if (q < 0 || !st->col[q].present || st->col[q].max <= 0)
+			return "CPU throttling (the job had no CPU quota)";
+		if (max <= 0)
+			return "CPU throttling (never throttled)";
+	}
+	if (!strcmp(c->id, "pressure") && n && max <= 0)
+		return "pressure (no stall at all)";
+	if (!strcmp(c->id, "disklat") && n < RT_DISK_SLOW_MIN_INTERVALS)
+		return "disk latency (too few intervals with I/O to draw)";
+	return NULL;
+}
+
 static void charts_json(struct rt_buf *b, const struct rt_answer *a)
 {
 	if (!a->series.n) { /* nothing to draw (dygraphs refuses empty data) */
@@ -252,7 +281,7 @@ static void charts_json(struct rt_buf *b, const struct rt_answer *a)
 	int first = 1;
 	for (size_t k = 0; k < RT_ARRAY_LEN(charts); k++) {
 		const struct chart_def *c = &charts[k];
-		if (c->gpu && !saw_gpu(a))
+		if ((c->gpu && !saw_gpu(a)) || left_out(a, c))
 			continue;
 		int cols[4], rate[4], ns = 0;
 		const char *labels[4];
@@ -308,15 +337,8 @@ static void job_card(struct rt_buf *b, const struct rt_answer *a)
 	rt_buf_puts(b, "<section class=card><h2>Job</h2><table>\n");
 	card_row(b, "name", a->ri.job_name);
 	t[0] = '\0';
-	const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(a->meta, "command");
-	const cJSON *w;
-	struct rt_buf cb = {0};
-	cJSON_ArrayForEach(w, cmd) if (cJSON_IsString(w))
-	{
-		if (cb.len)
-			rt_buf_putc(&cb, ' ');
-		rt_buf_puts(&cb, w->valuestring);
-	}
+	struct rt_buf cb = {0}; /* shell-quoted: it can be pasted back */
+	rt_shell_join(&cb, cJSON_GetObjectItemCaseSensitive(a->meta, "command"));
 	rt_buf_put(&cb, "", 0);
 	card_row(b, "command", cb.len ? cb.p : "(standalone: the whole system)");
 	rt_buf_free(&cb);
@@ -478,8 +500,10 @@ static void reco_section(struct rt_buf *b, const struct rt_recommendation *r,
 	html(b, t);
 	rt_buf_puts(b, "</p><p class=note>");
 	html(b, r->from_system ? "From the whole system's use: this run tracked no process."
+	        : r->gpu       ? "From the process tree: mean CPU rounded, peak PSS + 20 % "
+	                         "rounded up to a server size, peak GPU use and VRAM + 20 %."
 	                       : "From the process tree: mean CPU rounded, peak PSS + 20 % "
-	                         "rounded up to a server size, peak GPU use and VRAM + 20 %.");
+	                         "rounded up to a server size.");
 	rt_buf_puts(b, "</p>\n");
 	if (r->why[0]) {
 		rt_buf_puts(b, "<p class=note>Raised above the use measured: ");
@@ -568,21 +592,32 @@ static const char page_js[] =
     "if(u==='B/s'){var k=['B/s','KiB/s','MiB/s','GiB/s','TiB/s'],i=0;"
     "while(Math.abs(v)>=1024&&i<4){v/=1024;i++;}return v.toFixed(i||Math.abs(v)<10?1:0)+' '+k[i];}"
     "var p=Math.abs(v)>=100?0:Math.abs(v)>=10?1:2;return v.toFixed(p)+(u?' '+u:'');}\n"
+    /* round ticks in the unit they are labeled in: 1, 2 or 5 x 10^k of
+     * KiB/s, MiB/s... for bytes, of the chart's unit otherwise */
+    "function ticks(u){return function(min,max,px){var k=['B/s','KiB/s','MiB/s','GiB/s','TiB/s'],"
+    "i=0,s=1;if(u==='B/s'){var m=Math.max(Math.abs(min),Math.abs(max));"
+    "while(m>=1024&&i<4){m/=1024;s*=1024;i++;}}var lo=min/s,hi=max/s;if(!(hi>lo))hi=lo+1;"
+    "var "
+    "raw=(hi-lo)/Math.max(2,Math.floor(px/50)),p=Math.pow(10,Math.floor(Math.log(raw)/Math.LN10)),"
+    "st=p*(raw<=p?1:raw<=2*p?2:raw<=5*p?5:10),t=[];"
+    "for(var v=Math.ceil(lo/st-1e-9)*st;v<=hi+st*1e-9&&t.length<50;v+=st){"
+    "var r=parseFloat(v.toPrecision(12));t.push({v:r*s,label:String(r)+' '+(u==='B/s'?k[i]:u)});}"
+    "return t;};}\n"
     "var box=document.getElementById('charts'),gs=[];\n"
     "D.charts.forEach(function(c){\n"
     " var s=document.createElement('section');s.className='chartbox';"
-    " var h=document.createElement('h2');h.textContent=c.title+' ('+c.unit+')';"
+    " var h=document.createElement('h2');h.textContent=c.title;"
     " var el=document.createElement('div');el.className='chart';el.id='chart-'+c.id;"
     " var lg=document.createElement('div');lg.className='legend';"
     " s.appendChild(h);s.appendChild(el);s.appendChild(lg);box.appendChild(s);\n"
-    " var g=new Dygraph(el,c.data,{labels:['time'].concat(c.labels),customBars:true,"
+    " var g=new "
+    "Dygraph(el,c.data,{labels:['time'].concat(c.labels),customBars:true,includeZero:true,"
     "labelsDiv:lg,legend:'always',labelsSeparateLines:false,fillAlpha:0.2,strokeWidth:1.5,"
     "colors:['#1d6fd8','#e4572e','#2a9d8f','#f4a261'].slice(0,c.labels.length),"
     "axes:{x:{axisLabelFormatter:function(x){return elapsed(x);},"
     "valueFormatter:function(x){return clock(x)+' (+'+elapsed(x)+')';}},"
-    "y:c.unit==='B/s'?{axisLabelWidth:72,axisLabelFormatter:function(v){return human(v,'B/s');},"
-    "valueFormatter:function(v){return human(v,c.unit);}}:{axisLabelWidth:64,"
-    "valueFormatter:function(v){return human(v,c.unit);}}},"
+    "y:{axisLabelWidth:84,ticker:ticks(c.unit),valueFormatter:function(v){return "
+    "human(v,c.unit);}}},"
     "plugins:[new Dygraph.Plugins.Crosshair({direction:'vertical'})]});\n"
     " gs.push(g);});\n"
     "if(gs.length>1)Dygraph.synchronize(gs,{selection:true,zoom:true,range:false});\n"
@@ -696,8 +731,22 @@ int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o)
 		rt_buf_puts(
 		    &b, "<section class=wide><h2>No samples</h2><p class=note>The run ended "
 		        "before its first sample: nothing to chart or recommend.</p></section>\n");
+	rt_buf_puts(&b, "<div id=charts style=\"display:contents\"></div>\n");
+	/* one line for the charts with nothing to show */
+	int nleft = 0;
+	for (size_t k = 0; a.series.n && k < RT_ARRAY_LEN(charts); k++) {
+		const char *why = charts[k].gpu && !saw_gpu(&a) ? NULL : left_out(&a, &charts[k]);
+		if (!why)
+			continue;
+		rt_buf_puts(&b, nleft++
+		                    ? "; "
+		                    : "<p class=note id=left-out>Not charted, nothing to show: ");
+		html(&b, why);
+	}
+	if (nleft)
+		rt_buf_puts(&b, ".</p>\n");
 	rt_buf_puts(&b,
-	            "<div id=charts style=\"display:contents\"></div>\n</main>\n"
+	            "</main>\n"
 	            "<footer>Made by rt-export " RT_VERSION
 	            ". Charts: drag to zoom, double-click to reset; each point is a time bucket "
 	            "(band: min to max, line: mean).</footer>\n"

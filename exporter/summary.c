@@ -264,20 +264,53 @@ static void clean(char *buf, size_t cap, const char *s)
 	buf[n] = '\0';
 }
 
-/* The command as one line: words joined, at most cap bytes. */
-static void command_line(const cJSON *meta, char *buf, size_t cap)
+void rt_shell_join(struct rt_buf *b, const cJSON *argv)
 {
-	const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(meta, "command");
 	const cJSON *w;
-	struct rt_buf b = {0};
-	cJSON_ArrayForEach(w, cmd)
+	cJSON_ArrayForEach(w, argv)
 	{
 		if (!cJSON_IsString(w))
 			continue;
-		if (b.len)
-			rt_buf_putc(&b, ' ');
-		rt_buf_puts(&b, w->valuestring);
+		if (b->len)
+			rt_buf_putc(b, ' ');
+		const char *s = w->valuestring;
+		size_t plain = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		                         "0123456789_./:=@%+,-");
+		int ctl = 0;
+		for (const char *p = s; *p; p++)
+			ctl |= (unsigned char)*p < 0x20 || *p == 0x7f;
+		if (*s && !s[plain]) {
+			rt_buf_puts(b, s);
+		} else if (!ctl) { /* '...' with each ' as '\'' */
+			rt_buf_putc(b, '\'');
+			for (const char *p = s; *p; p++)
+				rt_buf_puts(b, *p == '\'' ? "'\\''" : (char[2]){*p, 0});
+			rt_buf_putc(b, '\'');
+		} else { /* $'...': newlines and tabs stay what they were */
+			rt_buf_puts(b, "$'");
+			for (const char *p = s; *p; p++) {
+				unsigned char c = (unsigned char)*p;
+				if (c == '\n')
+					rt_buf_puts(b, "\\n");
+				else if (c == '\t')
+					rt_buf_puts(b, "\\t");
+				else if (c < 0x20 || c == 0x7f)
+					rt_buf_printf(b, "\\x%02x", c);
+				else if (c == '\'' || c == '\\')
+					rt_buf_printf(b, "\\%c", c);
+				else
+					rt_buf_putc(b, (char)c);
+			}
+			rt_buf_putc(b, '\'');
+		}
 	}
+}
+
+/* The command as one line, shell-quoted (paste it back), at most cap bytes. */
+static void command_line(const cJSON *meta, char *buf, size_t cap)
+{
+	struct rt_buf b = {0};
+	rt_shell_join(&b, cJSON_GetObjectItemCaseSensitive(meta, "command"));
 	rt_buf_put(&b, "", 0);
 	clean(buf, cap, b.p ? b.p : "");
 	if (b.len > cap && cap > 4)

@@ -108,6 +108,15 @@ const deadline = setTimeout(() => {
       });
       (painted > 500 ? out.drawn : out.empty).push(el.id);
     });
+    // every y axis: round ticks in the unit they are labeled with
+    out.badTicks = [];
+    els.forEach(function (el) {
+      el.querySelectorAll('.dygraph-axis-label-y').forEach(function (t) {
+        var m = /^(-?[0-9.]+) (\\S+)$/.exec(t.textContent.trim());
+        var digits = m ? m[1].replace(/^-?0*\\.?0*/, '').replace('.', '').replace(/0+$/, '').length : 99;
+        if (!m || digits > 3) out.badTicks.push(el.id + ': ' + t.textContent);
+      });
+    });
     if (els[0]) els[0].scrollIntoView({block: 'center'});
     var first = els[0] && els[0].getBoundingClientRect();
     if (first) { out.x = first.left + first.width / 2; out.y = first.top + first.height / 2; }
@@ -132,6 +141,7 @@ const deadline = setTimeout(() => {
   if (want && res.charts !== want) problems.push(`${res.charts} charts, expected ${want}`);
   if (res.empty.length) problems.push('charts not drawn: ' + res.empty.join(', '));
   if (!res.synced) problems.push('the crosshair is not shared across charts');
+  if (res.badTicks.length) problems.push('y ticks not round or without a unit: ' + res.badTicks.slice(0, 6).join(', '));
   if (shot) {
     const h = await send('Runtime.evaluate',
       { expression: 'document.documentElement.scrollHeight', returnByValue: true }, sessionId);

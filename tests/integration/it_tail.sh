@@ -63,3 +63,11 @@ wait_pid $live 20 || fail "live job"
 	fail "a range that misses the run exits 0"
 grep -q "no samples in that range: it ran from" "$T/err" || fail "range miss: $(cat "$T/err")"
 ok "a live run's samples in runs, show, replay, summary and report; a range that misses says when the run ran"
+
+# the summary shows the command shell-quoted: bash reads back the same words
+"$RT" --quiet -i 0.05 -- sh -c ': "$@"' x "a b" "it's" "$(printf 'l1\nl2')" '$HOME' || fail "quoted job"
+line=$("$EXP" summary latest | sed -n 's/^  command: //p')
+bash -c 'eval "set -- $1"; printf "%s\n" "$#" "$@"' _ "$line" > "$T/words"
+printf '%s\n' 8 sh -c ': "$@"' x "a b" "it's" "$(printf 'l1\nl2')" '$HOME' > "$T/want"
+cmp -s "$T/words" "$T/want" || fail "the command does not read back: $line"
+ok "the summary's command reads back as the same words"
