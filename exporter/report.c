@@ -573,6 +573,8 @@ static const char page_css[] =
     "table{border-collapse:collapse}th,td{padding:2px 10px 2px 0;text-align:left;"
     "vertical-align:top}"
     ".card th{color:#58606b;font-weight:500}.stats td,.servers td{text-align:right}"
+    ".stats{width:100%}.stats th{text-align:right}.stats th:first-child{text-align:left}"
+    ".stats td:last-child,.stats th:last-child{text-align:left;padding-left:24px;width:50%}"
     ".stats th,.servers th{font-weight:600}.reco{font-size:18px;font-weight:600;margin:4px 0}"
     ".note{color:#58606b;margin:4px 0}.chart{height:220px}.legend{min-height:20px;"
     "font-size:12px}"
