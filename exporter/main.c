@@ -551,10 +551,12 @@ static int verb_answer(const struct args *a, struct rt_store *s)
 	o.output = a->output;
 	const char *v = a->verb;
 	int report = !strcmp(v, "report");
-	if (!o.job == !o.run || (report && o.job)) {
-		rt_say(report ? "report needs a RUN (an id from 'rt-export runs', or 'latest')"
-		              : "%s needs a RUN or --job NAME (see rt-export runs)",
-		       v);
+	if (!o.job == !o.run) {
+		rt_say("%s needs a RUN or --job NAME (see rt-export runs)", v);
+		return 2;
+	}
+	if (report && o.job && o.servers) {
+		rt_say("--servers is for the report of a run");
 		return 2;
 	}
 	if (o.last && !o.job) {
@@ -607,9 +609,11 @@ static const struct verb {
      "--servers N adds the N cheapest cloud servers that fit (Spare Cores Keeper API, "
      "TRACKER_KEEPER_URL) and what the run cost",
      0, FULL(verb_answer)},
-    {"report", "RUN [-o FILE] [--servers N]",
+    {"report", "(RUN [--servers N] | --job NAME [--last N]) [-o FILE]",
      "write one self-contained HTML page (default rt-report-RUN.html) with the job, host, "
-     "summary, recommendation and charts over time; it opens offline",
+     "summary, recommendation and charts over time; it opens offline; with --job, the job's "
+     "history (a row per run, trends of CPU, peak memory and duration, the recommendation "
+     "from history; default rt-report-job-NAME.html)",
      0, FULL(verb_answer)},
     {"discover", "",
      "print the cloud vendor, account, region, zone and instance type (probes "

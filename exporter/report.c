@@ -603,7 +603,9 @@ static const char page_js[] =
     "raw=(hi-lo)/Math.max(2,Math.floor(px/50)),p=Math.pow(10,Math.floor(Math.log(raw)/Math.LN10)),"
     "st=p*(raw<=p?1:raw<=2*p?2:raw<=5*p?5:10),t=[];"
     "for(var v=Math.ceil(lo/st-1e-9)*st;v<=hi+st*1e-9&&t.length<50;v+=st){"
-    "var r=parseFloat(v.toPrecision(12)),w=u==='B/s'?k[i]:r===1&&(u==='cores'||u==='GPUs')?u.slice(0,-1):u;"
+    "var "
+    "r=parseFloat(v.toPrecision(12)),w=u==='B/"
+    "s'?k[i]:r===1&&(u==='cores'||u==='GPUs')?u.slice(0,-1):u;"
     "t.push({v:r*s,label:String(r)+' '+w});}"
     "return t;};}\n"
     "var box=document.getElementById('charts'),gs=[];\n"
@@ -653,21 +655,231 @@ static int write_page(const char *path, const struct rt_buf *b)
 	return 0;
 }
 
-int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o)
+/* The page to path ("-": stdout), and one line saying where. */
+static int emit(const char *path, const struct rt_buf *b, const char *what)
 {
-	const char *dir = getenv("RT_DYGRAPHS_DIR");
-	if (!dir || !*dir)
-		dir = DYGRAPHS_DIR;
-	struct rt_buf lib = {0};
-	if (inline_file(&lib, dir, "dygraph.min.js", 1) ||
-	    inline_file(&lib, dir, "extras/synchronizer.js", 1) ||
-	    inline_file(&lib, dir, "extras/crosshair.js", 1)) {
-		rt_buf_free(&lib);
+	int rc = b->oom ? -ENOMEM : 0;
+	if (!rc && !strcmp(path, "-")) {
+		size_t off = 0;
+		while (off < b->len) {
+			ssize_t n = write(1, b->p + off, b->len - off);
+			if (n <= 0) {
+				rc = -errno;
+				break;
+			}
+			off += (size_t)n;
+		}
+	} else if (!rc) {
+		rc = write_page(path, b);
+	}
+	if (rc)
+		rt_say("cannot write the report to %s: %s (choose another path with -o FILE)", path,
+		       strerror(-rc));
+	else if (strcmp(path, "-"))
+		fprintf(stderr, "%s: report of %s written to %s (%zu KiB)\n", rt_prog, what, path,
+		        (b->len + 1023) / 1024);
+	return rc;
+}
+
+/* The page's head up to <main>: title, the inlined styles, the header. */
+static void page_head(struct rt_buf *b, const char *dir, const char *title, const char *sub)
+{
+	rt_buf_puts(b, "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>\n"
+	               "<meta name=viewport content=\"width=device-width,initial-scale=1\">\n"
+	               "<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; "
+	               "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
+	               "<title>");
+	html(b, title);
+	rt_buf_puts(b, "</title>\n<style>\n");
+	inline_file(b, dir, "dygraph.min.css", 0);
+	rt_buf_puts(b, page_css);
+	rt_buf_puts(b, "\n</style></head><body>\n<header><h1>");
+	html(b, title);
+	rt_buf_puts(b, "</h1><p>");
+	html(b, sub);
+	rt_buf_puts(b, "</p></header>\n<main>\n");
+}
+
+static int load_dygraphs(struct rt_buf *lib, const char **dir)
+{
+	*dir = getenv("RT_DYGRAPHS_DIR");
+	if (!*dir || !**dir)
+		*dir = DYGRAPHS_DIR;
+	if (inline_file(lib, *dir, "dygraph.min.js", 1) ||
+	    inline_file(lib, *dir, "extras/synchronizer.js", 1) ||
+	    inline_file(lib, *dir, "extras/crosshair.js", 1)) {
+		rt_buf_free(lib);
 		rt_say("the report needs the dygraphs charting library in %s (install it: apt-get "
 		       "install libjs-dygraphs)",
-		       dir);
+		       *dir);
 		return 1;
 	}
+	return 0;
+}
+
+/* One trend chart of the job page: a value per run (a flat band). */
+static void trend(struct rt_buf *b, int first, const char *id, const char *title, const char *unit,
+                  const char *const *labels, int ns, const struct rt_answer *runs, size_t n,
+                  double (*get)(const struct rt_answer *, int))
+{
+	rt_buf_printf(b, "%s{\"id\":\"%s\",\"title\":", first ? "" : ",", id);
+	js_str(b, title);
+	rt_buf_printf(b, ",\"unit\":\"%s\",\"labels\":[", unit);
+	for (int d = 0; d < ns; d++) {
+		if (d)
+			rt_buf_putc(b, ',');
+		js_str(b, labels[d]);
+	}
+	rt_buf_puts(b, "],\"data\":[");
+	for (size_t i = 0; i < n; i++) {
+		rt_buf_puts(b, i ? ",[" : "[");
+		num(b, (double)(runs[i].ri.start_ns - runs[0].ri.start_ns) / 1e9);
+		for (int d = 0; d < ns; d++) {
+			double v = get(&runs[i], d);
+			rt_buf_putc(b, ',');
+			if (isnan(v)) {
+				rt_buf_puts(b, "null");
+			} else {
+				rt_buf_putc(b, '[');
+				num(b, v);
+				rt_buf_putc(b, ',');
+				num(b, v);
+				rt_buf_putc(b, ',');
+				num(b, v);
+				rt_buf_putc(b, ']');
+			}
+		}
+		rt_buf_putc(b, ']');
+	}
+	rt_buf_puts(b, "]}");
+}
+
+static double colv(const struct rt_answer *a, const char *name, int p95)
+{
+	int c = rt_stats_col(name);
+	if (c < 0 || !a->st.col[c].present)
+		return NAN;
+	return p95 ? a->st.col[c].p95 : a->st.col[c].mean;
+}
+
+static double t_cpu(const struct rt_answer *a, int d)
+{
+	return colv(a, a->st.has_proc ? "process_cpu_usage" : "system_cpu_usage", d);
+}
+
+static double t_mem(const struct rt_answer *a, int d)
+{
+	int c = rt_stats_col(a->st.has_proc ? "process_memory_mib" : "system_memory_used_mib");
+	if (d == 1)
+		return a->st.rss_max_mib >= 0 ? a->st.rss_max_mib : NAN;
+	return c >= 0 && a->st.col[c].present ? a->st.col[c].max : NAN;
+}
+
+static double t_dur(const struct rt_answer *a, int d)
+{
+	(void)d;
+	return a->st.duration;
+}
+
+/* rt-export report --job NAME [--last N]: the job's history on one page */
+static int job_report(struct rt_store *s, const struct rt_answer_opts *o)
+{
+	struct rt_buf lib = {0};
+	const char *dir;
+	if (load_dygraphs(&lib, &dir))
+		return 1;
+	struct rt_answer *runs;
+	size_t n;
+	if (rt_answer_job(s, o->job, o->last, &runs, &n)) {
+		rt_buf_free(&lib);
+		return 1;
+	}
+	struct rt_runstats *all = calloc(n, sizeof(*all)), agg;
+	for (size_t i = 0; all && i < n; i++)
+		all[i] = runs[i].st;
+	if (all)
+		rt_stats_aggregate(all, n, &agg);
+	free(all);
+	struct rt_buf b = {0};
+	char title[512], sub[160], t[64], v[96];
+	snprintf(title, sizeof(title), "rt report: job %s", o->job);
+	snprintf(sub, sizeof(sub), "%zu run%s", n, n == 1 ? "" : "s");
+	page_head(&b, dir, title, sub);
+	rt_buf_puts(&b, "<section class=wide><h2>Runs</h2><table class=stats>\n<tr><th>run</th>"
+	                "<th>start</th><th>duration</th><th>status</th><th>CPU mean</th>"
+	                "<th>CPU p95</th><th>peak PSS MiB</th><th>RSS peak MiB</th></tr>\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct rt_answer *a = &runs[i];
+		rt_buf_printf(&b, "<tr><td>%llu</td><td>", (unsigned long long)a->ri.id);
+		rt_fmt_iso8601(t, sizeof(t), a->ri.start_ns);
+		html(&b, t);
+		snprintf(v, sizeof(v), "%.1f s", a->st.duration);
+		rt_buf_puts(&b, "</td><td>");
+		html(&b, v);
+		rt_buf_puts(&b, "</td><td>");
+		if (a->has_exit_code)
+			snprintf(v, sizeof(v), "%s (exit %d)", a->ri.status, a->exit_code);
+		else
+			snprintf(v, sizeof(v), "%s", a->ri.status);
+		html(&b, v);
+		double x[4] = {t_cpu(a, 0), t_cpu(a, 1), t_mem(a, 0), t_mem(a, 1)};
+		for (int k = 0; k < 4; k++) {
+			snprintf(v, sizeof(v), isnan(x[k]) ? "-" : "%.*f", k < 2 ? 2 : 0, x[k]);
+			rt_buf_puts(&b, "</td><td>");
+			html(&b, v);
+		}
+		rt_buf_puts(&b, "</td></tr>\n");
+	}
+	rt_buf_puts(&b, "</table></section>\n");
+	struct rt_recommendation r;
+	struct rt_offer off = {0};
+	off.price_here = NAN;
+	if (agg.lines) {
+		rt_recommend(&agg, &r);
+		reco_section(&b, &r, &off);
+	}
+	rt_buf_puts(&b, "<div id=charts style=\"display:contents\"></div>\n</main>\n"
+	                "<footer>Made by rt-export " RT_VERSION
+	                ". One point per run, at its start; the recommendation comes from the "
+	                "runs' history (means averaged, the largest peaks).</footer>\n"
+	                "<script type=\"application/json\" id=rt-data>");
+	rt_buf_printf(&b, "{\"wall0_ms\":%.0f,\"span\":%.3f,\"charts\":[",
+	              (double)runs[0].ri.start_ns / 1e6,
+	              (double)(runs[n - 1].ri.start_ns - runs[0].ri.start_ns) / 1e9);
+	static const char *const cpu_l[] = {"mean", "p95"},
+	                         *const mem_l[] = {"peak PSS", "RSS peak"},
+	                         *const dur_l[] = {"duration"};
+	trend(&b, 1, "jcpu", "CPU per run", "cores", cpu_l, 2, runs, n, t_cpu);
+	trend(&b, 0, "jmem", "Peak memory per run", "MiB", mem_l, 2, runs, n, t_mem);
+	trend(&b, 0, "jdur", "Duration per run", "s", dur_l, 1, runs, n, t_dur);
+	rt_buf_puts(&b, "]}</script>\n<script>\n");
+	rt_buf_put(&b, lib.p, lib.len);
+	rt_buf_puts(&b, page_js);
+	rt_buf_puts(&b, "</script>\n</body></html>\n");
+	rt_buf_free(&lib);
+	char def[300], what[300];
+	snprintf(def, sizeof(def), "rt-report-job-%s.html", o->job);
+	for (char *p = def + 14; *p; p++) /* a file name, whatever the job's name */
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_'))
+			*p = '_';
+	snprintf(what, sizeof(what), "job %s (%zu runs)", o->job, n);
+	int rc = emit(o->output ? o->output : def, &b, what);
+	rt_buf_free(&b);
+	for (size_t i = 0; i < n; i++)
+		rt_answer_free(&runs[i]);
+	free(runs);
+	return rc ? 1 : 0;
+}
+
+int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o)
+{
+	if (o->job)
+		return job_report(s, o);
+	const char *dir;
+	struct rt_buf lib = {0};
+	if (load_dygraphs(&lib, &dir))
+		return 1;
 	struct rt_answer a;
 	if (rt_answer_run(s, o->run, 1, &a)) {
 		rt_buf_free(&lib);
@@ -690,24 +902,11 @@ int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o)
 	char title[512], t[64];
 	snprintf(title, sizeof(title), "rt report: run %llu%s%s", (unsigned long long)a.ri.id,
 	         a.ri.job_name ? " " : "", a.ri.job_name ? a.ri.job_name : "");
-	rt_buf_puts(&b, "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>\n"
-	                "<meta name=viewport content=\"width=device-width,initial-scale=1\">\n"
-	                "<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; "
-	                "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
-	                "<title>");
-	html(&b, title);
-	rt_buf_puts(&b, "</title>\n<style>\n");
-	inline_file(&b, dir, "dygraph.min.css", 0);
-	rt_buf_puts(&b, page_css);
-	rt_buf_puts(&b, "\n</style></head><body>\n<header><h1>");
-	html(&b, title);
-	rt_buf_puts(&b, "</h1><p>");
 	rt_fmt_iso8601(t, sizeof(t), a.ri.start_ns);
-	html(&b, a.ri.status);
-	rt_buf_puts(&b, a.partial ? " (partial: the figures cover the samples so far)" : "");
-	rt_buf_puts(&b, ", started ");
-	html(&b, t);
-	rt_buf_puts(&b, "</p></header>\n<main>\n");
+	char sub[160];
+	snprintf(sub, sizeof(sub), "%s%s, started %s", a.ri.status,
+	         a.partial ? " (partial: the figures cover the samples so far)" : "", t);
+	page_head(&b, dir, title, sub);
 	job_card(&b, &a);
 	host_card(&b, &a);
 	cloud_card(&b, &off);
@@ -763,29 +962,10 @@ int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o)
 	rt_buf_puts(&b, "</script>\n</body></html>\n");
 	rt_buf_free(&lib);
 
-	char def[64];
+	char def[64], what[96];
 	snprintf(def, sizeof(def), "rt-report-%llu.html", (unsigned long long)a.ri.id);
-	const char *path = o->output ? o->output : def;
-	int rc = b.oom ? -ENOMEM : 0;
-	if (!rc && !strcmp(path, "-")) {
-		size_t off2 = 0;
-		while (off2 < b.len) {
-			ssize_t n = write(1, b.p + off2, b.len - off2);
-			if (n <= 0) {
-				rc = -errno;
-				break;
-			}
-			off2 += (size_t)n;
-		}
-	} else if (!rc) {
-		rc = write_page(path, &b);
-	}
-	if (rc)
-		rt_say("cannot write the report to %s: %s (choose another path with -o FILE)", path,
-		       strerror(-rc));
-	else if (strcmp(path, "-"))
-		fprintf(stderr, "%s: report of run %llu written to %s (%zu KiB)\n", rt_prog,
-		        (unsigned long long)a.ri.id, path, (b.len + 1023) / 1024);
+	snprintf(what, sizeof(what), "run %llu", (unsigned long long)a.ri.id);
+	int rc = emit(o->output ? o->output : def, &b, what);
 	rt_buf_free(&b);
 	rt_offer_free(&off);
 	rt_answer_free(&a);

@@ -295,6 +295,11 @@ if command -v "${CHROMIUM:-chromium}" > /dev/null 2>&1; then
 	[ "$n" -ge 8 ] || fail "GPU report: $n charts, expected the 5 and 3 of GPUs"
 	RT_EXPECT_CHARTS=$n node "$HERE/tests/browser/check_report.js" "$T/gpu.html" || fail "browser: GPU report"
 	node "$HERE/tests/browser/check_report.js" "$T/long.html" || fail "browser: long report"
+	# the job's history on one page: a row per run, three trends, the recommendation
+	"$EXP" report --job build -o "$T/job.html" 2>/dev/null || fail "report --job"
+	[ "$(grep -c '<tr><td>' "$T/job.html")" -ge 3 ] || fail "report --job: fewer than 3 run rows"
+	grep -q "Recommended for the next run" "$T/job.html" || fail "report --job: no recommendation"
+	RT_EXPECT_CHARTS=3 node "$HERE/tests/browser/check_report.js" "$T/job.html" || fail "browser: job history report"
 else
 	fail "chromium is not installed (tools/test.sh installs it)"
 fi
