@@ -83,7 +83,7 @@ while kill -0 $rec 2>/dev/null && [ $elapsed -lt $((secs + 5)) ]; do
 	# the recorder's own uploader first, then the ones started here (only
 	# this test's: other tests may upload at the same time)
 	for p in $(pgrep -f 'rt-export[^ ]* upload' || true); do
-		tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "RT_STORE=$RT_STORE" || continue
+		tr '\0' '\n' 2>/dev/null < "/proc/$p/environ" | grep -qx "RT_STORE=$RT_STORE" || continue
 		kill -9 "$p" 2>/dev/null && kills=$((kills + 1))
 	done
 	[ -n "$up" ] && wait $up 2>/dev/null || true
