@@ -52,6 +52,7 @@ struct rt_offer {
 	struct rt_server *servers;
 	size_t nservers;
 	struct rt_cloud cloud; /* where the run was recorded, vendor "" when unknown */
+	int cloud_known;       /* discovery ran for that host (vendor "": no cloud) */
 	double price_here;     /* USD/hour of that instance, NAN when unknown */
 	char price_why[320];
 	double duration; /* seconds, for the costs */
@@ -61,6 +62,9 @@ struct rt_offer {
 void rt_offer_fetch(struct rt_store *s, const struct rt_answer *a,
                     const struct rt_recommendation *r, unsigned n, struct rt_offer *o);
 void rt_offer_free(struct rt_offer *o);
+/* The run's cloud only: the cache, or discovery (2 s at most) when the run
+ * was recorded on this machine and it was never discovered here. */
+void rt_offer_cloud(struct rt_store *s, const struct rt_answer *a, struct rt_offer *o);
 
 /* Text */
 void rt_print_summary(FILE *f, const struct rt_answer *a);

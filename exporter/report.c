@@ -388,10 +388,12 @@ static void host_card(struct rt_buf *b, const struct rt_answer *a)
 static void cloud_card(struct rt_buf *b, const struct rt_offer *o)
 {
 	rt_buf_puts(b, "<section class=card><h2>Cloud</h2><table>\n");
-	if (!o->cloud.vendor[0]) {
+	if (!o->cloud.vendor[0]) { /* what discovery found, or why it could not run */
 		card_row(b, "vendor",
-		         o->asked ? "unknown (not a cloud machine, or not discovered)"
-		                  : "unknown (rt-export discover on the host, then --servers N)");
+		         o->cloud_known
+		             ? "none: not a cloud instance (no metadata service answered)"
+		             : "not known: the run was recorded on another host, never "
+		               "discovered from there");
 	} else {
 		card_row(b, "vendor", o->cloud.vendor);
 		card_row(b, "region", o->cloud.region);
@@ -893,9 +895,7 @@ int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o)
 	if (o->servers) {
 		rt_offer_fetch(s, &a, &r, o->servers, &off);
 	} else {
-		const char *hid = rt_meta_str(a.meta, "host", "host_id");
-		if (hid)
-			rt_cloud_load(rt_store_dir(s), hid, &off.cloud);
+		rt_offer_cloud(s, &a, &off);
 	}
 
 	struct rt_buf b = {0};

@@ -754,17 +754,7 @@ void rt_offer_fetch(struct rt_store *s, const struct rt_answer *a,
 		rt_say("no server list: %s; the recommendation stands on its own", o->why);
 	else
 		o->ok = 1;
-	/* the instance the run was recorded on: remembered, else found now if
-	 * the run was recorded on this machine */
-	const char *hid = rt_meta_str(a->meta, "host", "host_id");
-	if (hid && s && rt_cloud_load(rt_store_dir(s), hid, &o->cloud)) {
-		char here[128];
-		rt_host_id(here, sizeof(here));
-		if (!strcmp(here, hid)) {
-			rt_cloud_discover(&o->cloud, 2000);
-			rt_cloud_save(rt_store_dir(s), hid, &o->cloud);
-		}
-	}
+	rt_offer_cloud(s, a, o);
 	if (!o->cloud.vendor[0] || !o->cloud.instance_type[0] || rc == RT_E_NET)
 		return;
 	double price;
@@ -773,6 +763,26 @@ void rt_offer_fetch(struct rt_store *s, const struct rt_answer *a,
 		o->price_here = price;
 	else
 		rt_say("no price for this run's server: %s", o->price_why);
+}
+
+void rt_offer_cloud(struct rt_store *s, const struct rt_answer *a, struct rt_offer *o)
+{
+	/* the instance the run was recorded on: remembered, else found now if
+	 * the run was recorded on this machine */
+	const char *hid = rt_meta_str(a->meta, "host", "host_id");
+	if (!hid || !s)
+		return;
+	if (rt_cloud_load(rt_store_dir(s), hid, &o->cloud) == 0) {
+		o->cloud_known = 1;
+		return;
+	}
+	char here[128];
+	rt_host_id(here, sizeof(here));
+	if (!strcmp(here, hid)) {
+		rt_cloud_discover(&o->cloud, 2000);
+		rt_cloud_save(rt_store_dir(s), hid, &o->cloud);
+		o->cloud_known = 1;
+	}
 }
 
 void rt_offer_free(struct rt_offer *o)

@@ -260,6 +260,12 @@ ok "Keeper garbage, not a list, 500, endless body, silent, offline: bounded, one
 cd "$T"
 "$EXP" report "$R1" 2> "$T/err" || fail "report: $(cat "$T/err")"
 [ -s "$T/rt-report-$R1.html" ] || fail "default report name"
+# the cloud card says what discovery found: in a store that never
+# discovered, the report looks (nothing answers on 127.0.0.1:1) and says so
+RT_STORE="$T/nc" "$RT" -i 0.05 --quiet -- sleep 0.2
+RT_STORE="$T/nc" "$EXP" report latest -o "$T/nc.html" 2>/dev/null || fail "report, no cloud"
+grep -q "not a cloud instance" "$T/nc.html" || fail "cloud card: $(grep -o 'Cloud</h2>.\{0,200\}' "$T/nc.html")"
+[ -f "$T/nc/cloud.json" ] || fail "the report did not remember what discovery found"
 grep -qi '<script[^>]*src=\|<link[^>]*href=' "$T/rt-report-$R1.html" && fail "the report links to an outside file"
 "$EXP" report "$RG" -o "$T/gpu.html" 2> /dev/null
 # a long run at a fake clock: downsampled to at most 1200 points per chart

@@ -7,6 +7,9 @@ RT="$BUILD/resource-tracker"
 EXP="$BUILD/rt-export"
 T=$(mktemp -d)
 export RT_STORE="$T/store" RT_SHM_DIR="$T/shm"
+# cloud discovery (report, --servers) probes a closed local port, never the
+# link-local metadata addresses: network tests touch only 127.0.0.1
+export RT_IMDS_ADDR="${RT_IMDS_ADDR:-127.0.0.1:1}"
 mkdir -p "$RT_SHM_DIR"
 # background peers and processes to stop at exit (dash's `jobs` is empty
 # inside the EXIT trap, so they are tracked explicitly)
