@@ -548,8 +548,13 @@ def drive_one(build, work, data, shape, table):
                 # no reader has an atomic snapshot of a tree's pages: a
                 # sample read while pages changed hands (rt's own next
                 # sample differs) may be off for that one sample, once
+                # (or a member was on its way out: the next sample has
+                # another process count)
                 nxt = pss_series[k + 1] if k + 1 < len(rows) else None
-                moving = nxt is not None and abs(nxt - x["process_pss_mib"]) > 0.02 * hi + 1
+                nproc = (rows[k + 1]["cpu"]["process_child_count"] + 1
+                         if k + 1 < len(rows) and rows[k + 1]["cpu"]["process_threads"] else 0)
+                moving = nxt is not None and (abs(nxt - x["process_pss_mib"]) > 0.02 * hi + 1
+                                              or nproc != procs)
                 if moving and not transient:
                     transient = 1
                 else:
