@@ -117,6 +117,9 @@ const deadline = setTimeout(() => {
         if (!m || digits > 3) out.badTicks.push(el.id + ': ' + t.textContent);
       });
     });
+    // the summary table takes its card's width
+    var st = document.querySelector('table.stats');
+    if (st) out.tableFill = st.offsetWidth / (st.parentElement.clientWidth || 1);
     if (els[0]) els[0].scrollIntoView({block: 'center'});
     var first = els[0] && els[0].getBoundingClientRect();
     if (first) { out.x = first.left + first.width / 2; out.y = first.top + first.height / 2; }
@@ -141,6 +144,8 @@ const deadline = setTimeout(() => {
   if (want && res.charts !== want) problems.push(`${res.charts} charts, expected ${want}`);
   if (res.empty.length) problems.push('charts not drawn: ' + res.empty.join(', '));
   if (!res.synced) problems.push('the crosshair is not shared across charts');
+  if (res.tableFill !== undefined && res.tableFill < 0.9)
+    problems.push('the summary table fills ' + Math.round(res.tableFill * 100) + ' % of its card');
   if (res.badTicks.length) problems.push('y ticks not round or without a unit: ' + res.badTicks.slice(0, 6).join(', '));
   if (shot) {
     const h = await send('Runtime.evaluate',

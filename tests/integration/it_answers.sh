@@ -260,6 +260,7 @@ ok "Keeper garbage, not a list, 500, endless body, silent, offline: bounded, one
 cd "$T"
 "$EXP" report "$R1" 2> "$T/err" || fail "report: $(cat "$T/err")"
 [ -s "$T/rt-report-$R1.html" ] || fail "default report name"
+grep -q "GPU use and VRAM" "$T/rt-report-$R1.html" && fail "the report speaks of GPUs without a GPU"
 # the cloud card says what discovery found: in a store that never
 # discovered, the report looks (nothing answers on 127.0.0.1:1) and says so
 RT_STORE="$T/nc" "$RT" -i 0.05 --quiet -- sleep 0.2

@@ -22,6 +22,8 @@ expect_fail 2 "every" "$EXP" replay latest --every abc
 expect_fail 1 "not found" "$EXP" replay 999
 "$RT" --version | grep -qx "resource-tracker 0.1.0" || fail "--version"
 "$REC" --help | grep -q -- "--interval" || fail "--help"
+"$REC" --help | grep -q -- "--job-name *NAME *the job's name" || fail "--help: -n has no description"
+"$REC" --help | grep -q -- 'XDG_DATA_HOME' || fail "--help: the store default omits XDG_DATA_HOME"
 ok "CLI errors"
 
 cd "$T"
