@@ -73,10 +73,18 @@ int rt_s3_put(const char *endpoint, const char *region, const struct rt_checkpoi
 		rc = 0;
 		if (resp.status < 200 || resp.status > 299) {
 			const char *code = resp.body.p ? strstr(resp.body.p, "<Code>") : NULL;
+			int clen = code ? (int)strcspn(code + 6, "<") : 0;
 			snprintf(res->detail, sizeof(res->detail), "S3 PUT %s answered %ld%s%.*s",
-			         key, resp.status, code ? ": " : "",
-			         code ? (int)strcspn(code + 6, "<") : 0, code ? code + 6 : "");
+			         key, resp.status, code ? ": " : "", clen, code ? code + 6 : "");
 			rc = RT_E_HTTP;
+			/* S3's codes for a session token past its time: new credentials
+			 * from Sentinel, not a retry with the same ones */
+			static const char *const expired[] = {
+			    "ExpiredToken", "TokenRefreshRequired", "InvalidToken"};
+			for (size_t i = 0; code && i < sizeof(expired) / sizeof(expired[0]); i++)
+				if ((size_t)clen == strlen(expired[i]) &&
+				    !memcmp(code + 6, expired[i], (size_t)clen))
+					rc = RT_E_CREDS;
 		}
 	}
 	rt_http_resp_free(&resp);

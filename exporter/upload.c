@@ -455,8 +455,7 @@ int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose)
 					next_due = now_ns(1) + ival_ns;
 				continue;
 			}
-			if (res.status == 403 &&
-			    strstr(msg, "Token")) { /* expired: new credentials */
+			if (rc == RT_E_CREDS) { /* expired: new credentials */
 				if (rt_sentinel_refresh(&api, &cp, &res) == 0) {
 					rt_checkpoint_save(rt_store_dir(s), ri.id, &cp);
 					continue;

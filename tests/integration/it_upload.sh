@@ -198,3 +198,51 @@ start_s3
 run=$("$EXP" runs | awk 'NR>1{id=$1} END{print id}')
 TRACKER_UPLOAD_INTERVAL=0.3 "$EXP" upload "$run" || fail "finishing later"
 ok "network down at exit: finished later by hand"
+
+# 8. S3 says the session token expired (403 ExpiredToken, what S3 answers
+#    when a session token ran out mid-run): the uploader asks Sentinel for
+#    new credentials at once and puts the batch again with them
+FAKEP=$(port)
+cat > "$T/expired_s3.py" <<'PY'
+import sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+port, log = int(sys.argv[1]), sys.argv[2]
+first = [True]
+class H(BaseHTTPRequestHandler):
+    def do_PUT(self):
+        n = int(self.headers.get("Content-Length", 0))
+        self.rfile.read(n)
+        tok = self.headers.get("x-amz-security-token", "")
+        with open(log, "a") as f:
+            f.write(tok + "\n")
+        if first[0]:
+            first[0] = False
+            body = (b"<?xml version='1.0'?><Error><Code>ExpiredToken</Code>"
+                    b"<Message>The provided token has expired.</Message></Error>")
+            self.send_response(400)
+        else:
+            body = b""
+            self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+srv = HTTPServer(("127.0.0.1", port), H)
+print("ready", flush=True)
+srv.timeout = 0.5
+import time
+end = time.time() + 60
+while time.time() < end:
+    srv.handle_request()
+PY
+serve expired python3 "$T/expired_s3.py" $FAKEP "$T/tokens.log"
+rec_only --quiet -i 0.02 --count 10 -n expiry
+run=$("$EXP" runs | awk 'NR>1{id=$1} END{print id}')
+TRACKER_S3_ENDPOINT=http://127.0.0.1:$FAKEP TRACKER_UPLOAD_INTERVAL=0.01 "$EXP" upload "$run" 2> "$T/exp.err" ||
+	fail "upload after an expired token: $(cat "$T/exp.err")"
+[ "$(wc -l < "$T/tokens.log")" -ge 2 ] || fail "the batch was not put again"
+[ "$(sed -n 1p "$T/tokens.log")" != "$(sed -n 2p "$T/tokens.log")" ] ||
+	fail "put again with the same token: no new credentials"
+grep -q '"kind": *"refresh-credentials"' "$T/api.log" || fail "Sentinel was not asked for new credentials"
+ok "S3's ExpiredToken: new credentials from Sentinel, the batch put again"
