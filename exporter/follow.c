@@ -164,7 +164,7 @@ int rt_follow(struct rt_emitter *e, uint64_t start)
 			if (rt_store_get_meta(e->store, e->run, &meta, &len) == 0) {
 				struct rt_run_fields rf;
 				running = rt_runmeta_read(meta, len, &rf) == 0 &&
-				          !strcmp(rf.status, "running");
+				          rt_run_status_of(rf.status) == RT_RUN_RUNNING;
 				free(meta);
 			}
 			if (!running)

@@ -332,7 +332,7 @@ static int del_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 	if (c->one ? run != c->one
 	           : !f.has_job_name || strcmp(f.job_name, c->job) || f.start_ns >= c->before_ns)
 		return 0;
-	if (!strcmp(f.status, "running")) {
+	if (rt_run_status_of(f.status) == RT_RUN_RUNNING) {
 		rt_say("run %llu is still running: not deleted (delete it when it has ended)",
 		       (unsigned long long)run);
 		c->refused++;

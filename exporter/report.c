@@ -23,6 +23,7 @@
 
 #include "answer.h"
 #include "rt/common.h"
+#include "rt/runmeta.h"
 
 #define RT_REPORT_BUCKETS 1200
 #define DYGRAPHS_DIR "/usr/share/javascript/dygraphs"
@@ -924,7 +925,7 @@ int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o)
 	}
 	if (a.st.lines)
 		reco_section(&b, &r, &off);
-	else if (!strcmp(a.ri.status, "running"))
+	else if (rt_run_status_of(a.ri.status) == RT_RUN_RUNNING)
 		rt_buf_puts(&b,
 		            "<section class=wide><h2>No samples yet</h2><p class=note>The run "
 		            "is still running and has no full interval yet: nothing to chart or "

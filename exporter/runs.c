@@ -51,8 +51,8 @@ static int parse_meta(struct rt_store *s, uint64_t id, const char *json, struct 
 	ri->id = id;
 	if (rc)
 		return rc;
-	if (!strcmp(ri->status, "running") && !rt_run_recorder_alive(s, id))
-		snprintf(ri->status, sizeof(ri->status), "crashed");
+	if (rt_run_status_of(ri->status) == RT_RUN_RUNNING && !rt_run_recorder_alive(s, id))
+		snprintf(ri->status, sizeof(ri->status), "%s", rt_run_status_name(RT_RUN_CRASHED));
 	return 0;
 }
 
@@ -85,8 +85,9 @@ static int last_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 {
 	struct last_ctx *c = vctx;
 	struct rt_run_fields f;
-	if (c->live_only && (rt_runmeta_read(meta, len, &f) || strcmp(f.status, "running") ||
-	                     !rt_run_recorder_alive(c->s, run)))
+	if (c->live_only &&
+	    (rt_runmeta_read(meta, len, &f) || rt_run_status_of(f.status) != RT_RUN_RUNNING ||
+	     !rt_run_recorder_alive(c->s, run)))
 		return 0;
 	c->id = run;
 	return 0;
@@ -233,7 +234,7 @@ static int list_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 	char start_s[32] = "-", end_s[32] = "-", dur[32] = "-";
 	if (ri.start_ns)
 		rt_fmt_iso8601(start_s, sizeof(start_s), ri.start_ns);
-	if (end && strcmp(ri.status, "running"))
+	if (end && rt_run_status_of(ri.status) != RT_RUN_RUNNING)
 		rt_fmt_iso8601(end_s, sizeof(end_s), end);
 	if (end > ri.start_ns && ri.start_ns)
 		fmt_duration(dur, sizeof(dur), end - ri.start_ns);

@@ -30,8 +30,8 @@ static void answer_finish(struct rt_answer *a)
 		a->has_exit_code = 1;
 		a->exit_code = ec->valueint;
 	}
-	a->partial = strcmp(a->ri.status, "finished") && strcmp(a->ri.status, "failed") &&
-	             strcmp(a->ri.status, "killed");
+	enum rt_run_status st = rt_run_status_of(a->ri.status);
+	a->partial = st != RT_RUN_FINISHED && st != RT_RUN_FAILED && st != RT_RUN_KILLED;
 }
 
 /* The lines of a resolved run into ser. */
@@ -522,7 +522,7 @@ void rt_print_summary(FILE *f, const struct rt_answer *a)
 	        (unsigned long long)st->lines, a->ri.interval);
 	if (a->partial)
 		fprintf(f, "  partial: the run %s; these figures cover the samples so far\n",
-		        !strcmp(a->ri.status, "running")
+		        rt_run_status_of(a->ri.status) == RT_RUN_RUNNING
 		            ? "is still being recorded"
 		            : "ended without its recorder finishing it");
 	command_line(a->meta, cmd, sizeof(cmd));
@@ -1006,7 +1006,7 @@ int rt_cmd_recommend(struct rt_store *s, const struct rt_answer_opts *o)
 		snprintf(id, sizeof(id), "%llu", (unsigned long long)runs[n - 1].ri.id);
 		rt_say("%s %s has no samples (%s): nothing to recommend", o->job ? "job" : "run",
 		       o->job ? o->job : id,
-		       !o->job && !strcmp(runs[n - 1].ri.status, "running")
+		       !o->job && rt_run_status_of(runs[n - 1].ri.status) == RT_RUN_RUNNING
 		           ? "it is still running and has no full interval yet"
 		           : "it ended before its first one");
 		if (o->job)

@@ -31,6 +31,7 @@
 #include "rt/sysroot.h"
 #include "rt/config.h"
 #include "rt/ring.h"
+#include "rt/runmeta.h"
 
 static uint64_t now_ns(int mono)
 {
@@ -187,8 +188,9 @@ static int finish_body(struct rt_store *st, const struct rt_runinfo *ri,
 	const cJSON *ec = cJSON_GetObjectItemCaseSensitive(m, "exit_code");
 	int code = cJSON_IsNumber(ec) ? (int)ec->valuedouble : 0;
 	cJSON_AddNumberToObject(b, "exit_code", code);
-	int ok = !strcmp(ri->status, "finished") && code == 0;
-	cJSON_AddStringToObject(b, "run_status", ok ? "finished" : "failed");
+	int ok = rt_run_status_of(ri->status) == RT_RUN_FINISHED && code == 0;
+	cJSON_AddStringToObject(b, "run_status",
+	                        rt_run_status_name(ok ? RT_RUN_FINISHED : RT_RUN_FAILED));
 	char when[32];
 	rt_fmt_iso8601(when, sizeof(when), ri->end_ns ? ri->end_ns : now_ns(0));
 	cJSON_AddStringToObject(b, "finished_at", when);
@@ -234,7 +236,7 @@ static int still_recording(struct rt_store *s, struct rt_runinfo *ri)
 		rt_run_free(ri);
 		*ri = fresh;
 	}
-	return !strcmp(ri->status, "running");
+	return rt_run_status_of(ri->status) == RT_RUN_RUNNING;
 }
 
 /* The run's live ring, when its recorder still has one (else NULL). */

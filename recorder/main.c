@@ -577,7 +577,7 @@ int main(int argc, char **argv)
 	struct rt_time t0;
 	rt_clock_now(&t0);
 	struct rt_run_meta meta = {
-	    .status = "running",
+	    .status = rt_run_status_name(RT_RUN_RUNNING),
 	    .start_ns = t0.wall_ns,
 	    .interval_secs = cfg.interval,
 	    .recorder_pid = getpid(),
@@ -662,13 +662,13 @@ int main(int argc, char **argv)
 		cmd = rt_spawn_command(cfg.command, &code, err, sizeof(err));
 		if (cmd < 0 && code == RT_SPAWN_NO_PROCESS) {
 			/* no process to spare even after retries: the job still runs */
-			meta.status = "untracked";
+			meta.status = rt_run_status_name(RT_RUN_UNTRACKED);
 			finish_run(&sc, &s, &meta, &mb, NULL, -1, -1);
 			return exec_untracked(&cfg, err);
 		}
 		if (cmd < 0) {
 			say("%s", err);
-			meta.status = "failed";
+			meta.status = rt_run_status_name(RT_RUN_FAILED);
 			meta.has_exit_code = 1;
 			meta.exit_code = code;
 			finish_run(&sc, &s, &meta, &mb, NULL, -1, -1);
@@ -746,14 +746,14 @@ int main(int argc, char **argv)
 			say_lines(warn);
 	}
 	int exit_code = 0;
-	meta.status = "finished";
+	meta.status = rt_run_status_name(RT_RUN_FINISHED);
 	if (wrapper) {
 		exit_code = rt_exit_code(cmd_status);
 		meta.has_exit_code = 1;
 		meta.exit_code = exit_code;
-		meta.status = WIFSIGNALED(cmd_status) ? "killed"
-		              : exit_code             ? "failed"
-		                                      : "finished";
+		meta.status = rt_run_status_name(WIFSIGNALED(cmd_status) ? RT_RUN_KILLED
+		                                 : exit_code             ? RT_RUN_FAILED
+		                                                         : RT_RUN_FINISHED);
 	}
 	finish_run(&sc, &s, &meta, &mb, &pipe_out, exporter, uploader);
 	rt_proctree_close(tree);

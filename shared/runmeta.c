@@ -455,3 +455,24 @@ int rt_runmeta_set_status(const char *json, size_t len, const char *status, stru
 	rt_buf_put(out, json + f.status_end, len - f.status_end);
 	return out->oom ? -ENOMEM : 0;
 }
+
+static const char *const status_names[] = {
+    [RT_RUN_UNKNOWN] = "unknown",     [RT_RUN_RUNNING] = "running", [RT_RUN_FINISHED] = "finished",
+    [RT_RUN_FAILED] = "failed",       [RT_RUN_KILLED] = "killed",   [RT_RUN_CRASHED] = "crashed",
+    [RT_RUN_UNTRACKED] = "untracked",
+};
+
+const char *rt_run_status_name(enum rt_run_status st)
+{
+	return (unsigned)st < sizeof(status_names) / sizeof(status_names[0]) ? status_names[st]
+	                                                                     : "unknown";
+}
+
+enum rt_run_status rt_run_status_of(const char *name)
+{
+	for (unsigned i = RT_RUN_RUNNING;
+	     name && i < sizeof(status_names) / sizeof(status_names[0]); i++)
+		if (!strcmp(name, status_names[i]))
+			return (enum rt_run_status)i;
+	return RT_RUN_UNKNOWN;
+}

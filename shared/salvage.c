@@ -44,7 +44,8 @@ static int dead_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 {
 	struct dead_ctx *x = vctx;
 	struct rt_run_fields f;
-	if (rt_runmeta_read(meta, len, &f) || strcmp(f.status, "running") || x->n >= MAX_PER_PASS)
+	if (rt_runmeta_read(meta, len, &f) || rt_run_status_of(f.status) != RT_RUN_RUNNING ||
+	    x->n >= MAX_PER_PASS)
 		return 0;
 	char path[4096];
 	struct rt_ring *ring;
@@ -85,8 +86,8 @@ static int finish_run(struct rt_store *s, uint64_t run, unsigned *samples)
 		return rc;
 	/* only a run still "running": another salvager may have finished it */
 	struct rt_run_fields f;
-	if (rt_runmeta_read(meta, len, &f) == 0 && !strcmp(f.status, "running") &&
-	    (rc = rt_runmeta_set_status(meta, len, "crashed", &b)) == 0)
+	if (rt_runmeta_read(meta, len, &f) == 0 && rt_run_status_of(f.status) == RT_RUN_RUNNING &&
+	    (rc = rt_runmeta_set_status(meta, len, rt_run_status_name(RT_RUN_CRASHED), &b)) == 0)
 		rc = rt_store_put_meta(s, run, b.p, b.len);
 	free(meta);
 	rt_buf_free(&b);

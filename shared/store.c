@@ -1172,7 +1172,8 @@ static int oldest_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 {
 	struct oldest_ctx *c = vctx;
 	struct rt_run_fields f;
-	if (run == c->keep || (rt_runmeta_read(meta, len, &f) == 0 && !strcmp(f.status, "running")))
+	if (run == c->keep ||
+	    (rt_runmeta_read(meta, len, &f) == 0 && rt_run_status_of(f.status) == RT_RUN_RUNNING))
 		return 0;
 	c->victim = run;
 	return 1;

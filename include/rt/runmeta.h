@@ -78,4 +78,17 @@ int rt_runmeta_read(const char *json, size_t len, struct rt_run_fields *f);
 /* out = json with its status replaced (json must have one: RT_E_NOTFOUND). */
 int rt_runmeta_set_status(const char *json, size_t len, const char *status, struct rt_buf *out);
 
+/* A run's status: the names stored in the metadata, in one place. */
+enum rt_run_status {
+	RT_RUN_UNKNOWN, /* absent, or a name this rt does not know */
+	RT_RUN_RUNNING,
+	RT_RUN_FINISHED, /* ended, exit code 0 (or stopped in standalone mode) */
+	RT_RUN_FAILED,   /* the command exited non-zero, or could not start */
+	RT_RUN_KILLED,   /* a signal killed the command */
+	RT_RUN_CRASHED,  /* its recorder died; salvaged */
+	RT_RUN_UNTRACKED /* the command ran untracked (no process to spare) */
+};
+const char *rt_run_status_name(enum rt_run_status st);
+enum rt_run_status rt_run_status_of(const char *name);
+
 #endif
