@@ -706,7 +706,7 @@ static void bench_disk_real(const char *rec_bin, const char *tmp, size_t per, in
 	char count[16], store[N][4300], plain[4300];
 	snprintf(count, sizeof(count), "%d", secs);
 	for (int i = 0; i < N; i++)
-		snprintf(store[i], sizeof(store[i]), "%s/store", mnt[i]);
+		snprintf(store[i], sizeof(store[i]), "%.4199s/store", mnt[i]);
 	snprintf(plain, sizeof(plain), "%s/plain.dat", mnt[ANCHOR]);
 	/* a store that already holds a run, as a user's store does after the
 	 * first: its creation is not what a run costs */
