@@ -33,6 +33,8 @@ struct rt_answer {
 int rt_answer_run(struct rt_store *s, const char *spec, int keep_series, struct rt_answer *a);
 /* Every stored run of job (the last `last` of them when last > 0), oldest
  * first. Returns 0 or 1 (no such job: said, with the hint). */
+/* The aggregate of a job's runs (summary, recommend and report --job). */
+int rt_answer_job_stats(const struct rt_answer *runs, size_t n, struct rt_runstats *agg);
 int rt_answer_job(struct rt_store *s, const char *job, unsigned long last, struct rt_answer **out,
                   size_t *n);
 /* A run whose lines came from elsewhere (live --summary): takes meta_json

@@ -703,6 +703,17 @@ static void page_head(struct rt_buf *b, const char *dir, const char *title, cons
 	rt_buf_puts(b, "</p></header>\n<main>\n");
 }
 
+/* After the page's data object: the charting library and the page's script
+ * (lib is freed). */
+static void page_tail(struct rt_buf *b, struct rt_buf *lib)
+{
+	rt_buf_puts(b, "}</script>\n<script>\n");
+	rt_buf_put(b, lib->p, lib->len);
+	rt_buf_puts(b, page_js);
+	rt_buf_puts(b, "</script>\n</body></html>\n");
+	rt_buf_free(lib);
+}
+
 static int load_dygraphs(struct rt_buf *lib, const char **dir)
 {
 	*dir = getenv("RT_DYGRAPHS_DIR");
@@ -797,12 +808,15 @@ static int job_report(struct rt_store *s, const struct rt_answer_opts *o)
 		rt_buf_free(&lib);
 		return 1;
 	}
-	struct rt_runstats *all = calloc(n, sizeof(*all)), agg;
-	for (size_t i = 0; all && i < n; i++)
-		all[i] = runs[i].st;
-	if (all)
-		rt_stats_aggregate(all, n, &agg);
-	free(all);
+	struct rt_runstats agg;
+	if (rt_answer_job_stats(runs, n, &agg)) {
+		rt_say("out of memory");
+		rt_buf_free(&lib);
+		for (size_t i = 0; i < n; i++)
+			rt_answer_free(&runs[i]);
+		free(runs);
+		return 1;
+	}
 	struct rt_buf b = {0};
 	char title[512], sub[160], t[64], v[96];
 	snprintf(title, sizeof(title), "rt report: job %s", o->job);
@@ -855,11 +869,8 @@ static int job_report(struct rt_store *s, const struct rt_answer_opts *o)
 	trend(&b, 1, "jcpu", "CPU per run", "cores", cpu_l, 2, runs, n, t_cpu);
 	trend(&b, 0, "jmem", "Peak memory per run", "MiB", mem_l, 2, runs, n, t_mem);
 	trend(&b, 0, "jdur", "Duration per run", "s", dur_l, 1, runs, n, t_dur);
-	rt_buf_puts(&b, "]}</script>\n<script>\n");
-	rt_buf_put(&b, lib.p, lib.len);
-	rt_buf_puts(&b, page_js);
-	rt_buf_puts(&b, "</script>\n</body></html>\n");
-	rt_buf_free(&lib);
+	rt_buf_putc(&b, ']');
+	page_tail(&b, &lib);
 	char def[300], what[300];
 	snprintf(def, sizeof(def), "rt-report-job-%s.html", o->job);
 	for (char *p = def + 14; *p; p++) /* a file name, whatever the job's name */
@@ -957,11 +968,7 @@ int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o)
 	rt_buf_printf(&b, "{\"wall0_ms\":%.0f,\"span\":%.3f,\"charts\":",
 	              (double)a.series.wall0_ns / 1e6, a.st.duration);
 	charts_json(&b, &a);
-	rt_buf_puts(&b, "}</script>\n<script>\n");
-	rt_buf_put(&b, lib.p, lib.len);
-	rt_buf_puts(&b, page_js);
-	rt_buf_puts(&b, "</script>\n</body></html>\n");
-	rt_buf_free(&lib);
+	page_tail(&b, &lib);
 
 	char def[64], what[96];
 	snprintf(def, sizeof(def), "rt-report-%llu.html", (unsigned long long)a.ri.id);

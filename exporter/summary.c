@@ -898,8 +898,7 @@ static int print_json(cJSON *o)
 	return 0;
 }
 
-/* Aggregate of a job's runs. */
-static int job_stats(const struct rt_answer *runs, size_t n, struct rt_runstats *agg)
+int rt_answer_job_stats(const struct rt_answer *runs, size_t n, struct rt_runstats *agg)
 {
 	struct rt_runstats *all = calloc(n, sizeof(*all));
 	if (!all)
@@ -926,7 +925,7 @@ int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o)
 		struct rt_runstats agg;
 		if (rt_answer_job(s, o->job, o->last, &runs, &n))
 			return 1;
-		if (job_stats(runs, n, &agg)) {
+		if (rt_answer_job_stats(runs, n, &agg)) {
 			free_runs(runs, n);
 			rt_say("out of memory");
 			return 1;
@@ -990,7 +989,7 @@ int rt_cmd_recommend(struct rt_store *s, const struct rt_answer_opts *o)
 	if (o->job) {
 		if (rt_answer_job(s, o->job, o->last, &runs, &n))
 			return 1;
-		if (job_stats(runs, n, &st)) {
+		if (rt_answer_job_stats(runs, n, &st)) {
 			free_runs(runs, n);
 			rt_say("out of memory");
 			return 1;

@@ -257,7 +257,7 @@ static void derive_devices(struct rt_derived *d)
 		total += c->mount[i].total_bytes;
 		avail += c->mount[i].avail_bytes;
 		free += c->mount[i].free_bytes > c->mount[i].avail_bytes ? c->mount[i].free_bytes
-		                                                          : c->mount[i].avail_bytes;
+		                                                         : c->mount[i].avail_bytes;
 	}
 	d->space_total_gb = (double)total / 1e9;
 	d->space_free_gb = (double)avail / 1e9;

@@ -280,7 +280,7 @@ static long stripped_size(const char *bin)
  * program (exec_sleep 0) or processes that exec'd sleep(1), which is what a
  * job's new processes usually are. Returns the root (its own group).
  */
-static pid_t make_tree(int n, int exec_sleep)
+static pid_t make_tree(int n, int exec_sleep, int mb)
 {
 	int ready[2];
 	if (pipe(ready))
@@ -291,6 +291,11 @@ static pid_t make_tree(int n, int exec_sleep)
 		int null = open("/dev/null", O_RDWR);
 		dup2(null, 1);
 		dup2(null, 2);
+		/* mb > 0: the root touches mb MiB first; the children share it */
+		size_t len = (size_t)mb << 20;
+		char *mem = len ? malloc(len) : NULL;
+		if (mem)
+			memset(mem, 1, len);
 		for (int i = 1; i < n; i++)
 			if (fork() == 0) {
 				if (exec_sleep)
@@ -385,7 +390,7 @@ static void bench_tree(int n, int reps, int exec_sleep, double *steady, double *
                        double *floor_steady, double *floor_fresh)
 {
 	*steady = *fresh = *floor_steady = *floor_fresh = -1;
-	pid_t root = make_tree(n, exec_sleep);
+	pid_t root = make_tree(n, exec_sleep, 0);
 	if (root <= 0)
 		return;
 	struct rt_proctree *t;
@@ -446,34 +451,9 @@ static void bench_tree(int n, int reps, int exec_sleep, double *steady, double *
  */
 static void bench_fork_tree(int n, int mb, int reps)
 {
-	int ready[2];
-	if (pipe(ready))
+	pid_t root = make_tree(n, 0, mb);
+	if (root <= 0)
 		return;
-	pid_t root = fork();
-	if (root == 0) {
-		setpgid(0, 0);
-		size_t len = (size_t)mb << 20;
-		char *mem = malloc(len);
-		if (mem)
-			memset(mem, 1, len);
-		for (int i = 1; i < n; i++)
-			if (fork() == 0) {
-				pause();
-				_exit(0);
-			}
-		if (write(ready[1], "x", 1) < 0) {
-		}
-		pause();
-		_exit(0);
-	}
-	char c;
-	close(ready[1]);
-	if (read(ready[0], &c, 1) != 1) {
-		close(ready[0]);
-		return;
-	}
-	close(ready[0]);
-	usleep(200000);
 	struct rt_proctree *t = NULL;
 	struct rt_rec_process r;
 	double first = 0, steady = 0, again = 0;
