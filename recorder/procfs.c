@@ -227,7 +227,7 @@ int rt_parse_pid_stat(const char *b, size_t len, struct rt_pid_stat *ps)
 		p++;
 	if (p >= end)
 		return -1;
-	p++;
+	char state = *p++;
 	uint64_t f[21];
 	for (int i = 0; i < 21; i++)
 		if (rt_scan_u64_signed(&p, end, &f[i]))
@@ -238,6 +238,8 @@ int rt_parse_pid_stat(const char *b, size_t len, struct rt_pid_stat *ps)
 	ps->ppid = (int32_t)f[0];
 	ps->mf = f[8] + f[9];
 	ps->flt = f[6] + f[8];
+	/* f[5]=flags(9): PF_EXITING (0x4) while its memory is being released */
+	ps->exiting = state == 'Z' || state == 'X' || state == 'x' || (f[5] & 0x4) != 0;
 	ps->ut = f[10] + f[12];
 	ps->st = f[11] + f[13];
 	ps->threads = (uint32_t)f[16];

@@ -105,6 +105,7 @@ struct rt_pid_stat {
 	uint32_t threads;
 	uint64_t ut, st, start, rss_pages, mf; /* ut/st/mf include the reaped children's */
 	uint64_t flt; /* its own page faults, minor + major (not its children's) */
+	int exiting;  /* a zombie, or on its way out (PF_EXITING) */
 };
 int rt_parse_pid_stat(const char *buf, size_t len, struct rt_pid_stat *ps);
 

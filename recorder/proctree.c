@@ -82,8 +82,9 @@ struct rt_proctree {
 	/* status and fd values: read when asked (rt_proctree_cadence) */
 	int want_status, want_fds, have_status, have_fds;
 	uint64_t vcs, ivcs, peak_hwm_kb;
-	/* this sample: a newcomer or a member whose pages moved; a departure */
-	int moved, departed;
+	/* this sample: a newcomer or a member whose pages moved; a departure;
+	 * a member that was exiting while the PSS were read (read them again) */
+	int moved, departed, recheck;
 	uint64_t pss_reads; /* smaps_rollup reads so far (rt-bench) */
 	uint32_t hz;
 	uint64_t page_kb;
@@ -658,6 +659,15 @@ static void read_pss(struct rt_proctree *t, struct pt_proc *e)
 	t->pss_reads++;
 }
 
+/* Whether member e is gone or exiting now (after the PSS reads). */
+static int exiting_now(struct rt_proctree *t, struct pt_proc *e)
+{
+	ssize_t len = read_kept(t, e->first_gen == t->gen ? NULL : &e->fd_stat, e->pid, "stat");
+	struct rt_pid_stat ps;
+	return len <= 0 || rt_parse_pid_stat(t->buf, (size_t)len, &ps) || ps.start != e->start ||
+	       ps.exiting;
+}
+
 void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 {
 	struct walk_sum w = {0};
@@ -681,13 +691,23 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 		t->departed = 1;
 	}
 	/* the pages shared within the tree changed hands: every PSS moved */
-	int fresh = t->moved || t->departed || t->want_status;
+	int fresh = t->moved || t->departed || t->want_status || t->recheck;
+	t->recheck = 0;
+	for (size_t i = 0; fresh && i < t->cap; i++) {
+		struct pt_proc *e = &t->tab[i];
+		if (e->pid && e->seen == t->gen && !e->gone)
+			read_pss(t, e);
+	}
 	for (size_t i = 0; i < t->cap; i++) {
 		struct pt_proc *e = &t->tab[i];
 		if (!e->pid || e->seen != t->gen || e->gone)
 			continue;
-		if (fresh)
-			read_pss(t, e);
+		/* a member that exited or began to during the reads: its pages
+		 * are passing to the others, whose reads may already count them */
+		if (fresh && exiting_now(t, e)) {
+			t->recheck = 1;
+			continue;
+		}
 		w.pss_kb += e->pss_kb;
 		w.rss_kb += e->rss_kb;
 	}
