@@ -75,8 +75,21 @@ void rt_print_recommendation(FILE *f, const char *what, const struct rt_runstats
                              const struct rt_recommendation *r);
 void rt_print_offer(FILE *f, const struct rt_offer *o);
 
+/* The summary's table, one list for text, JSON and HTML: a value's mean,
+ * p95 and max (c) with a note, or (c NULL) a note alone (totals). */
+struct rt_summary_row {
+	const char *label;
+	const struct rt_colstat *c;
+	int prec;
+	char note[160];
+};
+#define RT_SUMMARY_ROWS 12
+size_t rt_summary_rows(const struct rt_runstats *st, const cJSON *meta, struct rt_summary_row *out,
+                       size_t max);
+
 /* JSON */
 cJSON *rt_json_run(const struct rt_answer *a);
+cJSON *rt_json_summary_rows(const struct rt_runstats *st, const cJSON *meta); /* "table" */
 cJSON *rt_json_stats(const struct rt_runstats *st);
 /* argv (a JSON array of strings) as one shell line a person can paste back:
  * plain words as they are, others in '...', words with control characters

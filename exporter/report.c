@@ -111,8 +111,9 @@ static void num(struct rt_buf *b, double v)
 /* ---- charts ----------------------------------------------------------- */
 
 struct series_def {
-	const char *label, *column;
-	int rate; /* bytes per interval shown as bytes per second */
+	const char *label;
+	unsigned column; /* value id */
+	int rate;        /* bytes per interval shown as bytes per second */
 };
 
 struct chart_def {
@@ -122,58 +123,54 @@ struct chart_def {
 };
 
 static const struct chart_def charts[] = {
-    {"cpu", "CPU", "cores", 0, {{"job", "process_cpu_usage", 0}, {"host", "system_cpu_usage", 0}}},
+    {"cpu", "CPU", "cores", 0, {{"job", RT_V_PROC_CORES, 0}, {"host", RT_V_CPU_UTIL, 0}}},
     {"memory",
      "Memory (job PSS, host used)",
      "MiB",
      0,
-     {{"job", "process_memory_mib", 0}, {"host", "system_memory_used_mib", 0}}},
+     {{"job", RT_V_PROC_PSS, 0}, {"host", RT_V_MEM_USED, 0}}},
     {"gpu",
      "GPU utilization",
      "GPUs",
      1,
-     {{"job", "process_gpu_usage", 0}, {"host", "system_gpu_usage", 0}}},
+     {{"job", RT_V_PROC_GPU_USAGE, 0}, {"host", RT_V_GPU_USAGE, 0}}},
     {"vram",
      "GPU memory (VRAM)",
      "MiB",
      1,
-     {{"job", "process_gpu_vram_mib", 0}, {"host", "system_gpu_vram_mib", 0}}},
+     {{"job", RT_V_PROC_GPU_VRAM, 0}, {"host", RT_V_GPU_VRAM, 0}}},
     {"gpus",
      "GPUs in use",
      "GPUs",
      1,
-     {{"job", "process_gpu_utilized", 0}, {"host", "system_gpu_utilized", 0}}},
+     {{"job", RT_V_PROC_GPU_UTILIZED, 0}, {"host", RT_V_GPU_UTILIZED, 0}}},
     {"disk",
      "Disk read / write",
      "B/s",
      0,
-     {{"job read", "process_disk_read_bytes", 1},
-      {"job write", "process_disk_write_bytes", 1},
-      {"host read", "system_disk_read_bytes", 1},
-      {"host write", "system_disk_write_bytes", 1}}},
-    {"space", "Disk space used", "GB", 0, {{"host", "system_disk_space_df_used_gb", 0}}},
+     {{"job read", RT_V_PROC_READ, 1},
+      {"job write", RT_V_PROC_WRITE, 1},
+      {"host read", RT_V_DISK_READ, 1},
+      {"host write", RT_V_DISK_WRITE, 1}}},
+    {"space", "Disk space used", "GB", 0, {{"host", RT_V_SPACE_DF_USED, 0}}},
     {"pressure",
      "Time stalled (pressure)",
      "%",
      0,
-     {{"CPU", "system_pressure_cpu_some_pct", 0},
-      {"memory", "system_pressure_memory_some_pct", 0},
-      {"I/O", "system_pressure_io_some_pct", 0}}},
+     {{"CPU", RT_V_PSI_CPU_SOME, 0},
+      {"memory", RT_V_PSI_MEM_SOME, 0},
+      {"I/O", RT_V_PSI_IO_SOME, 0}}},
     {"disklat",
      "Disk latency (completed reads and writes)",
      "ms",
      0,
-     {{"read", "system_disk_read_latency_ms", 0}, {"write", "system_disk_write_latency_ms", 0}}},
+     {{"read", RT_V_DISK_RLAT, 0}, {"write", RT_V_DISK_WLAT, 0}}},
     {"throttled",
      "CPU throttled by the cgroup quota",
      "s",
      0,
-     {{"job's cgroup", "system_cgroup_cpu_throttled_secs", 0}}},
-    {"net",
-     "Network in / out",
-     "B/s",
-     0,
-     {{"received", "system_net_recv_bytes", 1}, {"sent", "system_net_sent_bytes", 1}}},
+     {{"job's cgroup", RT_V_CG_THROTTLED, 0}}},
+    {"net", "Network in / out", "B/s", 0, {{"received", RT_V_NET_RX, 1}, {"sent", RT_V_NET_TX, 1}}},
 };
 
 /* The value of series d at line i (NAN: empty). */
@@ -238,7 +235,7 @@ static void chart_data(struct rt_buf *b, const struct rt_series *s, const int *c
 
 static int saw_gpu(const struct rt_answer *a)
 {
-	int c = rt_stats_col("system_gpu_utilized");
+	int c = rt_stats_col(RT_V_GPU_UTILIZED);
 	return rt_meta_num(a->meta, "host", "gpu_count") > 0 ||
 	       (c >= 0 && a->st.col[c].present && a->st.col[c].max > 0);
 }
@@ -259,7 +256,7 @@ static const char *left_out(const struct rt_answer *a, const struct chart_def *c
 	if (!strcmp(c->id, "net") && max <= 0)
 		return "network (0 B/s throughout)";
 	if (!strcmp(c->id, "throttled")) {
-		int q = rt_stats_col("system_cgroup_cpu_limit_cores");
+		int q = rt_stats_col(RT_V_CG_CPU_LIMIT);
 		if (q < 0 || !st->col[q].present || st->col[q].max <= 0)
 			return "CPU throttling (the job had no CPU quota)";
 		if (max <= 0)
@@ -408,76 +405,32 @@ static void cloud_card(struct rt_buf *b, const struct rt_offer *o)
 	rt_buf_puts(b, "</table></section>\n");
 }
 
-static void stat_row(struct rt_buf *b, const struct rt_runstats *st, const char *label,
-                     const char *column, int prec, const char *total)
-{
-	int c = rt_stats_col(column);
-	if (c < 0 || !st->col[c].present)
-		return;
-	const struct rt_colstat *x = &st->col[c];
-	char v[64];
-	rt_buf_puts(b, "<tr><th>");
-	html(b, label);
-	rt_buf_puts(b, "</th>");
-	double vals[3] = {x->mean, x->p95, x->max};
-	for (int i = 0; i < 3; i++) {
-		snprintf(v, sizeof(v), "%.*f", prec, vals[i]);
-		rt_buf_puts(b, "<td>");
-		html(b, v);
-		rt_buf_puts(b, "</td>");
-	}
-	rt_buf_puts(b, "<td>");
-	html(b, total ? total : "");
-	rt_buf_puts(b, "</td></tr>\n");
-}
-
 static void summary_table(struct rt_buf *b, const struct rt_answer *a)
 {
-	const struct rt_runstats *st = &a->st;
-	char t[128], x[32], y[32];
-	rt_buf_puts(b, "<section class=wide><h2>Summary</h2><table class=stats>\n"
-	               "<tr><th></th><th>mean</th><th>p95</th><th>max</th><th>total</th></tr>\n");
-	int pu = rt_stats_col("process_utime"), ps = rt_stats_col("process_stime");
-	snprintf(t, sizeof(t), "%.2f CPU seconds", st->col[pu].sum + st->col[ps].sum);
-	stat_row(b, st, "CPU cores, job", "process_cpu_usage", 2, t);
-	int su = rt_stats_col("system_utime"), ss = rt_stats_col("system_stime");
-	snprintf(t, sizeof(t), "%.2f CPU seconds", st->col[su].sum + st->col[ss].sum);
-	stat_row(b, st, "CPU cores, host", "system_cpu_usage", 2, t);
-	t[0] = '\0';
-	if (st->rss_max_mib >= 0)
-		snprintf(t, sizeof(t), "RSS peak %.0f MiB", st->rss_max_mib);
-	stat_row(b, st, "memory MiB, job (PSS)", "process_memory_mib", 0, t);
-	stat_row(b, st, "memory MiB, host used", "system_memory_used_mib", 0, NULL);
-	if (saw_gpu(a)) {
-		stat_row(b, st, "GPUs busy, job", "process_gpu_usage", 2, NULL);
-		stat_row(b, st, "GPUs busy, host", "system_gpu_usage", 2, NULL);
-		stat_row(b, st, "VRAM MiB, job", "process_gpu_vram_mib", 0, NULL);
-		stat_row(b, st, "VRAM MiB, host", "system_gpu_vram_mib", 0, NULL);
-	}
-	char space[160];
-	rt_disk_space_note(st, space, sizeof(space));
-	stat_row(b, st, "disk space used GB", "system_disk_space_df_used_gb", 1, space);
-	static const struct {
-		const char *label, *a, *b, *an, *bn;
-	} io[] = {
-	    {"disk I/O bytes, job", "process_disk_read_bytes", "process_disk_write_bytes", "read",
-	     "written"},
-	    {"disk I/O bytes, host", "system_disk_read_bytes", "system_disk_write_bytes", "read",
-	     "written"},
-	    {"network bytes, host", "system_net_recv_bytes", "system_net_sent_bytes", "received",
-	     "sent"},
-	};
-	for (size_t i = 0; i < RT_ARRAY_LEN(io); i++) {
-		int ca = rt_stats_col(io[i].a), cb = rt_stats_col(io[i].b);
-		if (!st->col[ca].present)
-			continue;
-		rt_fmt_bytes(x, sizeof(x), st->col[ca].sum);
-		rt_fmt_bytes(y, sizeof(y), st->col[cb].sum);
-		snprintf(t, sizeof(t), "%s %s, %s %s", io[i].an, x, io[i].bn, y);
+	struct rt_summary_row rows[RT_SUMMARY_ROWS];
+	size_t n = rt_summary_rows(&a->st, a->meta, rows, RT_SUMMARY_ROWS);
+	char v[64];
+	rt_buf_puts(
+	    b, "<section class=wide><h2>Summary</h2><table class=stats>\n"
+	       "<tr><th></th><th>mean</th><th>p95</th><th>max</th><th>total, note</th></tr>\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct rt_summary_row *r = &rows[i];
 		rt_buf_puts(b, "<tr><th>");
-		html(b, io[i].label);
-		rt_buf_puts(b, "</th><td colspan=3></td><td>");
-		html(b, t);
+		html(b, r->label);
+		rt_buf_puts(b, "</th>");
+		if (r->c) {
+			double vals[3] = {r->c->mean, r->c->p95, r->c->max};
+			for (int k = 0; k < 3; k++) {
+				snprintf(v, sizeof(v), "%.*f", r->prec, vals[k]);
+				rt_buf_puts(b, "<td>");
+				html(b, v);
+				rt_buf_puts(b, "</td>");
+			}
+		} else {
+			rt_buf_puts(b, "<td colspan=3></td>");
+		}
+		rt_buf_puts(b, "<td>");
+		html(b, r->note);
 		rt_buf_puts(b, "</td></tr>\n");
 	}
 	rt_buf_puts(b, "</table></section>\n");
@@ -768,7 +721,7 @@ static void trend(struct rt_buf *b, int first, const char *id, const char *title
 	rt_buf_puts(b, "]}");
 }
 
-static double colv(const struct rt_answer *a, const char *name, int p95)
+static double colv(const struct rt_answer *a, unsigned name, int p95)
 {
 	int c = rt_stats_col(name);
 	if (c < 0 || !a->st.col[c].present)
@@ -778,12 +731,12 @@ static double colv(const struct rt_answer *a, const char *name, int p95)
 
 static double t_cpu(const struct rt_answer *a, int d)
 {
-	return colv(a, a->st.has_proc ? "process_cpu_usage" : "system_cpu_usage", d);
+	return colv(a, a->st.has_proc ? RT_V_PROC_CORES : RT_V_CPU_UTIL, d);
 }
 
 static double t_mem(const struct rt_answer *a, int d)
 {
-	int c = rt_stats_col(a->st.has_proc ? "process_memory_mib" : "system_memory_used_mib");
+	int c = rt_stats_col(a->st.has_proc ? RT_V_PROC_PSS : RT_V_MEM_USED);
 	if (d == 1)
 		return a->st.rss_max_mib >= 0 ? a->st.rss_max_mib : NAN;
 	return c >= 0 && a->st.col[c].present ? a->st.col[c].max : NAN;

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,39 +18,27 @@
  * more than reading the store. */
 #define SERIES_ARRAYS (RT_STATS_COLS + 2)
 
-const char *const rt_stats_xcols[RT_STATS_XCOLS] = {
-    "system_oom_kills",
-    "system_cgroup_oom_kills",
-    "system_cgroup_cpu_throttled_secs",
-    "system_cgroup_cpu_limit_cores",
-    "system_cgroup_memory_limit_mib",
-    "system_cgroup_memory_used_mib",
-    "system_pressure_cpu_some_pct",
-    "system_pressure_memory_some_pct",
-    "system_pressure_io_some_pct",
-    "system_disk_read_latency_ms",
-    "system_disk_write_latency_ms",
-    "system_gpus_throttled",
-    "system_disk_space_df_used_gb",
-    "system_disk_space_reserved_gb",
+const unsigned rt_stats_xids[RT_STATS_XCOLS] = {
+    RT_V_OOM_KILLS,     RT_V_CG_OOM_KILLS,   RT_V_CG_THROTTLED, RT_V_CG_CPU_LIMIT,
+    RT_V_CG_MEM_LIMIT,  RT_V_CG_MEM_USED,    RT_V_PSI_CPU_SOME, RT_V_PSI_MEM_SOME,
+    RT_V_PSI_IO_SOME,   RT_V_DISK_RLAT,      RT_V_DISK_WLAT,    RT_V_GPUS_THROTTLED,
+    RT_V_SPACE_DF_USED, RT_V_SPACE_RESERVED,
 };
 
-/* The CSV column (extended range included) behind kept column c. */
-static unsigned csv_index(unsigned c)
+/* The value id behind kept column c, and the column of each value id. */
+static unsigned col_id[RT_STATS_COLS];
+static int id_col[RT_NV];
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void build_cols(void)
 {
-	static unsigned x[RT_STATS_XCOLS];
-	static int ready;
-	if (c < RT_CSV_COLUMNS)
-		return c;
-	if (!ready) {
-		for (unsigned k = 0; k < RT_STATS_XCOLS; k++)
-			for (unsigned i = RT_CSV_COLUMNS; i < RT_CSV_COLUMNS_X; i++)
-				if (rt_csv_column_name(i) &&
-				    !strcmp(rt_csv_column_name(i), rt_stats_xcols[k]))
-					x[k] = i;
-		ready = 1;
+	for (unsigned id = 0; id < RT_NV; id++)
+		id_col[id] = -1;
+	for (unsigned c = 0; c < RT_STATS_COLS; c++) {
+		col_id[c] = c < RT_CSV_COLUMNS ? (unsigned)rt_csv_column_id(c)
+		                               : rt_stats_xids[c - RT_CSV_COLUMNS];
+		id_col[col_id[c]] = (int)c;
 	}
-	return x[c - RT_CSV_COLUMNS];
 }
 
 int rt_series_reserve(struct rt_series *s, size_t cap)
@@ -120,16 +109,18 @@ int rt_series_add(struct rt_series *s, const struct rt_derived *d)
 	uint64_t mono = d->cur.rec->h->mono_ns;
 	row[0] = mono > s->mono0_ns ? (double)(mono - s->mono0_ns) / 1e9 : 0.0;
 	row[1] = d->dt > 0 ? d->dt : 0.0;
+	pthread_once(&once, build_cols);
 	for (unsigned c = 0; c < RT_STATS_COLS; c++) {
 		double v;
-		row[c + 2] = rt_csv_column_value(d, csv_index(c), &v) ? v : NAN;
+		row[c + 2] = rt_value(d, col_id[c], &v) ? v : NAN;
 	}
 	/* the tree's RSS peak: no lower than the tree's RSS in any sample, nor
 	 * than the largest VmHWM any member (or reaped descendant) reached */
-	if (d->has_proc && (double)d->proc_rss_mib > s->rss_max_mib)
-		s->rss_max_mib = (double)d->proc_rss_mib;
-	if (d->has_proc && d->has_proc_peak && (double)d->proc_peak_rss_mib > s->rss_max_mib)
-		s->rss_max_mib = (double)d->proc_peak_rss_mib;
+	double v;
+	if (rt_value(d, RT_V_PROC_RSS, &v) && v > s->rss_max_mib)
+		s->rss_max_mib = v;
+	if (rt_value(d, RT_V_PROC_PEAK_RSS, &v) && v > s->rss_max_mib)
+		s->rss_max_mib = v;
 	return 0;
 }
 
@@ -233,7 +224,7 @@ void rt_stats_compute(struct rt_series *s, struct rt_runstats *st)
 		cs->p95 = scratch ? percentile(scratch, m, 0.95) : NAN;
 	}
 	free(scratch);
-	st->has_proc = st->col[rt_stats_col("process_cpu_usage")].present;
+	st->has_proc = st->col[rt_stats_col(RT_V_PROC_CORES)].present;
 }
 
 void rt_stats_aggregate(const struct rt_runstats *runs, size_t n, struct rt_runstats *out)
@@ -279,21 +270,19 @@ void rt_stats_aggregate(const struct rt_runstats *runs, size_t n, struct rt_runs
 	}
 }
 
-int rt_stats_col(const char *name)
+int rt_stats_col(unsigned id)
 {
-	for (unsigned c = 0; c < RT_STATS_COLS; c++)
-		if (!strcmp(rt_csv_column_name(csv_index(c)), name))
-			return (int)c;
-	return -1;
+	pthread_once(&once, build_cols);
+	return id < RT_NV ? id_col[id] : -1;
 }
 
-static double mean_of(const struct rt_runstats *st, const char *col)
+static double mean_of(const struct rt_runstats *st, unsigned col)
 {
 	int c = rt_stats_col(col);
 	return c >= 0 && st->col[c].present ? st->col[c].mean : 0.0;
 }
 
-static double max_of(const struct rt_runstats *st, const char *col)
+static double max_of(const struct rt_runstats *st, unsigned col)
 {
 	int c = rt_stats_col(col);
 	return c >= 0 && st->col[c].present ? st->col[c].max : 0.0;
@@ -302,14 +291,15 @@ static double max_of(const struct rt_runstats *st, const char *col)
 enum rt_allocation rt_stats_allocation_why(const struct rt_runstats *st, char *why, size_t cap)
 {
 	static const struct {
-		const char *process, *system, *what, *unit;
+		unsigned process, system;
+		const char *what, *unit;
 		double factor, margin;
 		int prec;
 	} pairs[] = {
-	    {"process_cpu_usage", "system_cpu_usage", "CPU", "cores", 1.25, 0.25, 2},
-	    {"process_memory_mib", "system_memory_used_mib", "memory", "MiB", 1.5, 512, 0},
-	    {"process_gpu_usage", "system_gpu_usage", "GPU use", "GPUs", 1.25, 0.2, 2},
-	    {"process_gpu_vram_mib", "system_gpu_vram_mib", "VRAM", "MiB", 1.25, 512, 0},
+	    {RT_V_PROC_CORES, RT_V_CPU_UTIL, "CPU", "cores", 1.25, 0.25, 2},
+	    {RT_V_PROC_PSS, RT_V_MEM_USED, "memory", "MiB", 1.5, 512, 0},
+	    {RT_V_PROC_GPU_USAGE, RT_V_GPU_USAGE, "GPU use", "GPUs", 1.25, 0.2, 2},
+	    {RT_V_PROC_GPU_VRAM, RT_V_GPU_VRAM, "VRAM", "MiB", 1.25, 512, 0},
 	};
 	if (why && cap)
 		why[0] = '\0';
@@ -352,7 +342,7 @@ long rt_round_memory(double mib)
 	return (long)ceil(mib / 1024.0) * 1024;
 }
 
-static const struct rt_colstat *xcol(const struct rt_runstats *st, const char *name)
+static const struct rt_colstat *xcol(const struct rt_runstats *st, unsigned name)
 {
 	int c = rt_stats_col(name);
 	return c >= 0 && st->col[c].present ? &st->col[c] : NULL;
@@ -367,41 +357,41 @@ void rt_findings(const struct rt_runstats *st, struct rt_findings *f)
 	const struct rt_colstat *c;
 	/* OOM kills: the job's cgroup counter moved during the run; else the
 	 * host's per-interval count (someone on the host was killed) */
-	if ((c = xcol(st, "system_cgroup_oom_kills")) && c->last > c->first) {
+	if ((c = xcol(st, RT_V_CG_OOM_KILLS)) && c->last > c->first) {
 		f->oom_kills = c->last - c->first;
 		f->oom_in_cgroup = 1;
 		f->oom_at = c->first_nonzero >= 0 && c->first == 0 ? c->first_nonzero : -1;
-	} else if ((c = xcol(st, "system_oom_kills")) && c->sum > 0) {
+	} else if ((c = xcol(st, RT_V_OOM_KILLS)) && c->sum > 0) {
 		f->oom_kills = c->sum;
 		f->oom_at = c->first_nonzero;
 	}
 	/* the cgroup the job ended in (it may have moved into it mid-run) */
-	if ((c = xcol(st, "system_cgroup_memory_limit_mib")))
+	if ((c = xcol(st, RT_V_CG_MEM_LIMIT)))
 		f->mem_limit_mib = c->last;
-	if ((c = xcol(st, "system_cgroup_memory_used_mib")))
+	if ((c = xcol(st, RT_V_CG_MEM_USED)))
 		f->mem_used_max_mib =
 		    f->mem_limit_mib > 0 && c->max > f->mem_limit_mib ? f->mem_limit_mib : c->max;
-	if ((c = xcol(st, "system_cgroup_cpu_throttled_secs")) && st->duration > 0)
+	if ((c = xcol(st, RT_V_CG_THROTTLED)) && st->duration > 0)
 		f->throttled_pct = c->sum / st->duration * 100.0;
-	if ((c = xcol(st, "system_cgroup_cpu_limit_cores")))
+	if ((c = xcol(st, RT_V_CG_CPU_LIMIT)))
 		f->cpu_limit = c->max;
-	if ((c = xcol(st, "system_pressure_cpu_some_pct")))
+	if ((c = xcol(st, RT_V_PSI_CPU_SOME)))
 		f->psi_cpu = c->mean;
-	if ((c = xcol(st, "system_pressure_memory_some_pct")))
+	if ((c = xcol(st, RT_V_PSI_MEM_SOME)))
 		f->psi_mem = c->mean;
-	if ((c = xcol(st, "system_pressure_io_some_pct")))
+	if ((c = xcol(st, RT_V_PSI_IO_SOME)))
 		f->psi_io = c->mean;
-	if ((c = xcol(st, "system_disk_read_latency_ms"))) {
+	if ((c = xcol(st, RT_V_DISK_RLAT))) {
 		f->disk_rlat = c->mean;
 		f->disk_rlat_p95 = c->p95;
 		f->disk_rlat_n = c->n;
 	}
-	if ((c = xcol(st, "system_disk_write_latency_ms"))) {
+	if ((c = xcol(st, RT_V_DISK_WLAT))) {
 		f->disk_wlat = c->mean;
 		f->disk_wlat_p95 = c->p95;
 		f->disk_wlat_n = c->n;
 	}
-	if ((c = xcol(st, "system_gpus_throttled")))
+	if ((c = xcol(st, RT_V_GPUS_THROTTLED)))
 		f->gpus_throttled = c->mean;
 }
 
@@ -417,18 +407,17 @@ void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
 	int sys = !st->has_proc;
 	r->from_system = sys;
 	/* Python's round() rounds halves to even; so does nearbyint */
-	double cpu = nearbyint(mean_of(st, sys ? "system_cpu_usage" : "process_cpu_usage"));
+	double cpu = nearbyint(mean_of(st, sys ? RT_V_CPU_UTIL : RT_V_PROC_CORES));
 	r->cpu = cpu < 1 ? 1 : (long)cpu;
 	/* the reference rounds the mean; beside it, what the busy moments ask */
-	const struct rt_colstat *cc = xcol(st, sys ? "system_cpu_usage" : "process_cpu_usage");
+	const struct rt_colstat *cc = xcol(st, sys ? RT_V_CPU_UTIL : RT_V_PROC_CORES);
 	double p95 = cc ? ceil(cc->p95 - 0.05) : 1; /* 2.03 cores is 2 vCPUs' worth, not 3 */
 	r->cpu_p95 = p95 < 1 || isnan(p95) ? 1 : (long)p95;
-	r->memory_mib = rt_round_memory(
-	    max_of(st, sys ? "system_memory_used_mib" : "process_memory_mib") * 1.2);
-	double gpu_mean = mean_of(st, sys ? "system_gpu_usage" : "process_gpu_usage");
-	double gpu = nearbyint(max_of(st, sys ? "system_gpu_usage" : "process_gpu_usage"));
+	r->memory_mib = rt_round_memory(max_of(st, sys ? RT_V_MEM_USED : RT_V_PROC_PSS) * 1.2);
+	double gpu_mean = mean_of(st, sys ? RT_V_GPU_USAGE : RT_V_PROC_GPU_USAGE);
+	double gpu = nearbyint(max_of(st, sys ? RT_V_GPU_USAGE : RT_V_PROC_GPU_USAGE));
 	r->gpu = gpu_mean > 0 ? (gpu < 1 ? 1 : (long)gpu) : 0;
-	double vram = max_of(st, sys ? "system_gpu_vram_mib" : "process_gpu_vram_mib");
+	double vram = max_of(st, sys ? RT_V_GPU_VRAM : RT_V_PROC_GPU_VRAM);
 	r->vram_mib = vram > 0 ? rt_round_memory(vram * 1.2) : 0;
 	/* what it used is not what it needed when something held it back */
 	struct rt_findings f;
@@ -450,8 +439,7 @@ void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
 		}
 	}
 	if (f.psi_mem >= RT_MEM_STALL_PCT && !(f.oom_kills > 0 && f.oom_in_cgroup)) {
-		long m = rt_round_memory(
-		    max_of(st, sys ? "system_memory_used_mib" : "process_memory_mib") * 1.5);
+		long m = rt_round_memory(max_of(st, sys ? RT_V_MEM_USED : RT_V_PROC_PSS) * 1.5);
 		if (m > r->memory_mib) {
 			r->memory_mib = m;
 			why(r, "memory: stalled waiting for memory, so 50 % above its peak");
@@ -462,8 +450,8 @@ void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
 void rt_disk_space_note(const struct rt_runstats *st, char *buf, size_t cap)
 {
 	buf[0] = '\0';
-	const struct rt_colstat *t = xcol(st, "system_disk_space_total_gb");
-	const struct rt_colstat *r = xcol(st, "system_disk_space_reserved_gb");
+	const struct rt_colstat *t = xcol(st, RT_V_SPACE_TOTAL);
+	const struct rt_colstat *r = xcol(st, RT_V_SPACE_RESERVED);
 	if (!t)
 		return;
 	/* what df shows: the root reserve is neither used nor available */

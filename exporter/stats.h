@@ -16,11 +16,11 @@
 
 #include "rt/fields.h"
 
-/* The columns kept: the 32 CSV columns, then these extended ones (what the
- * saturation findings need), stats index RT_CSV_COLUMNS + k. */
+/* The columns kept: the 32 CSV columns, then these values (what the
+ * findings and the report need), stats index RT_CSV_COLUMNS + k. */
 #define RT_STATS_XCOLS 14
 #define RT_STATS_COLS (RT_CSV_COLUMNS + RT_STATS_XCOLS)
-extern const char *const rt_stats_xcols[RT_STATS_XCOLS];
+extern const unsigned rt_stats_xids[RT_STATS_XCOLS];
 
 /* The lines of one run (or its stream), column by column. */
 /* Lines are staged by rows and written to the columns RT_SERIES_STAGE at a
@@ -78,9 +78,8 @@ void rt_stats_compute(struct rt_series *s, struct rt_runstats *st);
  * means and durations averaged, maxima, p95 and sums the largest. */
 void rt_stats_aggregate(const struct rt_runstats *runs, size_t n, struct rt_runstats *out);
 
-/* Index of a kept column by name (a CSV column or one of rt_stats_xcols),
- * -1 when unknown. */
-int rt_stats_col(const char *name);
+/* Index of the kept column of value id (RT_V_*), -1 when not kept. */
+int rt_stats_col(unsigned id);
 
 enum rt_allocation { RT_ALLOC_UNKNOWN, RT_ALLOC_DEDICATED, RT_ALLOC_SHARED };
 /* "shared" when the host was busier than the job by the §9 margins. */

@@ -237,13 +237,13 @@ double rt_meta_num(const cJSON *meta, const char *section, const char *key)
 	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
-static const struct rt_colstat *col(const struct rt_runstats *st, const char *name)
+static const struct rt_colstat *col(const struct rt_runstats *st, unsigned name)
 {
 	int c = rt_stats_col(name);
 	return c >= 0 && st->col[c].present ? &st->col[c] : NULL;
 }
 
-static double sum_of(const struct rt_runstats *st, const char *name)
+static double sum_of(const struct rt_runstats *st, unsigned name)
 {
 	const struct rt_colstat *c = col(st, name);
 	return c ? c->sum : 0;
@@ -320,39 +320,43 @@ static void command_line(const cJSON *meta, char *buf, size_t cap)
 
 /* ---- the human summary ------------------------------------------------- */
 
-static void row(FILE *f, const char *label, const struct rt_colstat *c, int prec, const char *extra)
-{
-	if (!c)
-		return;
-	fprintf(f, "  %-24s %10.*f %10.*f %10.*f%s%s\n", label, prec, c->mean, prec, c->p95, prec,
-	        c->max, extra && *extra ? "  " : "", extra ? extra : "");
-}
+static void add_num_or_null(cJSON *o, const char *k, double v);
+static void add_str_or_null(cJSON *o, const char *k, const char *v);
 
-static void io_row(FILE *f, const char *label, const struct rt_runstats *st, const char *a,
-                   const char *b, const char *an, const char *bn)
-{
-	const struct rt_colstat *ca = col(st, a), *cb = col(st, b);
-	if (!ca && !cb)
-		return;
-	char x[32], y[32], rx[32], ry[32];
-	double d = st->duration > 0 ? st->duration : 1;
-	rt_fmt_bytes(x, sizeof(x), ca ? ca->sum : 0);
-	rt_fmt_bytes(y, sizeof(y), cb ? cb->sum : 0);
-	rt_fmt_bytes(rx, sizeof(rx), (ca ? ca->sum : 0) / d);
-	rt_fmt_bytes(ry, sizeof(ry), (cb ? cb->sum : 0) / d);
-	fprintf(f, "  %-24s %s %s, %s %s (%s/s, %s/s on average)\n", label, an, x, bn, y, rx, ry);
-}
+/* The summary's rows, one table for text, JSON and the report. */
+enum { W_ALL, W_JOB, W_GPU, W_JOB_GPU };
+enum { N_NONE, N_CPU_JOB, N_CPU_HOST, N_RSS, N_MEM_TOTAL, N_VRAM_TOTAL, N_SPACE };
+static const struct {
+	const char *label;
+	unsigned id, id2; /* id2: a total row's second counter (0: a stats row) */
+	int prec;
+	uint8_t when, note;
+	const char *an, *bn; /* a total row's words for id and id2 */
+} summary_rows[] = {
+    {"CPU cores, job", RT_V_PROC_CORES, 0, 2, W_JOB, N_CPU_JOB, NULL, NULL},
+    {"CPU cores, host", RT_V_CPU_UTIL, 0, 2, W_ALL, N_CPU_HOST, NULL, NULL},
+    {"memory MiB, job (PSS)", RT_V_PROC_PSS, 0, 0, W_JOB, N_RSS, NULL, NULL},
+    {"memory MiB, host used", RT_V_MEM_USED, 0, 0, W_ALL, N_MEM_TOTAL, NULL, NULL},
+    {"GPUs busy, job", RT_V_PROC_GPU_USAGE, 0, 2, W_JOB_GPU, N_NONE, NULL, NULL},
+    {"VRAM MiB, job", RT_V_PROC_GPU_VRAM, 0, 0, W_JOB_GPU, N_NONE, NULL, NULL},
+    {"GPUs busy, host", RT_V_GPU_USAGE, 0, 2, W_GPU, N_NONE, NULL, NULL},
+    {"VRAM MiB, host", RT_V_GPU_VRAM, 0, 0, W_GPU, N_VRAM_TOTAL, NULL, NULL},
+    {"disk space used GB", RT_V_SPACE_DF_USED, 0, 1, W_ALL, N_SPACE, NULL, NULL},
+    {"disk I/O, job", RT_V_PROC_READ, RT_V_PROC_WRITE, 0, W_JOB, N_NONE, "read", "written"},
+    {"disk I/O, host", RT_V_DISK_READ, RT_V_DISK_WRITE, 0, W_ALL, N_NONE, "read", "written"},
+    {"network, host", RT_V_NET_RX, RT_V_NET_TX, 0, W_ALL, N_NONE, "received", "sent"},
+};
 
 static int has_gpu(const struct rt_runstats *st, const cJSON *meta)
 {
 	double n = rt_meta_num(meta, "host", "gpu_count");
-	const struct rt_colstat *c = col(st, "system_gpu_utilized");
+	const struct rt_colstat *c = col(st, RT_V_GPU_UTILIZED);
 	return (n > 0) || (c && c->max > 0);
 }
 
 /* "CPU time T s (user U, system S)" from the sums of two columns. */
-static void cpu_time(char *buf, size_t cap, const struct rt_runstats *st, const char *ucol,
-                     const char *scol)
+static void cpu_time(char *buf, size_t cap, const struct rt_runstats *st, unsigned ucol,
+                     unsigned scol)
 {
 	double u = sum_of(st, ucol), s = sum_of(st, scol);
 	snprintf(buf, cap, "CPU time %.2f s (user %.2f, system %.2f)", u + s, u, s);
@@ -367,42 +371,93 @@ static void of_total(char *buf, size_t cap, const cJSON *meta, const char *key)
 		snprintf(buf, cap, "of %.0f MiB", total);
 }
 
+size_t rt_summary_rows(const struct rt_runstats *st, const cJSON *meta, struct rt_summary_row *out,
+                       size_t max)
+{
+	size_t n = 0;
+	int gpu = has_gpu(st, meta);
+	for (size_t i = 0; i < RT_ARRAY_LEN(summary_rows) && n < max; i++) {
+		const __typeof__(summary_rows[0]) *d = &summary_rows[i];
+		int job = d->when == W_JOB || d->when == W_JOB_GPU;
+		if ((job && !st->has_proc) || (d->when >= W_GPU && !gpu))
+			continue;
+		struct rt_summary_row *r = &out[n];
+		memset(r, 0, sizeof(*r));
+		r->label = d->label;
+		r->prec = d->prec;
+		if (d->id2) { /* a total: present when its first counter is */
+			const struct rt_colstat *ca = col(st, d->id), *cb = col(st, d->id2);
+			if (!ca)
+				continue;
+			char x[32], y[32], rx[32], ry[32];
+			double dur = st->duration > 0 ? st->duration : 1, a = ca->sum;
+			double b = cb ? cb->sum : 0;
+			rt_fmt_bytes(x, sizeof(x), a);
+			rt_fmt_bytes(y, sizeof(y), b);
+			rt_fmt_bytes(rx, sizeof(rx), a / dur);
+			rt_fmt_bytes(ry, sizeof(ry), b / dur);
+			snprintf(r->note, sizeof(r->note), "%s %s, %s %s (%s/s, %s/s on average)",
+			         d->an, x, d->bn, y, rx, ry);
+			n++;
+			continue;
+		}
+		if (!(r->c = col(st, d->id)))
+			continue;
+		switch (d->note) {
+		case N_CPU_JOB:
+			cpu_time(r->note, sizeof(r->note), st, RT_V_PROC_UTIME, RT_V_PROC_STIME);
+			break;
+		case N_CPU_HOST:
+			cpu_time(r->note, sizeof(r->note), st, RT_V_UTIME, RT_V_STIME);
+			break;
+		case N_RSS:
+			if (st->rss_max_mib >= 0)
+				snprintf(r->note, sizeof(r->note), "RSS peak %.0f MiB",
+				         st->rss_max_mib);
+			break;
+		case N_MEM_TOTAL: of_total(r->note, sizeof(r->note), meta, "memory_mib"); break;
+		case N_VRAM_TOTAL:
+			of_total(r->note, sizeof(r->note), meta, "gpu_memory_mib");
+			break;
+		case N_SPACE: rt_disk_space_note(st, r->note, sizeof(r->note)); break;
+		}
+		n++;
+	}
+	return n;
+}
+
 static void print_table(FILE *f, const struct rt_runstats *st, const cJSON *meta)
 {
-	char extra[160];
+	struct rt_summary_row rows[RT_SUMMARY_ROWS];
+	size_t n = rt_summary_rows(st, meta, rows, RT_SUMMARY_ROWS);
 	fprintf(f, "  %-24s %10s %10s %10s\n", "", "mean", "p95", "max");
-	if (st->has_proc) {
-		cpu_time(extra, sizeof(extra), st, "process_utime", "process_stime");
-		row(f, "CPU cores, job", col(st, "process_cpu_usage"), 2, extra);
-	}
-	cpu_time(extra, sizeof(extra), st, "system_utime", "system_stime");
-	row(f, "CPU cores, host", col(st, "system_cpu_usage"), 2, extra);
-	if (st->has_proc) {
-		extra[0] = '\0';
-		if (st->rss_max_mib >= 0)
-			snprintf(extra, sizeof(extra), "RSS peak %.0f MiB", st->rss_max_mib);
-		row(f, "memory MiB, job (PSS)", col(st, "process_memory_mib"), 0, extra);
-	}
-	of_total(extra, sizeof(extra), meta, "memory_mib");
-	row(f, "memory MiB, host used", col(st, "system_memory_used_mib"), 0, extra);
-	if (has_gpu(st, meta)) {
-		if (st->has_proc) {
-			row(f, "GPUs busy, job", col(st, "process_gpu_usage"), 2, NULL);
-			row(f, "VRAM MiB, job", col(st, "process_gpu_vram_mib"), 0, NULL);
+	for (size_t i = 0; i < n; i++) {
+		const struct rt_summary_row *r = &rows[i];
+		if (!r->c) {
+			fprintf(f, "  %-24s %s\n", r->label, r->note);
+			continue;
 		}
-		row(f, "GPUs busy, host", col(st, "system_gpu_usage"), 2, NULL);
-		of_total(extra, sizeof(extra), meta, "gpu_memory_mib");
-		row(f, "VRAM MiB, host", col(st, "system_gpu_vram_mib"), 0, extra);
+		fprintf(f, "  %-24s %10.*f %10.*f %10.*f%s%s\n", r->label, r->prec, r->c->mean,
+		        r->prec, r->c->p95, r->prec, r->c->max, r->note[0] ? "  " : "", r->note);
 	}
-	rt_disk_space_note(st, extra, sizeof(extra));
-	row(f, "disk space used GB", col(st, "system_disk_space_df_used_gb"), 1, extra);
-	if (st->has_proc)
-		io_row(f, "disk I/O, job", st, "process_disk_read_bytes",
-		       "process_disk_write_bytes", "read", "written");
-	io_row(f, "disk I/O, host", st, "system_disk_read_bytes", "system_disk_write_bytes", "read",
-	       "written");
-	io_row(f, "network, host", st, "system_net_recv_bytes", "system_net_sent_bytes", "received",
-	       "sent");
+}
+
+cJSON *rt_json_summary_rows(const struct rt_runstats *st, const cJSON *meta)
+{
+	struct rt_summary_row rows[RT_SUMMARY_ROWS];
+	size_t n = rt_summary_rows(st, meta, rows, RT_SUMMARY_ROWS);
+	cJSON *arr = cJSON_CreateArray();
+	for (size_t i = 0; i < n; i++) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "label", rows[i].label);
+		double nan = NAN;
+		add_num_or_null(o, "mean", rows[i].c ? rows[i].c->mean : nan);
+		add_num_or_null(o, "p95", rows[i].c ? rows[i].c->p95 : nan);
+		add_num_or_null(o, "max", rows[i].c ? rows[i].c->max : nan);
+		add_str_or_null(o, "note", rows[i].note);
+		cJSON_AddItemToArray(arr, o);
+	}
+	return arr;
 }
 
 static void print_reco_line(FILE *f, const struct rt_recommendation *r)
@@ -476,8 +531,8 @@ size_t rt_findings_text(const struct rt_runstats *st, uint64_t start_ns, char ou
 		    slow_w ? x.disk_wlat_n : x.disk_rlat_n);
 	/* the job's write_bytes count pages it dirtied; a file deleted (or
 	 * truncated) before write-back never reaches a disk */
-	const struct rt_colstat *jw = col(st, "process_disk_write_bytes");
-	const struct rt_colstat *hw = col(st, "system_disk_write_bytes");
+	const struct rt_colstat *jw = col(st, RT_V_PROC_WRITE);
+	const struct rt_colstat *hw = col(st, RT_V_DISK_WRITE);
 	if (jw && hw && jw->sum > hw->sum * 1.05 + 1e6 && n < max)
 		snprintf(out[n++], RT_FINDING_LEN,
 		         "the job wrote %.0f MB but the disks only %.0f MB: files deleted or "
@@ -555,14 +610,10 @@ void rt_print_job_summary(FILE *f, const char *job, const struct rt_answer *runs
 		const struct rt_answer *a = &runs[i];
 		const struct rt_runstats *st = &a->st;
 		int p = st->has_proc;
-		const struct rt_colstat *cpu =
-		    col(st, p ? "process_cpu_usage" : "system_cpu_usage");
-		const struct rt_colstat *mem =
-		    col(st, p ? "process_memory_mib" : "system_memory_used_mib");
-		const struct rt_colstat *gpu =
-		    col(st, p ? "process_gpu_usage" : "system_gpu_usage");
-		const struct rt_colstat *vram =
-		    col(st, p ? "process_gpu_vram_mib" : "system_gpu_vram_mib");
+		const struct rt_colstat *cpu = col(st, p ? RT_V_PROC_CORES : RT_V_CPU_UTIL);
+		const struct rt_colstat *mem = col(st, p ? RT_V_PROC_PSS : RT_V_MEM_USED);
+		const struct rt_colstat *gpu = col(st, p ? RT_V_PROC_GPU_USAGE : RT_V_GPU_USAGE);
+		const struct rt_colstat *vram = col(st, p ? RT_V_PROC_GPU_VRAM : RT_V_GPU_VRAM);
 		char start[32] = "?", dur[32], ex[16] = "-";
 		if (a->ri.start_ns)
 			rt_fmt_iso8601(start, sizeof(start), a->ri.start_ns);
@@ -594,12 +645,10 @@ void rt_print_recommendation(FILE *f, const char *what, const struct rt_runstats
                              const struct rt_recommendation *r)
 {
 	int sys = r->from_system;
-	const struct rt_colstat *cpu = col(st, sys ? "system_cpu_usage" : "process_cpu_usage");
-	const struct rt_colstat *mem =
-	    col(st, sys ? "system_memory_used_mib" : "process_memory_mib");
-	const struct rt_colstat *gpu = col(st, sys ? "system_gpu_usage" : "process_gpu_usage");
-	const struct rt_colstat *vram =
-	    col(st, sys ? "system_gpu_vram_mib" : "process_gpu_vram_mib");
+	const struct rt_colstat *cpu = col(st, sys ? RT_V_CPU_UTIL : RT_V_PROC_CORES);
+	const struct rt_colstat *mem = col(st, sys ? RT_V_MEM_USED : RT_V_PROC_PSS);
+	const struct rt_colstat *gpu = col(st, sys ? RT_V_GPU_USAGE : RT_V_PROC_GPU_USAGE);
+	const struct rt_colstat *vram = col(st, sys ? RT_V_GPU_VRAM : RT_V_PROC_GPU_VRAM);
 	fprintf(f, "recommended for %s, from %s:\n", what,
 	        sys ? "the whole system's use (a standalone run tracks no process)"
 	            : "the process tree's use");
@@ -945,6 +994,8 @@ int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o)
 			struct rt_recommendation r;
 			rt_recommend(&agg, &r);
 			cJSON_AddItemToObject(j, "stats", rt_json_stats(&agg));
+			cJSON_AddItemToObject(j, "table",
+			                      rt_json_summary_rows(&agg, runs[n - 1].meta));
 			add_allocation(j, &agg);
 			cJSON_AddItemToObject(j, "findings", rt_json_findings(&agg));
 			cJSON_AddItemToObject(j, "recommendation", rt_json_recommendation(&r));
@@ -965,6 +1016,7 @@ int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o)
 		rt_recommend(&a.st, &r);
 		cJSON_AddItemToObject(j, "run", rt_json_run(&a));
 		cJSON_AddItemToObject(j, "stats", rt_json_stats(&a.st));
+		cJSON_AddItemToObject(j, "table", rt_json_summary_rows(&a.st, a.meta));
 		add_num_or_null(j, "process_rss_peak_mib",
 		                a.st.rss_max_mib >= 0 ? a.st.rss_max_mib : NAN);
 		add_allocation(j, &a.st);

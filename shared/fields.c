@@ -1,15 +1,19 @@
 /*
- * fields.c - derivation of output fields and the one table that drives
- * JSON Lines and CSV.
+ * fields.c - from two records to the values of a sample, and their JSON
+ * Lines and CSV.
  *
- * Adding a metric: collect it into the record, derive it in rt_derive(),
- * add one row to `fields` below. JSON key order is computed from the table
- * (keys sorted at every level, as the reference tool prints them); CSV
- * column order is the table order.
+ * The values are the rows of values.def. A row of kind GAUGE, DELTA, TICKS
+ * or STALL is derived here from its record value alone, by the row: adding
+ * such a value is one line in the record list (values.def part 1), its
+ * source's parse and fill, and one row. A row of kind FN is computed by
+ * one of the functions below (sums over devices, CPU utilization). JSON key
+ * order is computed from the rows (keys sorted at every level, as the
+ * reference tool prints them); CSV column order is the row order.
  */
 #include "rt/fields.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,25 +83,178 @@ int rt_net_counted(const struct rt_inventory *inv, unsigned i)
 	return 1;
 }
 
-static void derive_cpu(struct rt_derived *d)
+/* ---- the rows ---------------------------------------------------------- */
+
+enum pres {
+	P_ALWAYS,
+	P_FLAG,
+	P_FLAGS2,
+	P_SYSX,
+	P_SYSX2,
+	P_LIMIT,
+	P_PROC,
+	P_PROCX,
+	P_PROCX2,
+	P_BYFN
+};
+
+#define CSV(name) name
+#define NOCSV NULL
+#define NOJSON NULL
+#define KIND_GAUGE(div) RT_VK_GAUGE, (div)
+#define KIND_DELTA(div) RT_VK_DELTA, (div)
+#define KIND_TICKS RT_VK_TICKS, 1
+#define KIND_STALL RT_VK_STALL, 1
+#define KIND_FN RT_VK_FN, 1
+#define SRCSEC_SYS RT_SEC_SYSTEM
+#define SRCSEC_PROC RT_SEC_PROCESS
+#define SRC_SRC(S, member, k) SRCSEC_##S, RT_##S##_V_##member + (k)
+#define SRC_NOSRC RT_NSECTIONS, 0
+#define PRES_ALWAYS P_ALWAYS, 0
+#define PRES_FLAG(f) P_FLAG, (f)
+#define PRES_FLAGS2(f) P_FLAGS2, (f)
+#define PRES_SYSX(b) P_SYSX, (b)
+#define PRES_SYSX2(b) P_SYSX2, (b)
+#define PRES_LIMIT(b) P_LIMIT, (b)
+#define PRES_PROC P_PROC, 0
+#define PRES_PROCX(b) P_PROCX, (b)
+#define PRES_PROCX2(b) P_PROCX2, (b)
+#define PRES_BYFN P_BYFN, 0
+#define ROW(ID, type, sec, json, csv, xcsv, prec, unit, kind, src, pres)                           \
+	[RT_V_##ID] = {                                                                            \
+	    json,        csv,       xcsv,       unit, RT_VT_##type, RT_JS_##sec, (uint8_t)(prec),  \
+	    KIND_##kind, SRC_##src, PRES_##pres},
+
+static const struct rt_value_info rows[RT_NV] = {RT_VALUES(ROW)};
+
+const struct rt_value_info *rt_value_info(unsigned id)
+{
+	return id < RT_NV ? &rows[id] : NULL;
+}
+
+/* ---- derivation ------------------------------------------------------- */
+
+static void put_i(struct rt_derived *d, unsigned id, int64_t v)
+{
+	d->v[id].i = v;
+	d->present[id / 64] |= 1ull << (id % 64);
+}
+
+static void put_f(struct rt_derived *d, unsigned id, double v)
+{
+	d->v[id].f = v;
+	d->present[id / 64] |= 1ull << (id % 64);
+}
+
+/* The value at rows[id]'s source, in rec (which carries it). */
+static uint64_t raw(const struct rt_record *rec, const struct rt_value_info *r)
+{
+	const struct rt_value_loc *l = rt_record_loc(r->src_sec, r->src_idx);
+	const unsigned char *p = r->src_sec == RT_SEC_SYSTEM ? (const unsigned char *)rec->sys
+	                                                     : (const unsigned char *)rec->proc;
+	if (l->size == 8) {
+		uint64_t x;
+		memcpy(&x, p + l->off, 8);
+		return x;
+	}
+	uint32_t x;
+	memcpy(&x, p + l->off, 4);
+	return l->sgn ? (uint64_t)(int64_t)(int32_t)x : x;
+}
+
+/* Every row that is not FN, from its source; presence of every row that
+ * does not say BYFN. proc_ok: the previous record's tree is this one's. */
+static void derive_rows(struct rt_derived *d, int proc_ok, uint32_t hz)
 {
 	const struct rt_record *c = d->cur.rec, *p = d->prev.rec;
-	uint32_t hz = d->cur.inv->hz ? d->cur.inv->hz : 100;
-	d->has_cpu = (c->h->flags & p->h->flags & RT_REC_HAS_CPU) != 0;
-	if (d->has_cpu) {
+	uint32_t both = c->h->flags & p->h->flags;
+	int has_proc = (c->h->flags & RT_REC_HAS_PROCESS) != 0;
+	for (unsigned id = 0; id < RT_NV; id++) {
+		const struct rt_value_info *r = &rows[id];
+		int src = r->src_sec != RT_NSECTIONS;
+		int two =
+		    r->kind == RT_VK_DELTA || r->kind == RT_VK_TICKS || r->kind == RT_VK_STALL;
+		uint64_t b = r->pres_bit;
+		int on;
+		switch (r->pres) {
+		case P_ALWAYS: on = 1; break;
+		case P_FLAG: on = (c->h->flags & b) != 0; break;
+		case P_FLAGS2: on = (both & b) != 0; break;
+		case P_SYSX: on = (c->sys->ext_valid & b) != 0; break;
+		case P_SYSX2: on = (c->sys->ext_valid & p->sys->ext_valid & b) != 0; break;
+		case P_LIMIT: on = (c->sys->ext_valid & b) && (int64_t)raw(c, r) >= 0; break;
+		case P_PROC: on = has_proc; break;
+		case P_PROCX:
+			on = has_proc && rt_record_has(c, RT_SEC_PROCESS, r->src_idx) &&
+			     (!b || (c->proc->ext_valid & b));
+			break;
+		case P_PROCX2:
+			on = has_proc && proc_ok && rt_record_has(c, RT_SEC_PROCESS, r->src_idx) &&
+			     rt_record_has(p, RT_SEC_PROCESS, r->src_idx) &&
+			     (!b || (c->proc->ext_valid & p->proc->ext_valid & b));
+			break;
+		default: on = 0; break;
+		}
+		if (src && r->pres != P_ALWAYS)
+			on = on && rt_record_has(c, r->src_sec, r->src_idx) &&
+			     (!two || rt_record_has(p, r->src_sec, r->src_idx));
+		if (r->kind == RT_VK_STALL)
+			on = on && d->dt > 0;
+		if (!on)
+			continue;
+		d->present[id / 64] |= 1ull << (id % 64);
+		if (r->kind == RT_VK_FN)
+			continue;
+		uint64_t x = raw(c, r), dx = 0;
+		if (two && !(r->src_sec == RT_SEC_PROCESS && !proc_ok))
+			dx = delta(x, raw(p, r));
+		switch (r->kind) {
+		case RT_VK_GAUGE:
+			if (r->type == RT_VT_I64)
+				d->v[id].i = (int64_t)(x / (uint64_t)r->div);
+			else
+				d->v[id].f = (double)x / r->div;
+			break;
+		case RT_VK_DELTA:
+			if (r->type == RT_VT_I64)
+				d->v[id].i = (int64_t)(dx / (uint64_t)r->div);
+			else
+				d->v[id].f = (double)dx / r->div;
+			break;
+		case RT_VK_TICKS:
+			d->v[id].f = (both & RT_REC_HAS_CPU) ? (double)dx / hz : 0.0;
+			break;
+		case RT_VK_STALL: {
+			double pct = (double)dx / (d->dt * 1e6) * 100.0;
+			d->v[id].f = pct > 100.0 ? 100.0 : pct;
+			break;
+		}
+		}
+	}
+}
+
+/* ---- the FN rows -------------------------------------------------------- */
+
+static void derive_cpu(struct rt_derived *d, uint32_t hz)
+{
+	const struct rt_record *c = d->cur.rec, *p = d->prev.rec;
+	if (c->h->flags & p->h->flags & RT_REC_HAS_CPU) {
 		uint64_t tot = 0;
 		for (int f = 0; f < RT_CPU_NFIELDS; f++)
 			tot += delta(c->sys->cpu[f], p->sys->cpu[f]);
 		uint64_t idle = delta(c->sys->cpu[RT_CPU_IDLE], p->sys->cpu[RT_CPU_IDLE]) +
 		                delta(c->sys->cpu[RT_CPU_IOWAIT], p->sys->cpu[RT_CPU_IOWAIT]);
 		unsigned n = c->h->ncpu ? c->h->ncpu : 1;
-		d->cpu_util =
+		d->v[RT_V_CPU_UTIL].f =
 		    tot ? (double)(tot - (idle > tot ? tot : idle)) / (double)tot * n : 0.0;
-		d->utime = (double)(delta(c->sys->cpu[RT_CPU_USER], p->sys->cpu[RT_CPU_USER]) +
-		                    delta(c->sys->cpu[RT_CPU_NICE], p->sys->cpu[RT_CPU_NICE])) /
-		           hz;
-		d->stime =
-		    (double)delta(c->sys->cpu[RT_CPU_SYSTEM], p->sys->cpu[RT_CPU_SYSTEM]) / hz;
+		d->v[RT_V_UTIME].f =
+		    (double)(delta(c->sys->cpu[RT_CPU_USER], p->sys->cpu[RT_CPU_USER]) +
+		             delta(c->sys->cpu[RT_CPU_NICE], p->sys->cpu[RT_CPU_NICE])) /
+		    hz;
+		d->v[RT_V_IRQ].f =
+		    (double)(delta(c->sys->cpu[RT_CPU_IRQ], p->sys->cpu[RT_CPU_IRQ]) +
+		             delta(c->sys->cpu[RT_CPU_SOFTIRQ], p->sys->cpu[RT_CPU_SOFTIRQ])) /
+		    hz;
 	}
 	for (unsigned i = 0; i < c->h->ncpu; i++) {
 		int j = prev_slot_cpu(d, i);
@@ -109,40 +266,24 @@ static void derive_cpu(struct rt_derived *d)
 		if (t)
 			d->core_pct[i] = (double)(t - (idle > t ? t : idle)) / (double)t * 100.0;
 	}
-	d->has_nprocs = (c->h->flags & RT_REC_HAS_NPROCS) != 0;
-	d->nprocs = c->sys->nprocs;
-	d->has_load =
-	    (c->h->flags & RT_REC_HAS_LOAD) && rt_record_has(c, RT_SEC_SYSTEM, RT_SYS_V_LOAD_15M);
-	d->load_1m = c->sys->load_x100[0] / 100.0;
-	d->load_5m = c->sys->load_x100[1] / 100.0;
-	d->load_15m = c->sys->load_x100[2] / 100.0;
-	if (d->has_cpu) {
-		d->iowait =
-		    (double)delta(c->sys->cpu[RT_CPU_IOWAIT], p->sys->cpu[RT_CPU_IOWAIT]) / hz;
-		d->steal = (double)delta(c->sys->cpu[RT_CPU_STEAL], p->sys->cpu[RT_CPU_STEAL]) / hz;
-		d->irq = (double)(delta(c->sys->cpu[RT_CPU_IRQ], p->sys->cpu[RT_CPU_IRQ]) +
-		                  delta(c->sys->cpu[RT_CPU_SOFTIRQ], p->sys->cpu[RT_CPU_SOFTIRQ])) /
-		         hz;
-	}
-	d->has_running = (c->h->flags & RT_REC_HAS_CPU) != 0;
-	d->procs_running = c->sys->procs_running;
-	d->has_cgroup = (c->h->flags & p->h->flags & RT_REC_HAS_CGROUP) != 0;
-	if (d->has_cgroup) {
-		d->cg_usage_secs =
-		    (double)delta(c->sys->cg_usage_usec, p->sys->cg_usage_usec) / 1e6;
+	if (rt_has(d, RT_V_CG_UTIL)) { /* the job's cgroup, against its quota */
 		double limit = c->h->ncpu ? c->h->ncpu : 1;
 		if ((c->h->flags & RT_REC_HAS_CG_QUOTA) && c->sys->cg_quota_usec > 0 &&
 		    c->sys->cg_period_usec > 0)
 			limit = (double)c->sys->cg_quota_usec / (double)c->sys->cg_period_usec;
-		d->cg_util_pct = d->dt > 0 ? d->cg_usage_secs / d->dt / limit * 100.0 : 0.0;
+		double secs = d->v[RT_V_CG_USAGE].f;
+		d->v[RT_V_CG_UTIL].f = d->dt > 0 ? secs / d->dt / limit * 100.0 : 0.0;
 	}
+	if ((c->sys->ext_valid & RT_SYS_X_CG_CPU) && c->sys->cg_cpu_quota_usec > 0 &&
+	    c->sys->cg_cpu_period_usec > 0)
+		put_f(d, RT_V_CG_CPU_LIMIT,
+		      (double)c->sys->cg_cpu_quota_usec / (double)c->sys->cg_cpu_period_usec);
 }
 
 static void derive_mem(struct rt_derived *d)
 {
 	const struct rt_record *c = d->cur.rec;
-	d->has_mem = (c->h->flags & RT_REC_HAS_MEM) != 0;
-	if (!d->has_mem)
+	if (!(c->h->flags & RT_REC_HAS_MEM))
 		return;
 	const uint64_t *m = c->sys->mem_kb;
 	uint64_t avail = m[RT_MEM_AVAILABLE];
@@ -150,83 +291,20 @@ static void derive_mem(struct rt_derived *d)
 	uint64_t swap_used = m[RT_MEM_SWAP_TOTAL] > m[RT_MEM_SWAP_FREE]
 	                         ? m[RT_MEM_SWAP_TOTAL] - m[RT_MEM_SWAP_FREE]
 	                         : 0;
-	d->mem_total = (int64_t)(m[RT_MEM_TOTAL] / 1024);
-	d->mem_free = (int64_t)(m[RT_MEM_FREE] / 1024);
-	d->mem_avail = (int64_t)(avail / 1024);
-	d->mem_used = (int64_t)(used / 1024);
-	d->mem_buffers = (int64_t)(m[RT_MEM_BUFFERS] / 1024);
-	d->mem_cached = (int64_t)((m[RT_MEM_CACHED] + m[RT_MEM_SRECLAIMABLE]) / 1024);
-	d->mem_active = (int64_t)(m[RT_MEM_ACTIVE] / 1024);
-	d->mem_inactive = (int64_t)(m[RT_MEM_INACTIVE] / 1024);
-	d->swap_total = (int64_t)(m[RT_MEM_SWAP_TOTAL] / 1024);
-	d->swap_used = (int64_t)(swap_used / 1024);
-	d->mem_used_pct = m[RT_MEM_TOTAL] ? (double)used / (double)m[RT_MEM_TOTAL] * 100.0 : 0.0;
-	d->swap_used_pct =
+	d->v[RT_V_MEM_USED].i = (int64_t)(used / 1024);
+	d->v[RT_V_MEM_CACHED].i = (int64_t)((m[RT_MEM_CACHED] + m[RT_MEM_SRECLAIMABLE]) / 1024);
+	d->v[RT_V_SWAP_USED].i = (int64_t)(swap_used / 1024);
+	d->v[RT_V_MEM_USED_PCT].f =
+	    m[RT_MEM_TOTAL] ? (double)used / (double)m[RT_MEM_TOTAL] * 100.0 : 0.0;
+	d->v[RT_V_SWAP_USED_PCT].f =
 	    m[RT_MEM_SWAP_TOTAL] ? (double)swap_used / (double)m[RT_MEM_SWAP_TOTAL] * 100.0 : 0.0;
-}
-
-/* Saturation values of the system section (rt 0.2). A bit of ext_valid
- * is clear in records that do not carry the value (older rt, a kernel
- * without the file), so "both records have it" is one mask. */
-static void derive_saturation(struct rt_derived *d)
-{
-	const struct rt_rec_system *c = d->cur.rec->sys, *p = d->prev.rec->sys;
-	uint64_t both = c->ext_valid & p->ext_valid;
-	if ((d->has_ctxt = (both & RT_SYS_X_CTXT) != 0))
-		d->ctxt = (int64_t)delta(c->ctxt, p->ctxt);
-	if ((d->has_forks = (both & RT_SYS_X_FORKS) != 0))
-		d->forks = (int64_t)delta(c->forks, p->forks);
-	if ((d->has_blocked = (c->ext_valid & RT_SYS_X_BLOCKED) != 0))
-		d->procs_blocked = c->procs_blocked;
-	static const uint64_t psi_bit[RT_PSI_N] = {
-	    RT_SYS_X_PSI_CPU, RT_SYS_X_PSI_MEM, RT_SYS_X_PSI_MEM, RT_SYS_X_PSI_IO, RT_SYS_X_PSI_IO};
-	for (int i = 0; i < RT_PSI_N; i++) {
-		d->has_psi[i] = (both & psi_bit[i]) != 0 && d->dt > 0;
-		if (d->has_psi[i]) {
-			double pct =
-			    (double)delta(c->psi_us[i], p->psi_us[i]) / (d->dt * 1e6) * 100.0;
-			d->psi_pct[i] = pct > 100.0 ? 100.0 : pct;
-		}
-	}
-	if ((d->has_majflt = (both & RT_SYS_X_MAJFLT) != 0))
-		d->majflt = (int64_t)delta(c->majflt, p->majflt);
-	if ((d->has_swap = (both & RT_SYS_X_SWAP) != 0)) {
-		d->swap_in = (int64_t)delta(c->swap_in_bytes, p->swap_in_bytes);
-		d->swap_out = (int64_t)delta(c->swap_out_bytes, p->swap_out_bytes);
-	}
-	if ((d->has_oom = (both & RT_SYS_X_OOM) != 0))
-		d->oom_kills = (int64_t)delta(c->oom_kills, p->oom_kills);
-	if ((d->has_dirty = (c->ext_valid & RT_SYS_X_DIRTY) != 0))
-		d->dirty_mib = (int64_t)(c->dirty_kb / 1024);
-	/* the job's cgroup: gauges from cur, the throttled time over the interval */
-	if ((d->has_cg_mem = (c->ext_valid & RT_SYS_X_CG_MEM) != 0)) {
-		d->cg_mem_used_mib = (int64_t)(c->cg_mem_used >> 20);
-		d->has_cg_limit = c->cg_mem_limit >= 0;
-		d->cg_mem_limit_mib = c->cg_mem_limit >> 20;
-	}
-	if ((d->has_cg_peak = (c->ext_valid & RT_SYS_X_CG_PEAK) != 0))
-		d->cg_mem_peak_mib = (int64_t)(c->cg_mem_peak >> 20);
-	if ((d->has_cg_oom = (c->ext_valid & RT_SYS_X_CG_OOM) != 0))
-		d->cg_oom_kills = (int64_t)c->cg_oom_kills;
-	if ((d->has_cg_throttle = (both & RT_SYS_X_CG_THROTTLE) != 0))
-		d->cg_throttled_secs =
-		    (double)delta(c->cg_throttled_usec, p->cg_throttled_usec) / 1e6;
-	if ((d->has_cg_pids = (c->ext_valid & RT_SYS_X_CG_PIDS) != 0)) {
-		d->cg_pids = (int64_t)c->cg_pids;
-		d->has_cg_pids_max = c->cg_pids_max >= 0;
-		d->cg_pids_max = c->cg_pids_max;
-	}
-	d->has_cg_cpu_limit = (c->ext_valid & RT_SYS_X_CG_CPU) && c->cg_cpu_quota_usec > 0 &&
-	                      c->cg_cpu_period_usec > 0;
-	if (d->has_cg_cpu_limit)
-		d->cg_cpu_limit_cores =
-		    (double)c->cg_cpu_quota_usec / (double)c->cg_cpu_period_usec;
 }
 
 static void derive_devices(struct rt_derived *d)
 {
 	const struct rt_record *c = d->cur.rec, *p = d->prev.rec;
 	int both_disk = (c->h->flags & p->h->flags & RT_REC_HAS_DISKSTATS) != 0;
+	int64_t rd = 0, wr = 0;
 	uint64_t rio = 0, rms = 0, wio = 0, wms = 0;
 	for (unsigned i = 0; i < c->h->ndisk; i++) {
 		int j = both_disk ? prev_slot_disk(d, i) : -1;
@@ -236,8 +314,8 @@ static void derive_devices(struct rt_derived *d)
 		d->disk_wr_delta[i] =
 		    j < 0 ? 0 : delta_i64(c->disk[i].wr_sectors, p->disk[j].wr_sectors, 512);
 		if (!d->cur.inv->disk[i].stacked) {
-			d->disk_read = add_held(d->disk_read, d->disk_rd_delta[i]);
-			d->disk_write = add_held(d->disk_write, d->disk_wr_delta[i]);
+			rd = add_held(rd, d->disk_rd_delta[i]);
+			wr = add_held(wr, d->disk_wr_delta[i]);
 			if (j >= 0 && rt_record_has(c, RT_SEC_DISK, RT_NVALS_DISK - 1) &&
 			    rt_record_has(p, RT_SEC_DISK, RT_NVALS_DISK - 1)) {
 				rio += delta_reset(c->disk[i].rd_ios, p->disk[j].rd_ios);
@@ -247,11 +325,13 @@ static void derive_devices(struct rt_derived *d)
 			}
 		}
 	}
+	d->v[RT_V_DISK_READ].i = rd;
+	d->v[RT_V_DISK_WRITE].i = wr;
 	/* latency over every disk's completed operations: time spent / ops */
-	if ((d->has_disk_rlat = rio > 0))
-		d->disk_rlat_ms = (double)rms / (double)rio;
-	if ((d->has_disk_wlat = wio > 0))
-		d->disk_wlat_ms = (double)wms / (double)wio;
+	if (rio > 0)
+		put_f(d, RT_V_DISK_RLAT, (double)rms / (double)rio);
+	if (wio > 0)
+		put_f(d, RT_V_DISK_WLAT, (double)wms / (double)wio);
 	uint64_t total = 0, avail = 0, free = 0;
 	for (unsigned i = 0; i < c->h->nmount; i++) {
 		total += c->mount[i].total_bytes;
@@ -259,12 +339,13 @@ static void derive_devices(struct rt_derived *d)
 		free += c->mount[i].free_bytes > c->mount[i].avail_bytes ? c->mount[i].free_bytes
 		                                                         : c->mount[i].avail_bytes;
 	}
-	d->space_total_gb = (double)total / 1e9;
-	d->space_free_gb = (double)avail / 1e9;
-	d->space_used_gb = d->space_total_gb - d->space_free_gb;
-	d->space_df_used_gb = (double)(total > free ? total - free : 0) / 1e9;
-	d->space_reserved_gb = (double)(free - avail) / 1e9;
+	d->v[RT_V_SPACE_TOTAL].f = (double)total / 1e9;
+	d->v[RT_V_SPACE_FREE].f = (double)avail / 1e9;
+	d->v[RT_V_SPACE_USED].f = d->v[RT_V_SPACE_TOTAL].f - d->v[RT_V_SPACE_FREE].f;
+	d->v[RT_V_SPACE_DF_USED].f = (double)(total > free ? total - free : 0) / 1e9;
+	d->v[RT_V_SPACE_RESERVED].f = (double)(free - avail) / 1e9;
 	int both_net = (c->h->flags & p->h->flags & RT_REC_HAS_NETDEV) != 0;
+	int64_t rx = 0, tx = 0;
 	for (unsigned i = 0; i < c->h->nnic; i++) {
 		int j = both_net ? prev_slot_nic(d, i) : -1;
 		d->nic_rx_delta[i] =
@@ -272,38 +353,44 @@ static void derive_devices(struct rt_derived *d)
 		d->nic_tx_delta[i] =
 		    j < 0 ? 0 : delta_i64(c->nic[i].tx_bytes, p->nic[j].tx_bytes, 1);
 		if (rt_net_counted(d->cur.inv, i)) {
-			d->net_rx = add_held(d->net_rx, d->nic_rx_delta[i]);
-			d->net_tx = add_held(d->net_tx, d->nic_tx_delta[i]);
+			rx = add_held(rx, d->nic_rx_delta[i]);
+			tx = add_held(tx, d->nic_tx_delta[i]);
 		}
 	}
+	d->v[RT_V_NET_RX].i = rx;
+	d->v[RT_V_NET_TX].i = tx;
+	double usage = 0, vram = 0;
+	int64_t utilized = 0, throttled = 0;
+	int has_throttle = 0;
 	for (unsigned i = 0; i < c->h->ngpu; i++) {
 		const struct rt_rec_gpu *g = &c->gpu[i];
 		if (g->valid & RT_GPU_V_UTIL) {
-			d->gpu_usage += g->util_pct / 100.0;
-			d->gpu_utilized += g->util_pct > 0;
+			usage += g->util_pct / 100.0;
+			utilized += g->util_pct > 0;
 		}
 		if (g->valid & RT_GPU_V_MEM)
-			d->gpu_vram_mib += (double)g->vram_used / 1048576.0;
+			vram += (double)g->vram_used / 1048576.0;
 		/* a power cap, a thermal limit or a hardware slowdown held it back
 		 * (idle, application clocks, sync boost and display are not that) */
 		if (rt_record_has(c, RT_SEC_GPU, RT_NVALS_GPU - 1) &&
 		    (g->valid & RT_GPU_V_THROTTLE)) {
-			d->has_gpu_throttle = 1;
-			d->gpus_throttled += (g->throttle_reasons & 0xECull) != 0;
+			has_throttle = 1;
+			throttled += (g->throttle_reasons & 0xECull) != 0;
 		}
 	}
+	d->v[RT_V_GPU_USAGE].f = usage;
+	d->v[RT_V_GPU_VRAM].f = vram;
+	d->v[RT_V_GPU_UTILIZED].i = utilized;
+	if (has_throttle)
+		put_i(d, RT_V_GPUS_THROTTLED, throttled);
 }
 
-static void derive_proc(struct rt_derived *d)
+/* The tree's CPU (rows PROC_UTIME, PROC_STIME, PROC_CORES) and size. */
+static void derive_proc(struct rt_derived *d, int prev_ok, uint32_t hz)
 {
 	const struct rt_record *c = d->cur.rec, *p = d->prev.rec;
-	d->has_proc = (c->h->flags & RT_REC_HAS_PROCESS) != 0;
-	if (!d->has_proc)
+	if (!(c->h->flags & RT_REC_HAS_PROCESS))
 		return;
-	uint32_t hz = d->cur.inv->hz ? d->cur.inv->hz : 100;
-	/* pid 0: a wrapped command not started yet, its tree totals are 0 */
-	int prev_ok = (p->h->flags & RT_REC_HAS_PROCESS) &&
-	              (p->proc->pid == c->proc->pid || p->proc->pid == 0);
 	uint64_t du = prev_ok ? delta(c->proc->utime_us, p->proc->utime_us) : 0;
 	uint64_t ds = prev_ok ? delta(c->proc->stime_us, p->proc->stime_us) : 0;
 	/* The last, partial interval ends with the exact rusage of the reaped
@@ -316,8 +403,8 @@ static void derive_proc(struct rt_derived *d)
 	 * to the kernel's total for the tree. */
 	int exact = (c->h->flags & RT_REC_EXACT_CPU_SECS) != 0;
 	if (exact) {
-		d->proc_utime = (double)du / 1e6;
-		d->proc_stime = (double)ds / 1e6;
+		d->v[RT_V_PROC_UTIME].f = (double)du / 1e6;
+		d->v[RT_V_PROC_STIME].f = (double)ds / 1e6;
 	}
 	if ((c->h->flags & RT_REC_FINAL) && (c->h->flags & p->h->flags & RT_REC_HAS_CPU)) {
 		uint64_t busy = 0, all = 0;
@@ -337,11 +424,10 @@ static void derive_proc(struct rt_derived *d)
 		}
 	}
 	if (!exact) {
-		d->proc_utime = (double)du / 1e6;
-		d->proc_stime = (double)ds / 1e6;
+		d->v[RT_V_PROC_UTIME].f = (double)du / 1e6;
+		d->v[RT_V_PROC_STIME].f = (double)ds / 1e6;
 	}
-	d->proc_pid = c->proc->pid;
-	d->proc_children = c->proc->nprocs ? (int64_t)c->proc->nprocs - 1 : 0;
+	d->v[RT_V_PROC_CHILDREN].i = c->proc->nprocs ? (int64_t)c->proc->nprocs - 1 : 0;
 	/* cores in the same tick domain as the system figure: tree ticks over
 	 * the ticks that elapsed per CPU (wall time when /proc/stat is missing) */
 	uint64_t tot = 0;
@@ -349,76 +435,52 @@ static void derive_proc(struct rt_derived *d)
 		for (int f = 0; f < RT_CPU_NFIELDS; f++)
 			tot += delta(c->sys->cpu[f], p->sys->cpu[f]);
 	if (tot && c->h->ncpu)
-		d->proc_cores = (double)(du + ds) / 1e6 / ((double)tot / c->h->ncpu / hz);
+		d->v[RT_V_PROC_CORES].f = (double)(du + ds) / 1e6 / ((double)tot / c->h->ncpu / hz);
 	else
-		d->proc_cores = d->dt > 0 ? (double)(du + ds) / 1e6 / d->dt : 0.0;
-	d->proc_pss_mib = (int64_t)(c->proc->pss_kb / 1024);
-	d->proc_rss_mib = (int64_t)(c->proc->rss_kb / 1024);
-	d->proc_read = prev_ok ? (int64_t)delta(c->proc->read_bytes, p->proc->read_bytes) : 0;
-	d->proc_write = prev_ok ? (int64_t)delta(c->proc->write_bytes, p->proc->write_bytes) : 0;
-	d->proc_gpu_usage = c->proc->gpu_util_pct_x100 / 10000.0;
-	d->proc_gpu_vram_mib = (double)c->proc->gpu_vram_bytes / 1048576.0;
-	d->proc_gpu_utilized = c->proc->gpu_count;
-	d->has_proc_ext = rt_record_has(c, RT_SEC_PROCESS, RT_NVALS_PROCESS - 1);
-	d->proc_threads = (int64_t)c->proc->threads;
-	d->has_proc_majflt =
-	    d->has_proc_ext && prev_ok && rt_record_has(p, RT_SEC_PROCESS, RT_NVALS_PROCESS - 1);
-	d->proc_majflt = d->has_proc_majflt ? (int64_t)delta(c->proc->majflt, p->proc->majflt) : 0;
-	uint64_t cx = d->has_proc_ext ? c->proc->ext_valid : 0;
-	uint64_t px = d->has_proc_majflt ? p->proc->ext_valid : 0;
-	if ((d->has_proc_ctxt = (cx & px & RT_PROC_X_STATUS) != 0)) {
-		d->proc_vcs = (int64_t)delta(c->proc->vol_ctxt, p->proc->vol_ctxt);
-		d->proc_ivcs = (int64_t)delta(c->proc->invol_ctxt, p->proc->invol_ctxt);
-	}
-	if ((d->has_proc_peak = (cx & RT_PROC_X_STATUS) != 0))
-		d->proc_peak_rss_mib = (int64_t)(c->proc->peak_rss_kb / 1024);
-	if ((d->has_proc_fds = (cx & RT_PROC_X_FDS) != 0))
-		d->proc_fds = (int64_t)c->proc->open_fds;
+		d->v[RT_V_PROC_CORES].f = d->dt > 0 ? (double)(du + ds) / 1e6 / d->dt : 0.0;
 }
 
 void rt_derive(const struct rt_view *prev, const struct rt_view *cur, struct rt_derived *d)
 {
-	/* zero the scalars; the per-device arrays are written before use */
+	/* the values and their presence; the per-device arrays are written
+	 * before use */
 	memset(d, 0, offsetof(struct rt_derived, core_pct));
-	memset(&d->has_proc, 0, sizeof(*d) - offsetof(struct rt_derived, has_proc));
 	d->prev = *prev;
 	d->cur = *cur;
 	const struct rt_rec_header *c = cur->rec->h, *p = prev->rec->h;
+	uint32_t hz = cur->inv->hz ? cur->inv->hz : 100;
 	d->seq = c->seq;
 	d->wall_ns = c->wall_ns;
 	d->dt = c->mono_ns > p->mono_ns ? (double)(c->mono_ns - p->mono_ns) / 1e9 : 0.0;
 	d->has_interval = p->seq != 0;
-	d->interval_ms =
-	    c->mono_ns > p->mono_ns ? (int64_t)((c->mono_ns - p->mono_ns + 500000) / 1000000) : 0;
-	d->timestamp_secs = (int64_t)(c->wall_ns / 1000000000ull);
-	derive_cpu(d);
+	if (d->has_interval)
+		put_i(d, RT_V_INTERVAL_MS,
+		      c->mono_ns > p->mono_ns
+		          ? (int64_t)((c->mono_ns - p->mono_ns + 500000) / 1000000)
+		          : 0);
+	d->v[RT_V_TIMESTAMP].i = (int64_t)(c->wall_ns / 1000000000ull);
+	/* pid 0: a wrapped command not started yet, its tree totals are 0 */
+	const struct rt_record *cr = cur->rec, *pr = prev->rec;
+	int proc_ok = (p->flags & RT_REC_HAS_PROCESS) &&
+	              (pr->proc->pid == cr->proc->pid || pr->proc->pid == 0);
+	derive_rows(d, proc_ok, hz);
+	derive_cpu(d, hz);
 	derive_mem(d);
-	derive_saturation(d);
 	derive_devices(d);
-	derive_proc(d);
+	derive_proc(d, proc_ok, hz);
 }
 
-/* ---- the field table -------------------------------------------------- */
+int rt_value(const struct rt_derived *d, unsigned id, double *v)
+{
+	if (id >= RT_NV || !rt_has(d, id))
+		return 0;
+	*v = rows[id].type == RT_VT_I64 ? (double)d->v[id].i : d->v[id].f;
+	return 1;
+}
 
-enum section { S_TOP, S_CPU, S_MEM, S_PRESSURE, S_CGROUP, NSECTIONS };
-enum kind { K_I64, K_F64, K_FN };
+/* ---- JSON Lines and CSV ------------------------------------------------ */
 
 typedef void (*json_fn)(struct rt_buf *, const struct rt_derived *, const struct rt_run_info *);
-
-struct field {
-	const char *json; /* key in its section; NULL: CSV only */
-	const char *csv;  /* CSV column; NULL: JSON only */
-	enum section sec;
-	enum kind kind;
-	int prec;         /* CSV decimals of a K_F64 */
-	size_t off;       /* value in struct rt_derived */
-	size_t present;   /* int flag in struct rt_derived, or ALWAYS */
-	json_fn fn;       /* K_FN: writes the JSON value */
-	const char *xcsv; /* column appended by --csv-columns extended */
-};
-
-#define ALWAYS ((size_t)-1)
-#define D(m) offsetof(struct rt_derived, m)
 
 static void j_per_core(struct rt_buf *, const struct rt_derived *, const struct rt_run_info *);
 static void j_disks(struct rt_buf *, const struct rt_derived *, const struct rt_run_info *);
@@ -430,177 +492,60 @@ static void j_version(struct rt_buf *, const struct rt_derived *, const struct r
 static void j_timestamp(struct rt_buf *, const struct rt_derived *, const struct rt_run_info *);
 static void j_seq(struct rt_buf *, const struct rt_derived *, const struct rt_run_info *);
 
-/* CSV columns in order (reference.md §3), then JSON-only rows. */
-static const struct field fields[] = {
-    {"timestamp_secs", "timestamp", S_TOP, K_I64, 0, D(timestamp_secs), ALWAYS, NULL, NULL},
-    {"process_count", "system_processes", S_CPU, K_I64, 0, D(nprocs), D(has_nprocs), NULL, NULL},
-    {"utime_secs", "system_utime", S_CPU, K_F64, 3, D(utime), ALWAYS, NULL, NULL},
-    {"stime_secs", "system_stime", S_CPU, K_F64, 3, D(stime), ALWAYS, NULL, NULL},
-    {"utilization_pct", "system_cpu_usage", S_CPU, K_F64, 4, D(cpu_util), ALWAYS, NULL, NULL},
-    {"free_mib", "system_memory_free_mib", S_MEM, K_I64, 0, D(mem_free), D(has_mem), NULL, NULL},
-    {"used_mib", "system_memory_used_mib", S_MEM, K_I64, 0, D(mem_used), D(has_mem), NULL, NULL},
-    {"buffers_mib", "system_memory_buffers_mib", S_MEM, K_I64, 0, D(mem_buffers), D(has_mem), NULL,
-     NULL},
-    {"cached_mib", "system_memory_cached_mib", S_MEM, K_I64, 0, D(mem_cached), D(has_mem), NULL,
-     NULL},
-    {"active_mib", "system_memory_active_mib", S_MEM, K_I64, 0, D(mem_active), D(has_mem), NULL,
-     NULL},
-    {"inactive_mib", "system_memory_inactive_mib", S_MEM, K_I64, 0, D(mem_inactive), D(has_mem),
-     NULL, NULL},
-    {NULL, "system_disk_read_bytes", S_TOP, K_I64, 0, D(disk_read), ALWAYS, NULL, NULL},
-    {NULL, "system_disk_write_bytes", S_TOP, K_I64, 0, D(disk_write), ALWAYS, NULL, NULL},
-    {NULL, "system_disk_space_total_gb", S_TOP, K_F64, 6, D(space_total_gb), ALWAYS, NULL, NULL},
-    {NULL, "system_disk_space_used_gb", S_TOP, K_F64, 6, D(space_used_gb), ALWAYS, NULL, NULL},
-    {NULL, "system_disk_space_free_gb", S_TOP, K_F64, 6, D(space_free_gb), ALWAYS, NULL, NULL},
-    {NULL, "system_net_recv_bytes", S_TOP, K_I64, 0, D(net_rx), ALWAYS, NULL, NULL},
-    {NULL, "system_net_sent_bytes", S_TOP, K_I64, 0, D(net_tx), ALWAYS, NULL, NULL},
-    {NULL, "system_gpu_usage", S_TOP, K_F64, 4, D(gpu_usage), ALWAYS, NULL, NULL},
-    {NULL, "system_gpu_vram_mib", S_TOP, K_F64, 4, D(gpu_vram_mib), ALWAYS, NULL, NULL},
-    {NULL, "system_gpu_utilized", S_TOP, K_I64, 0, D(gpu_utilized), ALWAYS, NULL, NULL},
-    {NULL, "process_pid", S_TOP, K_I64, 0, D(proc_pid), D(has_proc), NULL, NULL},
-    {"process_child_count", "process_children", S_CPU, K_I64, 0, D(proc_children), D(has_proc),
-     NULL, NULL},
-    {"process_utime_secs", "process_utime", S_CPU, K_F64, 4, D(proc_utime), D(has_proc), NULL,
-     NULL},
-    {"process_stime_secs", "process_stime", S_CPU, K_F64, 4, D(proc_stime), D(has_proc), NULL,
-     NULL},
-    {"process_cores_used", "process_cpu_usage", S_CPU, K_F64, 4, D(proc_cores), D(has_proc), NULL,
-     NULL},
-    {"process_pss_mib", "process_memory_mib", S_CPU, K_I64, 0, D(proc_pss_mib), D(has_proc), NULL,
-     NULL},
-    {"process_disk_read_bytes", "process_disk_read_bytes", S_CPU, K_I64, 0, D(proc_read),
-     D(has_proc), NULL, NULL},
-    {"process_disk_write_bytes", "process_disk_write_bytes", S_CPU, K_I64, 0, D(proc_write),
-     D(has_proc), NULL, NULL},
-    {"process_gpu_usage", "process_gpu_usage", S_CPU, K_F64, 4, D(proc_gpu_usage), D(has_proc),
-     NULL, NULL},
-    {"process_gpu_vram_mib", "process_gpu_vram_mib", S_CPU, K_F64, 4, D(proc_gpu_vram_mib),
-     D(has_proc), NULL, NULL},
-    {"process_gpu_utilized", "process_gpu_utilized", S_CPU, K_I64, 0, D(proc_gpu_utilized),
-     D(has_proc), NULL, NULL},
-    /* JSON only */
-    {"actual_interval_ms", NULL, S_TOP, K_I64, 0, D(interval_ms), D(has_interval), NULL, NULL},
-    {"job_name", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_job, NULL},
-    {"tracked_pid", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_pid, NULL},
-    {"resource-tracker-version", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_version, NULL},
-    {"seq", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_seq, NULL},
-    {"timestamp", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_timestamp, NULL},
-    {"network", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_nics, NULL},
-    {"disk", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_disks, NULL},
-    {"gpu", NULL, S_TOP, K_FN, 0, 0, ALWAYS, j_gpus, NULL},
-    {"per_core_pct", NULL, S_CPU, K_FN, 0, 0, ALWAYS, j_per_core, NULL},
-    {"cgroup_usage_secs", NULL, S_CPU, K_F64, 0, D(cg_usage_secs), D(has_cgroup), NULL, NULL},
-    {"cgroup_utilization_pct", NULL, S_CPU, K_F64, 0, D(cg_util_pct), D(has_cgroup), NULL, NULL},
-    {"process_rss_mib", NULL, S_CPU, K_I64, 0, D(proc_rss_mib), D(has_proc), NULL, NULL},
-    {"process_threads", NULL, S_CPU, K_I64, 0, D(proc_threads), D(has_proc_ext), NULL,
-     "process_threads"},
-    {"process_major_faults", NULL, S_CPU, K_I64, 0, D(proc_majflt), D(has_proc_majflt), NULL,
-     "process_major_faults"},
-    {"process_voluntary_ctx_switches", NULL, S_CPU, K_I64, 0, D(proc_vcs), D(has_proc_ctxt), NULL,
-     "process_voluntary_ctx_switches"},
-    {"process_involuntary_ctx_switches", NULL, S_CPU, K_I64, 0, D(proc_ivcs), D(has_proc_ctxt),
-     NULL, "process_involuntary_ctx_switches"},
-    {"process_peak_rss_mib", NULL, S_CPU, K_I64, 0, D(proc_peak_rss_mib), D(has_proc_peak), NULL,
-     "process_peak_rss_mib"},
-    {"process_open_fds", NULL, S_CPU, K_I64, 0, D(proc_fds), D(has_proc_fds), NULL,
-     "process_open_fds"},
-    {NULL, NULL, S_TOP, K_F64, 4, D(disk_rlat_ms), D(has_disk_rlat), NULL,
-     "system_disk_read_latency_ms"},
-    {NULL, NULL, S_TOP, K_F64, 4, D(disk_wlat_ms), D(has_disk_wlat), NULL,
-     "system_disk_write_latency_ms"},
-    {NULL, NULL, S_TOP, K_I64, 0, D(gpus_throttled), D(has_gpu_throttle), NULL,
-     "system_gpus_throttled"},
-    {"load_avg_1m", NULL, S_CPU, K_F64, 2, D(load_1m), D(has_load), NULL, "system_load_avg_1m"},
-    {"load_avg_5m", NULL, S_CPU, K_F64, 2, D(load_5m), D(has_load), NULL, "system_load_avg_5m"},
-    {"load_avg_15m", NULL, S_CPU, K_F64, 2, D(load_15m), D(has_load), NULL, "system_load_avg_15m"},
-    {"total_mib", NULL, S_MEM, K_I64, 0, D(mem_total), D(has_mem), NULL, NULL},
-    {"available_mib", NULL, S_MEM, K_I64, 0, D(mem_avail), D(has_mem), NULL, NULL},
-    {"used_pct", NULL, S_MEM, K_F64, 0, D(mem_used_pct), D(has_mem), NULL, NULL},
-    {"swap_total_mib", NULL, S_MEM, K_I64, 0, D(swap_total), D(has_mem), NULL, NULL},
-    {"swap_used_mib", NULL, S_MEM, K_I64, 0, D(swap_used), D(has_mem), NULL, NULL},
-    {"swap_used_pct", NULL, S_MEM, K_F64, 0, D(swap_used_pct), D(has_mem), NULL, NULL},
-    /* saturation and pressure (rt 0.2) */
-    {"iowait_secs", NULL, S_CPU, K_F64, 3, D(iowait), D(has_cpu), NULL, "system_iowait_secs"},
-    {"steal_secs", NULL, S_CPU, K_F64, 3, D(steal), D(has_cpu), NULL, "system_steal_secs"},
-    {"irq_secs", NULL, S_CPU, K_F64, 3, D(irq), D(has_cpu), NULL, "system_irq_secs"},
-    {"context_switches", NULL, S_CPU, K_I64, 0, D(ctxt), D(has_ctxt), NULL,
-     "system_context_switches"},
-    {"forks", NULL, S_CPU, K_I64, 0, D(forks), D(has_forks), NULL, "system_forks"},
-    {"procs_running", NULL, S_CPU, K_I64, 0, D(procs_running), D(has_running), NULL,
-     "system_procs_running"},
-    {"procs_blocked", NULL, S_CPU, K_I64, 0, D(procs_blocked), D(has_blocked), NULL,
-     "system_procs_blocked"},
-    {"cpu_some_pct", NULL, S_PRESSURE, K_F64, 4, D(psi_pct[RT_PSI_CPU_SOME]),
-     D(has_psi[RT_PSI_CPU_SOME]), NULL, "system_pressure_cpu_some_pct"},
-    {"memory_some_pct", NULL, S_PRESSURE, K_F64, 4, D(psi_pct[RT_PSI_MEM_SOME]),
-     D(has_psi[RT_PSI_MEM_SOME]), NULL, "system_pressure_memory_some_pct"},
-    {"memory_full_pct", NULL, S_PRESSURE, K_F64, 4, D(psi_pct[RT_PSI_MEM_FULL]),
-     D(has_psi[RT_PSI_MEM_FULL]), NULL, "system_pressure_memory_full_pct"},
-    {"io_some_pct", NULL, S_PRESSURE, K_F64, 4, D(psi_pct[RT_PSI_IO_SOME]),
-     D(has_psi[RT_PSI_IO_SOME]), NULL, "system_pressure_io_some_pct"},
-    {"io_full_pct", NULL, S_PRESSURE, K_F64, 4, D(psi_pct[RT_PSI_IO_FULL]),
-     D(has_psi[RT_PSI_IO_FULL]), NULL, "system_pressure_io_full_pct"},
-    {"major_faults", NULL, S_MEM, K_I64, 0, D(majflt), D(has_majflt), NULL, "system_major_faults"},
-    {"swap_in_bytes", NULL, S_MEM, K_I64, 0, D(swap_in), D(has_swap), NULL, "system_swap_in_bytes"},
-    {"swap_out_bytes", NULL, S_MEM, K_I64, 0, D(swap_out), D(has_swap), NULL,
-     "system_swap_out_bytes"},
-    {"oom_kills", NULL, S_MEM, K_I64, 0, D(oom_kills), D(has_oom), NULL, "system_oom_kills"},
-    {"dirty_mib", NULL, S_MEM, K_I64, 0, D(dirty_mib), D(has_dirty), NULL, "system_dirty_mib"},
-    {"memory_used_mib", NULL, S_CGROUP, K_I64, 0, D(cg_mem_used_mib), D(has_cg_mem), NULL,
-     "system_cgroup_memory_used_mib"},
-    {"memory_limit_mib", NULL, S_CGROUP, K_I64, 0, D(cg_mem_limit_mib), D(has_cg_limit), NULL,
-     "system_cgroup_memory_limit_mib"},
-    {"memory_peak_mib", NULL, S_CGROUP, K_I64, 0, D(cg_mem_peak_mib), D(has_cg_peak), NULL,
-     "system_cgroup_memory_peak_mib"},
-    {"oom_kills", NULL, S_CGROUP, K_I64, 0, D(cg_oom_kills), D(has_cg_oom), NULL,
-     "system_cgroup_oom_kills"},
-    {"cpu_limit_cores", NULL, S_CGROUP, K_F64, 4, D(cg_cpu_limit_cores), D(has_cg_cpu_limit), NULL,
-     "system_cgroup_cpu_limit_cores"},
-    {"cpu_throttled_secs", NULL, S_CGROUP, K_F64, 4, D(cg_throttled_secs), D(has_cg_throttle), NULL,
-     "system_cgroup_cpu_throttled_secs"},
-    {"pids_current", NULL, S_CGROUP, K_I64, 0, D(cg_pids), D(has_cg_pids), NULL,
-     "system_cgroup_pids_current"},
-    {"pids_max", NULL, S_CGROUP, K_I64, 0, D(cg_pids_max), D(has_cg_pids_max), NULL,
-     "system_cgroup_pids_max"},
-    /* disk space as df shows it: blocks - free, and the root reserve apart */
-    {NULL, NULL, S_TOP, K_F64, 6, D(space_df_used_gb), ALWAYS, NULL,
-     "system_disk_space_df_used_gb"},
-    {NULL, NULL, S_TOP, K_F64, 6, D(space_reserved_gb), ALWAYS, NULL,
-     "system_disk_space_reserved_gb"},
-    /* sections are objects at the top level */
-    {"cpu", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL, NULL},
-    {"memory", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL, NULL},
-    {"pressure", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL, NULL},
-    {"cgroup", NULL, S_TOP, K_FN, 0, 0, ALWAYS, NULL, NULL},
+/* JSON keys that are not scalar values: run facts, the device arrays and
+ * the section objects (sub >= 0). */
+static const struct {
+	const char *key;
+	uint8_t sec;
+	json_fn fn;
+	int sub;
+} extras[] = {
+    {"job_name", RT_JS_TOP, j_job, -1},
+    {"tracked_pid", RT_JS_TOP, j_pid, -1},
+    {"resource-tracker-version", RT_JS_TOP, j_version, -1},
+    {"seq", RT_JS_TOP, j_seq, -1},
+    {"timestamp", RT_JS_TOP, j_timestamp, -1},
+    {"network", RT_JS_TOP, j_nics, -1},
+    {"disk", RT_JS_TOP, j_disks, -1},
+    {"gpu", RT_JS_TOP, j_gpus, -1},
+    {"per_core_pct", RT_JS_CPU, j_per_core, -1},
+    {"cpu", RT_JS_TOP, NULL, RT_JS_CPU},
+    {"memory", RT_JS_TOP, NULL, RT_JS_MEM},
+    {"pressure", RT_JS_TOP, NULL, RT_JS_PRESSURE},
+    {"cgroup", RT_JS_TOP, NULL, RT_JS_CGROUP},
 };
+#define NEXTRAS RT_ARRAY_LEN(extras)
 
-#define NFIELDS RT_ARRAY_LEN(fields)
+/* Per JSON object, its keys in order: a value id, or RT_NV + an extra. */
+static int order[RT_JS_N][RT_NV + NEXTRAS];
+static int norder[RT_JS_N];
+static int csv_ids[RT_CSV_COLUMNS_X];
+static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-/* JSON order: per section, indices of rows sorted by key. */
-static int order[NSECTIONS][NFIELDS];
-static int norder[NSECTIONS];
-static int order_ready;
+static const char *key_of(int k)
+{
+	return k < RT_NV ? rows[k].json : extras[k - RT_NV].key;
+}
 
 static int cmp_key(const void *a, const void *b)
 {
-	return strcmp(fields[*(const int *)a].json, fields[*(const int *)b].json);
+	return strcmp(key_of(*(const int *)a), key_of(*(const int *)b));
 }
 
 static void build_order(void)
 {
-	for (int s = 0; s < NSECTIONS; s++) {
-		norder[s] = 0;
-		for (size_t i = 0; i < NFIELDS; i++)
-			if (fields[i].json && (int)fields[i].sec == s)
-				order[s][norder[s]++] = (int)i;
-		qsort(order[s], (size_t)norder[s], sizeof(int), cmp_key);
+	for (int k = 0; k < (int)(RT_NV + NEXTRAS); k++) {
+		unsigned sec = k < RT_NV ? rows[k].sec : extras[k - RT_NV].sec;
+		if (key_of(k))
+			order[sec][norder[sec]++] = k;
 	}
-	order_ready = 1;
-}
-
-static int present(const struct field *f, const struct rt_derived *d)
-{
-	return f->present == ALWAYS || *(const int *)((const char *)d + f->present);
+	for (int s = 0; s < RT_JS_N; s++)
+		qsort(order[s], (size_t)norder[s], sizeof(int), cmp_key);
+	unsigned n = 0;
+	for (int pass = 0; pass < 2; pass++) /* the 32, then the extended ones */
+		for (unsigned id = 0; id < RT_NV; id++)
+			if (pass ? rows[id].xcsv != NULL : rows[id].csv != NULL)
+				csv_ids[n++] = (int)id;
 }
 
 static void key(struct rt_buf *b, const char *k, int *first)
@@ -622,98 +567,68 @@ static void str_or_null(struct rt_buf *b, const char *s)
 }
 
 static void write_section(struct rt_buf *b, int sec, const struct rt_derived *d,
-                          const struct rt_run_info *ri);
-
-static void write_value(struct rt_buf *b, const struct field *f, const struct rt_derived *d,
-                        const struct rt_run_info *ri)
-{
-	const char *base = (const char *)d;
-	if (f->kind == K_FN) {
-		if (f->fn)
-			f->fn(b, d, ri);
-		else
-			write_section(b,
-			              !strcmp(f->json, "cpu")        ? S_CPU
-			              : !strcmp(f->json, "memory")   ? S_MEM
-			              : !strcmp(f->json, "pressure") ? S_PRESSURE
-			                                             : S_CGROUP,
-			              d, ri);
-	} else if (!present(f, d)) {
-		rt_buf_puts(b, "null");
-	} else if (f->kind == K_I64) {
-		rt_buf_i64(b, *(const int64_t *)(base + f->off));
-	} else {
-		rt_buf_f64_json(b, *(const double *)(base + f->off));
-	}
-}
-
-static void write_section(struct rt_buf *b, int sec, const struct rt_derived *d,
                           const struct rt_run_info *ri)
 {
 	int first = 1;
 	rt_buf_putc(b, '{');
-	for (int k = 0; k < norder[sec]; k++) {
-		const struct field *f = &fields[order[sec][k]];
+	for (int n = 0; n < norder[sec]; n++) {
+		int k = order[sec][n];
 		/* actual_interval_ms is absent (not null) on the run's first sample */
-		if (f->off == D(interval_ms) && f->kind == K_I64 && !d->has_interval)
+		if (k == RT_V_INTERVAL_MS && !rt_has(d, k))
 			continue;
-		key(b, f->json, &first);
-		write_value(b, f, d, ri);
+		key(b, key_of(k), &first);
+		if (k >= RT_NV) {
+			if (extras[k - RT_NV].fn)
+				extras[k - RT_NV].fn(b, d, ri);
+			else
+				write_section(b, extras[k - RT_NV].sub, d, ri);
+		} else if (!rt_has(d, k)) {
+			rt_buf_puts(b, "null");
+		} else if (rows[k].type == RT_VT_I64) {
+			rt_buf_i64(b, d->v[k].i);
+		} else {
+			rt_buf_f64_json(b, d->v[k].f);
+		}
 	}
 	rt_buf_putc(b, '}');
 }
 
 void rt_format_json(struct rt_buf *out, const struct rt_derived *d, const struct rt_run_info *ri)
 {
-	if (!order_ready)
-		build_order();
-	write_section(out, S_TOP, d, ri);
+	pthread_once(&once, build_order);
+	write_section(out, RT_JS_TOP, d, ri);
 	rt_buf_putc(out, '\n');
 }
 
-/* Row of CSV column i: the i-th row with a CSV column, in table order (the
- * order rt_format_csv prints them). */
-static const struct field *csv_row(unsigned i)
+int rt_csv_column_id(unsigned i)
 {
-	static const struct field *rows[RT_CSV_COLUMNS_X];
-	static unsigned nrows;
-	if (!nrows)
-		for (int pass = 0; pass < 2; pass++) /* the 32, then the extended ones */
-			for (size_t k = 0; k < NFIELDS && nrows < RT_CSV_COLUMNS_X; k++)
-				if (pass ? fields[k].xcsv != NULL : fields[k].csv != NULL)
-					rows[nrows++] = &fields[k];
-	return i < nrows ? rows[i] : NULL;
+	pthread_once(&once, build_order);
+	return i < RT_CSV_COLUMNS_X ? csv_ids[i] : -1;
+}
+
+int rt_value_by_column(const char *name)
+{
+	for (unsigned id = 0; id < RT_NV; id++)
+		if ((rows[id].csv && !strcmp(rows[id].csv, name)) ||
+		    (rows[id].xcsv && !strcmp(rows[id].xcsv, name)))
+			return (int)id;
+	return -1;
 }
 
 const char *rt_csv_column_name(unsigned i)
 {
-	const struct field *f = csv_row(i);
-	return f ? (i < RT_CSV_COLUMNS ? f->csv : f->xcsv) : NULL;
-}
-
-int rt_csv_column_value(const struct rt_derived *d, unsigned i, double *v)
-{
-	const struct field *f = csv_row(i);
-	if (!f || !present(f, d))
-		return 0;
-	const char *at = (const char *)d + f->off;
-	*v = f->kind == K_I64 ? (double)*(const int64_t *)at : *(const double *)at;
-	return 1;
+	int id = rt_csv_column_id(i);
+	return id < 0 ? NULL : i < RT_CSV_COLUMNS ? rows[id].csv : rows[id].xcsv;
 }
 
 void rt_format_csv_header_x(struct rt_buf *out, int extended)
 {
-	int first = 1;
-	for (int pass = 0; pass < 2; pass++) /* the 32, then the extended ones */
-		for (size_t i = 0; i < NFIELDS; i++) {
-			const struct field *f = &fields[i];
-			if (pass ? !(extended && f->xcsv) : !f->csv)
-				continue;
-			if (!first)
-				rt_buf_putc(out, ',');
-			first = 0;
-			rt_buf_puts(out, pass ? f->xcsv : f->csv);
-		}
+	unsigned n = extended ? RT_CSV_COLUMNS_X : RT_CSV_COLUMNS;
+	for (unsigned i = 0; i < n; i++) {
+		if (i)
+			rt_buf_putc(out, ',');
+		rt_buf_puts(out, rt_csv_column_name(i));
+	}
 	rt_buf_putc(out, '\n');
 }
 
@@ -721,23 +636,19 @@ void rt_format_csv_x(struct rt_buf *out, const struct rt_derived *d, const struc
                      int extended)
 {
 	(void)ri;
-	int first = 1;
-	const char *base = (const char *)d;
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < NFIELDS; i++) {
-			const struct field *f = &fields[i];
-			if (pass ? !(extended && f->xcsv) : !f->csv)
-				continue;
-			if (!first)
-				rt_buf_putc(out, ',');
-			first = 0;
-			if (!present(f, d))
-				continue; /* empty column */
-			if (f->kind == K_I64)
-				rt_buf_i64(out, *(const int64_t *)(base + f->off));
-			else
-				rt_buf_f64_fixed(out, *(const double *)(base + f->off), f->prec);
-		}
+	pthread_once(&once, build_order);
+	unsigned n = extended ? RT_CSV_COLUMNS_X : RT_CSV_COLUMNS;
+	for (unsigned i = 0; i < n; i++) {
+		int id = csv_ids[i];
+		if (i)
+			rt_buf_putc(out, ',');
+		if (!rt_has(d, (unsigned)id))
+			continue; /* empty column */
+		if (rows[id].type == RT_VT_I64)
+			rt_buf_i64(out, d->v[id].i);
+		else
+			rt_buf_f64_fixed(out, d->v[id].f, rows[id].prec);
+	}
 	rt_buf_putc(out, '\n');
 }
 

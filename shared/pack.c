@@ -1,10 +1,9 @@
 /*
  * pack.c - packing records for the store (see pack.h).
  *
- * The value lists below are the record's schema: each section's values in
- * the order they are stored. They only ever grow at the end (a new value of
- * a section is appended to its list and its struct, and counted in
- * record.h's RT_NVALS_*), so every stored record stays readable.
+ * The value lists below are the record's schema, generated from
+ * values.def: each section's values in the order they are stored. They
+ * only ever grow at the end, so every stored record stays readable.
  */
 #include "rt/pack.h"
 
@@ -15,146 +14,35 @@
 
 #include "rt/common.h"
 
-struct value {
-	uint16_t off;
-	uint8_t size; /* 4 or 8 */
-	uint8_t sgn;  /* sign-extended when 4 bytes */
-};
+#define value rt_value_loc
 
-#define U(t, m)                                                                                    \
-	{                                                                                          \
-		offsetof(t, m), sizeof(((t *)0)->m), 0                                             \
-	}
-#define S(t, m)                                                                                    \
-	{                                                                                          \
-		offsetof(t, m), sizeof(((t *)0)->m), 1                                             \
-	}
-#define SY struct rt_rec_system
-#define PR struct rt_rec_process
-#define GP struct rt_rec_gpu
+/* The lists, from values.def: each section's values in stored order. */
+#define SIGN_U 0
+#define SIGN_S 1
+#define ONE(T, t, m, s) {offsetof(T, m), sizeof(t), SIGN_##s},
+#define EL(T, t, m, i, s) {offsetof(T, m[i]), sizeof(t), SIGN_##s},
+#define REP3(T, t, m, s) EL(T, t, m, 0, s) EL(T, t, m, 1, s) EL(T, t, m, 2, s)
+#define REP5(T, t, m, s) REP3(T, t, m, s) EL(T, t, m, 3, s) EL(T, t, m, 4, s)
+#define REP8(T, t, m, s) REP5(T, t, m, s) EL(T, t, m, 5, s) EL(T, t, m, 6, s) EL(T, t, m, 7, s)
+#define REP10(T, t, m, s) REP8(T, t, m, s) EL(T, t, m, 8, s) EL(T, t, m, 9, s)
+#define NONE(...)
 
-/* clang-format off: one line per group of values, as the structs list them */
-static const struct value v_system[RT_NVALS_SYSTEM] = {
-    U(SY, cpu[0]),
-    U(SY, cpu[1]),
-    U(SY, cpu[2]),
-    U(SY, cpu[3]),
-    U(SY, cpu[4]),
-    U(SY, cpu[5]),
-    U(SY, cpu[6]),
-    U(SY, cpu[7]),
-    U(SY, nprocs),
-    U(SY, procs_running),
-    U(SY, cg_usage_usec),
-    S(SY, cg_quota_usec),
-    U(SY, cg_period_usec),
-    U(SY, mem_kb[0]),
-    U(SY, mem_kb[1]),
-    U(SY, mem_kb[2]),
-    U(SY, mem_kb[3]),
-    U(SY, mem_kb[4]),
-    U(SY, mem_kb[5]),
-    U(SY, mem_kb[6]),
-    U(SY, mem_kb[7]),
-    U(SY, mem_kb[8]),
-    U(SY, mem_kb[9]),
-    /* layout 2 */
-    U(SY, load_x100[0]),
-    U(SY, load_x100[1]),
-    U(SY, load_x100[2]),
-    /* rt 0.2 */
-    U(SY, ext_valid),
-    U(SY, ctxt),
-    U(SY, forks),
-    U(SY, procs_blocked),
-    U(SY, psi_us[0]),
-    U(SY, psi_us[1]),
-    U(SY, psi_us[2]),
-    U(SY, psi_us[3]),
-    U(SY, psi_us[4]),
-    U(SY, majflt),
-    U(SY, swap_in_bytes),
-    U(SY, swap_out_bytes),
-    U(SY, oom_kills),
-    U(SY, dirty_kb),
-    S(SY, cg_mem_limit),
-    U(SY, cg_mem_used),
-    U(SY, cg_mem_peak),
-    U(SY, cg_oom_kills),
-    U(SY, cg_throttled_usec),
-    U(SY, cg_pids),
-    S(SY, cg_pids_max),
-    S(SY, cg_cpu_quota_usec),
-    U(SY, cg_cpu_period_usec),
-};
-static const struct value v_process[RT_NVALS_PROCESS] = {
-    S(PR, pid),
-    U(PR, nprocs),
-    U(PR, utime_us),
-    U(PR, stime_us),
-    U(PR, pss_kb),
-    U(PR, rss_kb),
-    U(PR, read_bytes),
-    U(PR, write_bytes),
-    U(PR, gpu_vram_bytes),
-    U(PR, gpu_util_pct_x100),
-    U(PR, gpu_count),
-    /* rt 0.2 */
-    U(PR, threads),
-    U(PR, majflt),
-    U(PR, ext_valid),
-    U(PR, vol_ctxt),
-    U(PR, invol_ctxt),
-    U(PR, peak_rss_kb),
-    U(PR, open_fds),
-};
-static const struct value v_cpu[RT_NVALS_CPU] = {U(struct rt_rec_cpu, total),
-                                                 U(struct rt_rec_cpu, idle)};
-#define DK struct rt_rec_disk
-static const struct value v_disk[RT_NVALS_DISK] = {
-    U(DK, rd_sectors),
-    U(DK, wr_sectors),
-    /* rt 0.2 */
-    U(DK, rd_ios),
-    U(DK, wr_ios),
-    U(DK, rd_ms),
-    U(DK, wr_ms),
-    U(DK, io_ms),
-    U(DK, weighted_ms),
-};
-static const struct value v_mount[RT_NVALS_MOUNT] = {U(struct rt_rec_mount, total_bytes),
-                                                     U(struct rt_rec_mount, free_bytes),
-                                                     U(struct rt_rec_mount, avail_bytes)};
-#define NI struct rt_rec_nic
-static const struct value v_nic[RT_NVALS_NIC] = {
-    U(NI, rx_bytes),
-    U(NI, tx_bytes),
-    /* rt 0.2 */
-    U(NI, rx_packets),
-    U(NI, tx_packets),
-    U(NI, rx_errs),
-    U(NI, tx_errs),
-    U(NI, rx_drop),
-    U(NI, tx_drop),
-};
-static const struct value v_gpu[RT_NVALS_GPU] = {
-    U(GP, vram_used),
-    U(GP, vram_total),
-    U(GP, util_pct),
-    S(GP, temp_c),
-    U(GP, power_mw),
-    U(GP, clock_mhz),
-    U(GP, valid),
-    /* rt 0.2 */
-    U(GP, pcie_rx_kbps),
-    U(GP, pcie_tx_kbps),
-    U(GP, energy_mj),
-    U(GP, fan_pct),
-    U(GP, mem_clock_mhz),
-    U(GP, throttle_reasons),
-};
+#define SY_V(t, m, s) ONE(struct rt_rec_system, t, m, s)
+#define SY_A(t, m, n, s) REP##n(struct rt_rec_system, t, m, s)
+#define PR_V(t, m, s) ONE(struct rt_rec_process, t, m, s)
+#define CP_V(t, m, s) ONE(struct rt_rec_cpu, t, m, s)
+#define DK_V(t, m, s) ONE(struct rt_rec_disk, t, m, s)
+#define MT_V(t, m, s) ONE(struct rt_rec_mount, t, m, s)
+#define NI_V(t, m, s) ONE(struct rt_rec_nic, t, m, s)
+#define GP_V(t, m, s) ONE(struct rt_rec_gpu, t, m, s)
 
-/* clang-format on */
+static const struct value v_system[RT_NVALS_SYSTEM] = {RT_REC_SYSTEM(SY_V, SY_A, NONE)};
+static const struct value v_process[RT_NVALS_PROCESS] = {RT_REC_PROCESS(PR_V, NONE, NONE)};
+static const struct value v_cpu[RT_NVALS_CPU] = {RT_REC_CPU(CP_V, NONE, NONE)};
+static const struct value v_disk[RT_NVALS_DISK] = {RT_REC_DISK(DK_V, NONE, NONE)};
+static const struct value v_mount[RT_NVALS_MOUNT] = {RT_REC_MOUNT(MT_V, NONE, NONE)};
+static const struct value v_nic[RT_NVALS_NIC] = {RT_REC_NIC(NI_V, NONE, NONE)};
+static const struct value v_gpu[RT_NVALS_GPU] = {RT_REC_GPU(GP_V, NONE, NONE)};
 
 static const struct {
 	const struct value *v;
@@ -165,6 +53,11 @@ static const struct {
     {v_mount, sizeof(struct rt_rec_mount)},   {v_nic, sizeof(struct rt_rec_nic)},
     {v_gpu, sizeof(struct rt_rec_gpu)},
 };
+
+const struct rt_value_loc *rt_record_loc(unsigned sec, unsigned idx)
+{
+	return sec < RT_NSECTIONS && idx < rt_record_nvals_now[sec] ? &sections[sec].v[idx] : NULL;
+}
 
 /* Elements and first element of a section of rec. */
 static unsigned sec_count(const struct rt_rec_header *h, unsigned sec)

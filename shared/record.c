@@ -18,6 +18,22 @@ const uint8_t rt_record_nvals_now[RT_NSECTIONS] = {RT_NVALS_SYSTEM, RT_NVALS_PRO
                                                    RT_NVALS_DISK,   RT_NVALS_MOUNT,   RT_NVALS_NIC,
                                                    RT_NVALS_GPU};
 
+/* Each section's struct is exactly its values.def list: no padding the
+ * list does not name, 8-byte aligned (records are laid end to end). */
+#define SZ_V(t, m, s) +sizeof(t)
+#define SZ_A(t, m, n, s) +sizeof(t) * (n)
+#define SZ_P(t, m) +sizeof(t)
+#define EXACT(T, LIST)                                                                             \
+	_Static_assert(sizeof(T) == 0 LIST(SZ_V, SZ_A, SZ_P) && sizeof(T) % 8 == 0,                \
+	               #T " is its list in values.def")
+EXACT(struct rt_rec_system, RT_REC_SYSTEM);
+EXACT(struct rt_rec_process, RT_REC_PROCESS);
+EXACT(struct rt_rec_cpu, RT_REC_CPU);
+EXACT(struct rt_rec_disk, RT_REC_DISK);
+EXACT(struct rt_rec_mount, RT_REC_MOUNT);
+EXACT(struct rt_rec_nic, RT_REC_NIC);
+EXACT(struct rt_rec_gpu, RT_REC_GPU);
+
 static uint32_t crc_table[8][256];
 static int crc_ready;
 

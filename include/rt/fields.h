@@ -3,9 +3,11 @@
  *
  * rt_derive() turns a pair of records (and their inventories) into the
  * values of one output sample: rates over the exact time between the two
- * records, so a gap or a coarser replay gives averages, never spikes. One
- * table of fields (fields.c) then drives JSON Lines and CSV output: each row
- * names its JSON section and key, its CSV column and number format.
+ * records, so a gap or a coarser replay gives averages, never spikes. The
+ * values are the rows of values.def: each names how it comes from the
+ * records (its kind and source), when it is present, its JSON section and
+ * key, its CSV columns, decimals and unit. The same rows drive JSON Lines
+ * and CSV output, and the answer layer refers to values by their ids.
  */
 #ifndef RT_FIELDS_H
 #define RT_FIELDS_H
@@ -28,74 +30,76 @@ struct rt_run_info {
 	int64_t tracked_pid;  /* 0: null */
 };
 
+/* The output values, by id (values.def part 2): RT_V_CPU_UTIL, ... */
+enum rt_value_id {
+#define RT_VALUE_ID(ID, ...) RT_V_##ID,
+	RT_VALUES(RT_VALUE_ID)
+#undef RT_VALUE_ID
+	    RT_NV
+};
+
+/* The CSV columns: the reference's 32, then the extended ones. */
+#define RT_IS_CSV(name) 1
+#define RT_IS_NOCSV 0
+#define RT_COUNT_CSV(ID, type, sec, json, csv, xcsv, ...) +RT_IS_##csv
+#define RT_COUNT_XCSV(ID, type, sec, json, csv, xcsv, ...) +RT_IS_##xcsv
+enum {
+	RT_CSV_COLUMNS = 0 RT_VALUES(RT_COUNT_CSV),
+	RT_CSV_COLUMNS_X = RT_CSV_COLUMNS RT_VALUES(RT_COUNT_XCSV)
+};
+_Static_assert(RT_CSV_COLUMNS == 32, "the reference's CSV has 32 columns (reference.md 3)");
+
+enum rt_value_type { RT_VT_I64, RT_VT_F64 };
+enum rt_value_kind { RT_VK_GAUGE, RT_VK_DELTA, RT_VK_TICKS, RT_VK_STALL, RT_VK_FN };
+enum rt_json_sec { RT_JS_TOP, RT_JS_CPU, RT_JS_MEM, RT_JS_PRESSURE, RT_JS_CGROUP, RT_JS_N };
+
+/* One row of the list. */
+struct rt_value_info {
+	const char *json; /* key in its JSON object, NULL: not in JSON */
+	const char *csv;  /* one of the 32 CSV columns, or NULL */
+	const char *xcsv; /* an extended CSV column, or NULL */
+	const char *unit;
+	uint8_t type;     /* rt_value_type */
+	uint8_t sec;      /* rt_json_sec */
+	uint8_t prec;     /* CSV decimals of an F64 */
+	uint8_t kind;     /* rt_value_kind */
+	double div;       /* GAUGE, DELTA: the raw value over this */
+	uint8_t src_sec;  /* RT_SEC_SYSTEM, RT_SEC_PROCESS, or RT_NSECTIONS: none */
+	uint16_t src_idx; /* the record value it comes from */
+	uint8_t pres;     /* when it is present (fields.c) */
+	uint64_t pres_bit;
+};
+const struct rt_value_info *rt_value_info(unsigned id); /* NULL past RT_NV */
+
+union rt_num {
+	int64_t i;
+	double f;
+};
+
 struct rt_derived {
 	struct rt_view prev, cur;
 	uint64_t seq;
 	double dt;        /* seconds between the records (monotonic) */
 	int has_interval; /* prev is not the run's warm-up record */
-	int64_t timestamp_secs;
-	int64_t interval_ms;
 	uint64_t wall_ns;
 
-	int has_cpu;
-	double cpu_util, utime, stime;
-	int has_nprocs;
-	int64_t nprocs;
-	int has_load; /* a layout-1 record has no load average: null */
-	double load_1m, load_5m, load_15m;
-	int has_cgroup;
-	double cg_usage_secs, cg_util_pct;
-
-	int has_mem;
-	int64_t mem_total, mem_free, mem_avail, mem_used, mem_buffers, mem_cached, mem_active,
-	    mem_inactive, swap_total, swap_used;
-	double mem_used_pct, swap_used_pct;
-
-	int64_t disk_read, disk_write; /* bytes this interval, stacked excluded */
-	double space_total_gb, space_used_gb, space_free_gb;
-	/* what df says is used (blocks - free) and the root-reserved space
-	 * (free - available); space_used_gb counts the reserve as used (the
-	 * reference's CSV definition) */
-	double space_df_used_gb, space_reserved_gb;
-	int64_t net_rx, net_tx; /* bytes this interval, see net_counted */
-
-	double gpu_usage, gpu_vram_mib;
-	int64_t gpu_utilized;
-
-	/* saturation (rt 0.2): each present when both records carry it */
-	double iowait, steal, irq; /* seconds this interval */
-	int has_ctxt, has_forks, has_blocked, has_running;
-	int64_t ctxt, forks, procs_blocked, procs_running;
-	int has_psi[RT_PSI_N];
-	double psi_pct[RT_PSI_N]; /* % of the interval stalled */
-	int has_majflt, has_swap, has_oom, has_dirty;
-	int64_t majflt, swap_in, swap_out, oom_kills, dirty_mib;
-	/* the job's cgroup */
-	int has_cg_mem, has_cg_limit, has_cg_peak, has_cg_oom, has_cg_throttle, has_cg_pids,
-	    has_cg_pids_max, has_cg_cpu_limit;
-	int64_t cg_mem_used_mib, cg_mem_limit_mib, cg_mem_peak_mib, cg_oom_kills, cg_pids,
-	    cg_pids_max;
-	double cg_cpu_limit_cores, cg_throttled_secs;
+	/* the values: v[id].i or .f by the row's type, meaningful when present */
+	uint64_t present[(RT_NV + 63) / 64];
+	union rt_num v[RT_NV];
 
 	/* per device, by slot of cur's inventory */
 	double core_pct[RT_MAX_CPUS];
 	int64_t disk_rd_delta[RT_MAX_DISKS], disk_wr_delta[RT_MAX_DISKS];
 	int64_t nic_rx_delta[RT_MAX_NICS], nic_tx_delta[RT_MAX_NICS];
-
-	int has_proc;
-	int64_t proc_pid, proc_children;
-	double proc_utime, proc_stime, proc_cores, proc_gpu_usage, proc_gpu_vram_mib;
-	int64_t proc_pss_mib, proc_rss_mib, proc_read, proc_write, proc_gpu_utilized;
-	int has_proc_ext, has_proc_majflt; /* rt 0.2 values */
-	int64_t proc_threads, proc_majflt;
-	int has_proc_ctxt, has_proc_peak, has_proc_fds;
-	int64_t proc_vcs, proc_ivcs, proc_peak_rss_mib, proc_fds;
-	/* host-wide: latency over the disks' completed I/O (stacked devices
-	 * excluded), GPUs held back by a power or thermal limit */
-	int has_disk_rlat, has_disk_wlat, has_gpu_throttle;
-	double disk_rlat_ms, disk_wlat_ms;
-	int64_t gpus_throttled;
 };
+
+static inline int rt_has(const struct rt_derived *d, unsigned id)
+{
+	return (int)(d->present[id / 64] >> (id % 64) & 1);
+}
+
+/* Value id of d as a double into *v; 0 (and *v untouched) when absent. */
+int rt_value(const struct rt_derived *d, unsigned id, double *v);
 
 /* Derive cur against prev. Both must be decoded records of the same run
  * with prev.seq < cur.seq. */
@@ -107,13 +111,12 @@ int rt_net_counted(const struct rt_inventory *inv, unsigned i);
 
 /* One JSON object (sorted keys) plus '\n'. */
 void rt_format_json(struct rt_buf *out, const struct rt_derived *d, const struct rt_run_info *ri);
-/* The CSV columns, in order, as numbers (summary, report): their count,
- * the name of column i, and its value in d (0: empty, as printed). */
-#define RT_CSV_COLUMNS 32
-/* with the extended ones (--csv-columns extended), which come after */
-#define RT_CSV_COLUMNS_X 71
+/* The CSV columns, in order (RT_CSV_COLUMNS_X with the extended ones):
+ * the value id of column i (-1 past the end) and its name. */
+int rt_csv_column_id(unsigned i);
 const char *rt_csv_column_name(unsigned i);
-int rt_csv_column_value(const struct rt_derived *d, unsigned i, double *v);
+/* The value id of a CSV or extended-CSV column name, -1 when none. */
+int rt_value_by_column(const char *name);
 
 /* The 32-column header line, and one data line. */
 void rt_format_csv_header(struct rt_buf *out);

@@ -84,36 +84,37 @@ enum rt_rec_section {
 	RT_NSECTIONS
 };
 
-/* Values per element of each section today (pack.c has them by name), and
- * the indexes of values added after layout 1. */
-#define RT_NVALS_SYSTEM_V1 23 /* rt 0.1: up to mem_kb */
-enum {
-	RT_SYS_V_LOAD_1M = RT_NVALS_SYSTEM_V1,
-	RT_SYS_V_LOAD_5M,
-	RT_SYS_V_LOAD_15M,
-	RT_SYS_V_EXT_VALID, /* rt 0.2: saturation and pressure, see ext_valid */
-	RT_SYS_V_CTXT,
-	RT_SYS_V_FORKS,
-	RT_SYS_V_PROCS_BLOCKED,
-	RT_SYS_V_PSI, /* 5 values */
-	RT_SYS_V_MAJFLT = RT_SYS_V_PSI + 5,
-	RT_SYS_V_SWAP_IN,
-	RT_SYS_V_SWAP_OUT,
-	RT_SYS_V_OOM_KILLS,
-	RT_SYS_V_DIRTY,
-	RT_SYS_V_CG_MEM_LIMIT, /* the job's cgroup: 9 values */
-	RT_NVALS_SYSTEM = RT_SYS_V_CG_MEM_LIMIT + 9
-};
-#define RT_NVALS_PROCESS_V1 11
-#define RT_NVALS_PROCESS 18 /* + threads, major faults, status and fd values */
-#define RT_NVALS_CPU 2
-#define RT_NVALS_DISK_V1 2
-#define RT_NVALS_DISK 8 /* + ops, ms per direction, busy and weighted ms */
-#define RT_NVALS_MOUNT 3
-#define RT_NVALS_NIC_V1 2
-#define RT_NVALS_NIC 8 /* + packets, errors, drops per direction */
-#define RT_NVALS_GPU_V1 7
-#define RT_NVALS_GPU 13 /* + PCIe rx/tx, energy, fan, memory clock, throttling */
+/* The stored values of each section, in order: values.def. Their indexes
+ * (RT_SYS_V_member, RT_PROC_V_member, ...) and counts (RT_NVALS_*) come
+ * from there; an array's elements follow its first index. */
+#include "rt/values.def"
+
+#define RT_IDX_NONE(...)
+#define RT_IDX_SYS(t, m, s) RT_SYS_V_##m,
+#define RT_IDX_SYS_A(t, m, n, s) RT_SYS_V_##m, RT_SYS_V_##m##_last_ = RT_SYS_V_##m + (n)-1,
+#define RT_IDX_PROC(t, m, s) RT_PROC_V_##m,
+#define RT_IDX_CPU(t, m, s) RT_CPU_V_##m,
+#define RT_IDX_DISK(t, m, s) RT_DISK_V_##m,
+#define RT_IDX_MOUNT(t, m, s) RT_MOUNT_V_##m,
+#define RT_IDX_NIC(t, m, s) RT_NIC_V_##m,
+#define RT_IDX_GPU(t, m, s) RT_GPU_V_##m,
+enum { RT_REC_SYSTEM(RT_IDX_SYS, RT_IDX_SYS_A, RT_IDX_NONE) RT_NVALS_SYSTEM };
+enum { RT_REC_PROCESS(RT_IDX_PROC, RT_IDX_NONE, RT_IDX_NONE) RT_NVALS_PROCESS };
+enum { RT_REC_CPU(RT_IDX_CPU, RT_IDX_NONE, RT_IDX_NONE) RT_NVALS_CPU };
+enum { RT_REC_DISK(RT_IDX_DISK, RT_IDX_NONE, RT_IDX_NONE) RT_NVALS_DISK };
+enum { RT_REC_MOUNT(RT_IDX_MOUNT, RT_IDX_NONE, RT_IDX_NONE) RT_NVALS_MOUNT };
+enum { RT_REC_NIC(RT_IDX_NIC, RT_IDX_NONE, RT_IDX_NONE) RT_NVALS_NIC };
+enum { RT_REC_GPU(RT_IDX_GPU, RT_IDX_NONE, RT_IDX_NONE) RT_NVALS_GPU };
+
+/* What rt 0.1 (layout 1) stored: the values before these. */
+#define RT_NVALS_SYSTEM_V1 RT_SYS_V_load_x100
+#define RT_NVALS_PROCESS_V1 RT_PROC_V_threads
+#define RT_NVALS_DISK_V1 RT_DISK_V_rd_ios
+#define RT_NVALS_NIC_V1 RT_NIC_V_rx_packets
+#define RT_NVALS_GPU_V1 RT_GPU_V_pcie_rx_kbps
+_Static_assert(RT_NVALS_SYSTEM_V1 == 23 && RT_NVALS_PROCESS_V1 == 11 && RT_NVALS_DISK_V1 == 2 &&
+                   RT_NVALS_NIC_V1 == 2 && RT_NVALS_GPU_V1 == 7,
+               "rt 0.1's stores hold these counts: values are only ever appended");
 
 /* rt_rec_system.ext_valid: which of the values after it were read */
 enum rt_sys_ext {
@@ -176,85 +177,35 @@ struct rt_rec_header {
 	uint8_t reserved[7];
 };
 
+/* The sections' structs, from values.def (no padding the list does not
+ * name: static asserts in record.c). */
+#define RT_MEMBER(t, m, s) t m;
+#define RT_MEMBER_A(t, m, n, s) t m[n];
+#define RT_MEMBER_P(t, m) t m;
+
 struct rt_rec_system {
-	uint64_t cpu[RT_CPU_NFIELDS]; /* ticks, aggregate "cpu" line */
-	uint32_t nprocs;              /* numeric entries in /proc */
-	uint32_t procs_running;
-	uint64_t cg_usage_usec; /* cgroup CPU usage, cumulative */
-	int64_t cg_quota_usec;  /* -1: no limit */
-	uint64_t cg_period_usec;
-	uint64_t mem_kb[RT_MEM_NFIELDS];
-	uint32_t load_x100[3]; /* /proc/loadavg 1, 5, 15 min, hundredths */
-	uint32_t reserved;
-	/* rt 0.2; cumulative counters unless said */
-	uint64_t ext_valid;     /* rt_sys_ext */
-	uint64_t ctxt;          /* /proc/stat ctxt */
-	uint64_t forks;         /* /proc/stat processes */
-	uint32_t procs_blocked; /* gauge */
-	uint32_t reserved2;
-	uint64_t psi_us[RT_PSI_N]; /* /proc/pressure total= (µs stalled) */
-	uint64_t majflt;           /* /proc/vmstat pgmajfault */
-	uint64_t swap_in_bytes;    /* pswpin, pswpout times the page size */
-	uint64_t swap_out_bytes;
-	uint64_t oom_kills;
-	uint64_t dirty_kb; /* gauge, meminfo Dirty */
-	/* the cgroup the job runs in (rt 0.2); -1: no limit */
-	int64_t cg_mem_limit; /* bytes */
-	uint64_t cg_mem_used, cg_mem_peak;
-	uint64_t cg_oom_kills;      /* cumulative */
-	uint64_t cg_throttled_usec; /* cumulative */
-	uint64_t cg_pids;
-	int64_t cg_pids_max;
-	int64_t cg_cpu_quota_usec;
-	uint64_t cg_cpu_period_usec;
+	RT_REC_SYSTEM(RT_MEMBER, RT_MEMBER_A, RT_MEMBER_P)
 };
 
 struct rt_rec_process {
-	int32_t pid;       /* root of the tracked tree, 0 when none */
-	uint32_t nprocs;   /* live processes in the tree, root included */
-	uint64_t utime_us; /* cumulative tree CPU in µs, see proctree.h */
-	uint64_t stime_us;
-	uint64_t pss_kb;
-	uint64_t rss_kb;
-	uint64_t read_bytes; /* cumulative tree I/O */
-	uint64_t write_bytes;
-	uint64_t gpu_vram_bytes;
-	uint32_t gpu_util_pct_x100;
-	uint32_t gpu_count;
-	/* rt 0.2 */
-	uint64_t threads;              /* of the live members */
-	uint64_t majflt;               /* cumulative tree major faults, folded like the CPU */
-	uint64_t ext_valid;            /* RT_PROC_X_*: which of the values below were read */
-	uint64_t vol_ctxt, invol_ctxt; /* cumulative context switches (status) */
-	uint64_t peak_rss_kb;          /* the largest VmHWM of the tree so far */
-	uint64_t open_fds;             /* of the live members */
+	RT_REC_PROCESS(RT_MEMBER, RT_MEMBER_A, RT_MEMBER_P)
 };
 enum { RT_PROC_X_STATUS = 1u << 0, RT_PROC_X_FDS = 1u << 1 };
 
 struct rt_rec_cpu {
-	uint64_t total; /* all 8 fields */
-	uint64_t idle;  /* idle + iowait */
+	RT_REC_CPU(RT_MEMBER, RT_MEMBER_A, RT_MEMBER_P)
 };
 
 struct rt_rec_disk {
-	uint64_t rd_sectors; /* 512-byte units, whatever the device */
-	uint64_t wr_sectors;
-	/* rt 0.2, /proc/diskstats: completed reads and writes, ms spent on
-	 * each, ms with I/O in flight, weighted ms (queue depth x time) */
-	uint64_t rd_ios, wr_ios, rd_ms, wr_ms, io_ms, weighted_ms;
+	RT_REC_DISK(RT_MEMBER, RT_MEMBER_A, RT_MEMBER_P)
 };
 
 struct rt_rec_mount {
-	uint64_t total_bytes;
-	uint64_t free_bytes;  /* f_bfree */
-	uint64_t avail_bytes; /* f_bavail */
+	RT_REC_MOUNT(RT_MEMBER, RT_MEMBER_A, RT_MEMBER_P)
 };
 
 struct rt_rec_nic {
-	uint64_t rx_bytes;
-	uint64_t tx_bytes;
-	/* rt 0.2, /proc/net/dev */
-	uint64_t rx_packets, tx_packets, rx_errs, tx_errs, rx_drop, tx_drop;
+	RT_REC_NIC(RT_MEMBER, RT_MEMBER_A, RT_MEMBER_P)
 };
 
 enum rt_gpu_valid {
@@ -271,20 +222,7 @@ enum rt_gpu_valid {
 };
 
 struct rt_rec_gpu {
-	uint64_t vram_used;
-	uint64_t vram_total;
-	uint32_t util_pct;
-	int32_t temp_c;
-	uint32_t power_mw;
-	uint32_t clock_mhz;
-	uint32_t valid; /* rt_gpu_valid */
-	uint32_t reserved;
-	/* rt 0.2 */
-	uint32_t pcie_rx_kbps, pcie_tx_kbps; /* NVML's PCIe throughput, KB/s */
-	uint64_t energy_mj;                  /* total energy since the driver loaded */
-	uint32_t fan_pct;
-	uint32_t mem_clock_mhz;
-	uint64_t throttle_reasons; /* NVML clocks throttle (event) reason bits */
+	RT_REC_GPU(RT_MEMBER, RT_MEMBER_A, RT_MEMBER_P)
 };
 
 /* A decoded (or being-encoded) record: pointers into one aligned buffer. */
@@ -322,6 +260,15 @@ static inline int rt_record_has(const struct rt_record *rec, unsigned sec, unsig
 {
 	return rec->h->nvals[sec] > idx;
 }
+
+/* Where value idx of section sec lives in an element (values.def), NULL
+ * past the list. */
+struct rt_value_loc {
+	uint16_t off;
+	uint8_t size; /* 4 or 8 */
+	uint8_t sgn;  /* sign-extended when 4 bytes */
+};
+const struct rt_value_loc *rt_record_loc(unsigned sec, unsigned idx);
 
 /* Point rec into buf, which holds a record already validated. */
 void rt_record_point(void *buf, struct rt_record *rec);

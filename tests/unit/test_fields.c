@@ -58,10 +58,10 @@ Test(fields, coarser_resolution_averages_over_the_gap)
 	struct rt_view p = {&r0, &inv1}, c = {&r2, &inv1};
 	rt_derive(&p, &c, &d);
 	cr_expect_eq(d.dt, 10.0);
-	cr_expect_eq(d.net_rx, 10000, "bytes over the whole gap");
-	cr_expect_eq(d.cpu_util, 0.5);
-	cr_expect_eq(d.utime, 5.0);
-	cr_expect_eq(d.interval_ms, 10000);
+	cr_expect_eq(d.v[RT_V_NET_RX].i, 10000, "bytes over the whole gap");
+	cr_expect_eq(d.v[RT_V_CPU_UTIL].f, 0.5);
+	cr_expect_eq(d.v[RT_V_UTIME].f, 5.0);
+	cr_expect_eq(d.v[RT_V_INTERVAL_MS].i, 10000);
 }
 
 Test(fields, device_slots_are_matched_by_name_across_inventories)
@@ -74,7 +74,7 @@ Test(fields, device_slots_are_matched_by_name_across_inventories)
 	rt_derive(&p, &c, &d);
 	cr_expect_eq(d.nic_rx_delta[0], 0, "eth1 first seen: no rate yet");
 	cr_expect_eq(d.nic_rx_delta[1], 600, "eth0 matched by name");
-	cr_expect_eq(d.net_rx, 600);
+	cr_expect_eq(d.v[RT_V_NET_RX].i, 600);
 }
 
 Test(fields, counter_reset_counts_from_zero_not_a_negative_spike)
@@ -83,7 +83,7 @@ Test(fields, counter_reset_counts_from_zero_not_a_negative_spike)
 	struct rt_record r1 = rec(b1, &inv1, 2, 300, 0);
 	struct rt_view p = {&r0, &inv1}, c = {&r1, &inv1};
 	rt_derive(&p, &c, &d);
-	cr_expect_eq(d.net_rx, 300);
+	cr_expect_eq(d.v[RT_V_NET_RX].i, 300);
 }
 
 Test(fields, first_sample_has_no_actual_interval)

@@ -224,7 +224,7 @@ Test(pack, a_newer_writers_extra_values_and_sections_are_skipped)
 	cr_expect_eq(r->h->nvals[RT_SEC_SYSTEM], RT_NVALS_SYSTEM);
 	cr_expect_eq(r->sys->cpu[0], 1000);
 	cr_expect_eq(r->sys->mem_kb[RT_MEM_NFIELDS - 1], 1000 + RT_NVALS_SYSTEM_V1 - 1);
-	cr_expect_eq(r->sys->load_x100[2], 1000 + RT_SYS_V_LOAD_15M);
+	cr_expect_eq(r->sys->load_x100[2], 1000 + (RT_SYS_V_load_x100 + 2));
 	cr_expect_eq(r->h->ncpu, 1);
 	cr_expect_eq(r->h->seq, 9);
 	cr_expect_eq(r->h->wall_ns, 6000000000ull);
@@ -241,7 +241,7 @@ Test(pack, an_older_writers_missing_values_are_absent)
 	cr_assert_eq(rt_pack_state_init(&st), 0);
 	cr_assert_eq(rt_unpack(&st, 0, b, n), 0);
 	cr_expect_eq(st.rec.h->nvals[RT_SEC_SYSTEM], RT_NVALS_SYSTEM_V1);
-	cr_expect_not(rt_record_has(&st.rec, RT_SEC_SYSTEM, RT_SYS_V_LOAD_1M));
+	cr_expect_not(rt_record_has(&st.rec, RT_SEC_SYSTEM, RT_SYS_V_load_x100));
 	cr_expect(rt_record_has(&st.rec, RT_SEC_SYSTEM, RT_NVALS_SYSTEM_V1 - 1));
 	cr_expect_eq(st.rec.sys->load_x100[0], 0);
 	rt_pack_state_free(&st);

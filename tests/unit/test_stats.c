@@ -24,14 +24,14 @@ static void make(struct rt_series *s, size_t n, double dt)
 
 static void set(struct rt_series *s, const char *col, size_t i, double v)
 {
-	int c = rt_stats_col(col);
+	int c = rt_stats_col((unsigned)rt_value_by_column(col));
 	cr_assert_geq(c, 0, "%s", col);
 	s->col[c][i] = v;
 }
 
 static const struct rt_colstat *get(const struct rt_runstats *st, const char *col)
 {
-	return &st->col[rt_stats_col(col)];
+	return &st->col[rt_stats_col((unsigned)rt_value_by_column(col))];
 }
 
 static int cmp(const void *a, const void *b)
