@@ -146,12 +146,25 @@ static void put_f(struct rt_derived *d, unsigned id, double v)
 	d->present[id / 64] |= 1ull << (id % 64);
 }
 
-/* The value at rows[id]'s source, in rec (which carries it). */
-static uint64_t raw(const struct rt_record *rec, const struct rt_value_info *r)
+/* Where each row's source lives in its record section (rt_record_loc),
+ * looked up once. */
+static struct rt_value_loc locs[RT_NV];
+static pthread_once_t locs_once = PTHREAD_ONCE_INIT;
+
+static void find_locs(void)
 {
-	const struct rt_value_loc *l = rt_record_loc(r->src_sec, r->src_idx);
-	const unsigned char *p = r->src_sec == RT_SEC_SYSTEM ? (const unsigned char *)rec->sys
-	                                                     : (const unsigned char *)rec->proc;
+	for (unsigned id = 0; id < RT_NV; id++)
+		if (rows[id].src_sec != RT_NSECTIONS)
+			locs[id] = *rt_record_loc(rows[id].src_sec, rows[id].src_idx);
+}
+
+/* The value at row id's source, in rec (which carries it). */
+static uint64_t raw(const struct rt_record *rec, unsigned id)
+{
+	const struct rt_value_loc *l = &locs[id];
+	const unsigned char *p = rows[id].src_sec == RT_SEC_SYSTEM
+	                             ? (const unsigned char *)rec->sys
+	                             : (const unsigned char *)rec->proc;
 	if (l->size == 8) {
 		uint64_t x;
 		memcpy(&x, p + l->off, 8);
@@ -167,6 +180,7 @@ static uint64_t raw(const struct rt_record *rec, const struct rt_value_info *r)
 static void derive_rows(struct rt_derived *d, int proc_ok, uint32_t hz)
 {
 	const struct rt_record *c = d->cur.rec, *p = d->prev.rec;
+	pthread_once(&locs_once, find_locs);
 	uint32_t both = c->h->flags & p->h->flags;
 	int has_proc = (c->h->flags & RT_REC_HAS_PROCESS) != 0;
 	for (unsigned id = 0; id < RT_NV; id++) {
@@ -182,7 +196,7 @@ static void derive_rows(struct rt_derived *d, int proc_ok, uint32_t hz)
 		case P_FLAGS2: on = (both & b) != 0; break;
 		case P_SYSX: on = (c->sys->ext_valid & b) != 0; break;
 		case P_SYSX2: on = (c->sys->ext_valid & p->sys->ext_valid & b) != 0; break;
-		case P_LIMIT: on = (c->sys->ext_valid & b) && (int64_t)raw(c, r) >= 0; break;
+		case P_LIMIT: on = (c->sys->ext_valid & b) && (int64_t)raw(c, id) >= 0; break;
 		case P_PROC: on = has_proc; break;
 		case P_PROCX:
 			on = has_proc && rt_record_has(c, RT_SEC_PROCESS, r->src_idx) &&
@@ -205,9 +219,9 @@ static void derive_rows(struct rt_derived *d, int proc_ok, uint32_t hz)
 		d->present[id / 64] |= 1ull << (id % 64);
 		if (r->kind == RT_VK_FN)
 			continue;
-		uint64_t x = raw(c, r), dx = 0;
+		uint64_t x = raw(c, id), dx = 0;
 		if (two && !(r->src_sec == RT_SEC_PROCESS && !proc_ok))
-			dx = delta(x, raw(p, r));
+			dx = delta(x, raw(p, id));
 		switch (r->kind) {
 		case RT_VK_GAUGE:
 			if (r->type == RT_VT_I64)
