@@ -196,6 +196,10 @@ static void cpu_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 		rec->sys->forks = c->stat.forks;
 		rec->sys->ext_valid |= RT_SYS_X_FORKS;
 	}
+	if (c->stat.have_intr) {
+		rec->sys->intr = c->stat.intr;
+		rec->sys->ext_valid |= RT_SYS_X_INTR;
+	}
 	if (c->stat.have_blocked) {
 		rec->sys->procs_blocked = c->stat.procs_blocked;
 		rec->sys->ext_valid |= RT_SYS_X_BLOCKED;

@@ -68,7 +68,7 @@ void rt_parse_proc_stat(const char *buf, size_t len, struct rt_stat_parse *out)
 	out->have_agg = 0;
 	out->ncpu = 0;
 	out->procs_running = 0;
-	out->have_forks = out->have_ctxt = out->have_blocked = 0;
+	out->have_forks = out->have_ctxt = out->have_blocked = out->have_intr = 0;
 	while (p < end) {
 		const char *le = line_end(p, end);
 		if (starts(p, le, "cpu")) {
@@ -96,6 +96,9 @@ void rt_parse_proc_stat(const char *buf, size_t len, struct rt_stat_parse *out)
 		} else if (starts(p, le, "ctxt ")) {
 			const char *q = p + 5;
 			out->have_ctxt = rt_scan_u64(&q, le, &out->ctxt) == 0;
+		} else if (starts(p, le, "intr ")) {
+			const char *q = p + 5;
+			out->have_intr = rt_scan_u64(&q, le, &out->intr) == 0;
 		} else if (starts(p, le, "procs_blocked ")) {
 			const char *q = p + 14;
 			uint64_t v;

@@ -30,9 +30,12 @@ struct rt_stat_parse {
 	int have_ctxt;
 	uint32_t procs_blocked;
 	int have_blocked;
+	uint64_t intr; /* interrupts serviced since boot (the intr line's total) */
+	int have_intr;
 };
 
-/* /proc/stat: the "cpu" line, "cpuN" lines, processes, procs_running. */
+/* /proc/stat: the "cpu" line, "cpuN" lines, ctxt, intr, processes,
+ * procs_running, procs_blocked. */
 void rt_parse_proc_stat(const char *buf, size_t len, struct rt_stat_parse *out);
 
 /* /proc/meminfo into kB values; returns a bit mask of the fields found. */

@@ -134,6 +134,7 @@ enum rt_sys_ext {
 	RT_SYS_X_CG_THROTTLE = 1u << 13, /* time its CPU quota throttled it */
 	RT_SYS_X_CG_PIDS = 1u << 14,     /* tasks in it and their limit */
 	RT_SYS_X_CG_CPU = 1u << 15,      /* its CPU quota */
+	RT_SYS_X_INTR = 1u << 16,        /* /proc/stat intr */
 };
 enum rt_psi {
 	RT_PSI_CPU_SOME,

@@ -208,14 +208,16 @@ Test(procfs, diskstats_and_netdev_carry_ops_time_packets_errors)
 Test(procfs, stat_context_switches_forks_and_blocked)
 {
 	static struct rt_stat_parse st;
-	const char *t = "cpu 1 2 3 4\nctxt 99\nprocesses 7\nprocs_running 2\nprocs_blocked 3\n";
+	const char *t = "cpu 1 2 3 4\nintr 4242 0 17 25\nctxt 99\nprocesses 7\nprocs_running 2\n"
+	                "procs_blocked 3\n";
 	rt_parse_proc_stat(t, strlen(t), &st);
+	cr_expect(st.have_intr && st.intr == 4242, "the intr line's first number is the total");
 	cr_expect(st.have_ctxt && st.ctxt == 99);
 	cr_expect(st.have_forks && st.forks == 7);
 	cr_expect(st.have_blocked && st.procs_blocked == 3);
 	const char *none = "cpu 1 2 3 4\n";
 	rt_parse_proc_stat(none, strlen(none), &st);
-	cr_expect(!st.have_ctxt && !st.have_forks && !st.have_blocked);
+	cr_expect(!st.have_ctxt && !st.have_forks && !st.have_blocked && !st.have_intr);
 }
 
 Test(procfs, sysfs_attributes_are_whole_numbers_or_nothing)
