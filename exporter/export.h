@@ -67,8 +67,12 @@ uint64_t rt_run_sample_wall(struct rt_store *s, uint64_t run, uint64_t seq);
  * when it has none. */
 int rt_run_bounds(struct rt_store *s, uint64_t run, uint64_t *first, uint64_t *last);
 int rt_cmd_show(struct rt_store *s, const char *spec);
-/* upload.c: `rt-export upload RUN` (exit status). */
-int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose);
+/* sink/upload.c: `rt-export upload RUN` (exit status). allocation says
+ * what Sentinel's host_server_allocation is for a finished run ("shared",
+ * "dedicated" or NULL); the verb layer passes the answer layer's rule
+ * (rt_run_allocation), so sinks never depend on answers. */
+typedef const char *(*rt_allocation_fn)(struct rt_store *s, const struct rt_runinfo *ri);
+int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose, rt_allocation_fn allocation);
 
 /* ---- output.c ---- */
 struct rt_sink {

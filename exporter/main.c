@@ -37,8 +37,8 @@
 #include "rt/store.h"
 #include "rt/sysroot.h"
 #ifdef RT_EXPORT_FULL
-#include "answer.h"
-#include "cloud.h"
+#include "answer/answer.h"
+#include "net/cloud.h"
 #define FULL(fn) fn
 #else
 /* not in this executable: main() hands the verb to rt-export-full */
@@ -276,7 +276,7 @@ static int verb_show(const struct args *a, struct rt_store *s)
 
 static int verb_upload(const struct args *a, struct rt_store *s)
 {
-	return rt_cmd_upload(s, a->run, a->verbose);
+	return rt_cmd_upload(s, a->run, a->verbose, rt_run_allocation);
 }
 #endif
 

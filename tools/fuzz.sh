@@ -134,12 +134,12 @@ inventory shared/inventory.c ^(rt_inventory_decode|r_.*)$
 ring shared/ring.c ^(rt_ring_open|rt_ring_head|rt_ring_slot_count|rt_ring_run_id|rt_ring_state|rt_ring_read|rt_ring_writer_alive|rt_ring_wait|rt_ring_wait_end|rt_ring_close|stride_of|slot_at|futex|sleep_ns)$
 runmeta shared/runmeta.c ^(rt_runmeta_read|rt_runmeta_set_status|ws|string|hex4|put_utf8|field|skip_value|skip_container|literal|number|parse_u64_text|parse_i64_text)$
 stream shared/stream.c ^(rt_stream_next|read_full|rt_stream_in_init|rt_stream_in_free)$
-stream exporter/follow.c ^rt_follow_stream$
-sentinel exporter/checkpoint.c ^(rt_checkpoint_parse|rt_checkpoint_free|copy_str)$
-sentinel exporter/sentinel.c ^rt_sentinel_parse_start$
-keeper exporter/keeper.c ^(rt_keeper_parse_servers|rt_keeper_parse_prices|copy_str|num)$
-keeper exporter/cloud.c ^rt_cloud_parse$
-cloud exporter/cloud.c ^(rt_cloud_take|take_json|take_line|take_last_segment|json_str|yaml_val)$
+stream exporter/read/follow.c ^rt_follow_stream$
+sentinel exporter/sink/checkpoint.c ^(rt_checkpoint_parse|rt_checkpoint_free|copy_str)$
+sentinel exporter/sink/sentinel.c ^rt_sentinel_parse_start$
+keeper exporter/answer/keeper.c ^(rt_keeper_parse_servers|rt_keeper_parse_prices|copy_str|num)$
+keeper exporter/net/cloud.c ^rt_cloud_parse$
+cloud exporter/net/cloud.c ^(rt_cloud_take|take_json|take_line|take_last_segment|json_str|yaml_val)$
 '
 echo "$parsers" | while read -r target file funcs; do
 	[ -n "$file" ] || continue

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cloud.h"
+#include "net/cloud.h"
 
 static void check(const char *s, size_t cap)
 {

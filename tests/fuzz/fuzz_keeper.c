@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cloud.h"
-#include "net.h"
+#include "net/cloud.h"
+#include "net/net.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

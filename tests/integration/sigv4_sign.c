@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sigv4.h"
+#include "net/sigv4.h"
 
 int main(int argc, char **argv)
 {

@@ -6,7 +6,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "batch.h"
+#include "sink/batch.h"
 #include "export.h"
 #include "rt/common.h"
 #include "rt/pack.h"

@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "cloud.h"
+#include "net/cloud.h"
 
 static int take(enum rt_cloud_answer what, const char *body, struct rt_cloud *c)
 {

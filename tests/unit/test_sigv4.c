@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sigv4.h"
+#include "net/sigv4.h"
 
 static void hexkey(const unsigned char k[32], char out[65])
 {

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "answer.h"
-#include "stats.h"
+#include "answer/answer.h"
+#include "answer/stats.h"
 
 /* A series of n lines, every column NAN, each line covering dt seconds. */
 static void make(struct rt_series *s, size_t n, double dt)

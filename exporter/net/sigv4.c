@@ -1,5 +1,5 @@
 /* sigv4.c - AWS Signature Version 4 (see sigv4.h). */
-#include "sigv4.h"
+#include "net/sigv4.h"
 
 #include <errno.h>
 #include <openssl/evp.h>

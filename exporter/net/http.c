@@ -3,7 +3,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "net.h"
+#include "net/net.h"
 #include "rt/common.h"
 
 static CURL *handle; /* reused: keeps connections alive between requests */

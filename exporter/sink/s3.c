@@ -4,9 +4,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "net.h"
+#include "net/net.h"
 #include "rt/common.h"
-#include "sigv4.h"
+#include "net/sigv4.h"
 
 int rt_s3_put(const char *endpoint, const char *region, const struct rt_checkpoint *cp,
               const char *key, const void *data, size_t len, struct rt_net_result *res)

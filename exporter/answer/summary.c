@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "answer.h"
+#include "answer/answer.h"
 #include "rt/common.h"
 #include "rt/runmeta.h"
 #include "rt/sysroot.h"

@@ -1,6 +1,6 @@
 /* batch.c - deterministic gzip'ed CSV batches (see batch.h). */
 #define _GNU_SOURCE
-#include "batch.h"
+#include "sink/batch.h"
 
 #include <errno.h>
 #include <string.h>

@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "answer.h"
+#include "answer/answer.h"
 #include "rt/common.h"
 #include "rt/runmeta.h"
 

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "net.h"
+#include "net/net.h"
 #include "rt/common.h"
 #include "rt/fmt.h"
 

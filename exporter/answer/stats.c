@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "stats.h"
+#include "answer/stats.h"
 
 /* All the arrays of a series live in one mapping, populated in one call:
  * a day of 1 Hz lines is ~23 MB, and faulting that in page by page costs

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "net.h"
+#include "net/net.h"
 #include "rt/common.h"
 
 static void cp_path(char *buf, size_t cap, const char *dir, uint64_t run, const char *ext)

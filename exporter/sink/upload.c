@@ -22,11 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "batch.h"
-#include "answer.h"
-#include "cloud.h"
+#include "sink/batch.h"
+#include "net/cloud.h"
 #include "export.h"
-#include "net.h"
+#include "net/net.h"
 #include "rt/common.h"
 #include "rt/sysroot.h"
 #include "rt/config.h"
@@ -182,7 +181,8 @@ static char *start_body(const struct rt_runinfo *ri, const struct rt_cloud *clou
 
 /* The finish body; inline CSV when nothing reached S3. */
 static int finish_body(struct rt_store *st, const struct rt_runinfo *ri,
-                       const struct rt_checkpoint *cp, struct rt_buf *out)
+                       const struct rt_checkpoint *cp, rt_allocation_fn allocation,
+                       struct rt_buf *out)
 {
 	cJSON *m = cJSON_Parse(ri->meta_json), *b = cJSON_CreateObject();
 	const cJSON *ec = cJSON_GetObjectItemCaseSensitive(m, "exit_code");
@@ -195,7 +195,7 @@ static int finish_body(struct rt_store *st, const struct rt_runinfo *ri,
 	rt_fmt_iso8601(when, sizeof(when), ri->end_ns ? ri->end_ns : now_ns(0));
 	cJSON_AddStringToObject(b, "finished_at", when);
 	/* known only now that the run is over: the same rule as summary */
-	const char *alloc = rt_run_allocation(st, ri);
+	const char *alloc = allocation ? allocation(st, ri) : NULL;
 	if (alloc)
 		cJSON_AddStringToObject(b, "host_server_allocation", alloc);
 	else
@@ -299,7 +299,7 @@ static void wait_for_batch(struct rt_store *s, const struct rt_runinfo *ri, stru
 	nanosleep(&ts, NULL);
 }
 
-int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose)
+int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose, rt_allocation_fn allocation)
 {
 	const char *token = rt_sentinel_token();
 	if (!token) {
@@ -467,7 +467,7 @@ int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose)
 			continue;
 		}
 		if (!recording && (!have || (!cp.nuris && !put_any && !long_run))) {
-			if ((rc = finish_body(s, &ri, &cp, &gz))) {
+			if ((rc = finish_body(s, &ri, &cp, allocation, &gz))) {
 				rt_say("cannot build the finish request: %s", rt_strerror(rc));
 				ret = 1;
 				break;

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "net.h"
+#include "net/net.h"
 #include "rt/common.h"
 
 #define KEEPER_DEFAULT "https://keeper.sparecores.net"

@@ -10,7 +10,7 @@
  * are reported where the vendor has them.
  */
 #define _GNU_SOURCE
-#include "cloud.h"
+#include "net/cloud.h"
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>

@@ -13,10 +13,10 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
-#include "cloud.h"
+#include "net/cloud.h"
 #include "export.h"
-#include "net.h"
-#include "stats.h"
+#include "net/net.h"
+#include "answer/stats.h"
 
 /* One run, computed. */
 struct rt_answer {
