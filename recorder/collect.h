@@ -46,27 +46,12 @@ struct rt_collector {
 	int have_nprocs;
 	pid_t job_pid; /* the tracked job (0: none yet): whose cgroup to read */
 	struct rt_stat_parse stat;
-	/* memory.c */
-	int fd_meminfo;
-	/* disk.c: block devices and mounts */
-	int fd_diskstats, fd_mountinfo;
-	struct rt_diskstat ds[RT_MAX_DISKSTATS];
-	size_t nds;
-	int disk_line[RT_MAX_DISKS]; /* diskstats line of each disk slot */
-	uint64_t disk_names_hash;
-	int mounts_dirty;
-	/* net.c */
-	int fd_netdev;
-	int fd_oper[RT_MAX_NICS]; /* operstate per NIC slot */
-	struct rt_netdev nd[RT_MAX_NETDEVS];
-	size_t nnd;
-	int nic_line[RT_MAX_NICS];
-	uint64_t nic_names_hash;
 	/* gpu.c */
 	struct rt_nvml *nvml; /* NULL: no NVIDIA GPUs */
 	unsigned ngpu_nv;     /* GPU slots [0, ngpu_nv) are NVIDIA, the rest AMD */
 	struct rt_amd amd;
-	/* sources that keep their state to themselves (load.c): theirs */
+	/* sources that keep their state to themselves (memory, load, pressure,
+	 * vmstat, cgroup, disk, net): theirs */
 	void *own[RT_MAX_SOURCES];
 
 	char *buf; /* read buffer shared by the sources, grows when a file fills it */

@@ -22,45 +22,63 @@
 #include "rt/common.h"
 #include "rt/sysroot.h"
 
+/* The source's own state (the collector holds it as `self`). */
+struct disk_state {
+	int fd_diskstats, fd_mountinfo;
+	struct rt_diskstat ds[RT_MAX_DISKSTATS];
+	size_t nds;
+	int disk_line[RT_MAX_DISKS]; /* diskstats line of each disk slot */
+	uint64_t disk_names_hash;
+	int mounts_dirty;
+};
+
 static int disk_open(struct rt_collector *c, void **self)
 {
-	(void)self;
-	c->fd_diskstats = rt_open(RT_PROC, "diskstats");
-	c->fd_mountinfo = rt_open(RT_PROC, "self/mountinfo");
-	c->mounts_dirty = 1;
-	c->disk_names_hash = 1; /* never a real hash: the first read builds */
+	(void)c;
+	struct disk_state *me = calloc(1, sizeof(*me));
+	if (!me)
+		return -ENOMEM;
+	*self = me;
+	me->fd_diskstats = rt_open(RT_PROC, "diskstats");
+	me->fd_mountinfo = rt_open(RT_PROC, "self/mountinfo");
+	me->mounts_dirty = 1;
+	me->disk_names_hash = 1; /* never a real hash: the first read builds */
 	return 0;
 }
 
 static void disk_close(struct rt_collector *c, void *self)
 {
-	(void)self;
-	rt_close_fd(&c->fd_diskstats);
-	rt_close_fd(&c->fd_mountinfo);
+	(void)c;
+	struct disk_state *me = self;
+	if (!me)
+		return;
+	rt_close_fd(&me->fd_diskstats);
+	rt_close_fd(&me->fd_mountinfo);
+	free(me);
 }
 
 static void disk_read(struct rt_collector *c, void *self, int *changed)
 {
-	(void)self;
+	struct disk_state *me = self;
 	size_t len;
-	c->nds = 0;
-	if (rt_read_fd(c, c->fd_diskstats, &len) == 0)
-		c->nds = rt_parse_diskstats(c->buf, len, c->ds, RT_MAX_DISKSTATS);
+	me->nds = 0;
+	if (rt_read_fd(c, me->fd_diskstats, &len) == 0)
+		me->nds = rt_parse_diskstats(c->buf, len, me->ds, RT_MAX_DISKSTATS);
 	uint64_t h = RT_NAME_HASH_INIT;
-	for (size_t i = 0; i < c->nds; i++)
-		h = rt_name_hash(h, c->ds[i].name);
-	if (h != c->disk_names_hash) {
-		c->disk_names_hash = h;
+	for (size_t i = 0; i < me->nds; i++)
+		h = rt_name_hash(h, me->ds[i].name);
+	if (h != me->disk_names_hash) {
+		me->disk_names_hash = h;
 		*changed = 1;
 	}
 	/* mountinfo signals a change of the mount table with POLLPRI (which
 	 * stays raised until the table is read: looked at once a second) */
-	if (c->fd_mountinfo >= 0 && c->slow) {
-		struct pollfd p = {.fd = c->fd_mountinfo, .events = POLLPRI};
+	if (me->fd_mountinfo >= 0 && c->slow) {
+		struct pollfd p = {.fd = me->fd_mountinfo, .events = POLLPRI};
 		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLPRI | POLLERR)))
-			c->mounts_dirty = 1;
+			me->mounts_dirty = 1;
 	}
-	if (c->mounts_dirty)
+	if (me->mounts_dirty)
 		*changed = 1;
 }
 
@@ -192,28 +210,28 @@ static int by_name(const void *a, const void *b, void *arg)
 
 static void disk_inventory(struct rt_collector *c, void *self, struct rt_inventory *inv)
 {
-	(void)self;
+	struct disk_state *me = self;
 	/* disk[] is sorted by device name */
 	static int idx[RT_MAX_DISKSTATS];
-	for (size_t i = 0; i < c->nds; i++)
+	for (size_t i = 0; i < me->nds; i++)
 		idx[i] = (int)i;
-	qsort_r(idx, c->nds, sizeof(int), by_name, c->ds);
-	for (size_t k = 0; k < c->nds && inv->ndisk < RT_MAX_DISKS; k++) {
+	qsort_r(idx, me->nds, sizeof(int), by_name, me->ds);
+	for (size_t k = 0; k < me->nds && inv->ndisk < RT_MAX_DISKS; k++) {
 		size_t i = (size_t)idx[k];
-		const char *name = c->ds[i].name;
+		const char *name = me->ds[i].name;
 		if (excluded(name) || !sys_exists(name, ""))
 			continue;
 		struct rt_inv_disk *d = &inv->disk[inv->ndisk];
 		snprintf(d->name, sizeof(d->name), "%s", name);
 		disk_identity(d);
-		c->disk_line[inv->ndisk++] = (int)i;
+		me->disk_line[inv->ndisk++] = (int)i;
 	}
 	/* mounts: the mount table is large and changes rarely; re-read on change.
 	 * Pass 1 takes root mounts ("/" of the filesystem), pass 2 bind mounts of
 	 * filesystems not mounted at their root anywhere. */
 	size_t len;
-	c->mounts_dirty = 0;
-	if (rt_read_fd_to_eof(c, c->fd_mountinfo, &len) != 0)
+	me->mounts_dirty = 0;
+	if (rt_read_fd_to_eof(c, me->fd_mountinfo, &len) != 0)
 		return;
 	struct mount_ctx x = {c, inv, 1};
 	rt_parse_mountinfo(c->buf, len, mount_cb, &x);
@@ -223,16 +241,16 @@ static void disk_inventory(struct rt_collector *c, void *self, struct rt_invento
 
 static void disk_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 {
-	(void)self;
+	struct disk_state *me = self;
 	const struct rt_inventory *inv = c->inv;
-	if (c->nds)
+	if (me->nds)
 		rec->h->flags |= RT_REC_HAS_DISKSTATS;
 	for (unsigned i = 0; i < rec->h->ndisk; i++) {
-		int line = c->disk_line[i];
-		if (line < 0 || (size_t)line >= c->nds ||
-		    strcmp(c->ds[line].name, inv->disk[i].name))
+		int line = me->disk_line[i];
+		if (line < 0 || (size_t)line >= me->nds ||
+		    strcmp(me->ds[line].name, inv->disk[i].name))
 			continue; /* vanished this very sample: zeros */
-		const struct rt_diskstat *s = &c->ds[line];
+		const struct rt_diskstat *s = &me->ds[line];
 		struct rt_rec_disk *d = &rec->disk[i];
 		d->rd_sectors = s->rd_sectors;
 		d->wr_sectors = s->wr_sectors;

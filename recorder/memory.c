@@ -1,28 +1,43 @@
 /* memory.c - /proc/meminfo into the record (kB, raw). */
+#include <errno.h>
+#include <stdlib.h>
+
 #include "collect.h"
 
 #include <string.h>
 
 #include "rt/sysroot.h"
 
+struct mem_state {
+	int fd_meminfo;
+};
+
 static int memory_open(struct rt_collector *c, void **self)
 {
-	(void)self;
-	c->fd_meminfo = rt_open(RT_PROC, "meminfo");
+	(void)c;
+	struct mem_state *me = calloc(1, sizeof(*me));
+	if (!me)
+		return -ENOMEM;
+	*self = me;
+	me->fd_meminfo = rt_open(RT_PROC, "meminfo");
 	return 0;
 }
 
 static void memory_close(struct rt_collector *c, void *self)
 {
-	(void)self;
-	rt_close_fd(&c->fd_meminfo);
+	(void)c;
+	struct mem_state *me = self;
+	if (!me)
+		return;
+	rt_close_fd(&me->fd_meminfo);
+	free(me);
 }
 
 static void memory_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 {
-	(void)self;
+	struct mem_state *me = self;
 	size_t len;
-	if (rt_read_fd(c, c->fd_meminfo, &len))
+	if (rt_read_fd(c, me->fd_meminfo, &len))
 		return;
 	uint64_t kb[RT_MEMINFO_N];
 	unsigned found = rt_parse_meminfo(c->buf, len, kb);

@@ -14,43 +14,61 @@
 #include "rt/common.h"
 #include "rt/sysroot.h"
 
+/* The source's own state (the collector holds it as `self`). */
+struct net_state {
+	int fd_netdev;
+	int fd_oper[RT_MAX_NICS]; /* operstate per NIC slot */
+	struct rt_netdev nd[RT_MAX_NETDEVS];
+	size_t nnd;
+	int nic_line[RT_MAX_NICS]; /* /proc/net/dev line of each NIC slot */
+	uint64_t nic_names_hash;
+};
+
 static int net_open(struct rt_collector *c, void **self)
 {
-	(void)self;
-	c->fd_netdev = rt_open(RT_PROC, "net/dev");
+	(void)c;
+	struct net_state *me = calloc(1, sizeof(*me));
+	if (!me)
+		return -ENOMEM;
+	*self = me;
+	me->fd_netdev = rt_open(RT_PROC, "net/dev");
 	for (int i = 0; i < RT_MAX_NICS; i++)
-		c->fd_oper[i] = -1;
-	c->nic_names_hash = 1; /* never a real hash: the first read builds */
+		me->fd_oper[i] = -1;
+	me->nic_names_hash = 1; /* never a real hash: the first read builds */
 	return 0;
 }
 
 static void net_close(struct rt_collector *c, void *self)
 {
-	(void)self;
-	rt_close_fd(&c->fd_netdev);
+	(void)c;
+	struct net_state *me = self;
+	if (!me)
+		return;
+	rt_close_fd(&me->fd_netdev);
 	for (int i = 0; i < RT_MAX_NICS; i++)
-		rt_close_fd(&c->fd_oper[i]);
+		rt_close_fd(&me->fd_oper[i]);
+	free(me);
 }
 
 static void net_read(struct rt_collector *c, void *self, int *changed)
 {
-	(void)self;
+	struct net_state *me = self;
 	size_t len;
-	c->nnd = 0;
-	if (rt_read_fd(c, c->fd_netdev, &len) == 0)
-		c->nnd = rt_parse_netdev(c->buf, len, c->nd, RT_MAX_NETDEVS);
+	me->nnd = 0;
+	if (rt_read_fd(c, me->fd_netdev, &len) == 0)
+		me->nnd = rt_parse_netdev(c->buf, len, me->nd, RT_MAX_NETDEVS);
 	uint64_t h = RT_NAME_HASH_INIT;
-	for (size_t i = 0; i < c->nnd; i++)
-		h = rt_name_hash(h, c->nd[i].name);
-	if (h != c->nic_names_hash) {
-		c->nic_names_hash = h;
+	for (size_t i = 0; i < me->nnd; i++)
+		h = rt_name_hash(h, me->nd[i].name);
+	if (h != me->nic_names_hash) {
+		me->nic_names_hash = h;
 		*changed = 1;
 	}
 	for (unsigned i = 0; i < c->inv->nnic && !*changed && c->slow; i++) {
 		char st[32];
-		if (c->fd_oper[i] < 0)
+		if (me->fd_oper[i] < 0)
 			continue;
-		ssize_t n = rt_pread_once(c->fd_oper[i], st, sizeof(st));
+		ssize_t n = rt_pread_once(me->fd_oper[i], st, sizeof(st));
 		while (n > 0 && (st[n - 1] == '\n' || st[n - 1] == ' '))
 			st[--n] = '\0';
 		if (n >= 0 && strcmp(st, c->inv->nic[i].operstate) != 0)
@@ -66,17 +84,18 @@ static int by_name(const void *a, const void *b, void *arg)
 
 static void net_inventory(struct rt_collector *c, void *self, struct rt_inventory *inv)
 {
-	(void)self;
+	(void)c;
+	struct net_state *me = self;
 	/* network[] is sorted by interface name, as in the reference */
 	int idx[RT_MAX_NETDEVS];
-	for (size_t i = 0; i < c->nnd; i++)
+	for (size_t i = 0; i < me->nnd; i++)
 		idx[i] = (int)i;
-	qsort_r(idx, c->nnd, sizeof(int), by_name, c->nd);
+	qsort_r(idx, me->nnd, sizeof(int), by_name, me->nd);
 	for (int i = 0; i < RT_MAX_NICS; i++)
-		rt_close_fd(&c->fd_oper[i]);
-	for (size_t k = 0; k < c->nnd && inv->nnic < RT_MAX_NICS; k++) {
+		rt_close_fd(&me->fd_oper[i]);
+	for (size_t k = 0; k < me->nnd && inv->nnic < RT_MAX_NICS; k++) {
 		size_t i = (size_t)idx[k];
-		const char *name = c->nd[i].name;
+		const char *name = me->nd[i].name;
 		if (!strcmp(name, "lo"))
 			continue;
 		unsigned slot = inv->nnic++;
@@ -110,22 +129,22 @@ static void net_inventory(struct rt_collector *c, void *self, struct rt_inventor
 		snprintf(rel, sizeof(rel), "class/net/%s/device", name);
 		n->physical = rt_path(p, sizeof(p), RT_SYS, rel) == 0 && access(p, F_OK) == 0;
 		snprintf(rel, sizeof(rel), "class/net/%s/operstate", name);
-		c->fd_oper[slot] = rt_open(RT_SYS, rel);
-		c->nic_line[slot] = (int)i;
+		me->fd_oper[slot] = rt_open(RT_SYS, rel);
+		me->nic_line[slot] = (int)i;
 	}
 }
 
 static void net_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 {
-	(void)self;
-	if (c->nnd)
+	struct net_state *me = self;
+	if (me->nnd)
 		rec->h->flags |= RT_REC_HAS_NETDEV;
 	for (unsigned i = 0; i < rec->h->nnic; i++) {
-		int line = c->nic_line[i];
-		if (line < 0 || (size_t)line >= c->nnd ||
-		    strcmp(c->nd[line].name, c->inv->nic[i].name))
+		int line = me->nic_line[i];
+		if (line < 0 || (size_t)line >= me->nnd ||
+		    strcmp(me->nd[line].name, c->inv->nic[i].name))
 			continue;
-		const struct rt_netdev *s = &c->nd[line];
+		const struct rt_netdev *s = &me->nd[line];
 		struct rt_rec_nic *n = &rec->nic[i];
 		n->rx_bytes = s->rx_bytes;
 		n->tx_bytes = s->tx_bytes;

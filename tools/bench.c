@@ -103,14 +103,26 @@ static double bench_pread(int n)
 	int ch;
 	rt_collector_sample(&c, rb, cap, &r, &ch); /* opens the NICs' operstate */
 	int fds[8 + RT_MAX_NICS], nfd = 0;
-	int mine[] = {c.fd_stat,   c.fd_meminfo,  c.fd_diskstats,
-	              c.fd_netdev, c.fd_cg_usage, open("/proc/loadavg", O_RDONLY | O_CLOEXEC)};
+	/* the files the sources keep open, opened here alike */
+	int mine[] = {c.fd_stat,
+	              open("/proc/meminfo", O_RDONLY | O_CLOEXEC),
+	              open("/proc/diskstats", O_RDONLY | O_CLOEXEC),
+	              open("/proc/net/dev", O_RDONLY | O_CLOEXEC),
+	              c.fd_cg_usage,
+	              open("/proc/loadavg", O_RDONLY | O_CLOEXEC)};
 	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
 		if (mine[i] >= 0)
 			fds[nfd++] = mine[i];
-	for (unsigned i = 0; i < c.inv->nnic; i++)
-		if (c.fd_oper[i] >= 0)
-			fds[nfd++] = c.fd_oper[i];
+	int nops = 0;
+	for (unsigned i = 0; i < c.inv->nnic; i++) {
+		char path[300];
+		snprintf(path, sizeof(path), "/sys/class/net/%s/operstate", c.inv->nic[i].name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			fds[nfd++] = fd;
+			nops++;
+		}
+	}
 	int procfd = open("/proc", O_RDONLY | O_DIRECTORY);
 	static char buf[65536];
 	long calls = 0;
@@ -131,7 +143,11 @@ static double bench_pread(int n)
 	}
 	double us = (cpu_now() - t0) / n * 1e6;
 	floor_calls = (double)(calls + (pace ? n : 0)) / n; /* + the sleep */
-	close(mine[5]);
+	for (size_t i = 1; i < sizeof(mine) / sizeof(mine[0]); i++)
+		if (i != 4 && mine[i] >= 0) /* 0 and 4 are the collector's */
+			close(mine[i]);
+	for (int k = nfd - nops; k < nfd; k++)
+		close(fds[k]);
 	close(procfd);
 	rt_collector_close(&c);
 	free(rb);
