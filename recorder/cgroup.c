@@ -1,7 +1,9 @@
 /*
- * cgroup.c - the cgroup the job runs in (v2, or v1's memory, cpu and pids
- * hierarchies): memory in use, its limit and peak, OOM kills, the CPU
- * quota and the time it throttled the job, tasks and their limit.
+ * cgroup.c - the cgroup the job runs in (v2, or v1's memory, cpu, cpuacct
+ * and pids hierarchies): its CPU usage (the record's cg_usage_usec, JSON
+ * cgroup_usage_secs), memory in use, its limit and peak, OOM kills, the CPU
+ * quota and the time it throttled the job, tasks and their limit. The one
+ * module that locates a cgroup and reads its files.
  *
  * Which cgroup: the tracked job's (c->job_pid), else the recorder's own;
  * looked up again every 5 s, so a job that moves itself into another
@@ -9,8 +11,13 @@
  * use and the throttled time are read every sample; the limits, the peak,
  * the OOM count and the task count every 5 s and at the last sample,
  * carried in between (they rarely move, and at 1 Hz reading them every
- * sample cost as much as the rest of the cgroup). A file that is missing
- * leaves its ext_valid bit clear.
+ * sample cost as much as the rest of the cgroup). The CPU usage is read
+ * every sample, the CPU quota once a second (a quota changed mid-run is
+ * seen within a second). A file that is missing leaves its bit clear. When
+ * the job moved to another cgroup, the sample after the move carries no
+ * usage and no throttled time: the counters of two cgroups are not one
+ * counter, and the interval across the move has no value instead of a
+ * jump.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,6 +38,7 @@ enum {
 	F_CFS_PERIOD,
 	F_PIDS_CUR,
 	F_PIDS_MAX,
+	F_CPUACCT, /* v1 cpuacct.usage (v2: the usage is in cpu.stat) */
 	NF
 };
 
@@ -40,8 +48,10 @@ enum {
 
 struct cg_state {
 	int v2;
+	int moved; /* the CPU files are another cgroup's: this sample starts anew */
 	unsigned slow_ticks;
-	char key[2600]; /* the paths in use, to notice a move */
+	char key[2600];    /* the paths in use, to notice a move */
+	char cpukey[2600]; /* those of the CPU files */
 	int fd[NF];
 	/* what is read once a second, carried in between */
 	uint64_t valid;
@@ -86,21 +96,26 @@ static void locate(struct rt_collector *c, struct cg_state *st)
 	struct rt_cgroup_paths cp;
 	rt_parse_proc_cgroup(buf, (size_t)n, &cp);
 	char key[2600];
-	snprintf(key, sizeof(key), "%s|%s|%s|%s", cp.v2, cp.memory, cp.cpu, cp.pids);
+	snprintf(key, sizeof(key), "%s|%s|%s|%s|%s", cp.v2, cp.memory, cp.cpu, cp.pids, cp.cpuacct);
 	if (!strcmp(key, st->key))
 		return;
 	snprintf(st->key, sizeof(st->key), "%s", key);
+	snprintf(key, sizeof(key), "%s|%s|%s", cp.v2, cp.cpu, cp.cpuacct);
+	/* the CPU counters are another cgroup's (not on the first look) */
+	st->moved = st->cpukey[0] != '\x01' && strcmp(key, st->cpukey) != 0;
+	snprintf(st->cpukey, sizeof(st->cpukey), "%s", key);
 	close_all(st);
 	st->valid = 0;
 	static const char *const v2roots[] = {"", "/unified", NULL};
 	static const char *const mem1[] = {"/memory", NULL};
 	static const char *const cpu1[] = {"/cpu", "/cpu,cpuacct", "/cpuacct,cpu", NULL};
+	static const char *const acct1[] = {"/cpuacct", "/cpu,cpuacct", "/cpuacct,cpu", NULL};
 	static const char *const pids1[] = {"/pids", NULL};
-	st->v2 = cp.v2[0] && !cp.memory[0] && !cp.cpu[0];
+	st->v2 = cp.v2[0] && !cp.memory[0] && !cp.cpu[0] && !cp.cpuacct[0];
 	if (st->v2) {
 		static const char *const files[NF] = {
 		    "memory.current", "memory.max", "memory.peak",  "memory.events", "cpu.stat",
-		    "cpu.max",        NULL,         "pids.current", "pids.max"};
+		    "cpu.max",        NULL,         "pids.current", "pids.max",      NULL};
 		for (int r = 0; v2roots[r]; r++) {
 			for (int i = 0; i < NF; i++)
 				st->fd[i] = files[i] ? open_in(v2roots[r], cp.v2, files[i]) : -1;
@@ -121,6 +136,8 @@ static void locate(struct rt_collector *c, struct cg_state *st)
 		st->fd[F_CPU_MAX] = open_v1(cpu1, cp.cpu, "cpu.cfs_quota_us");
 		st->fd[F_CFS_PERIOD] = open_v1(cpu1, cp.cpu, "cpu.cfs_period_us");
 	}
+	if (cp.cpuacct[0])
+		st->fd[F_CPUACCT] = open_v1(acct1, cp.cpuacct, "cpuacct.usage");
 	if (cp.pids[0]) {
 		st->fd[F_PIDS_CUR] = open_v1(pids1, cp.pids, "pids.current");
 		st->fd[F_PIDS_MAX] = open_v1(pids1, cp.pids, "pids.max");
@@ -135,7 +152,7 @@ static int cg_open(struct rt_collector *c, void **self)
 		return -ENOMEM;
 	for (int i = 0; i < NF; i++)
 		st->fd[i] = -1;
-	st->key[0] = '\x01'; /* never a real key: the first sample looks */
+	st->key[0] = st->cpukey[0] = '\x01'; /* never a real key: the first sample looks */
 	*self = st;
 	return 0;
 }
@@ -157,14 +174,12 @@ static ssize_t rd(struct rt_collector *c, struct cg_state *st, int i)
 	return st->fd[i] >= 0 && rt_read_fd(c, st->fd[i], &len) == 0 ? (ssize_t)len : -1;
 }
 
-/* The once-a-second values: limits, peak, OOM kills, tasks. */
+/* The every-5-s values: memory limit, peak, OOM kills, tasks. */
 static void read_slow(struct rt_collector *c, struct cg_state *st)
 {
 	ssize_t n;
-	uint64_t u;
 	int64_t v;
-	st->valid &=
-	    ~(uint64_t)(RT_SYS_X_CG_PEAK | RT_SYS_X_CG_OOM | RT_SYS_X_CG_PIDS | RT_SYS_X_CG_CPU);
+	st->valid &= ~(uint64_t)(RT_SYS_X_CG_PEAK | RT_SYS_X_CG_OOM | RT_SYS_X_CG_PIDS);
 	st->mem_limit = -1;
 	if ((n = rd(c, st, F_MEM_MAX)) >= 0 && rt_parse_max_or_u64(c->buf, (size_t)n, &v) == 0)
 		st->mem_limit = v;
@@ -186,6 +201,14 @@ static void read_slow(struct rt_collector *c, struct cg_state *st)
 			st->valid |= RT_SYS_X_CG_PIDS;
 		}
 	}
+}
+
+/* The CPU quota (v2 cpu.max, v1 the CFS files), once a second. */
+static void read_quota(struct rt_collector *c, struct cg_state *st)
+{
+	ssize_t n;
+	uint64_t u;
+	st->valid &= ~(uint64_t)RT_SYS_X_CG_CPU;
 	if (st->v2 && (n = rd(c, st, F_CPU_MAX)) >= 0 &&
 	    rt_parse_cg_max(c->buf, (size_t)n, &st->quota, &st->period) == 0)
 		st->valid |= RT_SYS_X_CG_CPU;
@@ -204,13 +227,17 @@ static void read_slow(struct rt_collector *c, struct cg_state *st)
 static void cg_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 {
 	struct cg_state *st = self;
+	st->moved = 0;
 	if (c->slow && (st->slow_ticks++ % RARE == 0 || c->force_slow)) {
 		locate(c, st);
 		read_slow(c, st);
 	}
+	if (c->slow)
+		read_quota(c, st);
 	struct rt_rec_system *s = rec->sys;
 	ssize_t n;
 	uint64_t valid = st->valid & ~(uint64_t)(RT_SYS_X_CG_MEM | RT_SYS_X_CG_THROTTLE);
+	uint64_t usec;
 	if ((n = rd(c, st, F_MEM_CUR)) >= 0) {
 		const char *p = c->buf;
 		if (rt_scan_u64(&p, c->buf + n, &s->cg_mem_used) == 0) {
@@ -218,9 +245,19 @@ static void cg_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 			valid |= RT_SYS_X_CG_MEM;
 		}
 	}
-	/* v2 cpu.stat throttled_usec; v1 cpu.stat throttled_time (ns) */
-	if ((n = rd(c, st, F_CPU_STAT)) >= 0) {
+	/* v2 cpu.stat usage_usec and throttled_usec; v1 cpuacct.usage (ns) and
+	 * cpu.stat throttled_time (ns) */
+	if (!st->v2 && !st->moved && (n = rd(c, st, F_CPUACCT)) >= 0 &&
+	    rt_parse_cg_usage_v1(c->buf, (size_t)n, &usec) == 0) {
+		s->cg_usage_usec = usec;
+		rec->h->flags |= RT_REC_HAS_CGROUP;
+	}
+	if (!st->moved && (n = rd(c, st, F_CPU_STAT)) >= 0) {
 		uint64_t t;
+		if (st->v2 && rt_parse_cg_usage_v2(c->buf, (size_t)n, &usec) == 0) {
+			s->cg_usage_usec = usec;
+			rec->h->flags |= RT_REC_HAS_CGROUP;
+		}
 		if (st->v2 && rt_parse_field_u64(c->buf, (size_t)n, "throttled_usec ", &t) == 0) {
 			s->cg_throttled_usec = t;
 			valid |= RT_SYS_X_CG_THROTTLE;
@@ -239,6 +276,12 @@ static void cg_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 	s->cg_pids_max = st->pids_max;
 	s->cg_cpu_quota_usec = st->quota;
 	s->cg_cpu_period_usec = st->period;
+	/* the quota's first home in the record (rt 0.1), beside the usage */
+	if ((valid & RT_SYS_X_CG_CPU) && (rec->h->flags & RT_REC_HAS_CGROUP)) {
+		s->cg_quota_usec = st->quota;
+		s->cg_period_usec = st->period;
+		rec->h->flags |= RT_REC_HAS_CG_QUOTA;
+	}
 	s->ext_valid |= valid;
 }
 

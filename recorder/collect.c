@@ -58,6 +58,14 @@ static const struct rt_source *const sources[] = {
 _Static_assert(sizeof(sources) / sizeof(sources[0]) <= RT_MAX_SOURCES, "c->own is too small");
 #define NSOURCES (sizeof(sources) / sizeof(sources[0]))
 
+void *rt_collector_own(struct rt_collector *c, const struct rt_source *src)
+{
+	for (size_t i = 0; i < NSOURCES; i++)
+		if (sources[i] == src)
+			return c->own[i];
+	return NULL;
+}
+
 void rt_close_fd(int *fd)
 {
 	if (*fd >= 0)

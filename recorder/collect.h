@@ -36,22 +36,8 @@ struct rt_collector {
 	 * process count, cgroup limits): the first, then once a second */
 	int slow, force_slow;
 	uint64_t slow_next_ns;
-	/* cpu.c: /proc/stat, /proc (process count), the cgroup (-1: absent) */
-	int fd_stat, fd_proc, fd_cg_usage, cg_v2;
-	int fd_cg_max, fd_cg_quota, fd_cg_period; /* limits: v2 cpu.max, v1 cfs files */
-	int64_t cg_quota;
-	uint64_t cg_period;
-	int has_cg_quota;
-	uint32_t nprocs; /* the last count */
-	int have_nprocs;
 	pid_t job_pid; /* the tracked job (0: none yet): whose cgroup to read */
-	struct rt_stat_parse stat;
-	/* gpu.c */
-	struct rt_nvml *nvml; /* NULL: no NVIDIA GPUs */
-	unsigned ngpu_nv;     /* GPU slots [0, ngpu_nv) are NVIDIA, the rest AMD */
-	struct rt_amd amd;
-	/* sources that keep their state to themselves (memory, load, pressure,
-	 * vmstat, cgroup, disk, net): theirs */
+	/* every source keeps its state to itself: its `self`, by source */
 	void *own[RT_MAX_SOURCES];
 
 	char *buf; /* read buffer shared by the sources, grows when a file fills it */
@@ -77,6 +63,14 @@ extern const struct rt_source rt_source_cpu, rt_source_memory, rt_source_load, r
 /* Open the sources under the configured roots. Never fails for a missing
  * source (that metric is then absent); -ENOMEM only. */
 int rt_collector_open(struct rt_collector *c);
+/* The state source src keeps (its self), NULL before open. */
+void *rt_collector_own(struct rt_collector *c, const struct rt_source *src);
+/* What the sampler asks of two sources: the host's forks so far (cpu.c;
+ * 0, or -1 when /proc/stat did not say), and the GPU memory and use of the
+ * tree's processes (gpu.c: NVML and amdgpu fdinfo). */
+int rt_cpu_host_forks(struct rt_collector *c, uint64_t *forks);
+void rt_gpu_tree(struct rt_collector *c, struct rt_proctree *tree, uint64_t mono_ns,
+                 struct rt_rec_process *proc);
 void rt_collector_close(struct rt_collector *c);
 
 /*

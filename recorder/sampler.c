@@ -167,15 +167,15 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 	if (rc)
 		return rc;
 	if (s->tree) {
-		if (s->col.stat.have_forks)
-			rt_proctree_host_forks(s->tree, s->col.stat.forks);
+		uint64_t forks;
+		if (rt_cpu_host_forks(&s->col, &forks) == 0)
+			rt_proctree_host_forks(s->tree, forks);
 		/* status (context switches, VmHWM: ~9 us a member) and the fd
 		 * count every fifth once-a-second sample and at the last one */
 		int rare = s->col.slow && (s->slow_ticks++ % 5 == 0 || (flags & RT_REC_FINAL));
 		rt_proctree_cadence(s->tree, rare, rare);
 		rt_proctree_sample(s->tree, rec.proc);
-		rt_nvml_tree(s->col.nvml, s->tree, rec.proc);
-		rt_amd_tree(&s->col.amd, s->tree, t.mono_ns, rec.proc);
+		rt_gpu_tree(&s->col, s->tree, t.mono_ns, rec.proc);
 		rec.proc->pid = s->tracked_pid;
 		rec.h->flags |= RT_REC_HAS_PROCESS | RT_REC_EXACT_CPU_SECS;
 	}

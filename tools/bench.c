@@ -88,6 +88,35 @@ static void pace_wait(double *deadline)
  * of its mounts, and one getdents walk of /proc. No parsing, no storing.
  * floor_calls gets its syscalls per sample.
  */
+/* The file cgroup.c reads the recorder's cgroup CPU usage from (v2
+ * cpu.stat, v1 cpuacct.usage), for the floor; -1 when none. */
+static int open_cg_usage(void)
+{
+	char buf[4096], path[1200];
+	int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	struct rt_cgroup_paths cp;
+	rt_parse_proc_cgroup(buf, (size_t)n, &cp);
+	static const char *const v1[] = {"cpuacct", "cpu,cpuacct", "cpuacct,cpu"};
+	static const char *const v2[] = {"", "/unified"};
+	for (int i = 0; i < 3 && cp.cpuacct[0]; i++) {
+		snprintf(path, sizeof(path), "/sys/fs/cgroup/%s%s/cpuacct.usage", v1[i],
+		         cp.cpuacct);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0)
+			return fd;
+	}
+	for (int i = 0; i < 2 && cp.v2[0] && !cp.cpuacct[0]; i++) {
+		snprintf(path, sizeof(path), "/sys/fs/cgroup%s%s/cpu.stat", v2[i], cp.v2);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0)
+			return fd;
+	}
+	return -1;
+}
+
 static double floor_calls;
 
 static double bench_pread(int n)
@@ -104,11 +133,11 @@ static double bench_pread(int n)
 	rt_collector_sample(&c, rb, cap, &r, &ch); /* opens the NICs' operstate */
 	int fds[8 + RT_MAX_NICS], nfd = 0;
 	/* the files the sources keep open, opened here alike */
-	int mine[] = {c.fd_stat,
+	int mine[] = {open("/proc/stat", O_RDONLY | O_CLOEXEC),
 	              open("/proc/meminfo", O_RDONLY | O_CLOEXEC),
 	              open("/proc/diskstats", O_RDONLY | O_CLOEXEC),
 	              open("/proc/net/dev", O_RDONLY | O_CLOEXEC),
-	              c.fd_cg_usage,
+	              open_cg_usage(),
 	              open("/proc/loadavg", O_RDONLY | O_CLOEXEC)};
 	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
 		if (mine[i] >= 0)
@@ -143,8 +172,8 @@ static double bench_pread(int n)
 	}
 	double us = (cpu_now() - t0) / n * 1e6;
 	floor_calls = (double)(calls + (pace ? n : 0)) / n; /* + the sleep */
-	for (size_t i = 1; i < sizeof(mine) / sizeof(mine[0]); i++)
-		if (i != 4 && mine[i] >= 0) /* 0 and 4 are the collector's */
+	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
+		if (mine[i] >= 0)
 			close(mine[i]);
 	for (int k = nfd - nops; k < nfd; k++)
 		close(fds[k]);
