@@ -45,8 +45,85 @@
 #define FULL(fn) NULL
 #endif
 
+/* The verbs, by id (their names, help and handlers: the verb table below). */
+enum verb_id {
+	V_RUNS,
+	V_SHOW,
+	V_REPLAY,
+	V_TAIL,
+	V_LIVE,
+	V_UPLOAD,
+	V_SUMMARY,
+	V_RECOMMEND,
+	V_REPORT,
+	V_DISCOVER,
+	V_COMPACT,
+	V_DELETE,
+	V_N
+};
+#define ON(v) (1u << V_##v)
+#define ON_ID(id) (1u << (id))
+#define ALL_VERBS ((1u << V_N) - 1)
+#define STREAMS (ON(REPLAY) | ON(TAIL) | ON(LIVE))
+#define ANSWERS (ON(SUMMARY) | ON(RECOMMEND) | ON(REPORT))
+
+/* The options: each once, with the verbs that take it. */
+enum opt_id {
+	O_HELP,
+	O_VERSION,
+	O_STORE,
+	O_FORMAT,
+	O_OUTPUT,
+	O_FROM,
+	O_TO,
+	O_EVERY,
+	O_LAST_N,
+	O_FD,
+	O_VERBOSE,
+	O_JSON,
+	O_SUMMARY,
+	O_COMPACT,
+	O_BEFORE,
+	O_QUIET,
+	O_JOB,
+	O_LAST,
+	O_SERVERS,
+	O_CSV_COLUMNS,
+	O_ALL,
+	O_N
+};
+static const struct opt {
+	const char *name, *alias;
+	int value; /* takes a value */
+	unsigned verbs;
+} opts[O_N] = {
+    [O_HELP] = {"--help", "-h", 0, ALL_VERBS},
+    [O_VERSION] = {"--version", "-V", 0, ALL_VERBS},
+    [O_STORE] = {"--store", NULL, 1, ALL_VERBS},
+    [O_FORMAT] = {"--format", "-f", 1, STREAMS},
+    [O_OUTPUT] = {"--output", "-o", 1, STREAMS | ON(REPORT)},
+    [O_FROM] = {"--from", NULL, 1, ON(REPLAY)},
+    [O_TO] = {"--to", NULL, 1, ON(REPLAY)},
+    [O_EVERY] = {"--every", NULL, 1, ON(REPLAY)},
+    [O_LAST_N] = {"-n", NULL, 1, ON(TAIL)},
+    [O_FD] = {"--fd", NULL, 1, ON(LIVE)},
+    [O_VERBOSE] = {"--verbose", "-v", 0, ON(UPLOAD)},
+    [O_JSON] = {"--json", NULL, 0, ON(SUMMARY) | ON(RECOMMEND)},
+    [O_SUMMARY] = {"--summary", NULL, 0, ON(LIVE)},
+    [O_COMPACT] = {"--compact", NULL, 0, ON(DELETE)},
+    [O_BEFORE] = {"--before", NULL, 1, ON(DELETE)},
+    [O_QUIET] = {"--quiet", NULL, 0, ON(LIVE)},
+    [O_JOB] = {"--job", NULL, 1, ANSWERS | ON(DELETE)},
+    [O_LAST] = {"--last", NULL, 1, ANSWERS},
+    [O_SERVERS] = {"--servers", NULL, 1, ON(RECOMMEND) | ON(REPORT)},
+    [O_CSV_COLUMNS] = {"--csv-columns", NULL, 1, STREAMS | ON(UPLOAD)},
+    [O_ALL] = {"--all", NULL, 0, ON(TAIL)},
+};
+
 struct args {
 	const char *store, *verb, *run, *output, *from, *to;
+	enum verb_id id; /* of verb, once it is known */
+	unsigned seen;   /* options given, by opt_id */
 	enum rt_format fmt;
 	uint64_t every, last_n;
 	int all;
@@ -87,109 +164,94 @@ static int parse_args(int argc, char **argv, struct args *a)
 	a->fd = -1;
 	for (int i = 1; i < argc; i++) {
 		const char *o = argv[i];
-		if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
-			return 1;
-		} else if (!strcmp(o, "--version") || !strcmp(o, "-V")) {
-			printf("rt-export %s\n", RT_VERSION);
-			exit(0);
-		} else if (!strcmp(o, "--store")) {
-			if (need(i, argc, o))
+		int id = -1;
+		for (int k = 0; k < O_N && id < 0 && o[0] == '-' && o[1]; k++)
+			if (!strcmp(o, opts[k].name) ||
+			    (opts[k].alias && !strcmp(o, opts[k].alias)))
+				id = k;
+		if (id < 0 && o[0] == '-' && o[1]) {
+			rt_say("unknown option '%s' (see rt-export --help)", o);
+			return -1;
+		}
+		if (id < 0) {
+			if (!a->verb) {
+				a->verb = o;
+			} else if (!a->run) {
+				a->run = o;
+			} else {
+				rt_say("unexpected argument '%s' (see rt-export --help)", o);
 				return -1;
-			a->store = argv[++i];
-		} else if (!strcmp(o, "-f") || !strcmp(o, "--format")) {
-			if (need(i, argc, o))
-				return -1;
-			const char *v = argv[++i];
-			if (!strcmp(v, "json"))
+			}
+			continue;
+		}
+		a->seen |= 1u << id;
+		if (opts[id].value && need(i, argc, o))
+			return -1;
+		const char *v = opts[id].value ? argv[++i] : NULL;
+		uint64_t n;
+		switch ((enum opt_id)id) {
+		case O_HELP: return 1;
+		case O_VERSION: printf("rt-export %s\n", RT_VERSION); exit(0);
+		case O_STORE: a->store = v; break;
+		case O_FORMAT:
+			if (!strcmp(v, "json")) {
 				a->fmt = RT_FMT_JSON;
-			else if (!strcmp(v, "csv"))
+			} else if (!strcmp(v, "csv")) {
 				a->fmt = RT_FMT_CSV;
-			else {
+			} else {
 				rt_say("--format must be json or csv (got '%s')", v);
 				return -1;
 			}
-		} else if (!strcmp(o, "-o") || !strcmp(o, "--output")) {
-			if (need(i, argc, o))
-				return -1;
-			a->output = argv[++i];
-		} else if (!strcmp(o, "--from") || !strcmp(o, "--to")) {
-			if (need(i, argc, o))
-				return -1;
-			*(o[2] == 'f' ? &a->from : &a->to) = argv[++i];
-		} else if (!strcmp(o, "--every")) {
-			if (need(i, argc, o))
-				return -1;
-			if (parse_u64(argv[++i], &a->every) || a->every == 0) {
-				rt_say("--every must be a positive integer (got '%s')", argv[i]);
+			break;
+		case O_OUTPUT: a->output = v; break;
+		case O_FROM: a->from = v; break;
+		case O_TO: a->to = v; break;
+		case O_EVERY:
+			if (parse_u64(v, &a->every) || a->every == 0) {
+				rt_say("--every must be a positive integer (got '%s')", v);
 				return -1;
 			}
-		} else if (!strcmp(o, "-n")) {
-			if (need(i, argc, o))
-				return -1;
-			if (parse_u64(argv[++i], &a->last_n)) {
-				rt_say("-n must be a number of samples (got '%s')", argv[i]);
-				return -1;
-			}
-		} else if (!strcmp(o, "--fd")) {
-			uint64_t fd;
-			if (need(i, argc, o))
-				return -1;
-			if (parse_u64(argv[++i], &fd) || fd < 3 || fd > 1024) {
-				rt_say("--fd must be a descriptor number >= 3 (got '%s')", argv[i]);
+			break;
+		case O_LAST_N:
+			if (parse_u64(v, &a->last_n)) {
+				rt_say("-n must be a number of samples (got '%s')", v);
 				return -1;
 			}
-			a->fd = (int)fd;
-		} else if (!strcmp(o, "-v") || !strcmp(o, "--verbose")) {
-			a->verbose = 1;
-		} else if (!strcmp(o, "--json")) {
-			a->ans.json = 1;
-		} else if (!strcmp(o, "--summary")) {
-			a->summary = 1;
-		} else if (!strcmp(o, "--compact")) {
-			a->compact = 1;
-		} else if (!strcmp(o, "--before")) {
-			if (need(i, argc, o))
-				return -1;
-			a->before = argv[++i];
-		} else if (!strcmp(o, "--quiet")) {
-			a->quiet = 1;
-		} else if (!strcmp(o, "--job")) {
-			if (need(i, argc, o))
-				return -1;
-			a->ans.job = argv[++i];
-		} else if (!strcmp(o, "--last") || !strcmp(o, "--servers")) {
-			uint64_t v;
-			if (need(i, argc, o))
-				return -1;
-			if (parse_u64(argv[++i], &v) || v == 0 || v > 1000) {
-				rt_say("%s must be a number from 1 to 1000 (got '%s')", o, argv[i]);
+			break;
+		case O_FD:
+			if (parse_u64(v, &n) || n < 3 || n > 1024) {
+				rt_say("--fd must be a descriptor number >= 3 (got '%s')", v);
 				return -1;
 			}
-			if (o[2] == 'l')
-				a->ans.last = (unsigned long)v;
+			a->fd = (int)n;
+			break;
+		case O_VERBOSE: a->verbose = 1; break;
+		case O_JSON: a->ans.json = 1; break;
+		case O_SUMMARY: a->summary = 1; break;
+		case O_COMPACT: a->compact = 1; break;
+		case O_BEFORE: a->before = v; break;
+		case O_QUIET: a->quiet = 1; break;
+		case O_JOB: a->ans.job = v; break;
+		case O_LAST:
+		case O_SERVERS:
+			if (parse_u64(v, &n) || n == 0 || n > 1000) {
+				rt_say("%s must be a number from 1 to 1000 (got '%s')", o, v);
+				return -1;
+			}
+			if (id == O_LAST)
+				a->ans.last = (unsigned long)n;
 			else
-				a->ans.servers = (unsigned)v;
-		} else if (!strcmp(o, "--csv-columns")) {
-			if (need(i, argc, o))
-				return -1;
-			if (rt_parse_csv_columns(argv[++i], &a->csv_extended)) {
-				rt_say("--csv-columns must be reference or extended (got '%s')",
-				       argv[i]);
+				a->ans.servers = (unsigned)n;
+			break;
+		case O_CSV_COLUMNS:
+			if (rt_parse_csv_columns(v, &a->csv_extended)) {
+				rt_say("--csv-columns must be reference or extended (got '%s')", v);
 				return -1;
 			}
 			a->csv_set = 1;
-		} else if (!strcmp(o, "--all")) {
-			a->all = 1;
-		} else if (o[0] == '-' && o[1]) {
-			rt_say("unknown option '%s' (see rt-export --help)", o);
-			return -1;
-		} else if (!a->verb) {
-			a->verb = o;
-		} else if (!a->run) {
-			a->run = o;
-		} else {
-			rt_say("unexpected argument '%s' (see rt-export --help)", o);
-			return -1;
+			break;
+		case O_ALL: a->all = 1; break;
+		case O_N: break;
 		}
 	}
 	if (!a->verb)
@@ -457,8 +519,7 @@ static void print_live_summary(struct rt_store *s, const struct rt_runinfo *ri,
 /* replay, tail and live: records become lines through one emitter. */
 static int verb_stream(const struct args *a, struct rt_store *s)
 {
-	const char *v = a->verb;
-	int live = !strcmp(v, "live"), replay = !strcmp(v, "replay");
+	int live = a->id == V_LIVE, replay = a->id == V_REPLAY;
 	uint64_t from_ns = 0, to_ns = 0;
 	if (parse_time_opt("--from", a->from, &from_ns) || parse_time_opt("--to", a->to, &to_ns))
 		return 2;
@@ -467,8 +528,8 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 	struct rt_runinfo ri = {.interval = 1.0};
 	int r = 0;
 	if (a->fd < 0)
-		r = (!strcmp(v, "tail") && !a->run) ? rt_run_newest_live(s, &ri)
-		                                    : rt_run_resolve(s, a->run, &ri);
+		r = (a->id == V_TAIL && !a->run) ? rt_run_newest_live(s, &ri)
+		                                 : rt_run_resolve(s, a->run, &ri);
 	if (r)
 		return 1;
 	struct rt_sink k;
@@ -550,7 +611,7 @@ static int verb_answer(const struct args *a, struct rt_store *s)
 	o.run = a->run;
 	o.output = a->output;
 	const char *v = a->verb;
-	int report = !strcmp(v, "report");
+	int report = a->id == V_REPORT;
 	if (!o.job == !o.run) {
 		rt_say("%s needs a RUN or --job NAME (see rt-export runs)", v);
 		return 2;
@@ -563,13 +624,9 @@ static int verb_answer(const struct args *a, struct rt_store *s)
 		rt_say("--last N goes with --job NAME");
 		return 2;
 	}
-	if (o.servers && !strcmp(v, "summary")) {
-		rt_say("--servers is for recommend and report");
-		return 2;
-	}
 	if (report)
 		return rt_cmd_report(s, &o);
-	return !strcmp(v, "summary") ? rt_cmd_summary(s, &o) : rt_cmd_recommend(s, &o);
+	return a->id == V_SUMMARY ? rt_cmd_summary(s, &o) : rt_cmd_recommend(s, &o);
 }
 #endif
 
@@ -581,53 +638,63 @@ static const struct verb {
 	unsigned flags;
 	int (*run)(const struct args *a, struct rt_store *s);
 } verbs[] = {
-    {"runs", "", "list runs (id, start, end, duration, samples, status, job)", 0, verb_runs},
-    {"show", "RUN", "print one run's metadata as JSON", NEEDS_RUN, FULL(verb_show)},
-    {"replay", "RUN [-f json|csv] [--from T] [--to T] [--every N] [-o FILE]",
-     "print a recorded run or a time range of it; --every N prints every Nth sample "
-     "(rates over N intervals)",
-     NEEDS_RUN, verb_stream},
-    {"tail", "[RUN] [-f json|csv] [-n N | --all] [-o FILE]",
-     "follow a live run (default: the newest one being recorded), starting with its last N "
-     "samples (default 1)",
-     0, verb_stream},
-    {"live", "RUN [-f json|csv] [-o FILE]",
-     "stream a run from its first sample (used by the recorder; with --fd N it reads the "
-     "recorder's pipe instead of the store)",
-     NEEDS_RUN, verb_stream},
-    {"upload", "RUN [-v]",
-     "stream a run to S3 through the Sentinel API (SENTINEL_API_TOKEN); resumes where a "
-     "previous upload stopped; -v says when the run is finished on Sentinel",
-     NEEDS_RUN, FULL(verb_upload)},
-    {"summary", "(RUN | --job NAME [--last N]) [--json]",
-     "what the run needed: duration, exit status, CPU, memory, GPU, disk and network of the "
-     "process tree and the host, the server allocation and the recommended resources; with "
-     "--job, one row per stored run of that job and their aggregate",
-     0, FULL(verb_answer)},
-    {"recommend", "(RUN | --job NAME [--last N]) [--json] [--servers N]",
-     "vCPUs, memory, GPUs and VRAM for the next run, from one run or from the job's history; "
-     "--servers N adds the N cheapest cloud servers that fit (Spare Cores Keeper API, "
-     "TRACKER_KEEPER_URL) and what the run cost",
-     0, FULL(verb_answer)},
-    {"report", "(RUN [--servers N] | --job NAME [--last N]) [-o FILE]",
-     "write one self-contained HTML page (default rt-report-RUN.html) with the job, host, "
-     "summary, recommendation and charts over time; it opens offline; with --job, the job's "
-     "history (a row per run, trends of CPU, peak memory and duration, the recommendation "
-     "from history; default rt-report-job-NAME.html)",
-     0, FULL(verb_answer)},
-    {"discover", "",
-     "print the cloud vendor, account, region, zone and instance type (probes "
-     "metadata services for up to 2 s)",
-     NO_STORE, FULL(verb_discover)},
-    {"compact", "",
-     "rewrite the store without the space of deleted runs (LMDB keeps its file size); "
-     "refused while a recorder or another rt-export has the store open",
-     NO_STORE, verb_compact},
-    {"delete", "(RUN | --job NAME --before DATE) [--compact]",
-     "delete a run, or a job's runs that started before DATE (a running run is refused); "
-     "--compact then gives their space back",
-     NO_STORE, verb_delete},
+    [V_RUNS] = {"runs", "", "list runs (id, start, end, duration, samples, status, job)", 0,
+                verb_runs},
+    [V_SHOW] = {"show", "RUN", "print one run's metadata as JSON", NEEDS_RUN, FULL(verb_show)},
+    [V_REPLAY] = {"replay", "RUN [-f json|csv] [--from T] [--to T] [--every N] [-o FILE]",
+                  "print a recorded run or a time range of it; --every N prints every Nth sample "
+                  "(rates over N intervals)",
+                  NEEDS_RUN, verb_stream},
+    [V_TAIL] =
+        {"tail", "[RUN] [-f json|csv] [-n N | --all] [-o FILE]",
+         "follow a live run (default: the newest one being recorded), starting with its last N "
+         "samples (default 1)",
+         0, verb_stream},
+    [V_LIVE] =
+        {"live", "RUN [-f json|csv] [-o FILE]",
+         "stream a run from its first sample (used by the recorder; with --fd N it reads the "
+         "recorder's pipe instead of the store)",
+         NEEDS_RUN, verb_stream},
+    [V_UPLOAD] =
+        {"upload", "RUN [-v]",
+         "stream a run to S3 through the Sentinel API (SENTINEL_API_TOKEN); resumes where a "
+         "previous upload stopped; -v says when the run is finished on Sentinel",
+         NEEDS_RUN, FULL(verb_upload)},
+    [V_SUMMARY] =
+        {"summary", "(RUN | --job NAME [--last N]) [--json]",
+         "what the run needed: duration, exit status, CPU, memory, GPU, disk and network of the "
+         "process tree and the host, the server allocation and the recommended resources; with "
+         "--job, one row per stored run of that job and their aggregate",
+         0, FULL(verb_answer)},
+    [V_RECOMMEND] =
+        {"recommend", "(RUN | --job NAME [--last N]) [--json] [--servers N]",
+         "vCPUs, memory, GPUs and VRAM for the next run, from one run or from the job's history; "
+         "--servers N adds the N cheapest cloud servers that fit (Spare Cores Keeper API, "
+         "TRACKER_KEEPER_URL) and what the run cost",
+         0, FULL(verb_answer)},
+    [V_REPORT] =
+        {"report", "(RUN [--servers N] | --job NAME [--last N]) [-o FILE]",
+         "write one self-contained HTML page (default rt-report-RUN.html) with the job, host, "
+         "summary, recommendation and charts over time; it opens offline; with --job, the job's "
+         "history (a row per run, trends of CPU, peak memory and duration, the recommendation "
+         "from history; default rt-report-job-NAME.html)",
+         0, FULL(verb_answer)},
+    [V_DISCOVER] = {"discover", "",
+                    "print the cloud vendor, account, region, zone and instance type (probes "
+                    "metadata services for up to 2 s)",
+                    NO_STORE, FULL(verb_discover)},
+    [V_COMPACT] =
+        {"compact", "",
+         "rewrite the store without the space of deleted runs (LMDB keeps its file size); "
+         "refused while a recorder or another rt-export has the store open",
+         NO_STORE, verb_compact},
+    [V_DELETE] =
+        {"delete", "(RUN | --job NAME --before DATE) [--compact]",
+         "delete a run, or a job's runs that started before DATE (a running run is refused); "
+         "--compact then gives their space back",
+         NO_STORE, verb_delete},
 };
+_Static_assert(RT_ARRAY_LEN(verbs) == V_N, "a verb for every verb_id");
 
 /* Usage text from the verb table, wrapped at 80 columns. */
 static void usage(FILE *f)
@@ -728,11 +795,13 @@ int main(int argc, char **argv)
 		rt_say("unknown verb '%s' (verbs: %s; see rt-export --help)", a.verb, names);
 		return 2;
 	}
+	a.id = (enum verb_id)(v - verbs);
+	for (int k = 0; k < O_N; k++)
+		if ((a.seen >> k & 1) && !(opts[k].verbs & ON_ID(a.id))) {
+			rt_say("%s does not take %s (see rt-export --help)", v->name, opts[k].name);
+			return 2;
+		}
 	int piped = a.fd >= 0;
-	if (piped && strcmp(v->name, "live")) {
-		rt_say("--fd is only for live");
-		return 2;
-	}
 #ifndef RT_EXPORT_FULL
 	if (!v->run || a.summary)
 		return exec_full(argv, v->name);
@@ -746,7 +815,7 @@ int main(int argc, char **argv)
 		return 1;
 	/* runs whose recorder died: their last samples into the store, marked
 	 * crashed, rings removed (the live printer's recorder is alive) */
-	if (s && strcmp(v->name, "live"))
+	if (s && a.id != V_LIVE)
 		rt_salvage_dead_runs(s, NULL, NULL);
 	int rc = v->run(&a, s);
 	rt_store_close(s);

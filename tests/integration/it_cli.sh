@@ -18,6 +18,11 @@ expect_fail 2 "needs a value" "$RT" --job-name
 # usage errors are 2 in both programs; a missing run is 1
 expect_fail 2 "unknown option" "$EXP" --bogus
 expect_fail 2 "every" "$EXP" replay latest --every abc
+# each option belongs to the verbs that take it (one table in exporter/main.c)
+expect_fail 2 "replay does not take --json" "$EXP" replay latest --json
+expect_fail 2 "summary does not take --servers" "$EXP" summary latest --servers 2
+expect_fail 2 "runs does not take --every" "$EXP" runs --every 2
+expect_fail 2 "upload does not take --from" "$EXP" upload latest --from 2001-01-01
 "$RT" --count 1 --quiet # a store, without run 999
 expect_fail 1 "not found" "$EXP" replay 999
 "$RT" --version | grep -qx "resource-tracker 0.1.0" || fail "--version"
