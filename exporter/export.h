@@ -101,6 +101,20 @@ void rt_recbuf_free(struct rt_recbuf *r);
 /* Copy len bytes in and decode them. */
 int rt_recbuf_set(struct rt_recbuf *r, const void *bytes, size_t len);
 
+/* What a reader went past, or met at its end: the readers (replay, follow)
+ * print nothing; the verb says it (rt_say_read_notes). */
+struct rt_read_notes {
+	uint64_t corrupt, corrupt_first; /* samples that failed validation: skipped */
+	uint64_t no_inv, no_inv_first;   /* lines whose inventory is missing: skipped */
+	unsigned newer_layout;           /* a record of a newer rt stopped the replay */
+	int stopped;                     /* the recorder stopped without finishing the run */
+	int gone;                        /* its ring is gone while the run still says running */
+	int stream_cut;                  /* the recorder's pipe ended without the end frame */
+	uint64_t last_seq;               /* the last sample read (stopped, gone) */
+};
+/* One line per note (nothing when there is none). */
+void rt_say_read_notes(const struct rt_read_notes *n, uint64_t run, uint64_t lines);
+
 struct rt_emitter {
 	struct rt_store *store;
 	uint64_t run;
@@ -121,6 +135,7 @@ struct rt_emitter {
 	void *observe_ctx;
 	/* rt_follow_stream keeps the newest run metadata here when set */
 	struct rt_buf *last_meta;
+	struct rt_read_notes notes;
 };
 
 /* s may be NULL: inventories then come only from rt_emitter_put_inventory.

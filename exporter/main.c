@@ -591,6 +591,7 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 		r = rt_follow(&e, start);
 	}
 	int rc = finish(&k, r);
+	rt_say_read_notes(&e.notes, e.run, e.lines);
 #ifdef RT_EXPORT_FULL
 	if (a->summary)
 		print_live_summary(s, &ri, &last_meta, &ser);

@@ -47,6 +47,7 @@ static int run_series(struct rt_store *s, const struct rt_runinfo *ri, struct rt
 		rt_series_reserve(ser, (size_t)(last - first));
 	struct rt_replay_opts o = {0, 0, 1};
 	int rc = rt_replay(&e, &o);
+	rt_say_read_notes(&e.notes, ri->id, e.lines);
 	rt_emitter_free(&e);
 	return rc;
 }

@@ -43,8 +43,8 @@ static int take(struct follower *f, struct rt_recbuf *r)
 	if (f->have_prev && r->rec.h->seq >= f->start) {
 		rc = rt_emit(f->e, &f->prev.rec, &r->rec);
 		if (rc == RT_E_CORRUPT) {
-			rt_say("inventory of run %llu missing at sample %llu; skipped",
-			       (unsigned long long)f->e->run, (unsigned long long)r->rec.h->seq);
+			if (!f->e->notes.no_inv++)
+				f->e->notes.no_inv_first = r->rec.h->seq;
 			rc = 0;
 		}
 	}
@@ -170,11 +170,8 @@ int rt_follow(struct rt_emitter *e, uint64_t start)
 			if (!running)
 				break;
 			if (rt_clock_mono_real() - missing_since > RING_MISSING_GRACE_NS) {
-				rt_say("run %llu is not being recorded any more (its recorder is "
-				       "gone); "
-				       "printed up to sample %llu",
-				       (unsigned long long)e->run,
-				       (unsigned long long)(f.next ? f.next - 1 : 0));
+				e->notes.gone = 1;
+				e->notes.last_seq = f.next ? f.next - 1 : 0;
 				break;
 			}
 			nap(pollns);
@@ -206,10 +203,8 @@ int rt_follow(struct rt_emitter *e, uint64_t start)
 		}
 		if (check_writer && !rt_ring_writer_alive(ring)) {
 			rc = drain_store(&f);
-			rt_say("the recorder of run %llu stopped without finishing it (killed?); "
-			       "printed up to sample %llu",
-			       (unsigned long long)e->run,
-			       (unsigned long long)(f.next ? f.next - 1 : 0));
+			e->notes.stopped = 1;
+			e->notes.last_seq = f.next ? f.next - 1 : 0;
 			break;
 		}
 		check_writer = rt_ring_wait(ring, head, alivens) == RT_E_AGAIN;
@@ -250,8 +245,7 @@ int rt_follow_stream(struct rt_emitter *e, int fd)
 		size_t len;
 		rc = rt_stream_next(&in, &type, &p, &len);
 		if (rc == RT_E_NOTFOUND) {
-			rt_say("the recorder stopped without finishing the run (killed?)%s",
-			       e->lines ? "; its last samples may be missing" : "");
+			e->notes.stream_cut = 1;
 			rc = 0;
 			break;
 		}
@@ -285,8 +279,8 @@ int rt_follow_stream(struct rt_emitter *e, int fd)
 			if (have_prev && cur.rec.h->seq <= prev.rec.h->seq)
 				continue;
 			if (have_prev && (rc = rt_emit(e, &prev.rec, &cur.rec)) == RT_E_CORRUPT) {
-				rt_say("inventory missing at sample %llu; skipped",
-				       (unsigned long long)cur.rec.h->seq);
+				if (!e->notes.no_inv++)
+					e->notes.no_inv_first = cur.rec.h->seq;
 				rc = 0;
 			}
 			if (rc)

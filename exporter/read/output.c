@@ -29,6 +29,36 @@ void rt_say(const char *fmt, ...)
 	va_end(ap);
 }
 
+void rt_say_read_notes(const struct rt_read_notes *n, uint64_t run, uint64_t lines)
+{
+	unsigned long long r = (unsigned long long)run;
+	if (n->newer_layout)
+		rt_say(
+		    "run %llu was recorded by a newer rt (record layout %u, this rt-export reads "
+		    "up to %d): upgrade rt to replay it",
+		    r, n->newer_layout, RT_RECORD_LAYOUT);
+	if (n->corrupt)
+		rt_say("%llu sample%s of run %llu %s corrupt (the first: sample %llu); skipped",
+		       (unsigned long long)n->corrupt, n->corrupt == 1 ? "" : "s", r,
+		       n->corrupt == 1 ? "is" : "are", (unsigned long long)n->corrupt_first);
+	if (n->no_inv)
+		rt_say("%llu line%s of run %llu had no inventory (missing or corrupt, the first at "
+		       "sample %llu); skipped",
+		       (unsigned long long)n->no_inv, n->no_inv == 1 ? "" : "s", r,
+		       (unsigned long long)n->no_inv_first);
+	if (n->gone)
+		rt_say("run %llu is not being recorded any more (its recorder is gone); printed up "
+		       "to sample %llu",
+		       r, (unsigned long long)n->last_seq);
+	if (n->stopped)
+		rt_say("the recorder of run %llu stopped without finishing it (killed?); printed "
+		       "up to sample %llu",
+		       r, (unsigned long long)n->last_seq);
+	if (n->stream_cut)
+		rt_say("the recorder stopped without finishing the run (killed?)%s",
+		       lines ? "; its last samples may be missing" : "");
+}
+
 int rt_sink_open(struct rt_sink *k, const char *path, int default_fd, int line_flush)
 {
 	memset(k, 0, sizeof(*k));

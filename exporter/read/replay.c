@@ -31,16 +31,13 @@ static int replay_cb(void *vctx, uint64_t seq, const void *bytes, size_t len)
 	int rc = rt_recbuf_set(dst, bytes, len);
 	unsigned layout = rc == RT_E_LAYOUT ? rt_record_claimed_layout(bytes, len) : 0;
 	if (layout > RT_RECORD_LAYOUT) { /* never misread what a newer rt wrote */
-		rt_say(
-		    "run %llu was recorded by a newer rt (record layout %u, this rt-export reads "
-		    "up to %d): upgrade rt to replay it",
-		    (unsigned long long)x->e->run, layout, RT_RECORD_LAYOUT);
+		x->e->notes.newer_layout = layout;
 		x->err = RT_E_LAYOUT;
 		return 1;
 	}
 	if (rc || dst->rec.h->seq != seq) {
-		rt_say("sample %llu of run %llu is corrupt; skipped", (unsigned long long)seq,
-		       (unsigned long long)x->e->run);
+		if (!x->e->notes.corrupt++)
+			x->e->notes.corrupt_first = seq;
 		return 0;
 	}
 	if (!x->have_prev) {
@@ -53,8 +50,8 @@ static int replay_cb(void *vctx, uint64_t seq, const void *bytes, size_t len)
 	}
 	rc = rt_emit(x->e, &x->prev.rec, &x->cur.rec);
 	if (rc == RT_E_CORRUPT) {
-		rt_say("inventory of run %llu missing or corrupt at sample %llu; skipped",
-		       (unsigned long long)x->e->run, (unsigned long long)seq);
+		if (!x->e->notes.no_inv++)
+			x->e->notes.no_inv_first = seq;
 	} else if (rc) {
 		x->err = rc;
 		return 1;

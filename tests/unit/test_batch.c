@@ -175,7 +175,49 @@ Test(batch, a_record_of_a_newer_layout_stops_the_replay_and_is_never_misread)
 	for (size_t i = 0; i < k.buf.len; i++)
 		lines += k.buf.p[i] == '\n';
 	cr_expect_eq(lines, 3, "%u lines", lines);
+	cr_expect_eq(e.notes.newer_layout, RT_RECORD_LAYOUT + 1, "a note, for the verb to say");
 	cr_expect_eq(rt_record_claimed_layout("short", 5), 0);
+	rt_emitter_free(&e);
+	rt_buf_free(&k.buf);
+	rt_store_close(s);
+}
+
+Test(batch, the_replay_notes_corrupt_samples_for_the_verb_and_prints_nothing)
+{
+	struct rt_store *s;
+	cr_assert_eq(rt_store_open(dir, RT_STORE_RDWR, &s), 0);
+	uint64_t run = make_run(s, 8, 0);
+	static const char junk[] = "not a record, not packed either";
+	cr_assert_eq(rt_store_put_sample_bytes(s, run, 3, junk, sizeof(junk)), 0);
+	struct rt_runinfo ri = {.id = run, .interval = 1};
+	struct rt_sink k = {.memory = 1};
+	struct rt_emitter e;
+	rt_emitter_init(&e, s, &ri, RT_FMT_CSV, &k);
+	struct rt_replay_opts o = {0, 0, 1};
+	/* stderr to a file: the reader itself says nothing */
+	fflush(stderr);
+	int saved = dup(2);
+	char errf[300];
+	snprintf(errf, sizeof(errf), "%s.err", dir);
+	FILE *ef = fopen(errf, "w+");
+	cr_assert(ef);
+	dup2(fileno(ef), 2);
+	int rc = rt_replay(&e, &o);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	cr_expect_eq(rc, 0);
+	cr_expect_eq(lseek(fileno(ef), 0, SEEK_END), 0, "the reader printed");
+	fclose(ef);
+	unlink(errf);
+	/* a packed record is a change from the one before: a damaged one
+	 * costs the rest of its group of 64 (here seq 3 to 8), counted */
+	cr_expect_eq(e.notes.corrupt, 6, "%llu", (unsigned long long)e.notes.corrupt);
+	cr_expect_eq(e.notes.corrupt_first, 3);
+	unsigned lines = 0;
+	for (size_t i = 0; i < k.buf.len; i++)
+		lines += k.buf.p[i] == '\n';
+	cr_expect_eq(lines, 1 + 2, "%u lines", lines);
 	rt_emitter_free(&e);
 	rt_buf_free(&k.buf);
 	rt_store_close(s);
