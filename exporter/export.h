@@ -42,7 +42,8 @@ struct rt_runinfo {
 	int64_t tracked_pid;
 	double interval;
 	uint64_t start_ns, end_ns;
-	char *meta_json; /* the stored JSON */
+	int has_exit_code, exit_code;
+	char *meta_json; /* the stored JSON (shown or sent whole: show, Sentinel) */
 };
 
 /* Fill ri from run metadata json[0..len) (hostile; runmeta.h reads it).

@@ -25,11 +25,8 @@ static void answer_finish(struct rt_answer *a)
 {
 	rt_stats_compute(&a->series, &a->st);
 	a->meta = a->ri.meta_json ? cJSON_Parse(a->ri.meta_json) : NULL;
-	const cJSON *ec = cJSON_GetObjectItemCaseSensitive(a->meta, "exit_code");
-	if (cJSON_IsNumber(ec)) {
-		a->has_exit_code = 1;
-		a->exit_code = ec->valueint;
-	}
+	a->has_exit_code = a->ri.has_exit_code;
+	a->exit_code = a->ri.exit_code;
 	enum rt_run_status st = rt_run_status_of(a->ri.status);
 	a->partial = st != RT_RUN_FINISHED && st != RT_RUN_FAILED && st != RT_RUN_KILLED;
 }

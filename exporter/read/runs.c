@@ -41,6 +41,8 @@ int rt_runinfo_from_meta(const char *json, size_t len, struct rt_runinfo *ri)
 	ri->interval = f.interval_secs;
 	ri->start_ns = f.start_ns;
 	ri->end_ns = f.end_ns;
+	ri->has_exit_code = f.has_exit_code;
+	ri->exit_code = f.exit_code;
 	return 0;
 }
 

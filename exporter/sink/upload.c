@@ -184,9 +184,8 @@ static int finish_body(struct rt_store *st, const struct rt_runinfo *ri,
                        const struct rt_checkpoint *cp, rt_allocation_fn allocation,
                        struct rt_buf *out)
 {
-	cJSON *m = cJSON_Parse(ri->meta_json), *b = cJSON_CreateObject();
-	const cJSON *ec = cJSON_GetObjectItemCaseSensitive(m, "exit_code");
-	int code = cJSON_IsNumber(ec) ? (int)ec->valuedouble : 0;
+	cJSON *b = cJSON_CreateObject();
+	int code = ri->has_exit_code ? ri->exit_code : 0;
 	cJSON_AddNumberToObject(b, "exit_code", code);
 	int ok = rt_run_status_of(ri->status) == RT_RUN_FINISHED && code == 0;
 	cJSON_AddStringToObject(b, "run_status",
@@ -218,7 +217,6 @@ static int finish_body(struct rt_store *st, const struct rt_runinfo *ri,
 	}
 	char *s = cJSON_PrintUnformatted(b);
 	cJSON_Delete(b);
-	cJSON_Delete(m);
 	if (!s)
 		return -ENOMEM;
 	int rc = rt_gzip(s, strlen(s), out);
