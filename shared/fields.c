@@ -120,10 +120,14 @@ enum pres {
 #define PRES_PROCX(b) P_PROCX, (b)
 #define PRES_PROCX2(b) P_PROCX2, (b)
 #define PRES_BYFN P_BYFN, 0
-#define ROW(ID, type, sec, json, csv, xcsv, prec, unit, kind, src, pres)                           \
+#define FLEET_SUM 1
+#define FLEET_GAUGE 0
+#define FL_FLEET(name, sum, unit, scale, attr, value) name, FLEET_##sum, unit, scale, attr, value
+#define FL_NOFLEET NULL, 0, NULL, 0, NULL, NULL
+#define ROW(ID, type, sec, json, csv, xcsv, prec, unit, kind, src, pres, fleet)                    \
 	[RT_V_##ID] = {                                                                            \
 	    json,        csv,       xcsv,       unit, RT_VT_##type, RT_JS_##sec, (uint8_t)(prec),  \
-	    KIND_##kind, SRC_##src, PRES_##pres},
+	    KIND_##kind, SRC_##src, PRES_##pres, FL_##fleet},
 
 static const struct rt_value_info rows[RT_NV] = {RT_VALUES(ROW)};
 

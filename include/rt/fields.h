@@ -68,6 +68,12 @@ struct rt_value_info {
 	uint16_t src_idx; /* the record value it comes from */
 	uint8_t pres;     /* when it is present (fields.c) */
 	uint64_t pres_bit;
+	/* metrics engines (values.def "fleet"): NULL name when not sent */
+	const char *fleet;
+	uint8_t fleet_sum; /* a cumulative counter, else a gauge */
+	const char *fleet_unit;
+	double fleet_scale;
+	const char *fleet_attr, *fleet_attr_value; /* NULL: none */
 };
 const struct rt_value_info *rt_value_info(unsigned id); /* NULL past RT_NV */
 
