@@ -53,6 +53,7 @@ enum verb_id {
 	V_TAIL,
 	V_LIVE,
 	V_UPLOAD,
+	V_PUSH,
 	V_SUMMARY,
 	V_RECOMMEND,
 	V_REPORT,
@@ -90,6 +91,7 @@ enum opt_id {
 	O_SERVERS,
 	O_CSV_COLUMNS,
 	O_ALL,
+	O_URL,
 	O_N
 };
 static const struct opt {
@@ -103,11 +105,11 @@ static const struct opt {
     [O_FORMAT] = {"--format", "-f", 1, STREAMS},
     [O_OUTPUT] = {"--output", "-o", 1, STREAMS | ON(REPORT)},
     [O_FROM] = {"--from", NULL, 1, ON(REPLAY)},
-    [O_TO] = {"--to", NULL, 1, ON(REPLAY)},
+    [O_TO] = {"--to", NULL, 1, ON(REPLAY) | ON(PUSH)}, /* push: the sink */
     [O_EVERY] = {"--every", NULL, 1, ON(REPLAY)},
     [O_LAST_N] = {"-n", NULL, 1, ON(TAIL)},
     [O_FD] = {"--fd", NULL, 1, ON(LIVE)},
-    [O_VERBOSE] = {"--verbose", "-v", 0, ON(UPLOAD)},
+    [O_VERBOSE] = {"--verbose", "-v", 0, ON(UPLOAD) | ON(PUSH)},
     [O_JSON] = {"--json", NULL, 0, ON(SUMMARY) | ON(RECOMMEND)},
     [O_SUMMARY] = {"--summary", NULL, 0, ON(LIVE)},
     [O_COMPACT] = {"--compact", NULL, 0, ON(DELETE)},
@@ -118,6 +120,7 @@ static const struct opt {
     [O_SERVERS] = {"--servers", NULL, 1, ON(RECOMMEND) | ON(REPORT)},
     [O_CSV_COLUMNS] = {"--csv-columns", NULL, 1, STREAMS | ON(UPLOAD)},
     [O_ALL] = {"--all", NULL, 0, ON(TAIL)},
+    [O_URL] = {"--url", NULL, 1, ON(PUSH)},
 };
 
 struct args {
@@ -133,6 +136,7 @@ struct args {
 	int csv_extended, csv_set;
 	struct rt_answer_opts ans;
 	const char *before; /* delete --before T */
+	const char *url;    /* push --url URL (its --to is the sink) */
 	int compact;        /* delete --compact */
 };
 
@@ -251,6 +255,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->csv_set = 1;
 			break;
 		case O_ALL: a->all = 1; break;
+		case O_URL: a->url = v; break;
 		case O_N: break;
 		}
 	}
@@ -334,6 +339,11 @@ static int verb_runs(const struct args *a, struct rt_store *s)
 static int verb_show(const struct args *a, struct rt_store *s)
 {
 	return rt_cmd_show(s, a->run) ? 1 : 0;
+}
+
+static int verb_push(const struct args *a, struct rt_store *s)
+{
+	return rt_cmd_push(s, a->run, a->to, a->url, a->verbose);
 }
 
 static int verb_upload(const struct args *a, struct rt_store *s)
@@ -661,6 +671,11 @@ static const struct verb {
          "stream a run to S3 through the Sentinel API (SENTINEL_API_TOKEN); resumes where a "
          "previous upload stopped; -v says when the run is finished on Sentinel",
          NEEDS_RUN, FULL(verb_upload)},
+    [V_PUSH] = {"push", "RUN --to prometheus [--url URL] [-v]",
+                "send a run's samples to a metrics engine by Prometheus remote write (the URL "
+                "defaults to TRACKER_REMOTE_WRITE_URL); resumes where a previous push "
+                "stopped; every sample reaches the engine once",
+                NEEDS_RUN, FULL(verb_push)},
     [V_SUMMARY] =
         {"summary", "(RUN | --job NAME [--last N]) [--json]",
          "what the run needed: duration, exit status, CPU, memory, GPU, disk and network of the "

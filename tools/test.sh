@@ -10,6 +10,8 @@ sh tools/setup.sh
 need=""
 command -v npm >/dev/null 2>&1 || need="nodejs npm"
 command -v chromium >/dev/null 2>&1 || need="$need chromium"
+# the metrics engine the fleet sinks are tested against
+command -v prometheus >/dev/null 2>&1 || need="$need prometheus"
 if [ -n "$need" ]; then
 	sudo=""
 	[ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -61,7 +61,7 @@ static int get(const char *path, long deadline_ms, struct rt_http_resp *resp, ch
 		snprintf(why, cap, "the Keeper API did not answer within 10 s");
 		return RT_E_NET;
 	}
-	struct rt_http_limits lim = {left < 2000 ? left : 2000, left, KEEPER_MAX_BODY};
+	struct rt_http_limits lim = {left < 2000 ? left : 2000, left, KEEPER_MAX_BODY, 0};
 	const char *hdr[] = {"X-Application-ID: resource-tracker", "Accept: application/json",
 	                     NULL};
 	int rc = rt_http_limited("GET", url, hdr, NULL, 0, &lim, resp);

@@ -45,13 +45,24 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
 			r->amz_region[m] = '\0';
 		}
 	}
+	const char *ra = "retry-after:";
+	if (len > strlen(ra) && !strncasecmp(p, ra, strlen(ra))) {
+		const char *v = p + strlen(ra);
+		while (*v == ' ')
+			v++;
+		long s = 0;
+		int digits = 0;
+		for (; *v >= '0' && *v <= '9' && digits < 9; v++, digits++)
+			s = s * 10 + (*v - '0');
+		r->retry_after_s = digits && (*v == '\r' || *v == '\n' || !*v) ? s : -1;
+	}
 	return len;
 }
 
 int rt_http(const char *method, const char *url, const char *const *headers, const void *body,
             size_t len, long timeout_s, struct rt_http_resp *resp)
 {
-	struct rt_http_limits lim = {(timeout_s < 10 ? timeout_s : 10) * 1000, timeout_s * 1000, 0};
+	struct rt_http_limits lim = {(timeout_s < 10 ? timeout_s : 10) * 1000, timeout_s * 1000, 0, 0};
 	return rt_http_limited(method, url, headers, body, len, &lim, resp);
 }
 
@@ -60,7 +71,8 @@ int rt_http_limited(const char *method, const char *url, const char *const *head
                     struct rt_http_resp *resp)
 {
 	memset(resp, 0, sizeof(*resp));
-	if (!rt_url_allowed(url)) {
+	resp->retry_after_s = -1;
+	if (!rt_url_allowed(url) && !(lim->allow_http && !strncmp(url, "http://", 7))) {
 		snprintf(resp->err, sizeof(resp->err),
 		         "refusing plain http to a non-loopback address (use https)");
 		return RT_E_NET;

@@ -18,6 +18,7 @@ struct rt_http_resp {
 	long status; /* 0: no response (network error) */
 	struct rt_buf body;
 	char amz_region[64]; /* x-amz-bucket-region, when present */
+	long retry_after_s;  /* Retry-After in seconds, -1: absent or a date */
 	char err[256];       /* curl's reason when status is 0 */
 };
 
@@ -31,6 +32,7 @@ int rt_http(const char *method, const char *url, const char *const *headers, con
 struct rt_http_limits {
 	long connect_ms, total_ms;
 	size_t max_body;
+	int allow_http; /* plain http to any host (a URL the user gave as http://) */
 };
 int rt_http_limited(const char *method, const char *url, const char *const *headers,
                     const void *body, size_t len, const struct rt_http_limits *lim,
