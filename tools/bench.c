@@ -20,6 +20,11 @@
  * `summary --json`, `recommend` and `report` of each against the anchor of
  * the same run's `replay -f csv`, with the report's size.
  *
+ * --push records the same two runs (ending an hour ago) and pushes each into
+ * a local Prometheus (Debian's, started on 127.0.0.1) by remote write: wall
+ * time, CPU per sample and bytes on the wire per sample, beside the anchor
+ * of the same run's replay -f csv.
+ *
  * --disk makes a 512 MB ext4 loop device that holds only the store, records
  * 2,000 samples at 1 Hz with the fake clock (the recorder's group commits
  * follow its clock, so the write pattern is a real 1 Hz run's), and prints
@@ -45,6 +50,7 @@
 #include <unistd.h>
 
 #include "export.h"
+#include "rt/fields.h"
 #include "rt/runmeta.h"
 #include "rt/store.h"
 #include "rt/sysroot.h"
@@ -654,6 +660,105 @@ static int bench_answers(const char *rec_bin, const char *exp_bin)
 	return system(cmd) != 0;
 }
 
+/* --push: a stored run into a local Prometheus by remote write, beside the
+ * family's own cost (replay -f csv of the same run). */
+static void bench_push_run(const char *rec_bin, const char *exp_bin, const char *tmp,
+                           const char *url, const char *what, const char *interval,
+                           const char *count, double secs)
+{
+	char store[4300], pid[32], clock[32], log[4400];
+	snprintf(store, sizeof(store), "%s/push-%s", tmp, interval);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	/* ended an hour ago: inside the engine's out-of-order window */
+	snprintf(clock, sizeof(clock), "%lld", (long long)time(NULL) - (long long)secs - 3600);
+	setenv("RT_TEST_CLOCK", clock, 1);
+	char *rec[] = {(char *)rec_bin, "--quiet", "-i", (char *)interval, "--count",
+	               (char *)count,   "--pid",   pid,  "--store",        store,
+	               "--job-name",    "bench",   NULL};
+	double cpu, wall;
+	int rc = run_cmd(rec, &cpu, &wall);
+	unsetenv("RT_TEST_CLOCK");
+	if (rc) {
+		printf("  %s: recording failed\n", what);
+		return;
+	}
+	char *replay[] = {(char *)exp_bin, "--store", store, "replay", "1", "-f", "csv", NULL};
+	double rcpu, rwall;
+	run_cmd(replay, &rcpu, &rwall);
+	snprintf(log, sizeof(log), "%s/push.log", store);
+	char cmd[9000];
+	snprintf(cmd, sizeof(cmd), "'%s' --store '%s' push 1 --to prometheus --url '%s' -v 2> '%s'",
+	         exp_bin, store, url, log);
+	char *push[] = {"/bin/sh", "-c", cmd, NULL};
+	double pcpu, pwall;
+	rc = run_cmd(push, &pcpu, &pwall);
+	char line[1000] = "";
+	FILE *f = fopen(log, "r");
+	unsigned long long lines = 0, reqs = 0, bytes = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, " lines in "))
+			sscanf(strstr(line, "run 1: "),
+			       "run 1: %llu lines in %llu requests, %llu bytes", &lines, &reqs,
+			       &bytes);
+	if (f)
+		fclose(f);
+	double n = atof(count);
+	unsigned series = 0;
+	for (unsigned id = 0; id < RT_NV; id++)
+		series += rt_value_info(id)->fleet != NULL;
+	printf("%s (%s samples, up to %u series each):\n", what, count, series);
+	printf("  replay -f csv > /dev/null (anchor)        %8.0f ms  %6.2f us CPU per sample\n",
+	       rwall * 1e3, rcpu / n * 1e6);
+	if (rc || !lines) {
+		printf("  push --to prometheus: failed: %s\n", line);
+		return;
+	}
+	printf("  push --to prometheus                      %8.0f ms  %6.2f us CPU per sample "
+	       "(%.1fx replay)\n",
+	       pwall * 1e3, pcpu / n * 1e6, pcpu / rcpu);
+	printf(
+	    "  on the wire (protobuf + snappy)           %8.1f bytes per sample, %llu requests\n\n",
+	    (double)bytes / (double)lines, reqs);
+}
+
+static int bench_push(const char *rec_bin, const char *exp_bin)
+{
+	char tmp[] = "/tmp/rt-bench-XXXXXX";
+	if (!mkdtemp(tmp))
+		return 1;
+	char shm[4200], cfg[4200], cmd[13000], url[128];
+	snprintf(shm, sizeof(shm), "%s/shm", tmp);
+	mkdir(shm, 0700);
+	setenv("RT_SHM_DIR", shm, 1);
+	snprintf(cfg, sizeof(cfg), "%s/prom.yml", tmp);
+	FILE *f = fopen(cfg, "w");
+	if (!f)
+		return 1;
+	fputs("storage:\n  tsdb:\n    out_of_order_time_window: 3d\n", f);
+	fclose(f);
+	int port = 29000 + (int)(getpid() % 1000);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/write", port);
+	snprintf(
+	    cmd, sizeof(cmd),
+	    "prometheus --config.file=%s --storage.tsdb.path=%s/tsdb "
+	    "--web.listen-address=127.0.0.1:%d --web.enable-remote-write-receiver "
+	    "> %s/prom.log 2>&1 & echo $! > %s/prom.pid; "
+	    "for i in $(seq 100); do curl -sf http://127.0.0.1:%d/-/ready >/dev/null && exit 0; "
+	    "sleep 0.1; done; exit 1",
+	    cfg, tmp, port, tmp, tmp, port);
+	if (system(cmd)) {
+		printf("rt-bench --push: no Prometheus (apt-get install prometheus)\n");
+		return 1;
+	}
+	printf("rt-bench --push: a stored run into Prometheus %s on 127.0.0.1 (remote write, "
+	       "batches of 500 lines), this process tracked\n\n",
+	       "(Debian's)");
+	bench_push_run(rec_bin, exp_bin, tmp, url, "24 h at 1 Hz", "1", "86400", 86400);
+	bench_push_run(rec_bin, exp_bin, tmp, url, "1 h at 100 Hz", "0.01", "360000", 3600);
+	snprintf(cmd, sizeof(cmd), "kill $(cat %s/prom.pid); sleep 1; rm -rf '%s'", tmp, tmp);
+	return system(cmd) != 0;
+}
+
 /* Sectors written by block device dev (e.g. "loop3"). */
 static long long dev_write_sectors(const char *dev)
 {
@@ -1225,9 +1330,9 @@ int main(int argc, char **argv)
 		else if (i == 2 && !strcmp(argv[1], "--disk"))
 			continue; /* its seconds */
 		else if (argv[i][0] == '-' && strcmp(argv[i], "--answers") &&
-		         strcmp(argv[i], "--disk")) {
-			fprintf(stderr,
-			        "usage: rt-bench [--quick] [SECTION...] | --answers | --disk\n");
+		         strcmp(argv[i], "--push") && strcmp(argv[i], "--disk")) {
+			fprintf(stderr, "usage: rt-bench [--quick] [SECTION...] | --answers | "
+			                "--disk | --push\n");
 			return 2;
 		} else if (argv[i][0] != '-') {
 			int known = 0;
@@ -1244,6 +1349,7 @@ int main(int argc, char **argv)
 	}
 	int answers = argc > 1 && !strcmp(argv[1], "--answers");
 	int disk = argc > 1 && !strcmp(argv[1], "--disk");
+	int push = argc > 1 && !strcmp(argv[1], "--push");
 	int n = quick ? 500 : 5000;
 	rt_sysroot_init();
 	char self[4096], dir[4096], rec_bin[4200], exp_bin[4200];
@@ -1254,6 +1360,8 @@ int main(int argc, char **argv)
 	snprintf(exp_bin, sizeof(exp_bin), "%s/rt-export", dir);
 	if (answers)
 		return bench_answers(rec_bin, exp_bin);
+	if (push)
+		return bench_push(rec_bin, exp_bin);
 	if (disk) /* rt-bench --disk [SECONDS of the real 1 Hz part, default 150] */
 		return bench_disk(rec_bin, argc > 2 && atoi(argv[2]) >= 30 ? atoi(argv[2]) : 150);
 	char tmp[] = "/tmp/rt-bench-XXXXXX";

@@ -43,10 +43,11 @@
 #define MAX_LABELS 12
 
 struct series {
-	unsigned id;    /* value id */
-	char name[128]; /* Prometheus name */
-	double sum;     /* SUM: so far */
-	size_t n, cap;  /* samples in the batch */
+	unsigned id;     /* value id */
+	char name[128];  /* Prometheus name */
+	double sum;      /* SUM: so far */
+	int64_t last_ms; /* the timestamp of its last sample (sent or not) */
+	size_t n, cap;   /* samples in the batch */
 	Prometheus__Sample *s;
 	Prometheus__Sample **sp;
 };
@@ -124,7 +125,15 @@ static int cmp_label(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The run's resource: job, instance, host, cloud, run id. */
+static uint64_t fnv(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* The run's resource: job, instance, host, cloud, run id and store. */
 static void resource(struct pusher *p, struct rt_store *s, const struct rt_runinfo *ri)
 {
 	cJSON *m = cJSON_Parse(ri->meta_json);
@@ -138,6 +147,15 @@ static void resource(struct pusher *p, struct rt_store *s, const struct rt_runin
 	add_label(p, "instance", host);
 	add_label(p, "host_name", host);
 	add_label(p, "rt_run_id", run);
+	/* run ids count from 1 in every store: the store's random id tells two
+	 * stores' run 1 apart (an older store without one: its directory) */
+	const char *key = rt_store_ring_key(s), *hash = strchr(key, '#');
+	char sid[17];
+	if (hash && strlen(hash + 1) >= 12)
+		snprintf(sid, sizeof(sid), "%.12s", hash + 1);
+	else
+		snprintf(sid, sizeof(sid), "%012llx", (unsigned long long)(fnv(key) >> 16));
+	add_label(p, "rt_store", sid);
 	struct rt_cloud c;
 	memset(&c, 0, sizeof(c));
 	if (cJSON_IsString(hid) && rt_cloud_load(rt_store_dir(s), hid->valuestring, &c) == 0) {
@@ -149,14 +167,6 @@ static void resource(struct pusher *p, struct rt_store *s, const struct rt_runin
 }
 
 /* ---- the checkpoint ---------------------------------------------------- */
-
-static uint64_t fnv(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
 
 static uint64_t ckpt_load(const char *path)
 {
@@ -348,6 +358,12 @@ static int observe(void *ctx, const struct rt_derived *d)
 		v *= vi->fleet_scale;
 		if (vi->fleet_sum)
 			v = s->sum += v;
+		/* an engine keeps one value per series and millisecond: a line in
+		 * the same ms as the one before (the final sample right after the
+		 * last periodic one) goes 1 ms later, so neither is lost (the same
+		 * on every push: it is decided from the run's first line) */
+		int64_t t = ms > s->last_ms ? ms : s->last_ms + 1;
+		s->last_ms = t;
 		if (!send || !isfinite(v))
 			continue;
 		if (s->n == s->cap) {
@@ -364,7 +380,7 @@ static int observe(void *ctx, const struct rt_derived *d)
 		}
 		prometheus__sample__init(&s->s[s->n]);
 		s->s[s->n].value = v;
-		s->s[s->n].timestamp = ms;
+		s->s[s->n].timestamp = t;
 		s->n++;
 	}
 	if (!send)
