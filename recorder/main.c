@@ -309,6 +309,29 @@ static pid_t spawn_uploader(const struct store_choice *sc, int verbose, int csv_
 	return pid;
 }
 
+/* With TRACKER_REMOTE_WRITE_URL set, push the run to that metrics engine
+ * as it is recorded (rt-export push follows the live run). */
+static pid_t spawn_pusher(const struct store_choice *sc)
+{
+	const char *url = getenv("TRACKER_REMOTE_WRITE_URL");
+	if (!url || !*url)
+		return -1;
+	if (!sc->store) {
+		say("warning: TRACKER_REMOTE_WRITE_URL is set but this run has no store to push "
+		    "from; it is not sent");
+		return -1;
+	}
+	char runid[32];
+	snprintf(runid, sizeof(runid), "%llu", (unsigned long long)sc->run);
+	const char *args[] = {"push", runid, "--to", "prometheus", "--store", sc->dir, NULL};
+	pid_t pid = spawn_export(args, runid, -1, -1);
+	if (pid < 0)
+		say("warning: cannot start the push (%s); the run is in the store, push it later "
+		    "with: rt-export push %s --to prometheus",
+		    strerror(errno), runid);
+	return pid;
+}
+
 /* Wait for a child until the monotonic deadline; 1 when it exited. */
 static int wait_until(pid_t pid, uint64_t deadline_ns)
 {
@@ -345,7 +368,7 @@ static int wait_until(pid_t pid, uint64_t deadline_ns)
  * uploader sends its last batch and finishes the run. Past it, the output
  * is left to finish on its own and the upload is stopped, each with one
  * line saying how to get the rest. */
-static void wait_exporters(pid_t exporter, pid_t uploader, uint64_t run, int stored,
+static void wait_exporters(pid_t exporter, pid_t uploader, pid_t pusher, uint64_t run, int stored,
                            uint64_t deadline)
 {
 	if (exporter > 0 && !wait_until(exporter, deadline)) {
@@ -363,12 +386,20 @@ static void wait_exporters(pid_t exporter, pid_t uploader, uint64_t run, int sto
 		    "safe in the store, finish it later with: rt-export upload %llu",
 		    (unsigned long long)run, (unsigned long long)run);
 	}
+	if (pusher > 0 && !wait_until(pusher, deadline)) {
+		kill(pusher, SIGTERM);
+		waitpid(pusher, NULL, 0);
+		say("the push of run %llu to the metrics engine did not finish within 10 s; the "
+		    "run is safe in the store, finish it later with: rt-export push %llu --to "
+		    "prometheus",
+		    (unsigned long long)run, (unsigned long long)run);
+	}
 }
 
 /* Reap every child that exited: the command, the exporter, orphans that
  * were reparented to us (their rusage is the tree's, exactly). */
 static void reap(struct rt_proctree *tree, pid_t cmd, pid_t *exporter, pid_t *uploader,
-                 int *cmd_status, int *cmd_done)
+                 pid_t *pusher, int *cmd_status, int *cmd_done)
 {
 	int st;
 	struct rusage ru;
@@ -380,6 +411,10 @@ static void reap(struct rt_proctree *tree, pid_t cmd, pid_t *exporter, pid_t *up
 		}
 		if (p == *uploader) {
 			*uploader = -1;
+			continue;
+		}
+		if (p == *pusher) {
+			*pusher = -1;
 			continue;
 		}
 		if (tree)
@@ -412,7 +447,7 @@ static void forward(pid_t cmd, const struct signalfd_siginfo *si, int *stops)
 /* Store the run's final metadata, let readers drain, close everything. */
 static void finish_run(struct store_choice *sc, struct rt_sampler *s, struct rt_run_meta *meta,
                        struct rt_buf *mb, struct rt_stream_out *pipe_out, pid_t exporter,
-                       pid_t uploader)
+                       pid_t uploader, pid_t pusher)
 {
 	struct rt_time end;
 	rt_sampler_commit(s); /* every sample stored before the run says finished */
@@ -439,7 +474,7 @@ static void finish_run(struct store_choice *sc, struct rt_sampler *s, struct rt_
 	rt_sampler_finish(s);
 	uint64_t deadline = rt_clock_mono_real() + EXPORTER_WAIT_NS;
 	rt_stream_out_close(pipe_out, deadline);
-	wait_exporters(exporter, uploader, meta->run_id, sc->store != NULL, deadline);
+	wait_exporters(exporter, uploader, pusher, meta->run_id, sc->store != NULL, deadline);
 	rt_sampler_close(s, 1);
 	rt_store_close(sc->store);
 	sc->store = NULL;
@@ -663,7 +698,7 @@ int main(int argc, char **argv)
 		if (cmd < 0 && code == RT_SPAWN_NO_PROCESS) {
 			/* no process to spare even after retries: the job still runs */
 			meta.status = rt_run_status_name(RT_RUN_UNTRACKED);
-			finish_run(&sc, &s, &meta, &mb, NULL, -1, -1);
+			finish_run(&sc, &s, &meta, &mb, NULL, -1, -1, -1);
 			return exec_untracked(&cfg, err);
 		}
 		if (cmd < 0) {
@@ -671,7 +706,7 @@ int main(int argc, char **argv)
 			meta.status = rt_run_status_name(RT_RUN_FAILED);
 			meta.has_exit_code = 1;
 			meta.exit_code = code;
-			finish_run(&sc, &s, &meta, &mb, NULL, -1, -1);
+			finish_run(&sc, &s, &meta, &mb, NULL, -1, -1, -1);
 			rt_proctree_close(tree);
 			rt_config_free(&cfg);
 			return code;
@@ -693,6 +728,9 @@ int main(int argc, char **argv)
 	pid_t uploader = spawn_uploader(&sc, cfg.verbose, cfg.csv_extended);
 	if (tree && uploader > 0)
 		rt_proctree_exclude(tree, uploader);
+	pid_t pusher = spawn_pusher(&sc);
+	if (tree && pusher > 0)
+		rt_proctree_exclude(tree, pusher);
 
 	/* absolute deadlines: the schedule never drifts, an overrun skips ahead */
 	uint64_t deadline = s.last.mono_ns;
@@ -708,7 +746,7 @@ int main(int argc, char **argv)
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 				int sig = (int)si.ssi_signo;
 				if (sig == SIGCHLD) {
-					reap(tree, cmd, &exporter, &uploader, &cmd_status,
+					reap(tree, cmd, &exporter, &uploader, &pusher, &cmd_status,
 					     &cmd_done);
 				} else if (!wrapper) {
 					if (sig != SIGUSR1 && sig != SIGUSR2)
@@ -755,7 +793,7 @@ int main(int argc, char **argv)
 		                                 : exit_code             ? RT_RUN_FAILED
 		                                                         : RT_RUN_FINISHED);
 	}
-	finish_run(&sc, &s, &meta, &mb, &pipe_out, exporter, uploader);
+	finish_run(&sc, &s, &meta, &mb, &pipe_out, exporter, uploader, pusher);
 	rt_proctree_close(tree);
 	rt_config_free(&cfg);
 	return exit_code;

@@ -35,11 +35,13 @@
 #include "remote_write.pb-c.h"
 #include "rt/common.h"
 #include "rt/fields.h"
+#include "rt/runmeta.h"
 #include "rt/sysroot.h"
 
-#define BATCH_LINES 500        /* lines per request (TRACKER_PUSH_BATCH_LINES) */
-#define RT_PUSH_RETRY_S 300    /* give a batch up (resumable) after this long */
-#define RT_PUSH_MAX_BACKOFF 30 /* seconds */
+#define BATCH_LINES 500         /* lines per request (TRACKER_PUSH_BATCH_LINES) */
+#define BATCH_NS 10000000000ull /* a live run: a request every 10 s of samples */
+#define RT_PUSH_RETRY_S 300     /* give a batch up (resumable) after this long */
+#define RT_PUSH_MAX_BACKOFF 30  /* seconds */
 #define MAX_LABELS 12
 
 struct series {
@@ -59,12 +61,13 @@ struct pusher {
 	unsigned nser;
 	char lname[MAX_LABELS][64], lvalue[MAX_LABELS][256]; /* resource labels, sorted */
 	unsigned nlab;
-	uint64_t next_seq; /* first sample the engine has not confirmed */
-	uint64_t batch_last;
+	uint64_t next_seq;                /* first sample the engine has not confirmed */
+	uint64_t batch_last, batch_wall0; /* wall ns of the batch's first line */
 	size_t batch_lines, batch_max;
 	uint64_t sent_lines, sent_bytes, requests;
 	char ckpt[4200];
 	int failed; /* said once */
+	int live;   /* following a run being recorded: a request every 10 s */
 	int verbose;
 };
 
@@ -386,7 +389,9 @@ static int observe(void *ctx, const struct rt_derived *d)
 	if (!send)
 		return 0;
 	p->batch_last = d->seq;
-	if (++p->batch_lines >= p->batch_max)
+	if (!p->batch_lines++)
+		p->batch_wall0 = d->wall_ns;
+	if (p->batch_lines >= p->batch_max || (p->live && d->wall_ns - p->batch_wall0 >= BATCH_NS))
 		return send_batch(p);
 	return 0;
 }
@@ -507,10 +512,18 @@ int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char
 	if (rc == 0) {
 		e.observe = observe;
 		e.observe_ctx = &p;
-		struct rt_replay_opts o = {0, 0, 1};
-		rc = rt_replay(&e, &o);
-		if (rc == RT_E_RANGE)
-			rc = 0; /* no lines yet */
+		if (rt_run_status_of(ri.status) == RT_RUN_RUNNING &&
+		    rt_run_recorder_alive(s, ri.id)) {
+			/* a live run (the recorder started us): follow it to its end,
+			 * a request every 10 s of samples */
+			p.live = 1;
+			rc = rt_follow(&e, 1);
+		} else {
+			struct rt_replay_opts o = {0, 0, 1};
+			rc = rt_replay(&e, &o);
+			if (rc == RT_E_RANGE)
+				rc = 0; /* no lines yet */
+		}
 		if (rc == 0 && p.batch_lines)
 			rc = send_batch(&p);
 		rt_say_read_notes(&e.notes, ri.id, e.lines);

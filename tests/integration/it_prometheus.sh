@@ -141,7 +141,21 @@ check 2 || fail "run 2 after kills and a restart"
 check 1 || fail "run 1 after the restart"
 ok "a push killed mid-way and again with Prometheus down, Prometheus restarted: resumed at sample $at of $lines, every sample once"
 
-# 3. older than the window: one line, exit 1, the checkpoint stays
+# 3. streamed as it is recorded: TRACKER_REMOTE_WRITE_URL makes the recorder
+# start the push, which follows the run (a request every 10 s of samples)
+TRACKER_REMOTE_WRITE_URL="$URL" "$RT" -i 0.5 -n live --quiet -- sleep 13 &
+J=$!
+track $J
+sleep 12
+mid=$(curl -s -G "http://127.0.0.1:$PORT/api/v1/query" \
+	--data-urlencode 'query=count_over_time(process_memory_usage_bytes{job="live"}[1h])' |
+	python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(int(r[0]["value"][1]) if r else 0)')
+wait $J || fail "the streamed run"
+[ "$mid" -ge 15 ] || fail "only $mid samples in Prometheus 12 s into a 13 s run at 2 Hz (a batch is due every 10 s)"
+check 3 || fail "the streamed run, once it ended"
+ok "TRACKER_REMOTE_WRITE_URL: the run streamed while it ran ($mid samples in Prometheus before it ended), every sample once at the end"
+
+# 4. older than the window: one line, exit 1, the checkpoint stays
 cp -r "$(dirname "$0")/../fixtures/stores/v0.1.0/store" "$T/old"
 set +e
 "$EXP" --store "$T/old" push 2 --to prometheus --url "$URL" > "$T/out" 2> "$T/err"
