@@ -1,26 +1,28 @@
 /*
- * push.c - `rt-export push RUN --to prometheus`: a run's samples into a
- * metrics engine by Prometheus remote write 1.0 (protobuf, snappy).
+ * push.c - `rt-export push RUN --to prometheus|otlp`: a run's samples into
+ * a metrics engine, past or live (the recorder starts it when configured).
  *
  * What is sent is the fleet column of values.def: each value with a FLEET
- * name is one series per run, labelled with the run's resource (job, host,
- * cloud, run id) and the row's one attribute. A SUM is the cumulative sum
- * of the per-interval values since the run's first line, so the replay
- * always starts at the first line; samples are sent from the checkpoint on.
+ * name is one series per run, on the run's resource (job, host, cloud, run
+ * id, store) and with the row's one attribute. A counter is the cumulative
+ * sum of the per-interval values since the run's first line, so the replay
+ * always starts at the first line; points are sent from the checkpoint on.
+ * The encoders are push_prom.c (Prometheus remote write 1.0) and
+ * push_otlp.c (OTLP/HTTP, JSON).
  *
- * Exactly once: the checkpoint (<store>/push/prometheus-RUN-HASH, HASH of
- * the URL: one per engine) holds the first sample not yet confirmed; it
- * moves only after a 2xx. A batch sent twice (killed between the answer
- * and the checkpoint) is the same samples with the same values, which the
- * engine stores once. Retries: no answer, 429 and 5xx, with backoff and
- * Retry-After, for at most RT_PUSH_RETRY_S seconds; never 4xx others.
+ * Exactly once: the checkpoint (<store>/push/SINK-RUN-HASH, HASH of the
+ * URL: one per engine) holds the first sample not yet confirmed; it moves
+ * only after a 2xx. A batch sent twice (killed between the answer and the
+ * checkpoint) is the same points with the same values and timestamps,
+ * which the engine stores once. Retries: no answer, and the answers the
+ * sink calls retryable (429, 5xx), with backoff and Retry-After, for at
+ * most TRACKER_PUSH_RETRY_SECS (300 s); never other 4xx.
  */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <snappy-c.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,44 +34,15 @@
 #include "export.h"
 #include "net/cloud.h"
 #include "net/net.h"
-#include "remote_write.pb-c.h"
 #include "rt/common.h"
-#include "rt/fields.h"
 #include "rt/runmeta.h"
 #include "rt/sysroot.h"
+#include "sink/push.h"
 
 #define BATCH_LINES 500         /* lines per request (TRACKER_PUSH_BATCH_LINES) */
 #define BATCH_NS 10000000000ull /* a live run: a request every 10 s of samples */
-#define RT_PUSH_RETRY_S 300     /* give a batch up (resumable) after this long */
-#define RT_PUSH_MAX_BACKOFF 30  /* seconds */
-#define MAX_LABELS 12
-
-struct series {
-	unsigned id;     /* value id */
-	char name[128];  /* Prometheus name */
-	double sum;      /* SUM: so far */
-	int64_t last_ms; /* the timestamp of its last sample (sent or not) */
-	size_t n, cap;   /* samples in the batch */
-	Prometheus__Sample *s;
-	Prometheus__Sample **sp;
-};
-
-struct pusher {
-	const char *url;
-	const char *const *headers;
-	struct series ser[RT_NV];
-	unsigned nser;
-	char lname[MAX_LABELS][64], lvalue[MAX_LABELS][256]; /* resource labels, sorted */
-	unsigned nlab;
-	uint64_t next_seq;                /* first sample the engine has not confirmed */
-	uint64_t batch_last, batch_wall0; /* wall ns of the batch's first line */
-	size_t batch_lines, batch_max;
-	uint64_t sent_lines, sent_bytes, requests;
-	char ckpt[4200];
-	int failed; /* said once */
-	int live;   /* following a run being recorded: a request every 10 s */
-	int verbose;
-};
+#define RETRY_S 300             /* give a batch up (resumable) after this long */
+#define MAX_BACKOFF 30          /* seconds */
 
 /* ---- names ------------------------------------------------------------- */
 
@@ -102,30 +75,33 @@ void rt_prom_name(char *out, size_t cap, const struct rt_value_info *v)
 	}
 }
 
-/* A label name from an OpenTelemetry attribute (host.name -> host_name). */
-static void label_name(char *out, size_t cap, const char *attr)
+const char *rt_push_attr(const struct rt_push *p, const char *key)
 {
-	size_t n = 0;
-	for (; *attr && n + 1 < cap; attr++)
-		out[n++] = (*attr >= 'a' && *attr <= 'z') || (*attr >= 'A' && *attr <= 'Z') ||
-		                   (*attr >= '0' && *attr <= '9')
-		               ? *attr
-		               : '_';
-	out[n] = '\0';
+	for (unsigned i = 0; i < p->nattr; i++)
+		if (!strcmp(p->akey[i], key))
+			return p->aval[i];
+	return NULL;
 }
 
-static void add_label(struct pusher *p, const char *name, const char *value)
+/* Set resource attribute key (a later set replaces it; empty: removed). */
+static void set_attr(struct rt_push *p, const char *key, const char *value, size_t vlen)
 {
-	if (!value || !*value || p->nlab >= MAX_LABELS)
-		return; /* an empty label is no label */
-	unsigned i = p->nlab++;
-	snprintf(p->lname[i], sizeof(p->lname[i]), "%s", name);
-	snprintf(p->lvalue[i], sizeof(p->lvalue[i]), "%s", value);
-}
-
-static int cmp_label(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
+	unsigned i = 0;
+	while (i < p->nattr && strcmp(p->akey[i], key))
+		i++;
+	if (i == p->nattr) {
+		if (!value || !vlen || p->nattr >= RT_PUSH_MAX_ATTRS)
+			return;
+		p->nattr++;
+	}
+	if (!value || !vlen) { /* an empty attribute is no attribute */
+		p->nattr--;
+		memmove(p->akey[i], p->akey[i + 1], (p->nattr - i) * sizeof(p->akey[0]));
+		memmove(p->aval[i], p->aval[i + 1], (p->nattr - i) * sizeof(p->aval[0]));
+		return;
+	}
+	snprintf(p->akey[i], sizeof(p->akey[i]), "%s", key);
+	snprintf(p->aval[i], sizeof(p->aval[i]), "%.*s", (int)(vlen < 255 ? vlen : 255), value);
 }
 
 static uint64_t fnv(const char *s)
@@ -136,20 +112,21 @@ static uint64_t fnv(const char *s)
 	return h;
 }
 
-/* The run's resource: job, instance, host, cloud, run id and store. */
-static void resource(struct pusher *p, struct rt_store *s, const struct rt_runinfo *ri)
+/* The run's resource, as OpenTelemetry names it. */
+static void resource(struct rt_push *p, struct rt_store *s, const struct rt_runinfo *ri)
 {
 	cJSON *m = cJSON_Parse(ri->meta_json);
 	const cJSON *h = cJSON_GetObjectItemCaseSensitive(m, "host");
 	const cJSON *hn = cJSON_GetObjectItemCaseSensitive(h, "hostname");
 	const cJSON *hid = cJSON_GetObjectItemCaseSensitive(h, "host_id");
 	const char *host = cJSON_IsString(hn) ? hn->valuestring : NULL;
+	const char *job = ri->job_name && *ri->job_name ? ri->job_name : "resource-tracker";
 	char run[32];
 	snprintf(run, sizeof(run), "%llu", (unsigned long long)ri->id);
-	add_label(p, "job", ri->job_name && *ri->job_name ? ri->job_name : "resource-tracker");
-	add_label(p, "instance", host);
-	add_label(p, "host_name", host);
-	add_label(p, "rt_run_id", run);
+	set_attr(p, "service.name", job, strlen(job));
+	if (host)
+		set_attr(p, "host.name", host, strlen(host));
+	set_attr(p, "rt.run.id", run, strlen(run));
 	/* run ids count from 1 in every store: the store's random id tells two
 	 * stores' run 1 apart (an older store without one: its directory) */
 	const char *key = rt_store_ring_key(s), *hash = strchr(key, '#');
@@ -158,13 +135,13 @@ static void resource(struct pusher *p, struct rt_store *s, const struct rt_runin
 		snprintf(sid, sizeof(sid), "%.12s", hash + 1);
 	else
 		snprintf(sid, sizeof(sid), "%012llx", (unsigned long long)(fnv(key) >> 16));
-	add_label(p, "rt_store", sid);
+	set_attr(p, "rt.store", sid, strlen(sid));
 	struct rt_cloud c;
 	memset(&c, 0, sizeof(c));
 	if (cJSON_IsString(hid) && rt_cloud_load(rt_store_dir(s), hid->valuestring, &c) == 0) {
-		add_label(p, "cloud_provider", c.vendor);
-		add_label(p, "cloud_region", c.region);
-		add_label(p, "host_type", c.instance_type);
+		set_attr(p, "cloud.provider", c.vendor, strlen(c.vendor));
+		set_attr(p, "cloud.region", c.region, strlen(c.region));
+		set_attr(p, "host.type", c.instance_type, strlen(c.instance_type));
 	}
 	cJSON_Delete(m);
 }
@@ -204,94 +181,65 @@ static int ckpt_save(const char *path, uint64_t next)
 
 /* ---- one request -------------------------------------------------------- */
 
-static int send_batch(struct pusher *p)
+static int env_seconds(const char *name, int dflt, int min, int max)
 {
-	Prometheus__TimeSeries ts[RT_NV], *tsp[RT_NV];
-	Prometheus__Label lab[RT_NV][MAX_LABELS + 2], *labp[RT_NV][MAX_LABELS + 2];
-	size_t nts = 0;
-	for (unsigned k = 0; k < p->nser; k++) {
-		struct series *s = &p->ser[k];
-		if (!s->n)
-			continue;
-		const struct rt_value_info *v = rt_value_info(s->id);
-		prometheus__time_series__init(&ts[nts]);
-		size_t nl = 0;
-		prometheus__label__init(&lab[nts][nl]);
-		lab[nts][nl].name = "__name__";
-		lab[nts][nl++].value = s->name;
-		static char attr[RT_NV][64];
-		if (v->fleet_attr) {
-			label_name(attr[k], sizeof(attr[k]), v->fleet_attr);
-			prometheus__label__init(&lab[nts][nl]);
-			lab[nts][nl].name = attr[k];
-			lab[nts][nl++].value = (char *)v->fleet_attr_value;
-		}
-		for (unsigned i = 0; i < p->nlab; i++) {
-			prometheus__label__init(&lab[nts][nl]);
-			lab[nts][nl].name = p->lname[i];
-			lab[nts][nl++].value = p->lvalue[i];
-		}
-		for (size_t i = 0; i < nl; i++)
-			labp[nts][i] = &lab[nts][i];
-		qsort(labp[nts], nl, sizeof(labp[nts][0]), cmp_label); /* by name first */
-		ts[nts].n_labels = nl;
-		ts[nts].labels = labp[nts];
-		for (size_t i = 0; i < s->n; i++)
-			s->sp[i] = &s->s[i];
-		ts[nts].n_samples = s->n;
-		ts[nts].samples = s->sp;
-		tsp[nts] = &ts[nts];
-		nts++;
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return dflt;
+	char *end;
+	long x = strtol(v, &end, 10);
+	if (*end || x < min || x > max) {
+		rt_say("%s='%.40s' is not a number from %d to %d; %d is used", name, v, min, max,
+		       dflt);
+		return dflt;
 	}
-	if (!nts)
-		return 0;
-	Prometheus__WriteRequest wr;
-	prometheus__write_request__init(&wr);
-	wr.n_timeseries = nts;
-	wr.timeseries = tsp;
-	size_t plen = prometheus__write_request__get_packed_size(&wr);
-	size_t clen = snappy_max_compressed_length(plen);
-	uint8_t *raw = malloc(plen ? plen : 1);
-	char *comp = malloc(clen);
-	if (!raw || !comp) {
-		free(raw);
-		free(comp);
-		return -ENOMEM;
+	return (int)x;
+}
+
+/* An answer's body as one short line (control characters as spaces). */
+static void one_line(char *out, size_t cap, const char *body)
+{
+	size_t n = 0;
+	for (const char *c = body; *c && n + 1 < cap; c++)
+		out[n++] = (unsigned char)*c < 0x20 ? ' ' : *c;
+	while (n && out[n - 1] == ' ')
+		n--;
+	out[n] = '\0';
+}
+
+static int send_batch(struct rt_push *p)
+{
+	struct rt_buf body = {0};
+	int rc = p->sink->encode(p, &body);
+	if (rc || body.oom) {
+		rt_buf_free(&body);
+		return rc ? rc : -ENOMEM;
 	}
-	prometheus__write_request__pack(&wr, raw);
-	if (snappy_compress((const char *)raw, plen, comp, &clen) != SNAPPY_OK) {
-		free(raw);
-		free(comp);
-		return -EIO;
-	}
-	free(raw);
-	struct rt_http_limits lim = {5000, 30000, 64 << 10, 1};
+	int timeout = env_seconds("TRACKER_PUSH_TIMEOUT_SECS", 30, 1, 600);
+	int bound = env_seconds("TRACKER_PUSH_RETRY_SECS", RETRY_S, 0, 86400);
+	struct rt_http_limits lim = {timeout * 1000 < 5000 ? timeout * 1000 : 5000, timeout * 1000,
+	                             1 << 20, 1};
 	double waited = 0, backoff = 0.5;
-	int rc;
 	for (;;) {
 		struct rt_http_resp r;
-		rc = rt_http_limited("POST", p->url, p->headers, comp, clen, &lim, &r);
+		rc = rt_http_limited("POST", p->url, p->headers, body.p, body.len, &lim, &r);
 		long st = rc ? 0 : r.status;
+		const char *text = r.body.p ? r.body.p : "";
 		if (st >= 200 && st < 300) {
+			if (p->sink->accepted)
+				p->sink->accepted(p, text);
 			rt_http_resp_free(&r);
 			rc = 0;
 			break;
 		}
-		/* Prometheus before 2.45 answers 500 for samples older than it takes
-		 * ("too old sample", "out of bounds"): no retry can help those */
-		const char *body = r.body.p ? r.body.p : "";
-		int too_old = strstr(body, "too old") || strstr(body, "out of bounds");
-		int retry = (st == 0 || st == 429 || st >= 500) && !too_old;
-		if (!retry || waited >= RT_PUSH_RETRY_S) {
+		int retry = st == 0 || p->sink->retryable(st, text);
+		if (!retry || waited >= bound) {
 			/* one line per run: the batch stays for the next push */
 			if (!p->failed) {
 				char why[201];
-				size_t n = 0;
-				for (const char *c = body; *c && n + 1 < sizeof(why); c++)
-					why[n++] = (unsigned char)*c < 0x20 ? ' ' : *c;
-				while (n && why[n - 1] == ' ')
-					n--;
-				why[n] = '\0';
+				one_line(why, sizeof(why), text);
+				int old = !retry && (strstr(text, "too old") ||
+				                     strstr(text, "out of bounds"));
 				if (st)
 					rt_say(
 					    "the metrics engine refused samples %llu..%llu of this "
@@ -300,8 +248,7 @@ static int send_batch(struct pusher *p)
 					    (unsigned long long)p->next_seq,
 					    (unsigned long long)p->batch_last, st, why,
 					    retry ? ", and kept refusing" : "",
-					    too_old
-					        ? " (they are older than the engine takes: see its "
+					    old ? " (they are older than the engine takes: see its "
 					          "out-of-order window)"
 					        : "");
 				else
@@ -321,18 +268,19 @@ static int send_batch(struct pusher *p)
 			wait = r.retry_after_s > 60 ? 60 : (double)r.retry_after_s;
 		rt_http_resp_free(&r);
 		if (p->verbose)
-			rt_say("push: %s; again in %.1f s", st ? "the engine is busy" : "no answer",
-			       wait);
-		struct timespec ts2 = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
-		nanosleep(&ts2, NULL);
+			rt_say("push: %s; again in %.1f s",
+			       st ? "the engine asks to wait" : "no answer", wait);
+		struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
+		nanosleep(&ts, NULL);
 		waited += wait;
-		backoff = backoff * 2 > RT_PUSH_MAX_BACKOFF ? RT_PUSH_MAX_BACKOFF : backoff * 2;
+		backoff = backoff * 2 > MAX_BACKOFF ? MAX_BACKOFF : backoff * 2;
 	}
-	free(comp);
+	size_t sent = body.len;
+	rt_buf_free(&body);
 	if (rc)
 		return rc;
 	p->requests++;
-	p->sent_bytes += clen;
+	p->sent_bytes += sent;
 	p->sent_lines += p->batch_lines;
 	p->next_seq = p->batch_last + 1;
 	if (ckpt_save(p->ckpt, p->next_seq))
@@ -349,11 +297,13 @@ static int send_batch(struct pusher *p)
 
 static int observe(void *ctx, const struct rt_derived *d)
 {
-	struct pusher *p = ctx;
+	struct rt_push *p = ctx;
+	if (!p->start_ns)
+		p->start_ns = (int64_t)d->prev.rec->h->wall_ns;
 	int send = d->seq >= p->next_seq;
 	int64_t ms = (int64_t)(d->wall_ns / 1000000u);
 	for (unsigned k = 0; k < p->nser; k++) {
-		struct series *s = &p->ser[k];
+		struct rt_push_series *s = &p->ser[k];
 		double v;
 		if (!rt_value(d, s->id, &v))
 			continue;
@@ -361,30 +311,23 @@ static int observe(void *ctx, const struct rt_derived *d)
 		v *= vi->fleet_scale;
 		if (vi->fleet_sum)
 			v = s->sum += v;
-		/* an engine keeps one value per series and millisecond: a line in
-		 * the same ms as the one before (the final sample right after the
-		 * last periodic one) goes 1 ms later, so neither is lost (the same
-		 * on every push: it is decided from the run's first line) */
+		/* Prometheus keeps one value per series and millisecond: a line
+		 * in the same ms as the one before (the final sample right after
+		 * the last periodic one) goes 1 ms later there, so neither is
+		 * lost (the same on every push: decided from the first line) */
 		int64_t t = ms > s->last_ms ? ms : s->last_ms + 1;
 		s->last_ms = t;
 		if (!send || !isfinite(v))
 			continue;
 		if (s->n == s->cap) {
 			size_t cap = s->cap ? s->cap * 2 : 64;
-			Prometheus__Sample *ns = realloc(s->s, cap * sizeof(*ns));
-			if (!ns)
-				return -ENOMEM;
-			s->s = ns;
-			Prometheus__Sample **np = realloc(s->sp, cap * sizeof(*np));
+			struct rt_point *np = realloc(s->pt, cap * sizeof(*np));
 			if (!np)
 				return -ENOMEM;
-			s->sp = np;
+			s->pt = np;
 			s->cap = cap;
 		}
-		prometheus__sample__init(&s->s[s->n]);
-		s->s[s->n].value = v;
-		s->s[s->n].timestamp = t;
-		s->n++;
+		s->pt[s->n++] = (struct rt_point){v, (int64_t)d->wall_ns, t};
 	}
 	if (!send)
 		return 0;
@@ -431,44 +374,155 @@ static const char *auth_header(char *buf, size_t cap)
 	return NULL;
 }
 
+/* OTEL_EXPORTER_OTLP_HEADERS: "k=v,k2=v2" (values percent-encoded) into
+ * p's headers from slot *n on. 0, or -1 (said) when malformed. */
+static int otlp_headers(struct rt_push *p, const char *var, size_t *n)
+{
+	const char *v = getenv(var);
+	if (!v || !*v)
+		return 0;
+	const char *s = v;
+	while (*s) {
+		const char *e = strchr(s, ','), *end = e ? e : s + strlen(s);
+		const char *eq = memchr(s, '=', (size_t)(end - s));
+		while (s < end && *s == ' ')
+			s++;
+		if (!eq || eq == s || *n + 2 >= RT_ARRAY_LEN(p->headers) || *n >= 8) {
+			rt_say("%s is not key=value,...: '%.60s'; OTLP is off for this push", var,
+			       v);
+			return -1;
+		}
+		char *h = p->hdr_store[*n];
+		size_t o = 0, cap = sizeof(p->hdr_store[0]);
+		const char *ke = eq;
+		while (ke > s && ke[-1] == ' ')
+			ke--;
+		for (const char *c = s; c < ke && o + 4 < cap; c++) {
+			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			      (*c >= '0' && *c <= '9') || *c == '-' || *c == '_')) {
+				rt_say("%s has a header name that is not a token: '%.60s'; OTLP is "
+				       "off "
+				       "for this push",
+				       var, v);
+				return -1;
+			}
+			h[o++] = *c;
+		}
+		h[o++] = ':';
+		h[o++] = ' ';
+		for (const char *c = eq + 1; c < end && o + 2 < cap; c++) {
+			int hi, lo;
+			if (*c == '%' && end - c >= 3 &&
+			    sscanf((char[3]){c[1], c[2], 0}, "%1x%1x", &hi, &lo) == 2) {
+				h[o++] = (char)(hi * 16 + lo);
+				c += 2;
+			} else {
+				h[o++] = *c;
+			}
+			if ((unsigned char)h[o - 1] < 0x20) {
+				rt_say("%s has a control character in a value; OTLP is off for "
+				       "this push",
+				       var);
+				return -1;
+			}
+		}
+		h[o] = '\0';
+		p->headers[(*n)++] = h;
+		s = e ? e + 1 : end;
+	}
+	return 0;
+}
+
+/* OTEL_RESOURCE_ATTRIBUTES "k=v,..." and OTEL_SERVICE_NAME over rt's own. */
+static int otlp_resource(struct rt_push *p)
+{
+	const char *v = getenv("OTEL_RESOURCE_ATTRIBUTES");
+	for (const char *s = v; s && *s;) {
+		const char *e = strchr(s, ','), *end = e ? e : s + strlen(s);
+		const char *eq = memchr(s, '=', (size_t)(end - s));
+		if (!eq || eq == s || eq - s >= 64) {
+			rt_say(
+			    "OTEL_RESOURCE_ATTRIBUTES is not key=value,...: '%.60s'; OTLP is off "
+			    "for this push",
+			    v);
+			return -1;
+		}
+		char key[64];
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - s), s);
+		char val[256];
+		size_t o = 0;
+		for (const char *c = eq + 1; c < end && o + 1 < sizeof(val); c++) {
+			int hi, lo;
+			if (*c == '%' && end - c >= 3 &&
+			    sscanf((char[3]){c[1], c[2], 0}, "%1x%1x", &hi, &lo) == 2) {
+				val[o++] = (char)(hi * 16 + lo);
+				c += 2;
+			} else {
+				val[o++] = *c;
+			}
+		}
+		set_attr(p, key, val, o);
+		s = e ? e + 1 : end;
+	}
+	const char *svc = getenv("OTEL_SERVICE_NAME");
+	if (svc && *svc)
+		set_attr(p, "service.name", svc, strlen(svc));
+	return 0;
+}
+
+/* The OTLP metrics endpoint: OTEL_EXPORTER_OTLP_METRICS_ENDPOINT as it is,
+ * else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/metrics. */
+static const char *otlp_url(char *buf, size_t cap)
+{
+	const char *m = getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT");
+	if (m && *m)
+		return m;
+	const char *b = getenv("OTEL_EXPORTER_OTLP_ENDPOINT");
+	if (!b || !*b)
+		return NULL;
+	size_t n = strlen(b);
+	snprintf(buf, cap, "%.*s/v1/metrics", (int)(n && b[n - 1] == '/' ? n - 1 : n), b);
+	return buf;
+}
+
 int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char *url, int verbose)
 {
-	if (!to || strcmp(to, "prometheus")) {
-		rt_say("push --to must be prometheus (got '%s')", to ? to : "nothing");
+	const struct rt_push_sink *sink = !to                         ? NULL
+	                                  : !strcmp(to, "prometheus") ? &rt_push_prometheus
+	                                  : !strcmp(to, "otlp")       ? &rt_push_otlp
+	                                                              : NULL;
+	if (!sink) {
+		rt_say("push --to must be prometheus or otlp (got '%s')", to ? to : "nothing");
 		return 2;
 	}
-	if (!url || !*url)
+	char ubuf[2048];
+	if ((!url || !*url) && sink == &rt_push_prometheus)
 		url = getenv("TRACKER_REMOTE_WRITE_URL");
+	if ((!url || !*url) && sink == &rt_push_otlp)
+		url = otlp_url(ubuf, sizeof(ubuf));
 	if (!url || !*url) {
-		rt_say("push --to prometheus needs --url URL or TRACKER_REMOTE_WRITE_URL (e.g. "
-		       "http://HOST:9090/api/v1/write)");
+		if (sink == &rt_push_prometheus)
+			rt_say("push --to prometheus needs --url URL or TRACKER_REMOTE_WRITE_URL "
+			       "(e.g. "
+			       "http://HOST:9090/api/v1/write)");
+		else
+			rt_say("push --to otlp needs --url URL, "
+			       "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT or "
+			       "OTEL_EXPORTER_OTLP_ENDPOINT (e.g. http://HOST:4318)");
 		return 2;
 	}
 	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
-		rt_say("the remote write URL must start with http:// or https:// (got '%.100s')",
-		       url);
+		rt_say("the %s URL must start with http:// or https:// (got '%.100s')",
+		       sink == &rt_push_otlp ? "OTLP" : "remote write", url);
 		return 2;
 	}
-	struct rt_runinfo ri;
-	if (rt_run_resolve(s, spec, &ri))
-		return 1;
-	static struct pusher p;
+	static struct rt_push p;
 	memset(&p, 0, sizeof(p));
+	p.sink = sink;
 	p.url = url;
 	p.verbose = verbose;
-	p.batch_max = BATCH_LINES;
-	const char *bl = getenv("TRACKER_PUSH_BATCH_LINES");
-	if (bl && *bl) {
-		char *end;
-		long v = strtol(bl, &end, 10);
-		if (*end || v < 1 || v > 100000)
-			rt_say(
-			    "TRACKER_PUSH_BATCH_LINES='%.40s' is not a number from 1 to 100000; %d "
-			    "lines per request",
-			    bl, BATCH_LINES);
-		else
-			p.batch_max = (size_t)v;
-	}
+	p.batch_max =
+	    (size_t)env_seconds("TRACKER_PUSH_BATCH_LINES", BATCH_LINES, 1, 100000); /* lines */
 	for (unsigned id = 0; id < RT_NV; id++) {
 		const struct rt_value_info *v = rt_value_info(id);
 		if (!v->fleet)
@@ -477,19 +531,37 @@ int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char
 		rt_prom_name(p.ser[p.nser].name, sizeof(p.ser[p.nser].name), v);
 		p.nser++;
 	}
-	resource(&p, s, &ri);
+	size_t nh = 0;
 	char auth[1200];
-	const char *headers[] = {"Content-Type: application/x-protobuf",
-	                         "Content-Encoding: snappy",
-	                         "X-Prometheus-Remote-Write-Version: 0.1.0",
-	                         "User-Agent: rt/" RT_VERSION,
-	                         auth_header(auth, sizeof(auth)),
-	                         NULL};
-	p.headers = headers;
+	if (sink == &rt_push_prometheus) {
+		p.headers[nh++] = "Content-Type: application/x-protobuf";
+		p.headers[nh++] = "Content-Encoding: snappy";
+		p.headers[nh++] = "X-Prometheus-Remote-Write-Version: 0.1.0";
+		if (auth_header(auth, sizeof(auth)))
+			p.headers[nh++] = auth;
+	} else {
+		p.headers[nh++] = "Content-Type: application/json";
+		p.headers[nh++] = "Content-Encoding: gzip";
+		size_t first = nh;
+		if (otlp_headers(&p, "OTEL_EXPORTER_OTLP_HEADERS", &nh) ||
+		    otlp_headers(&p, "OTEL_EXPORTER_OTLP_METRICS_HEADERS", &nh))
+			return 2;
+		(void)first;
+	}
+	p.headers[nh++] = "User-Agent: rt/" RT_VERSION;
+	p.headers[nh] = NULL;
+	struct rt_runinfo ri;
+	if (rt_run_resolve(s, spec, &ri))
+		return 1;
+	resource(&p, s, &ri);
+	if (sink == &rt_push_otlp && otlp_resource(&p)) {
+		rt_run_free(&ri);
+		return 2;
+	}
 	char dir[4096];
 	snprintf(dir, sizeof(dir), "%s/push", rt_store_dir(s));
 	mkdir(dir, 0700);
-	snprintf(p.ckpt, sizeof(p.ckpt), "%s/prometheus-%llu-%016llx", dir,
+	snprintf(p.ckpt, sizeof(p.ckpt), "%s/%s-%llu-%016llx", dir, sink->name,
 	         (unsigned long long)ri.id, (unsigned long long)fnv(url));
 	/* one pusher per run and engine */
 	char lock[4300];
@@ -532,16 +604,14 @@ int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char
 	if (rc && !p.failed && rc != RT_E_LAYOUT)
 		rt_say("push of run %llu stopped: %s", (unsigned long long)ri.id, rt_strerror(rc));
 	if (verbose && !rc)
-		rt_say(
-		    "push: run %llu: %llu lines in %llu requests, %llu bytes (snappy); the engine "
-		    "has every sample up to %llu",
-		    (unsigned long long)ri.id, (unsigned long long)p.sent_lines,
-		    (unsigned long long)p.requests, (unsigned long long)p.sent_bytes,
-		    (unsigned long long)(p.next_seq - 1));
-	for (unsigned k = 0; k < p.nser; k++) {
-		free(p.ser[k].s);
-		free(p.ser[k].sp);
-	}
+		rt_say("push: run %llu: %llu lines in %llu requests, %llu bytes (%s); the engine "
+		       "has every sample up to %llu",
+		       (unsigned long long)ri.id, (unsigned long long)p.sent_lines,
+		       (unsigned long long)p.requests, (unsigned long long)p.sent_bytes,
+		       sink == &rt_push_otlp ? "JSON, gzip" : "protobuf, snappy",
+		       (unsigned long long)(p.next_seq - 1));
+	for (unsigned k = 0; k < p.nser; k++)
+		free(p.ser[k].pt);
 	close(lfd);
 	rt_run_free(&ri);
 	return rc ? 1 : 0;

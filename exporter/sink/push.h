@@ -1,0 +1,70 @@
+/*
+ * push.h - what the metrics engines' encoders share (push.c: the series,
+ * the checkpoint, the retries; push_prom.c: Prometheus remote write;
+ * push_otlp.c: OTLP/HTTP JSON).
+ */
+#ifndef RT_SINK_PUSH_H
+#define RT_SINK_PUSH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net/net.h"
+#include "rt/fields.h"
+#include "rt/fmt.h"
+
+#define RT_PUSH_MAX_ATTRS 24
+
+struct rt_point {
+	double v;
+	int64_t ns; /* the sample's wall clock */
+	int64_t ms; /* the same in ms, strictly increasing per series */
+};
+
+struct rt_push_series {
+	unsigned id;    /* value id */
+	char name[128]; /* the Prometheus name */
+	double sum;     /* a counter: so far */
+	int64_t last_ms;
+	size_t n, cap; /* points of the batch */
+	struct rt_point *pt;
+};
+
+struct rt_push;
+
+/* One request's body and headers. */
+struct rt_push_sink {
+	const char *name; /* --to */
+	/* The batch's body into out; 0 or -ENOMEM. */
+	int (*encode)(const struct rt_push *p, struct rt_buf *out);
+	/* Whether an answer is worth another try. */
+	int (*retryable)(long status, const char *body);
+	/* A 2xx answer's body: what it says (OTLP's partial success). */
+	void (*accepted)(struct rt_push *p, const char *body);
+};
+
+struct rt_push {
+	const struct rt_push_sink *sink;
+	const char *url;
+	const char *headers[32]; /* "Name: value", NULL-terminated */
+	struct rt_push_series ser[RT_NV];
+	unsigned nser;
+	/* the run's resource, OpenTelemetry attribute names */
+	char akey[RT_PUSH_MAX_ATTRS][64], aval[RT_PUSH_MAX_ATTRS][256];
+	unsigned nattr;
+	int64_t start_ns; /* the run's first record: counters start there */
+	uint64_t next_seq;
+	uint64_t batch_last, batch_wall0;
+	size_t batch_lines, batch_max;
+	uint64_t sent_lines, sent_bytes, requests;
+	char ckpt[4200];
+	int failed, said_partial, live, verbose;
+	char hdr_store[8][1200]; /* backing for headers from the environment */
+};
+
+extern const struct rt_push_sink rt_push_prometheus, rt_push_otlp;
+
+/* Attribute key of the resource, NULL when absent. */
+const char *rt_push_attr(const struct rt_push *p, const char *key);
+
+#endif
