@@ -309,26 +309,33 @@ static pid_t spawn_uploader(const struct store_choice *sc, int verbose, int csv_
 	return pid;
 }
 
-/* With TRACKER_REMOTE_WRITE_URL set, push the run to that metrics engine
- * as it is recorded (rt-export push follows the live run). */
-static pid_t spawn_pusher(const struct store_choice *sc)
+/* With a metrics engine configured (TRACKER_REMOTE_WRITE_URL for
+ * Prometheus remote write; OTEL_EXPORTER_OTLP_ENDPOINT or its _METRICS_
+ * form for OTLP), push the run there as it is recorded: rt-export push
+ * follows the live run. Each sink is its own process: one that is down
+ * stops nothing else. */
+static pid_t spawn_pusher(const struct store_choice *sc, const char *sink)
 {
-	const char *url = getenv("TRACKER_REMOTE_WRITE_URL");
+	int prom = !strcmp(sink, "prometheus");
+	const char *var = prom ? "TRACKER_REMOTE_WRITE_URL" : "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT";
+	const char *url = getenv(var);
+	if (!prom && (!url || !*url))
+		url = getenv(var = "OTEL_EXPORTER_OTLP_ENDPOINT");
 	if (!url || !*url)
 		return -1;
 	if (!sc->store) {
-		say("warning: TRACKER_REMOTE_WRITE_URL is set but this run has no store to push "
-		    "from; it is not sent");
+		say("warning: %s is set but this run has no store to push from; it is not sent",
+		    var);
 		return -1;
 	}
 	char runid[32];
 	snprintf(runid, sizeof(runid), "%llu", (unsigned long long)sc->run);
-	const char *args[] = {"push", runid, "--to", "prometheus", "--store", sc->dir, NULL};
+	const char *args[] = {"push", runid, "--to", sink, "--store", sc->dir, NULL};
 	pid_t pid = spawn_export(args, runid, -1, -1);
 	if (pid < 0)
 		say("warning: cannot start the push (%s); the run is in the store, push it later "
-		    "with: rt-export push %s --to prometheus",
-		    strerror(errno), runid);
+		    "with: rt-export push %s --to %s",
+		    strerror(errno), runid, sink);
 	return pid;
 }
 
@@ -368,8 +375,8 @@ static int wait_until(pid_t pid, uint64_t deadline_ns)
  * uploader sends its last batch and finishes the run. Past it, the output
  * is left to finish on its own and the upload is stopped, each with one
  * line saying how to get the rest. */
-static void wait_exporters(pid_t exporter, pid_t uploader, pid_t pusher, uint64_t run, int stored,
-                           uint64_t deadline)
+static void wait_exporters(pid_t exporter, pid_t uploader, const pid_t *pusher, uint64_t run,
+                           int stored, uint64_t deadline)
 {
 	if (exporter > 0 && !wait_until(exporter, deadline)) {
 		if (stored)
@@ -386,14 +393,18 @@ static void wait_exporters(pid_t exporter, pid_t uploader, pid_t pusher, uint64_
 		    "safe in the store, finish it later with: rt-export upload %llu",
 		    (unsigned long long)run, (unsigned long long)run);
 	}
-	if (pusher > 0 && !wait_until(pusher, deadline)) {
-		kill(pusher, SIGTERM);
-		waitpid(pusher, NULL, 0);
-		say("the push of run %llu to the metrics engine did not finish within 10 s; the "
-		    "run is safe in the store, finish it later with: rt-export push %llu --to "
-		    "prometheus",
-		    (unsigned long long)run, (unsigned long long)run);
-	}
+	for (int i = 0; i < 2; i++)
+		if (pusher[i] > 0 && !wait_until(pusher[i], deadline)) {
+			kill(pusher[i], SIGTERM);
+			waitpid(pusher[i], NULL, 0);
+			say("the push of run %llu to the metrics engine did not finish within 10 "
+			    "s; "
+			    "the run is safe in the store, finish it later with: rt-export push "
+			    "%llu "
+			    "--to %s",
+			    (unsigned long long)run, (unsigned long long)run,
+			    i ? "otlp" : "prometheus");
+		}
 }
 
 /* Reap every child that exited: the command, the exporter, orphans that
@@ -413,8 +424,8 @@ static void reap(struct rt_proctree *tree, pid_t cmd, pid_t *exporter, pid_t *up
 			*uploader = -1;
 			continue;
 		}
-		if (p == *pusher) {
-			*pusher = -1;
+		if (p == pusher[0] || p == pusher[1]) {
+			pusher[p == pusher[1]] = -1;
 			continue;
 		}
 		if (tree)
@@ -447,7 +458,7 @@ static void forward(pid_t cmd, const struct signalfd_siginfo *si, int *stops)
 /* Store the run's final metadata, let readers drain, close everything. */
 static void finish_run(struct store_choice *sc, struct rt_sampler *s, struct rt_run_meta *meta,
                        struct rt_buf *mb, struct rt_stream_out *pipe_out, pid_t exporter,
-                       pid_t uploader, pid_t pusher)
+                       pid_t uploader, const pid_t *pusher)
 {
 	struct rt_time end;
 	rt_sampler_commit(s); /* every sample stored before the run says finished */
@@ -698,7 +709,7 @@ int main(int argc, char **argv)
 		if (cmd < 0 && code == RT_SPAWN_NO_PROCESS) {
 			/* no process to spare even after retries: the job still runs */
 			meta.status = rt_run_status_name(RT_RUN_UNTRACKED);
-			finish_run(&sc, &s, &meta, &mb, NULL, -1, -1, -1);
+			finish_run(&sc, &s, &meta, &mb, NULL, -1, -1, (pid_t[2]){-1, -1});
 			return exec_untracked(&cfg, err);
 		}
 		if (cmd < 0) {
@@ -706,7 +717,7 @@ int main(int argc, char **argv)
 			meta.status = rt_run_status_name(RT_RUN_FAILED);
 			meta.has_exit_code = 1;
 			meta.exit_code = code;
-			finish_run(&sc, &s, &meta, &mb, NULL, -1, -1, -1);
+			finish_run(&sc, &s, &meta, &mb, NULL, -1, -1, (pid_t[2]){-1, -1});
 			rt_proctree_close(tree);
 			rt_config_free(&cfg);
 			return code;
@@ -728,9 +739,10 @@ int main(int argc, char **argv)
 	pid_t uploader = spawn_uploader(&sc, cfg.verbose, cfg.csv_extended);
 	if (tree && uploader > 0)
 		rt_proctree_exclude(tree, uploader);
-	pid_t pusher = spawn_pusher(&sc);
-	if (tree && pusher > 0)
-		rt_proctree_exclude(tree, pusher);
+	pid_t pusher[2] = {spawn_pusher(&sc, "prometheus"), spawn_pusher(&sc, "otlp")};
+	for (int i = 0; i < 2; i++)
+		if (tree && pusher[i] > 0)
+			rt_proctree_exclude(tree, pusher[i]);
 
 	/* absolute deadlines: the schedule never drifts, an overrun skips ahead */
 	uint64_t deadline = s.last.mono_ns;
@@ -746,7 +758,7 @@ int main(int argc, char **argv)
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 				int sig = (int)si.ssi_signo;
 				if (sig == SIGCHLD) {
-					reap(tree, cmd, &exporter, &uploader, &pusher, &cmd_status,
+					reap(tree, cmd, &exporter, &uploader, pusher, &cmd_status,
 					     &cmd_done);
 				} else if (!wrapper) {
 					if (sig != SIGUSR1 && sig != SIGUSR2)

@@ -18,7 +18,7 @@ if [ -n "$need" ]; then
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need
 fi
-if [ ! -d tests/peers/node_modules/@20minutes/s3rver ]; then
+if [ ! -d tests/peers/node_modules/@20minutes/s3rver ] || [ ! -d tests/peers/node_modules/@opentelemetry/otlp-transformer ]; then
 	(cd tests/peers && npm ci --no-audit --no-fund --engine-strict=false --loglevel=error)
 fi
 echo "== ctest"
