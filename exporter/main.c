@@ -671,10 +671,10 @@ static const struct verb {
          "stream a run to S3 through the Sentinel API (SENTINEL_API_TOKEN); resumes where a "
          "previous upload stopped; -v says when the run is finished on Sentinel",
          NEEDS_RUN, FULL(verb_upload)},
-    [V_PUSH] = {"push", "RUN --to prometheus [--url URL] [-v]",
-                "send a run's samples to a metrics engine by Prometheus remote write (the URL "
-                "defaults to TRACKER_REMOTE_WRITE_URL); resumes where a previous push "
-                "stopped; every sample reaches the engine once",
+    [V_PUSH] = {"push", "RUN --to prometheus|otlp [--url URL] [-v]",
+                "send a run's samples to a metrics engine by Prometheus remote write "
+                "(TRACKER_REMOTE_WRITE_URL) or OTLP/HTTP JSON (OTEL_EXPORTER_OTLP_ENDPOINT); "
+                "resumes where a previous push stopped; every sample reaches the engine once",
                 NEEDS_RUN, FULL(verb_push)},
     [V_SUMMARY] =
         {"summary", "(RUN | --job NAME [--last N]) [--json]",
