@@ -131,10 +131,10 @@ ok "malformed OTEL_* variables or none: one line, exit 2"
 # down: that one fails alone)
 : > "$R/script"
 TRACKER_REMOTE_WRITE_URL="http://127.0.0.1:1/api/v1/write" TRACKER_PUSH_RETRY_SECS=2 \
-	"$RT" -i 0.5 -n otel --quiet -- sleep 12 2> "$T/live.err" &
+	"$RT" -i 0.5 -n otel --quiet -- sleep 15 2> "$T/live.err" &
 J=$!
 track $J
-sleep 11
+sleep 13
 mid=$(cat "$R"/accepted/* | grep -o '"rt.run.id","value":{"stringValue":"3"}' | wc -l)
 wait $J || fail "the streamed run: $(cat "$T/live.err")"
 [ "$mid" -ge 1 ] || fail "nothing arrived while run 3 was recorded"
