@@ -30,9 +30,14 @@ static void kv_string(struct rt_buf *b, const char *k, const char *v)
 	rt_buf_puts(b, "}}");
 }
 
+/* ,"key":"ns" (a 64-bit integer as a string, as the JSON mapping wants) */
 static void nanos(struct rt_buf *b, const char *key, int64_t ns)
 {
-	rt_buf_printf(b, ",\"%s\":\"%lld\"", key, (long long)ns);
+	rt_buf_puts(b, ",\"");
+	rt_buf_puts(b, key);
+	rt_buf_puts(b, "\":\"");
+	rt_buf_i64(b, ns);
+	rt_buf_putc(b, '"');
 }
 
 static int encode(const struct rt_push *p, struct rt_buf *out)
