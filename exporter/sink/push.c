@@ -34,6 +34,7 @@
 #include "export.h"
 #include "net/cloud.h"
 #include "net/net.h"
+#include "net/sigv4.h"
 #include "rt/common.h"
 #include "rt/runmeta.h"
 #include "rt/sysroot.h"
@@ -207,6 +208,63 @@ static void one_line(char *out, size_t cap, const char *body)
 	out[n] = '\0';
 }
 
+/* Amazon Managed Service for Prometheus: the request signed with SigV4
+ * (service "aps") when TRACKER_REMOTE_WRITE_SIGV4_REGION is set, with the
+ * AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN of the
+ * environment. Each attempt is signed anew (the date is part of it): the
+ * headers of the attempt into h (from the base ones), their text in st. */
+static void sign(const struct rt_push *p, const struct rt_buf *body, const char **h,
+                 char st[4][2048])
+{
+	size_t n = 0;
+	for (; p->headers[n] && n < 24; n++)
+		h[n] = p->headers[n];
+	h[n] = NULL;
+	const char *region = getenv("TRACKER_REMOTE_WRITE_SIGV4_REGION");
+	if (p->sink != &rt_push_prometheus || !region || !*region)
+		return;
+	const char *ak = getenv("AWS_ACCESS_KEY_ID"), *sk = getenv("AWS_SECRET_ACCESS_KEY");
+	const char *tok = getenv("AWS_SESSION_TOKEN");
+	if (!ak || !*ak || !sk || !*sk)
+		return; /* said once at the start */
+	const char *hs = strstr(p->url, "://") + 3;
+	size_t hl = strcspn(hs, "/?#");
+	char host[256], hash[65], amz[20];
+	snprintf(host, sizeof(host), "%.*s", (int)(hl < 255 ? hl : 255), hs);
+	struct rt_buf path = {0};
+	rt_buf_printf(&path, "%.*s", (int)strcspn(hs + hl, "?#"), hs + hl);
+	if (!path.len)
+		rt_buf_putc(&path, '/');
+	rt_sha256_hex(body->p, body->len, hash);
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(amz, sizeof(amz), "%Y%m%dT%H%M%SZ", &tm);
+	struct rt_sigv4_header sh[] = {
+	    {"host", host},
+	    {"x-amz-content-sha256", hash},
+	    {"x-amz-date", amz},
+	    {"x-amz-security-token", tok},
+	};
+	struct rt_buf auth = {0};
+	struct rt_sigv4_req r = {"POST", path.p, "", sh, tok && *tok ? 4 : 3, hash, amz,
+	                         region, "aps",  ak, sk};
+	rt_sigv4_authorization(&r, &auth);
+	snprintf(st[0], sizeof(st[0]), "X-Amz-Date: %s", amz);
+	snprintf(st[1], sizeof(st[1]), "X-Amz-Content-Sha256: %s", hash);
+	snprintf(st[2], sizeof(st[2]), "Authorization: %s", auth.p ? auth.p : "");
+	h[n++] = st[0];
+	h[n++] = st[1];
+	h[n++] = st[2];
+	if (tok && *tok) {
+		snprintf(st[3], sizeof(st[3]), "X-Amz-Security-Token: %s", tok);
+		h[n++] = st[3];
+	}
+	h[n] = NULL;
+	rt_buf_free(&path);
+	rt_buf_free(&auth);
+}
+
 static int send_batch(struct rt_push *p)
 {
 	struct rt_buf body = {0};
@@ -222,7 +280,10 @@ static int send_batch(struct rt_push *p)
 	double waited = 0, backoff = 0.5;
 	for (;;) {
 		struct rt_http_resp r;
-		rc = rt_http_limited("POST", p->url, p->headers, body.p, body.len, &lim, &r);
+		const char *h[32];
+		static char sigh[4][2048];
+		sign(p, &body, h, sigh);
+		rc = rt_http_limited("POST", p->url, h, body.p, body.len, &lim, &r);
 		long st = rc ? 0 : r.status;
 		const char *text = r.body.p ? r.body.p : "";
 		if (st >= 200 && st < 300) {
@@ -537,7 +598,15 @@ int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char
 		p.headers[nh++] = "Content-Type: application/x-protobuf";
 		p.headers[nh++] = "Content-Encoding: snappy";
 		p.headers[nh++] = "X-Prometheus-Remote-Write-Version: 0.1.0";
-		if (auth_header(auth, sizeof(auth)))
+		const char *region = getenv("TRACKER_REMOTE_WRITE_SIGV4_REGION");
+		const char *ak = getenv("AWS_ACCESS_KEY_ID"), *sk = getenv("AWS_SECRET_ACCESS_KEY");
+		if (region && *region && (!ak || !*ak || !sk || !*sk)) {
+			rt_say("TRACKER_REMOTE_WRITE_SIGV4_REGION is set but AWS_ACCESS_KEY_ID or "
+			       "AWS_SECRET_ACCESS_KEY is not: cannot sign for Amazon Managed "
+			       "Prometheus");
+			return 2;
+		}
+		if (!(region && *region) && auth_header(auth, sizeof(auth)))
 			p.headers[nh++] = auth;
 	} else {
 		p.headers[nh++] = "Content-Type: application/json";
