@@ -356,6 +356,160 @@ static int send_batch(struct rt_push *p)
 
 /* ---- the lines ---------------------------------------------------------- */
 
+/* Value v (before its scale) of series s at the line d. */
+static int add_point(struct rt_push_series *s, double v, const struct rt_derived *d, int64_t ms,
+                     int send)
+{
+	v *= s->v->fleet_scale;
+	if (s->v->fleet_sum)
+		v = s->sum += v;
+	/* Prometheus keeps one value per series and millisecond: a line in the
+	 * same ms as the one before (the final sample right after the last
+	 * periodic one) goes 1 ms later there, so neither is lost (the same on
+	 * every push: decided from the first line) */
+	int64_t t = ms > s->last_ms ? ms : s->last_ms + 1;
+	s->last_ms = t;
+	if (!send || !isfinite(v))
+		return 0;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct rt_point *np = realloc(s->pt, cap * sizeof(*np));
+		if (!np)
+			return -ENOMEM;
+		s->pt = np;
+		s->cap = cap;
+	}
+	s->pt[s->n++] = (struct rt_point){v, (int64_t)d->wall_ns, t};
+	return 0;
+}
+
+static struct rt_push_series *new_series(struct rt_push *p)
+{
+	if (p->nser == p->capser) {
+		unsigned cap = p->capser ? p->capser * 2 : 64;
+		struct rt_push_series *ns = realloc(p->ser, cap * sizeof(*ns));
+		if (!ns)
+			return NULL;
+		p->ser = ns;
+		p->capser = cap;
+	}
+	struct rt_push_series *s = &p->ser[p->nser++];
+	memset(s, 0, sizeof(*s));
+	return s;
+}
+
+/* Per-device series (TRACKER_PUSH_PER_DEVICE=1): each CPU's utilization,
+ * each disk's and NIC's bytes, each GPU's use and memory, attributed by
+ * the device. The host totals above have no device attribute (and leave
+ * stacked disks out): sum one or the other, never both. */
+enum { D_CORE, D_DISK_R, D_DISK_W, D_NIC_RX, D_NIC_TX, D_GPU_UTIL, D_GPU_MEM, D_N };
+#define DEV_SLOTS RT_MAX_CPUS
+static const struct rt_value_info dev_rows[D_N] = {
+    [D_CORE] = {.fleet = "system.cpu.utilization", .fleet_unit = "1", .fleet_scale = 0.01},
+    [D_DISK_R] = {.fleet = "system.disk.io",
+                  .fleet_sum = 1,
+                  .fleet_unit = "By",
+                  .fleet_scale = 1,
+                  .fleet_attr = "direction",
+                  .fleet_attr_value = "read"},
+    [D_DISK_W] = {.fleet = "system.disk.io",
+                  .fleet_sum = 1,
+                  .fleet_unit = "By",
+                  .fleet_scale = 1,
+                  .fleet_attr = "direction",
+                  .fleet_attr_value = "write"},
+    [D_NIC_RX] = {.fleet = "system.network.io",
+                  .fleet_sum = 1,
+                  .fleet_unit = "By",
+                  .fleet_scale = 1,
+                  .fleet_attr = "direction",
+                  .fleet_attr_value = "receive"},
+    [D_NIC_TX] = {.fleet = "system.network.io",
+                  .fleet_sum = 1,
+                  .fleet_unit = "By",
+                  .fleet_scale = 1,
+                  .fleet_attr = "direction",
+                  .fleet_attr_value = "transmit"},
+    [D_GPU_UTIL] = {.fleet = "hw.gpu.utilization", .fleet_unit = "1", .fleet_scale = 0.01},
+    [D_GPU_MEM] = {.fleet = "hw.gpu.memory.usage", .fleet_unit = "By", .fleet_scale = 1},
+};
+static const char *const dev_key[D_N] = {
+    "cpu.logical_number", "system.device", "system.device", "system.device",
+    "system.device",      "hw.id",         "hw.id"};
+
+/* The series of device slot i of kind k, named name (made at first sight). */
+static struct rt_push_series *dev_series(struct rt_push *p, int k, unsigned i, const char *name)
+{
+	int *at = &p->dev_ser[k * DEV_SLOTS + i];
+	if (*at < 0) {
+		for (unsigned q = 0; q < p->nser && *at < 0; q++)
+			if (p->ser[q].v == &dev_rows[k] && !strcmp(p->ser[q].dval, name))
+				*at = (int)q;
+		if (*at < 0) {
+			struct rt_push_series *s = new_series(p);
+			if (!s)
+				return NULL;
+			s->v = &dev_rows[k];
+			s->id = RT_NV;
+			snprintf(s->dkey, sizeof(s->dkey), "%s", dev_key[k]);
+			snprintf(s->dval, sizeof(s->dval), "%s", name);
+			rt_prom_name(s->name, sizeof(s->name), s->v);
+			*at = (int)(s - p->ser);
+		}
+	}
+	return &p->ser[*at];
+}
+
+static int device_points(struct rt_push *p, const struct rt_derived *d, int64_t ms, int send)
+{
+	const struct rt_inventory *inv = d->cur.inv;
+	const struct rt_record *c = d->cur.rec;
+	if (!p->dev_ser) {
+		p->dev_ser = malloc(sizeof(int) * D_N * DEV_SLOTS);
+		if (!p->dev_ser)
+			return -ENOMEM;
+		p->dev_gen = inv->gen + 1;
+	}
+	if (p->dev_gen != inv->gen) { /* slots are the generation's */
+		for (unsigned i = 0; i < D_N * DEV_SLOTS; i++)
+			p->dev_ser[i] = -1;
+		p->dev_gen = inv->gen;
+	}
+	char name[32];
+	struct rt_push_series *s;
+	for (unsigned i = 0; i < c->h->ncpu && i < inv->ncpu; i++) {
+		snprintf(name, sizeof(name), "%u", inv->cpu_id[i]);
+		if (!(s = dev_series(p, D_CORE, i, name)) ||
+		    add_point(s, d->core_pct[i], d, ms, send))
+			return -ENOMEM;
+	}
+	for (unsigned i = 0; i < c->h->ndisk && i < inv->ndisk; i++) {
+		if (!(s = dev_series(p, D_DISK_R, i, inv->disk[i].name)) ||
+		    add_point(s, (double)d->disk_rd_delta[i], d, ms, send) ||
+		    !(s = dev_series(p, D_DISK_W, i, inv->disk[i].name)) ||
+		    add_point(s, (double)d->disk_wr_delta[i], d, ms, send))
+			return -ENOMEM;
+	}
+	for (unsigned i = 0; i < c->h->nnic && i < inv->nnic; i++) {
+		if (!(s = dev_series(p, D_NIC_RX, i, inv->nic[i].name)) ||
+		    add_point(s, (double)d->nic_rx_delta[i], d, ms, send) ||
+		    !(s = dev_series(p, D_NIC_TX, i, inv->nic[i].name)) ||
+		    add_point(s, (double)d->nic_tx_delta[i], d, ms, send))
+			return -ENOMEM;
+	}
+	for (unsigned i = 0; i < c->h->ngpu && i < inv->ngpu; i++) {
+		const struct rt_rec_gpu *g = &c->gpu[i];
+		const char *id = inv->gpu[i].uuid[0] ? inv->gpu[i].uuid : inv->gpu[i].pci_bus_id;
+		if ((g->valid & RT_GPU_V_UTIL) && (!(s = dev_series(p, D_GPU_UTIL, i, id)) ||
+		                                   add_point(s, (double)g->util_pct, d, ms, send)))
+			return -ENOMEM;
+		if ((g->valid & RT_GPU_V_MEM) && (!(s = dev_series(p, D_GPU_MEM, i, id)) ||
+		                                  add_point(s, (double)g->vram_used, d, ms, send)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int observe(void *ctx, const struct rt_derived *d)
 {
 	struct rt_push *p = ctx;
@@ -364,32 +518,13 @@ static int observe(void *ctx, const struct rt_derived *d)
 	int send = d->seq >= p->next_seq;
 	int64_t ms = (int64_t)(d->wall_ns / 1000000u);
 	for (unsigned k = 0; k < p->nser; k++) {
-		struct rt_push_series *s = &p->ser[k];
 		double v;
-		if (!rt_value(d, s->id, &v))
-			continue;
-		const struct rt_value_info *vi = rt_value_info(s->id);
-		v *= vi->fleet_scale;
-		if (vi->fleet_sum)
-			v = s->sum += v;
-		/* Prometheus keeps one value per series and millisecond: a line
-		 * in the same ms as the one before (the final sample right after
-		 * the last periodic one) goes 1 ms later there, so neither is
-		 * lost (the same on every push: decided from the first line) */
-		int64_t t = ms > s->last_ms ? ms : s->last_ms + 1;
-		s->last_ms = t;
-		if (!send || !isfinite(v))
-			continue;
-		if (s->n == s->cap) {
-			size_t cap = s->cap ? s->cap * 2 : 64;
-			struct rt_point *np = realloc(s->pt, cap * sizeof(*np));
-			if (!np)
-				return -ENOMEM;
-			s->pt = np;
-			s->cap = cap;
-		}
-		s->pt[s->n++] = (struct rt_point){v, (int64_t)d->wall_ns, t};
+		if (p->ser[k].id < RT_NV && rt_value(d, p->ser[k].id, &v) &&
+		    add_point(&p->ser[k], v, d, ms, send))
+			return -ENOMEM;
 	}
+	if (p->devices && device_points(p, d, ms, send))
+		return -ENOMEM;
 	if (!send)
 		return 0;
 	p->batch_last = d->seq;
@@ -586,12 +721,18 @@ int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char
 	    (size_t)env_seconds("TRACKER_PUSH_BATCH_LINES", BATCH_LINES, 1, 100000); /* lines */
 	for (unsigned id = 0; id < RT_NV; id++) {
 		const struct rt_value_info *v = rt_value_info(id);
+		struct rt_push_series *sr;
 		if (!v->fleet)
 			continue;
-		p.ser[p.nser].id = id;
-		rt_prom_name(p.ser[p.nser].name, sizeof(p.ser[p.nser].name), v);
-		p.nser++;
+		if (!(sr = new_series(&p))) {
+			rt_say("out of memory");
+			return 1;
+		}
+		sr->id = id;
+		sr->v = v;
+		rt_prom_name(sr->name, sizeof(sr->name), v);
 	}
+	p.devices = env_seconds("TRACKER_PUSH_PER_DEVICE", 0, 0, 1);
 	size_t nh = 0;
 	char auth[1200];
 	if (sink == &rt_push_prometheus) {
@@ -681,6 +822,8 @@ int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char
 		       (unsigned long long)(p.next_seq - 1));
 	for (unsigned k = 0; k < p.nser; k++)
 		free(p.ser[k].pt);
+	free(p.ser);
+	free(p.dev_ser);
 	close(lfd);
 	rt_run_free(&ri);
 	return rc ? 1 : 0;

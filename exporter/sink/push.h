@@ -22,9 +22,11 @@ struct rt_point {
 };
 
 struct rt_push_series {
-	unsigned id;    /* value id */
-	char name[128]; /* the Prometheus name */
-	double sum;     /* a counter: so far */
+	const struct rt_value_info *v; /* the row (or a device kind's) fleet names */
+	unsigned id;                   /* value id; RT_NV for a device's series */
+	char dkey[32], dval[96];       /* a device's attribute ("": none) */
+	char name[128];                /* the Prometheus name */
+	double sum;                    /* a counter: so far */
 	int64_t last_ms;
 	size_t n, cap; /* points of the batch */
 	struct rt_point *pt;
@@ -46,9 +48,12 @@ struct rt_push_sink {
 struct rt_push {
 	const struct rt_push_sink *sink;
 	const char *url;
-	const char *headers[32]; /* "Name: value", NULL-terminated */
-	struct rt_push_series ser[RT_NV];
-	unsigned nser;
+	const char *headers[32];    /* "Name: value", NULL-terminated */
+	struct rt_push_series *ser; /* the rows', then devices' (TRACKER_PUSH_PER_DEVICE) */
+	unsigned nser, capser;
+	int devices;
+	uint32_t dev_gen; /* the inventory generation dev_ser maps */
+	int *dev_ser;     /* [kind][slot] -> series, -1: not looked up yet */
 	/* the run's resource, OpenTelemetry attribute names */
 	char akey[RT_PUSH_MAX_ATTRS][64], aval[RT_PUSH_MAX_ATTRS][256];
 	unsigned nattr;

@@ -53,12 +53,12 @@ static int encode(const struct rt_push *p, struct rt_buf *out)
 	                "\"},\"metrics\":[");
 	int first_metric = 1;
 	for (unsigned k = 0; k < p->nser; k++) {
-		const struct rt_value_info *v = rt_value_info(p->ser[k].id);
+		const struct rt_value_info *v = p->ser[k].v;
 		int seen = 0, any = 0; /* one metric per name: the first row with it writes it */
 		for (unsigned q = 0; q < k && !seen; q++)
-			seen = !strcmp(rt_value_info(p->ser[q].id)->fleet, v->fleet);
+			seen = !strcmp(p->ser[q].v->fleet, v->fleet);
 		for (unsigned q = k; q < p->nser && !any; q++)
-			any = p->ser[q].n && !strcmp(rt_value_info(p->ser[q].id)->fleet, v->fleet);
+			any = p->ser[q].n && !strcmp(p->ser[q].v->fleet, v->fleet);
 		if (seen || !any)
 			continue;
 		if (!first_metric)
@@ -73,7 +73,7 @@ static int encode(const struct rt_push *p, struct rt_buf *out)
 		int first_point = 1;
 		for (unsigned q = k; q < p->nser; q++) {
 			const struct rt_push_series *s = &p->ser[q];
-			const struct rt_value_info *w = rt_value_info(s->id);
+			const struct rt_value_info *w = s->v;
 			if (strcmp(w->fleet, v->fleet))
 				continue;
 			for (size_t i = 0; i < s->n; i++) {
@@ -83,6 +83,11 @@ static int encode(const struct rt_push *p, struct rt_buf *out)
 				rt_buf_puts(&j, "{\"attributes\":[");
 				if (w->fleet_attr)
 					kv_string(&j, w->fleet_attr, w->fleet_attr_value);
+				if (s->dkey[0]) {
+					if (w->fleet_attr)
+						rt_buf_putc(&j, ',');
+					kv_string(&j, s->dkey, s->dval);
+				}
 				rt_buf_putc(&j, ']');
 				if (v->fleet_sum)
 					nanos(&j, "startTimeUnixNano", p->start_ns);

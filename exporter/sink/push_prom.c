@@ -52,47 +52,62 @@ static size_t resource_labels(const struct rt_push *p, char names[][64], const c
 	return n;
 }
 
+/* One series' labels, sorted by name: __name__, the row's attribute, the
+ * device's, the resource's. */
+struct labels {
+	Prometheus__Label l[MAX_LABELS + 2], *lp[MAX_LABELS + 2];
+	char attr[64], dev[64];
+};
+
 static int encode(const struct rt_push *p, struct rt_buf *out)
 {
-	static Prometheus__TimeSeries ts[RT_NV];
-	static Prometheus__TimeSeries *tsp[RT_NV];
-	static Prometheus__Label lab[RT_NV][MAX_LABELS], *labp[RT_NV][MAX_LABELS];
-	static char attr[RT_NV][64];
 	char rnames[MAX_LABELS][64];
 	const char *rvalues[MAX_LABELS];
 	size_t nres = resource_labels(p, rnames, rvalues);
-	Prometheus__Sample *samples[RT_NV] = {0};
-	Prometheus__Sample **sp[RT_NV] = {0};
+	size_t m = p->nser ? p->nser : 1;
+	Prometheus__TimeSeries *ts = calloc(m, sizeof(*ts));
+	Prometheus__TimeSeries **tsp = calloc(m, sizeof(*tsp));
+	struct labels *lab = calloc(m, sizeof(*lab));
+	Prometheus__Sample **samples = calloc(m, sizeof(*samples));
+	Prometheus__Sample ***sp = calloc(m, sizeof(*sp));
 	size_t nts = 0;
-	int rc = 0;
+	int rc = ts && tsp && lab && samples && sp ? 0 : -ENOMEM;
 	for (unsigned k = 0; k < p->nser && !rc; k++) {
 		const struct rt_push_series *s = &p->ser[k];
 		if (!s->n)
 			continue;
-		const struct rt_value_info *v = rt_value_info(s->id);
+		const struct rt_value_info *v = s->v;
+		struct labels *L = &lab[nts];
 		prometheus__time_series__init(&ts[nts]);
 		size_t nl = 0;
-		prometheus__label__init(&lab[nts][nl]);
-		lab[nts][nl].name = "__name__";
-		lab[nts][nl++].value = (char *)s->name;
+		prometheus__label__init(&L->l[nl]);
+		L->l[nl].name = "__name__";
+		L->l[nl++].value = (char *)s->name;
 		if (v->fleet_attr) {
-			label_name(attr[nts], sizeof(attr[nts]), v->fleet_attr);
-			prometheus__label__init(&lab[nts][nl]);
-			lab[nts][nl].name = attr[nts];
-			lab[nts][nl++].value = (char *)v->fleet_attr_value;
+			label_name(L->attr, sizeof(L->attr), v->fleet_attr);
+			prometheus__label__init(&L->l[nl]);
+			L->l[nl].name = L->attr;
+			L->l[nl++].value = (char *)v->fleet_attr_value;
 		}
-		for (size_t i = 0; i < nres && nl < MAX_LABELS; i++) {
-			prometheus__label__init(&lab[nts][nl]);
-			lab[nts][nl].name = rnames[i];
-			lab[nts][nl++].value = (char *)rvalues[i];
+		if (s->dkey[0]) {
+			label_name(L->dev, sizeof(L->dev), s->dkey);
+			prometheus__label__init(&L->l[nl]);
+			L->l[nl].name = L->dev;
+			L->l[nl++].value = (char *)s->dval;
+		}
+		for (size_t i = 0; i < nres && nl < MAX_LABELS + 2; i++) {
+			prometheus__label__init(&L->l[nl]);
+			L->l[nl].name = rnames[i];
+			L->l[nl++].value = (char *)rvalues[i];
 		}
 		for (size_t i = 0; i < nl; i++)
-			labp[nts][i] = &lab[nts][i];
-		qsort(labp[nts], nl, sizeof(labp[nts][0]), cmp_label); /* sorted by name */
+			L->lp[i] = &L->l[i];
+		qsort(L->lp, nl, sizeof(L->lp[0]), cmp_label); /* sorted by name */
 		ts[nts].n_labels = nl;
-		ts[nts].labels = labp[nts];
+		ts[nts].labels = L->lp;
 		samples[nts] = malloc(s->n * sizeof(Prometheus__Sample));
 		sp[nts] = malloc(s->n * sizeof(Prometheus__Sample *));
+		tsp[nts] = &ts[nts];
 		if (!samples[nts] || !sp[nts]) {
 			rc = -ENOMEM;
 			nts++;
@@ -106,7 +121,6 @@ static int encode(const struct rt_push *p, struct rt_buf *out)
 		}
 		ts[nts].n_samples = s->n;
 		ts[nts].samples = sp[nts];
-		tsp[nts] = &ts[nts];
 		nts++;
 	}
 	if (!rc) {
@@ -130,10 +144,15 @@ static int encode(const struct rt_push *p, struct rt_buf *out)
 		free(raw);
 		free(comp);
 	}
-	for (size_t i = 0; i < nts; i++) {
+	for (size_t i = 0; i < nts && samples && sp; i++) {
 		free(samples[i]);
 		free(sp[i]);
 	}
+	free(ts);
+	free(tsp);
+	free(lab);
+	free(samples);
+	free(sp);
 	return rc;
 }
 

@@ -155,7 +155,48 @@ wait $J || fail "the streamed run"
 check 3 || fail "the streamed run, once it ended"
 ok "TRACKER_REMOTE_WRITE_URL: the run streamed while it ran ($mid samples in Prometheus before it ended), every sample once at the end"
 
-# 4. older than the window: one line, exit 1, the checkpoint stays
+# 4. per-device series when asked: a CPU utilization series per CPU, disk
+# and NIC bytes per device; the NICs' counters add up to the host's total
+"$RT" -i 0.2 -n perdev --quiet -- sh -c 'dd if=/dev/zero of="$1/f" bs=1M count=8 conv=fsync 2>/dev/null; sleep 1' sh "$T" ||
+	fail "run 4"
+TRACKER_PUSH_PER_DEVICE=1 "$EXP" push 4 --to prometheus --url "$URL" || fail "push per device"
+"$EXP" replay 4 -f json > "$T/replay4.jsonl"
+python3 - "$PORT" "$T/replay4.jsonl" << 'PY' || fail "per-device series"
+import json, sys, urllib.parse, urllib.request
+port, path = sys.argv[1], sys.argv[2]
+lines = [json.loads(l) for l in open(path)]
+end = max(float(l["timestamp"]) for l in lines) + 1
+def q(expr):
+    u = "http://127.0.0.1:%s/api/v1/query?%s" % (port, urllib.parse.urlencode({"query": expr, "time": end}))
+    return json.load(urllib.request.urlopen(u, timeout=10))["data"]["result"]
+cores = q('count_over_time(system_cpu_utilization_ratio{rt_run_id="4",job="perdev"}[1h])')
+ncpu = len(lines[-1]["cpu"]["per_core_pct"])
+assert len(cores) == ncpu, (len(cores), ncpu)
+assert all(int(c["value"][1]) == len(lines) for c in cores), cores
+# the last per-core value is the replay's last per_core_pct / 100
+last = {c["metric"]["cpu_logical_number"]: float(c["value"][1]) for c in
+        q('last_over_time(system_cpu_utilization_ratio{rt_run_id="4",job="perdev"}[1h])')}
+assert len(last) == ncpu
+for i, pct in enumerate(lines[-1]["cpu"]["per_core_pct"]):
+    assert abs(last[str(i)] - pct / 100) < 1e-9, (i, last, pct)
+# a disk's counter moves by what the disk's own total moved, line to line
+dev = lines[-1]["disk"][0]["device"]
+tot = [[x for x in l["disk"] if x["device"] == dev][0]["write_bytes_total"] for l in lines]
+vals = [float(v) for _, v in q('system_disk_io_bytes_total{rt_run_id="4",job="perdev",direction="write",system_device="%s"}[1h]' % dev)[0]["values"]]
+assert len(vals) == len(lines), (len(vals), len(lines))
+for i in range(1, len(lines)):
+    assert vals[i] - vals[i - 1] == tot[i] - tot[i - 1], (dev, i, vals[i] - vals[i - 1], tot[i] - tot[i - 1])
+assert vals[-1] >= 8 << 20, ("the 8 MiB written", dev, vals[-1])
+names = {n["interface"] for l in lines for n in l["network"]}
+devs = {r["metric"]["system_device"] for r in q('count by (system_device) (count_over_time(system_network_io_bytes_total{rt_run_id="4",job="perdev",system_device!=""}[1h]))')}
+assert devs == names, (devs, names)
+disks = {r["metric"]["system_device"] for r in q('count by (system_device) (count_over_time(system_disk_io_bytes_total{rt_run_id="4",job="perdev",system_device!=""}[1h]))')}
+assert disks == {d["device"] for l in lines for d in l["disk"]}, disks
+print("per device: %d CPUs, NICs %s, disks %s" % (ncpu, sorted(devs), sorted(disks)))
+PY
+ok "TRACKER_PUSH_PER_DEVICE=1: a series per CPU, disk and NIC, named by the device"
+
+# 5. older than the window: one line, exit 1, the checkpoint stays
 cp -r "$(dirname "$0")/../fixtures/stores/v0.1.0/store" "$T/old"
 set +e
 "$EXP" --store "$T/old" push 2 --to prometheus --url "$URL" > "$T/out" 2> "$T/err"
