@@ -29,7 +29,7 @@ extern int rt_csv_extended;
 struct rt_answer_opts {
 	const char *run, *job;
 	unsigned long last; /* --last N */
-	int json;
+	int json, markdown; /* summary --format json | markdown */
 	unsigned servers;   /* --servers N */
 	const char *output; /* report -o */
 };

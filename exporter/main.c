@@ -102,7 +102,7 @@ static const struct opt {
     [O_HELP] = {"--help", "-h", 0, ALL_VERBS},
     [O_VERSION] = {"--version", "-V", 0, ALL_VERBS},
     [O_STORE] = {"--store", NULL, 1, ALL_VERBS},
-    [O_FORMAT] = {"--format", "-f", 1, STREAMS},
+    [O_FORMAT] = {"--format", "-f", 1, STREAMS | ON(SUMMARY)},
     [O_OUTPUT] = {"--output", "-o", 1, STREAMS | ON(REPORT)},
     [O_FROM] = {"--from", NULL, 1, ON(REPLAY)},
     [O_TO] = {"--to", NULL, 1, ON(REPLAY) | ON(PUSH)}, /* push: the sink */
@@ -137,6 +137,7 @@ struct args {
 	struct rt_answer_opts ans;
 	const char *before; /* delete --before T */
 	const char *url;    /* push --url URL (its --to is the sink) */
+	const char *format; /* -f: json|csv (streams), text|markdown|json (summary) */
 	int compact;        /* delete --compact */
 };
 
@@ -197,16 +198,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case O_HELP: return 1;
 		case O_VERSION: printf("rt-export %s\n", RT_VERSION); exit(0);
 		case O_STORE: a->store = v; break;
-		case O_FORMAT:
-			if (!strcmp(v, "json")) {
-				a->fmt = RT_FMT_JSON;
-			} else if (!strcmp(v, "csv")) {
-				a->fmt = RT_FMT_CSV;
-			} else {
-				rt_say("--format must be json or csv (got '%s')", v);
-				return -1;
-			}
-			break;
+		case O_FORMAT: a->format = v; break; /* checked once the verb is known */
 		case O_OUTPUT: a->output = v; break;
 		case O_FROM: a->from = v; break;
 		case O_TO: a->to = v; break;
@@ -518,6 +510,21 @@ static void print_live_summary(struct rt_store *s, const struct rt_runinfo *ri,
 		fflush(stdout);
 		rt_print_summary(stderr, &ans);
 		fflush(stderr);
+		/* in GitHub Actions, the summary where people read it: the job's
+		 * page (TRACKER_STEP_SUMMARY=0 keeps it off) */
+		const char *gh = getenv("GITHUB_STEP_SUMMARY"),
+		           *opt = getenv("TRACKER_STEP_SUMMARY");
+		if (gh && *gh && !(opt && !strcmp(opt, "0"))) {
+			FILE *f = fopen(gh, "a");
+			if (f) {
+				rt_print_step_summary(f, &ans);
+				if (fclose(f))
+					rt_say("cannot write the step summary %s: %s", gh,
+					       strerror(errno));
+			} else {
+				rt_say("cannot open the step summary %s: %s", gh, strerror(errno));
+			}
+		}
 		rt_answer_free(&ans);
 	} else {
 		rt_say("no summary: the run's metadata cannot be read");
@@ -817,6 +824,26 @@ int main(int argc, char **argv)
 			rt_say("%s does not take %s (see rt-export --help)", v->name, opts[k].name);
 			return 2;
 		}
+	if (a.format && a.id == V_SUMMARY) {
+		if (!strcmp(a.format, "json"))
+			a.ans.json = 1;
+		else if (!strcmp(a.format, "markdown"))
+			a.ans.markdown = 1;
+		else if (strcmp(a.format, "text")) {
+			rt_say("summary --format must be text, markdown or json (got '%s')",
+			       a.format);
+			return 2;
+		}
+	} else if (a.format) {
+		if (!strcmp(a.format, "json")) {
+			a.fmt = RT_FMT_JSON;
+		} else if (!strcmp(a.format, "csv")) {
+			a.fmt = RT_FMT_CSV;
+		} else {
+			rt_say("--format must be json or csv (got '%s')", a.format);
+			return 2;
+		}
+	}
 	int piped = a.fd >= 0;
 #ifndef RT_EXPORT_FULL
 	if (!v->run || a.summary)

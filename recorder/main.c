@@ -33,6 +33,7 @@
 #include "rt/salvage.h"
 #include "rt/store.h"
 #include "rt/sysroot.h"
+#include "alloc_detect.h"
 #include "proctree.h"
 #include "sampler.h"
 #include "wrapper.h"
@@ -702,6 +703,11 @@ int main(int argc, char **argv)
 		for (unsigned i = 0; i < first.h->ngpu; i++)
 			meta.gpu_memory_mib += first.gpu[i].vram_total >> 20;
 	}
+	/* what the job was given: the request, its cgroup, Slurm, the host */
+	struct rt_alloc alloc;
+	rt_alloc_detect(cfg.has_request ? &cfg.request : NULL, meta.vcpus,
+	                meta.memory_mib * 1048576ull, meta.gpu_count, &alloc);
+	meta.alloc = &alloc;
 	pid_t cmd = -1;
 	if (wrapper) {
 		int code;

@@ -32,6 +32,7 @@ enum opt_id {
 	O_VERBOSE,
 	O_SUMMARY,
 	O_CSV_COLUMNS,
+	O_REQUEST,
 	O_HELP,
 	O_VERSION
 };
@@ -75,6 +76,9 @@ static const struct opt opts[] = {
     {"count", 0, 1, O_COUNT, 0, NULL, "N        stop after N samples"},
     {"verbose", 'v', 0, O_VERBOSE, 0, NULL,
      "         also say what went well (the upload finished on Sentinel)"},
+    {"request", 0, 1, O_REQUEST, 0, "TRACKER_REQUEST",
+     "R        what the job asked for, e.g. cpu=4,memory=16GiB,gpu=1 (over the cgroup, Slurm "
+     "and the host)"},
     {"csv-columns", 0, 1, O_CSV_COLUMNS, 0, "TRACKER_CSV_COLUMNS",
      "SET      CSV columns: reference (the 32, default) or extended (+ saturation, "
      "pressure, cgroup)"},
@@ -219,6 +223,15 @@ static int apply_opt(struct rt_config *c, const struct opt *o, const char *arg, 
 		}
 		c->csv_columns_set = 1;
 		break;
+	case O_REQUEST: {
+		char why[200];
+		if (rt_request_parse(arg, &c->request, why, sizeof(why))) {
+			snprintf(err, errcap, "--request %s", why);
+			return RT_E_RANGE;
+		}
+		c->has_request = 1;
+		break;
+	}
 	case O_HELP: c->help = 1; break;
 	case O_VERSION: c->version = 1; break;
 	}
@@ -338,6 +351,13 @@ void rt_config_apply_env(struct rt_config *c, char *warn, size_t warncap)
 				         "columns are "
 				         "used",
 				         o->env, v);
+		} else if (o->id == O_REQUEST && !c->has_request && *v) {
+			char why[200];
+			if (rt_request_parse(v, &c->request, why, sizeof(why)))
+				snprintf(warn, warncap, "%s %s; no request is recorded", o->env,
+				         why);
+			else
+				c->has_request = 1;
 		} else if ((o->id == O_QUIET && !c->quiet) || (o->id == O_SUMMARY && !c->summary)) {
 			int q;
 			if (truthy(v, &q) == 0)

@@ -1,6 +1,8 @@
 /* runmeta.c - the JSON writer and reader of run metadata (see runmeta.h). */
 #include "rt/runmeta.h"
 
+#include "rt/alloc.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +130,44 @@ void rt_runmeta_write(struct rt_buf *b, const struct rt_run_meta *m)
 	if (m->samples_not_stored) {
 		key(b, "samples_not_stored");
 		rt_buf_u64(b, m->samples_not_stored);
+	}
+	if (m->alloc) { /* what the job was given (alloc.h) */
+		const struct rt_alloc *a = m->alloc;
+		key(b, "allocation");
+		rt_buf_puts(b, "{\"cpu\":");
+		rt_buf_f64_json(b, a->cpu);
+		rt_buf_puts(b, ",\"cpu_from\":");
+		rt_buf_json_str(b, a->cpu_from);
+		rt_buf_puts(b, ",\"memory_bytes\":");
+		rt_buf_u64(b, a->mem);
+		rt_buf_puts(b, ",\"memory_from\":");
+		rt_buf_json_str(b, a->mem_from);
+		rt_buf_puts(b, ",\"gpu\":");
+		rt_buf_u64(b, a->gpu);
+		rt_buf_puts(b, ",\"gpu_from\":");
+		rt_buf_json_str(b, a->gpu_from);
+		rt_buf_puts(b, ",\"cpus_allowed\":");
+		rt_buf_u64(b, a->cpus_allowed);
+		rt_buf_puts(b, ",\"cgroup_cpu\":");
+		if (a->cgroup_cpu > 0)
+			rt_buf_f64_json(b, a->cgroup_cpu);
+		else
+			rt_buf_puts(b, "null");
+		static const char *const lim[] = {"cgroup_memory_bytes", "cgroup_memory_high_bytes",
+		                                  "pids_max"};
+		const int64_t lv[] = {a->cgroup_mem, a->cgroup_mem_high, a->pids_max};
+		for (int i = 0; i < 3; i++) {
+			rt_buf_printf(b, ",\"%s\":", lim[i]);
+			if (lv[i] >= 0)
+				rt_buf_i64(b, lv[i]);
+			else
+				rt_buf_puts(b, "null");
+		}
+		rt_buf_puts(b, ",\"slurm_job_id\":");
+		str_or_null(b, a->slurm_job_id[0] ? a->slurm_job_id : NULL);
+		rt_buf_puts(b, ",\"note\":");
+		str_or_null(b, a->note[0] ? a->note : NULL);
+		rt_buf_putc(b, '}');
 	}
 	key(b, "version");
 	rt_buf_json_str(b, RT_VERSION);

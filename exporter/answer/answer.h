@@ -10,6 +10,8 @@
 #ifndef RT_ANSWER_H
 #define RT_ANSWER_H
 
+#define RT_EFF_LEN 200
+
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
@@ -68,8 +70,36 @@ void rt_offer_free(struct rt_offer *o);
  * was recorded on this machine and it was never discovered here. */
 void rt_offer_cloud(struct rt_store *s, const struct rt_answer *a, struct rt_offer *o);
 
+/* What the job was given against what it used (the run's "allocation",
+ * recorded since rt 0.3). known 0: the run says nothing of it. */
+struct rt_efficiency {
+	int known, whole_host;               /* whole_host: nothing asked, nothing limited */
+	double cpu_given, cpu_mean, cpu_pct; /* cores; pct: CPU s / (given x wall) */
+	double mem_given_mib, mem_peak_mib, mem_pct;
+	unsigned gpu_given;
+	double gpu_mean, gpu_used, gpu_pct;             /* GPUs busy on average, the most in use */
+	double vram_given_mib, vram_peak_mib, vram_pct; /* -1: unknown */
+	const char *cpu_from, *mem_from, *gpu_from;
+	const char *note; /* where sources disagreed */
+};
+void rt_efficiency(const struct rt_runstats *st, const cJSON *meta, struct rt_efficiency *e);
+/* The plain sentences ("given 8 cores, used 1.1 on average (14 %)"), none
+ * when the job had the whole host; how many, into out. */
+size_t rt_efficiency_text(const struct rt_efficiency *e, const struct rt_recommendation *r,
+                          char out[][RT_EFF_LEN], size_t max);
+/* The one-sentence answer: "used 1.1 of 8 cores and 2.1 of 16 GiB: 2 vCPUs
+ * and 3 GiB would do". */
+void rt_answer_line(char *buf, size_t cap, const struct rt_runstats *st,
+                    const struct rt_efficiency *e, const struct rt_recommendation *r);
+cJSON *rt_json_efficiency(const struct rt_efficiency *e, cJSON **given);
+
 /* Text */
 void rt_print_summary(FILE *f, const struct rt_answer *a);
+/* The same as a Markdown table a person pastes into a ticket. */
+void rt_print_summary_markdown(FILE *f, const struct rt_answer *a);
+/* The Markdown summary and the run's CPU and memory over time as Mermaid
+ * charts (at most 100 points each): for GITHUB_STEP_SUMMARY. */
+void rt_print_step_summary(FILE *f, const struct rt_answer *a);
 void rt_print_job_summary(FILE *f, const char *job, const struct rt_answer *runs, size_t n);
 void rt_print_recommendation(FILE *f, const char *what, const struct rt_runstats *st,
                              const struct rt_recommendation *r);

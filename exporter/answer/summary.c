@@ -565,6 +565,15 @@ void rt_print_summary(FILE *f, const struct rt_answer *a)
 	rt_fmt_duration(dur, sizeof(dur), st->duration);
 	char job[128];
 	clean(job, sizeof(job), a->ri.job_name);
+	struct rt_recommendation r;
+	struct rt_efficiency e;
+	rt_recommend(st, &r);
+	rt_efficiency(st, a->meta, &e);
+	if (st->lines) { /* the answer first: a log reader sees it first */
+		char line[300];
+		rt_answer_line(line, sizeof(line), st, &e, &r);
+		fprintf(f, "%s\n", line);
+	}
 	fprintf(f, "run %llu", (unsigned long long)a->ri.id);
 	if (job[0])
 		fprintf(f, " (%s)", job);
@@ -586,14 +595,91 @@ void rt_print_summary(FILE *f, const struct rt_answer *a)
 		return;
 	}
 	print_table(f, st, a->meta);
+	char eff[6][RT_EFF_LEN];
+	size_t ne = rt_efficiency_text(&e, &r, eff, 6);
+	for (size_t i = 0; i < ne; i++)
+		fprintf(f, "  %-24s %s\n", i ? "" : "given against used", eff[i]);
+	if (!e.known)
+		fprintf(f, "  %-24s not recorded (a run of an rt before 0.3)\n",
+		        "given against used");
 	char why[200];
 	const char *alloc = rt_allocation_name(rt_stats_allocation_why(st, why, sizeof(why)));
 	if (alloc)
 		fprintf(f, "  %-24s %s: %s\n", "server allocation", alloc, why);
 	print_findings(f, st, a->ri.start_ns);
-	struct rt_recommendation r;
-	rt_recommend(st, &r);
 	print_reco_line(f, &r);
+}
+
+/* Markdown: a table a person pastes into a ticket or a pull request. */
+static void md_cell(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '|')
+			fputs("\\|", f);
+		else if ((unsigned char)*s < 0x20)
+			fputc(' ', f);
+		else
+			fputc(*s, f);
+	}
+}
+
+void rt_print_summary_markdown(FILE *f, const struct rt_answer *a)
+{
+	const struct rt_runstats *st = &a->st;
+	struct rt_recommendation r;
+	struct rt_efficiency e;
+	rt_recommend(st, &r);
+	rt_efficiency(st, a->meta, &e);
+	char job[128], dur[32], line[300];
+	clean(job, sizeof(job), a->ri.job_name);
+	rt_fmt_duration(dur, sizeof(dur), st->duration);
+	fprintf(f, "### rt: run %llu", (unsigned long long)a->ri.id);
+	if (job[0]) {
+		fputs(" (", f);
+		md_cell(f, job);
+		fputc(')', f);
+	}
+	fprintf(f, ", %s", a->ri.status);
+	if (a->has_exit_code)
+		fprintf(f, ", exit code %d", a->exit_code);
+	fprintf(f, ", %s\n\n", dur);
+	if (!st->lines) {
+		fputs("No samples: nothing to summarize.\n", f);
+		return;
+	}
+	rt_answer_line(line, sizeof(line), st, &e, &r);
+	fprintf(f, "**%s**\n\n", line);
+	struct rt_summary_row rows[RT_SUMMARY_ROWS];
+	size_t n = rt_summary_rows(st, a->meta, rows, RT_SUMMARY_ROWS);
+	fputs("| | mean | p95 | max | |\n|---|---:|---:|---:|---|\n", f);
+	for (size_t i = 0; i < n; i++) {
+		fputs("| ", f);
+		md_cell(f, rows[i].label);
+		if (rows[i].c)
+			fprintf(f, " | %.*f | %.*f | %.*f | ", rows[i].prec, rows[i].c->mean,
+			        rows[i].prec, rows[i].c->p95, rows[i].prec, rows[i].c->max);
+		else
+			fputs(" | | | | ", f);
+		md_cell(f, rows[i].note);
+		fputs(" |\n", f);
+	}
+	char eff[6][RT_EFF_LEN];
+	size_t ne = rt_efficiency_text(&e, &r, eff, 6);
+	if (ne || !e.known)
+		fputc('\n', f);
+	for (size_t i = 0; i < ne; i++) {
+		fputs("- ", f);
+		md_cell(f, eff[i]);
+		fputc('\n', f);
+	}
+	if (!e.known)
+		fputs("- given against used: not recorded (a run of an rt before 0.3)\n", f);
+	fprintf(f, "\nRecommended: %ld vCPU%s, %ld MiB memory", r.cpu, r.cpu == 1 ? "" : "s",
+	        r.memory_mib);
+	if (r.gpu)
+		fprintf(f, ", %ld GPU%s with %ld MiB VRAM", r.gpu, r.gpu == 1 ? "" : "s",
+		        r.vram_mib);
+	fputs(".\n", f);
 }
 
 void rt_print_job_summary(FILE *f, const char *job, const struct rt_answer *runs, size_t n)
@@ -1015,6 +1101,17 @@ int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o)
 		cJSON_AddItemToObject(j, "run", rt_json_run(&a));
 		cJSON_AddItemToObject(j, "stats", rt_json_stats(&a.st));
 		cJSON_AddItemToObject(j, "table", rt_json_summary_rows(&a.st, a.meta));
+		struct rt_efficiency eff;
+		rt_efficiency(&a.st, a.meta, &eff);
+		cJSON *given, *effj = rt_json_efficiency(&eff, &given);
+		if (given)
+			cJSON_AddItemToObject(j, "allocation_given", given);
+		else
+			cJSON_AddNullToObject(j, "allocation_given");
+		cJSON_AddItemToObject(j, "efficiency", effj);
+		char line[300];
+		rt_answer_line(line, sizeof(line), &a.st, &eff, &r);
+		cJSON_AddStringToObject(j, "answer", line);
 		add_num_or_null(j, "process_rss_peak_mib",
 		                a.st.rss_max_mib >= 0 ? a.st.rss_max_mib : NAN);
 		add_allocation(j, &a.st);
@@ -1025,7 +1122,10 @@ int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o)
 			cJSON_AddNullToObject(j, "recommendation");
 		rc = print_json(j);
 	} else {
-		rt_print_summary(stdout, &a);
+		if (o->markdown)
+			rt_print_summary_markdown(stdout, &a);
+		else
+			rt_print_summary(stdout, &a);
 	}
 	rt_answer_free(&a);
 	return rc;
@@ -1113,4 +1213,204 @@ int rt_cmd_recommend(struct rt_store *s, const struct rt_answer_opts *o)
 	else
 		rt_answer_free(&one);
 	return rc;
+}
+
+/* ---- given against used (the run's allocation) --------------------------- */
+
+static double meta_alloc(const cJSON *meta, const char *key)
+{
+	return rt_meta_num(meta, "allocation", key);
+}
+
+void rt_efficiency(const struct rt_runstats *st, const cJSON *meta, struct rt_efficiency *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->vram_given_mib = e->vram_peak_mib = e->vram_pct = -1;
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(meta, "allocation");
+	if (!cJSON_IsObject(a) || !st->lines)
+		return;
+	e->known = 1;
+	e->cpu_from = rt_meta_str(meta, "allocation", "cpu_from");
+	e->mem_from = rt_meta_str(meta, "allocation", "memory_from");
+	e->gpu_from = rt_meta_str(meta, "allocation", "gpu_from");
+	e->note = rt_meta_str(meta, "allocation", "note");
+	e->whole_host = e->cpu_from && e->mem_from && e->gpu_from && !strcmp(e->cpu_from, "host") &&
+	                !strcmp(e->mem_from, "host") && !strcmp(e->gpu_from, "host");
+	int p = st->has_proc;
+	double d = st->duration > 0 ? st->duration : 1;
+	e->cpu_given = meta_alloc(meta, "cpu");
+	double secs = p ? sum_of(st, RT_V_PROC_UTIME) + sum_of(st, RT_V_PROC_STIME)
+	                : sum_of(st, RT_V_UTIME) + sum_of(st, RT_V_STIME);
+	e->cpu_mean = secs / d;
+	e->cpu_pct = e->cpu_given > 0 ? secs / (e->cpu_given * d) * 100.0 : NAN;
+	e->mem_given_mib = meta_alloc(meta, "memory_bytes") / 1048576.0;
+	const struct rt_colstat *m = col(st, p ? RT_V_PROC_PSS : RT_V_MEM_USED);
+	e->mem_peak_mib = m ? m->max : NAN;
+	e->mem_pct = e->mem_given_mib > 0 && m ? m->max / e->mem_given_mib * 100.0 : NAN;
+	double g = meta_alloc(meta, "gpu");
+	e->gpu_given = g > 0 ? (unsigned)g : 0;
+	const struct rt_colstat *gu = col(st, p ? RT_V_PROC_GPU_USAGE : RT_V_GPU_USAGE);
+	const struct rt_colstat *gn = col(st, p ? RT_V_PROC_GPU_UTILIZED : RT_V_GPU_UTILIZED);
+	e->gpu_mean = gu ? gu->mean : 0;
+	e->gpu_used = gn ? gn->max : 0;
+	e->gpu_pct = e->gpu_given ? e->gpu_mean / e->gpu_given * 100.0 : NAN;
+	double per_gpu =
+	    rt_meta_num(meta, "host", "gpu_memory_mib") / rt_meta_num(meta, "host", "gpu_count");
+	const struct rt_colstat *vr = col(st, p ? RT_V_PROC_GPU_VRAM : RT_V_GPU_VRAM);
+	if (e->gpu_given && per_gpu > 0 && isfinite(per_gpu) && vr) {
+		e->vram_given_mib = per_gpu * e->gpu_given;
+		e->vram_peak_mib = vr->max;
+		e->vram_pct = vr->max / e->vram_given_mib * 100.0;
+	}
+}
+
+/* "16 GiB", "512 MiB", "2.1 GiB" */
+static void mib_text(char *buf, size_t cap, double mib)
+{
+	if (mib >= 1024)
+		snprintf(buf, cap, "%.*f GiB", mib >= 10240 || fmod(mib, 1024) == 0 ? 0 : 1,
+		         mib / 1024);
+	else
+		snprintf(buf, cap, "%.0f MiB", mib);
+}
+
+static const char *from_words(const char *from)
+{
+	return !from                      ? ""
+	       : !strcmp(from, "request") ? " (asked)"
+	       : !strcmp(from, "cgroup")  ? " (its cgroup's limit)"
+	       : !strcmp(from, "slurm")   ? " (Slurm)"
+	       : !strcmp(from, "visible") ? " (visible devices)"
+	                                  : " (the host)";
+}
+
+size_t rt_efficiency_text(const struct rt_efficiency *e, const struct rt_recommendation *r,
+                          char out[][RT_EFF_LEN], size_t max)
+{
+	size_t n = 0;
+	if (!e->known || e->whole_host)
+		return 0;
+	char a[32], b[32], c[32];
+	if (n < max && e->cpu_given > 0)
+		snprintf(out[n++], RT_EFF_LEN, "given %g core%s%s, used %.1f on average (%.0f %%)",
+		         e->cpu_given, e->cpu_given == 1 ? "" : "s", from_words(e->cpu_from),
+		         e->cpu_mean, e->cpu_pct);
+	if (n < max && e->mem_given_mib > 0 && isfinite(e->mem_peak_mib)) {
+		mib_text(a, sizeof(a), e->mem_given_mib);
+		mib_text(b, sizeof(b), e->mem_peak_mib);
+		mib_text(c, sizeof(c), (double)r->memory_mib);
+		snprintf(out[n++], RT_EFF_LEN, "given %s%s, peaked at %s (%.0f %%): %s would do", a,
+		         from_words(e->mem_from), b, e->mem_pct, c);
+	}
+	if (n < max && e->gpu_given)
+		snprintf(out[n++], RT_EFF_LEN,
+		         "%u GPU%s given%s, %.0f used (busy %.0f %% on average)", e->gpu_given,
+		         e->gpu_given == 1 ? "" : "s", from_words(e->gpu_from), e->gpu_used,
+		         e->gpu_pct);
+	if (n < max && e->vram_pct >= 0) {
+		mib_text(a, sizeof(a), e->vram_given_mib);
+		mib_text(b, sizeof(b), e->vram_peak_mib);
+		snprintf(out[n++], RT_EFF_LEN, "VRAM: %s given, peaked at %s (%.0f %%)", a, b,
+		         e->vram_pct);
+	}
+	if (n < max && e->note && *e->note)
+		snprintf(out[n++], RT_EFF_LEN, "%s", e->note);
+	return n;
+}
+
+void rt_answer_line(char *buf, size_t cap, const struct rt_runstats *st,
+                    const struct rt_efficiency *e, const struct rt_recommendation *r)
+{
+	char used[32], given[32], reco[32];
+	double d = st->duration > 0 ? st->duration : 1;
+	int p = st->has_proc;
+	double cores = (p ? sum_of(st, RT_V_PROC_UTIME) + sum_of(st, RT_V_PROC_STIME)
+	                  : sum_of(st, RT_V_UTIME) + sum_of(st, RT_V_STIME)) /
+	               d;
+	const struct rt_colstat *m = col(st, p ? RT_V_PROC_PSS : RT_V_MEM_USED);
+	mib_text(used, sizeof(used), m ? m->max : 0);
+	mib_text(reco, sizeof(reco), (double)r->memory_mib);
+	size_t n = 0;
+	if (e->known && e->cpu_given > 0)
+		n += (size_t)snprintf(buf, cap, "used %.1f of %g cores", cores, e->cpu_given);
+	else
+		n += (size_t)snprintf(buf, cap, "used %.1f cores", cores);
+	if (n < cap && e->known && e->mem_given_mib > 0) {
+		mib_text(given, sizeof(given), e->mem_given_mib);
+		n += (size_t)snprintf(buf + n, cap - n, " and %s of %s", used, given);
+	} else if (n < cap) {
+		n += (size_t)snprintf(buf + n, cap - n, " and %s at the peak", used);
+	}
+	if (n < cap)
+		snprintf(buf + n, cap - n, ": %ld vCPU%s and %s would do%s", r->cpu,
+		         r->cpu == 1 ? "" : "s", reco, r->gpu ? " (with GPUs: see below)" : "");
+}
+
+cJSON *rt_json_efficiency(const struct rt_efficiency *e, cJSON **given)
+{
+	*given = NULL;
+	if (!e->known)
+		return cJSON_CreateNull();
+	cJSON *g = cJSON_CreateObject();
+	cJSON_AddNumberToObject(g, "cpu", e->cpu_given);
+	add_str_or_null(g, "cpu_from", e->cpu_from);
+	add_num_or_null(g, "memory_mib", e->mem_given_mib);
+	add_str_or_null(g, "memory_from", e->mem_from);
+	cJSON_AddNumberToObject(g, "gpu", e->gpu_given);
+	add_str_or_null(g, "gpu_from", e->gpu_from);
+	add_num_or_null(g, "vram_mib", e->vram_given_mib >= 0 ? e->vram_given_mib : NAN);
+	cJSON_AddBoolToObject(g, "whole_host", e->whole_host);
+	add_str_or_null(g, "note", e->note);
+	*given = g;
+	cJSON *o = cJSON_CreateObject();
+	add_num_or_null(o, "cpu_pct", e->cpu_pct);
+	add_num_or_null(o, "cpu_mean_cores", e->cpu_mean);
+	add_num_or_null(o, "memory_pct", e->mem_pct);
+	add_num_or_null(o, "memory_peak_mib", e->mem_peak_mib);
+	add_num_or_null(o, "gpu_pct", e->gpu_given ? e->gpu_pct : NAN);
+	add_num_or_null(o, "gpus_used", e->gpu_given ? e->gpu_used : NAN);
+	add_num_or_null(o, "vram_pct", e->vram_pct >= 0 ? e->vram_pct : NAN);
+	return o;
+}
+
+/* One Mermaid xychart-beta of column id over the run (GitHub renders it),
+ * at most 100 points: a bucket's mean (agg 0) or max (agg 1). */
+static void mermaid(FILE *f, const struct rt_answer *a, unsigned id, const char *title,
+                    const char *unit, int agg)
+{
+	const struct rt_series *s = &a->series;
+	int c = rt_stats_col(id);
+	if (c < 0 || !s->n || !a->st.col[c].present)
+		return;
+	size_t per = (s->n + 99) / 100, nb = (s->n + per - 1) / per;
+	fprintf(f, "\n```mermaid\nxychart-beta\n  title \"%s\"\n  x-axis \"seconds\" [", title);
+	int prec = s->elapsed[s->n - 1] < 100 ? 1 : 0; /* a short run's seconds need a decimal */
+	for (size_t b = 0; b < nb; b++)
+		fprintf(f, "%s%.*f", b ? ", " : "", prec, s->elapsed[b * per]);
+	fprintf(f, "]\n  y-axis \"%s\"\n  line [", unit);
+	for (size_t b = 0; b < nb; b++) {
+		double v = 0, w = 0, mx = 0;
+		for (size_t i = b * per; i < s->n && i < (b + 1) * per; i++) {
+			double x = s->col[c][i];
+			if (isnan(x))
+				continue;
+			v += x;
+			w += 1;
+			if (x > mx || w == 1)
+				mx = x;
+		}
+		fprintf(f, "%s%.2f", b ? ", " : "", agg ? mx : w > 0 ? v / w : 0);
+	}
+	fputs("]\n```\n", f);
+}
+
+void rt_print_step_summary(FILE *f, const struct rt_answer *a)
+{
+	rt_print_summary_markdown(f, a);
+	int p = a->st.has_proc;
+	mermaid(f, a, p ? RT_V_PROC_CORES : RT_V_CPU_UTIL, p ? "CPU cores, job" : "CPU cores, host",
+	        "cores", 0);
+	mermaid(f, a, p ? RT_V_PROC_PSS : RT_V_MEM_USED,
+	        p ? "memory MiB, job (PSS)" : "memory MiB, host used", "MiB", 1);
+	fputc('\n', f);
 }

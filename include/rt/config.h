@@ -7,6 +7,7 @@
 #ifndef RT_CONFIG_H
 #define RT_CONFIG_H
 
+#include "rt/alloc.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,6 +47,8 @@ struct rt_config {
 	int quiet;
 	int summary; /* --summary / TRACKER_SUMMARY: the printer ends with the summary */
 	int csv_extended, csv_columns_set; /* --csv-columns / TRACKER_CSV_COLUMNS */
+	struct rt_request request;         /* --request / TRACKER_REQUEST */
+	int has_request;
 	const char *config_path;
 	int config_explicit;
 	const char *meta[RT_META_COUNT];

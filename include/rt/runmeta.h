@@ -21,6 +21,8 @@
 #include "rt/config.h"
 #include "rt/fmt.h"
 
+struct rt_alloc;
+
 struct rt_run_meta {
 	uint64_t run_id;
 	const char *status;
@@ -44,7 +46,8 @@ struct rt_run_meta {
 	uint64_t memory_mib;
 	int has_last_seq;
 	uint64_t last_seq;
-	uint64_t samples_not_stored; /* taken but not committed (disk full...) */
+	uint64_t samples_not_stored;  /* taken but not committed (disk full...) */
+	const struct rt_alloc *alloc; /* what the job was given, NULL: unknown */
 };
 
 /* Serialize m as one JSON object (no newline). */

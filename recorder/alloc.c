@@ -1,0 +1,202 @@
+/*
+ * alloc.c - what the job was given (alloc.h), looked at when a run starts:
+ * the recorder's own cgroup (a wrapped job starts in it), its CPU
+ * affinity, Slurm's variables, the GPUs the job may see, and the request.
+ * Per resource: the request wins; else the cgroup's limit (what the kernel
+ * enforces; where Slurm says otherwise, the note says which was used);
+ * else Slurm's allocation; else (GPUs) CUDA_/ROCR_VISIBLE_DEVICES; else
+ * the host.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc_detect.h"
+#include "procfs.h"
+#include "rt/sysroot.h"
+
+/* File `file` of the cgroup at `path` under the mount `root`, read whole. */
+static ssize_t cg_read(const char *root, const char *path, const char *file, char *buf, size_t cap)
+{
+	char rel[1400];
+	snprintf(rel, sizeof(rel), "fs/cgroup%s%s/%s", root, strcmp(path, "/") ? path : "", file);
+	return rt_read_small(RT_SYS, rel, buf, cap);
+}
+
+static int64_t cg_limit(const char *const roots[], const char *path, const char *file)
+{
+	char buf[64];
+	for (int i = 0; roots[i]; i++) {
+		ssize_t n = cg_read(roots[i], path, file, buf, sizeof(buf));
+		int64_t v;
+		if (n > 0 && rt_parse_max_or_u64(buf, (size_t)n, &v) == 0)
+			return v;
+	}
+	return -1;
+}
+
+/* Items of a comma list ("0,1,3"); "" (none) is 0, "NoDevFiles" too. */
+static unsigned list_count(const char *s)
+{
+	if (!s || !*s || !strcmp(s, "NoDevFiles") || !strcmp(s, "none"))
+		return 0;
+	unsigned n = 1;
+	for (; *s; s++)
+		n += *s == ',';
+	return n;
+}
+
+void rt_alloc_detect(const struct rt_request *req, unsigned host_cpus, uint64_t host_mem,
+                     unsigned host_gpus, struct rt_alloc *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->cgroup_mem = a->cgroup_mem_high = a->pids_max = -1;
+	/* the cgroup: v2, else v1's cpu and memory hierarchies */
+	char buf[4096];
+	ssize_t len = rt_read_small(RT_PROC, "self/cgroup", buf, sizeof(buf));
+	if (len > 0) {
+		struct rt_cgroup_paths cp;
+		rt_parse_proc_cgroup(buf, (size_t)len, &cp);
+		static const char *const v2[] = {"", "/unified", NULL};
+		static const char *const cpu1[] = {"/cpu", "/cpu,cpuacct", "/cpuacct,cpu", NULL};
+		static const char *const mem1[] = {"/memory", NULL};
+		static const char *const pids1[] = {"/pids", NULL};
+		char q[128];
+		if (cp.v2[0] && !cp.memory[0] && !cp.cpu[0]) {
+			for (int i = 0; v2[i]; i++) {
+				ssize_t n = cg_read(v2[i], cp.v2, "cpu.max", q, sizeof(q));
+				int64_t quota;
+				uint64_t period;
+				if (n > 0 && rt_parse_cg_max(q, (size_t)n, &quota, &period) == 0) {
+					if (quota > 0 && period)
+						a->cgroup_cpu = (double)quota / (double)period;
+					break;
+				}
+			}
+			const char *one[] = {"", NULL}, *un[] = {"/unified", NULL};
+			for (int r = 0; r < 2 && a->cgroup_mem < 0; r++) {
+				a->cgroup_mem = cg_limit(r ? un : one, cp.v2, "memory.max");
+				a->cgroup_mem_high = cg_limit(r ? un : one, cp.v2, "memory.high");
+				a->pids_max = cg_limit(r ? un : one, cp.v2, "pids.max");
+			}
+		} else {
+			char per[64];
+			for (int i = 0; cp.cpu[0] && cpu1[i]; i++) {
+				ssize_t n =
+				    cg_read(cpu1[i], cp.cpu, "cpu.cfs_quota_us", q, sizeof(q));
+				ssize_t m =
+				    cg_read(cpu1[i], cp.cpu, "cpu.cfs_period_us", per, sizeof(per));
+				if (n > 0 && m > 0) {
+					long long qv = strtoll(q, NULL, 10);
+					unsigned long long pv = strtoull(per, NULL, 10);
+					if (qv > 0 && pv)
+						a->cgroup_cpu = (double)qv / (double)pv;
+					break;
+				}
+			}
+			if (cp.memory[0]) {
+				a->cgroup_mem = cg_limit(mem1, cp.memory, "memory.limit_in_bytes");
+				/* v1's "no limit" is a page-rounded INT64_MAX */
+				if (a->cgroup_mem >= (int64_t)1 << 60)
+					a->cgroup_mem = -1;
+			}
+			if (cp.pids[0])
+				a->pids_max = cg_limit(pids1, cp.pids, "pids.max");
+		}
+		if (a->cgroup_mem >= 0 && host_mem && (uint64_t)a->cgroup_mem >= host_mem)
+			a->cgroup_mem = -1; /* not below the host: no limit that matters */
+		if (a->cgroup_mem_high >= 0 && host_mem && (uint64_t)a->cgroup_mem_high >= host_mem)
+			a->cgroup_mem_high = -1;
+	}
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		a->cpus_allowed = (unsigned)CPU_COUNT(&set);
+	/* Slurm */
+	const char *sj = getenv("SLURM_JOB_ID");
+	double slurm_cpu = 0;
+	uint64_t slurm_mem = 0;
+	int slurm_gpu = -1;
+	if (sj && *sj) {
+		snprintf(a->slurm_job_id, sizeof(a->slurm_job_id), "%s", sj);
+		const char *c = getenv("SLURM_CPUS_PER_TASK");
+		if (!c || !*c)
+			c = getenv("SLURM_CPUS_ON_NODE");
+		if (c && atof(c) > 0)
+			slurm_cpu = atof(c);
+		const char *mn = getenv("SLURM_MEM_PER_NODE"), *mc = getenv("SLURM_MEM_PER_CPU");
+		if (mn && atof(mn) > 0) /* MB as Slurm counts them: MiB */
+			slurm_mem = (uint64_t)(atof(mn) * 1048576.0);
+		else if (mc && atof(mc) > 0 && slurm_cpu > 0)
+			slurm_mem = (uint64_t)(atof(mc) * 1048576.0 * slurm_cpu);
+		const char *g = getenv("SLURM_JOB_GPUS");
+		if (g)
+			slurm_gpu = (int)list_count(g);
+	}
+	/* CPUs */
+	double cg_cpu = a->cgroup_cpu;
+	if (a->cpus_allowed && a->cpus_allowed < host_cpus &&
+	    (cg_cpu <= 0 || a->cpus_allowed < cg_cpu))
+		cg_cpu = a->cpus_allowed; /* a cpuset narrower than the quota */
+	if (req && req->has_cpu) {
+		a->cpu = req->cpu;
+		snprintf(a->cpu_from, sizeof(a->cpu_from), "request");
+	} else if (cg_cpu > 0) {
+		a->cpu = cg_cpu;
+		snprintf(a->cpu_from, sizeof(a->cpu_from), "cgroup");
+	} else if (slurm_cpu > 0) {
+		a->cpu = slurm_cpu;
+		snprintf(a->cpu_from, sizeof(a->cpu_from), "slurm");
+	} else {
+		a->cpu = host_cpus;
+		snprintf(a->cpu_from, sizeof(a->cpu_from), "host");
+	}
+	/* memory */
+	if (req && req->has_mem) {
+		a->mem = req->mem;
+		snprintf(a->mem_from, sizeof(a->mem_from), "request");
+	} else if (a->cgroup_mem >= 0) {
+		a->mem = (uint64_t)a->cgroup_mem;
+		snprintf(a->mem_from, sizeof(a->mem_from), "cgroup");
+	} else if (slurm_mem) {
+		a->mem = slurm_mem;
+		snprintf(a->mem_from, sizeof(a->mem_from), "slurm");
+	} else {
+		a->mem = host_mem;
+		snprintf(a->mem_from, sizeof(a->mem_from), "host");
+	}
+	/* GPUs */
+	const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+	if (!vis)
+		vis = getenv("ROCR_VISIBLE_DEVICES");
+	if (req && req->has_gpu) {
+		a->gpu = req->gpu;
+		snprintf(a->gpu_from, sizeof(a->gpu_from), "request");
+	} else if (vis) {
+		unsigned n = list_count(vis);
+		a->gpu = n < host_gpus || !host_gpus ? n : host_gpus;
+		snprintf(a->gpu_from, sizeof(a->gpu_from), "visible");
+	} else if (slurm_gpu >= 0) {
+		a->gpu = (unsigned)slurm_gpu;
+		snprintf(a->gpu_from, sizeof(a->gpu_from), "slurm");
+	} else {
+		a->gpu = host_gpus;
+		snprintf(a->gpu_from, sizeof(a->gpu_from), "host");
+	}
+	/* Slurm and the cgroup disagree: the cgroup is what the kernel enforced */
+	size_t o = 0;
+	if (slurm_cpu > 0 && !strcmp(a->cpu_from, "cgroup") && slurm_cpu != a->cpu)
+		o += (size_t)snprintf(a->note + o, sizeof(a->note) - o,
+		                      "Slurm allocated %g CPUs, the cgroup allows %g: the cgroup's "
+		                      "limit is used",
+		                      slurm_cpu, a->cpu);
+	if (slurm_mem && !strcmp(a->mem_from, "cgroup") && slurm_mem != a->mem &&
+	    o < sizeof(a->note))
+		snprintf(
+		    a->note + o, sizeof(a->note) - o,
+		    "%sSlurm allocated %.0f MiB, the cgroup allows %.0f MiB: the cgroup's limit "
+		    "is used",
+		    o ? "; " : "", (double)slurm_mem / 1048576.0, (double)a->mem / 1048576.0);
+}

@@ -1,0 +1,124 @@
+#!/bin/sh
+# What the job was given against what it used: a job in a cgroup the test
+# makes (2 cores of CPU quota, 512 MiB of memory), Slurm's variables, a
+# --request that wins, GITHUB_STEP_SUMMARY (a Markdown table and Mermaid
+# charts of at most 100 points), a run recorded by rt 0.1 (no allocation),
+# and bad requests. The efficiency is checked against the test's own
+# computation from the replay.
+. "$(dirname "$0")/lib.sh"
+HERE=$(cd "$(dirname "$0")/../.." && pwd)
+spin='import time
+a = bytearray(100 << 20)
+e = time.time() + 1.5
+while time.time() < e: pass'
+
+# check_eff RUN CPU MEM_MIB FROM: allocation_given and efficiency of RUN
+check_eff() {
+	"$EXP" summary "$1" --json > "$T/s$1.json"
+	"$EXP" replay "$1" -f json > "$T/r$1.jsonl"
+	python3 - "$T/s$1.json" "$T/r$1.jsonl" "$2" "$3" "$4" << 'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+lines = [json.loads(l) for l in open(sys.argv[2])]
+cpu, mem, frm = float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+g, e = s["allocation_given"], s["efficiency"]
+assert g["cpu"] == cpu and g["cpu_from"] == frm, g
+assert abs(g["memory_mib"] - mem) < 0.01 and g["memory_from"] == frm, g
+secs = sum(l["cpu"]["process_utime_secs"] + l["cpu"]["process_stime_secs"] for l in lines)
+dur = s["run"]["duration_secs"]
+want_cpu = secs / (cpu * dur) * 100
+peak = max(l["cpu"]["process_pss_mib"] for l in lines)
+assert abs(e["cpu_pct"] - want_cpu) < 0.01, (e["cpu_pct"], want_cpu)
+assert abs(e["memory_pct"] - peak / mem * 100) < 0.01, (e["memory_pct"], peak, mem)
+assert s["answer"].startswith("used "), s["answer"]
+print("%s: given %g cores and %g MiB (%s); CPU %.1f %%, memory %.1f %%" % (sys.argv[1], cpu, mem, frm, e["cpu_pct"], e["memory_pct"]))
+PY
+}
+
+# 1. a cgroup with 2 cores and 512 MiB (root; v2, else v1's cpu and memory)
+if [ "$(id -u)" = 0 ]; then
+	CGS=""
+	if [ -e /sys/fs/cgroup/cgroup.controllers ] && [ -w /sys/fs/cgroup ]; then
+		grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control || echo "+cpu +memory" > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
+		CG=/sys/fs/cgroup/rt-alloc-$$
+		mkdir "$CG" && echo "200000 100000" > "$CG/cpu.max" && echo $((512 << 20)) > "$CG/memory.max" && CGS=$CG
+	elif [ -w /sys/fs/cgroup/cpu ] && [ -w /sys/fs/cgroup/memory ]; then
+		C1=/sys/fs/cgroup/cpu/rt-alloc-$$ M1=/sys/fs/cgroup/memory/rt-alloc-$$
+		mkdir "$C1" "$M1" && echo 200000 > "$C1/cpu.cfs_quota_us" && echo 100000 > "$C1/cpu.cfs_period_us" &&
+			echo $((512 << 20)) > "$M1/memory.limit_in_bytes" && CGS="$C1 $M1"
+	fi
+	trap 'for c in $CGS; do rmdir "$c" 2>/dev/null; done; cleanup' EXIT
+	if [ -n "$CGS" ]; then
+		CGS="$CGS" SLURM_JOB_ID=9 SLURM_CPUS_PER_TASK=8 \
+			sh -c 'for c in $CGS; do echo $$ > "$c/cgroup.procs"; done; exec "$@"' sh \
+			"$RT" -i 0.1 -n alloc --quiet -- python3 -c "$spin" || fail "the run in the cgroup"
+		check_eff 1 2 512 cgroup || fail "the cgroup's allocation"
+		grep -q '"note":"Slurm allocated 8 CPUs, the cgroup allows 2: the cgroup' "$T/s1.json" ||
+			fail "Slurm against the cgroup: $(cat "$T/s1.json" | head -c 300)"
+		"$EXP" summary 1 > "$T/text1"
+		head -1 "$T/text1" | grep -q "^used [0-9.]* of 2 cores and [0-9.]* MiB of 512 MiB: " || fail "first line: $(head -1 "$T/text1")"
+		grep -q "given 2 cores (its cgroup's limit), used" "$T/text1" || fail "sentence: $(cat "$T/text1")"
+		grep -q "given 512 MiB (its cgroup's limit), peaked at" "$T/text1" || fail "sentence: $(cat "$T/text1")"
+		ok "a job in a cgroup of 2 cores and 512 MiB: given and used, as the test computes them from the replay"
+	else
+		echo "skip: no writable cpu and memory cgroup here"
+		"$RT" --quiet -- true # keep the run ids below
+	fi
+else
+	echo "skip (cgroup part): needs root"
+	"$RT" --quiet -- true
+fi
+
+# 2. Slurm's variables (no Slurm needed), then --request over them
+SLURM_JOB_ID=4242 SLURM_CPUS_PER_TASK=3 SLURM_MEM_PER_NODE=2048 SLURM_JOB_GPUS="" \
+	"$RT" -i 0.1 -n alloc --quiet -- python3 -c "$spin" || fail "the Slurm run"
+check_eff 2 3 2048 slurm || fail "Slurm's allocation"
+"$EXP" show 2 | grep -q '"slurm_job_id":.*"4242"' || fail "show: no Slurm job id"
+SLURM_JOB_ID=4242 SLURM_CPUS_PER_TASK=3 SLURM_MEM_PER_NODE=2048 \
+	"$RT" -i 0.1 -n alloc --quiet --request cpu=4,memory=1GiB,gpu=0 -- python3 -c "$spin" || fail "the request run"
+check_eff 3 4 1024 request || fail "the request"
+ok "Slurm's variables are the allocation; --request wins over them"
+
+# 3. GITHUB_STEP_SUMMARY: a Markdown table and Mermaid charts of <= 100 points
+GITHUB_STEP_SUMMARY="$T/step.md" "$RT" -i 0.01 -n alloc --quiet --summary -- python3 -c "$spin" 2> /dev/null ||
+	fail "the step summary run"
+python3 - "$T/step.md" << 'PY' || fail "step summary: $(head -20 "$T/step.md")"
+import re, sys
+t = open(sys.argv[1]).read()
+assert t.startswith("### rt: run "), t[:80]
+assert "| | mean | p95 | max | |" in t and "|---|---:|---:|---:|---|" in t
+rows = [l for l in t.splitlines() if l.startswith("| CPU cores, job |")]
+assert rows and len(rows[0].split("|")) == 7, rows
+charts = re.findall(r"```mermaid\nxychart-beta\n(.*?)```", t, re.S)
+assert len(charts) == 2, len(charts)
+for c in charts:
+    xs = re.search(r'x-axis "seconds" \[(.*)\]', c).group(1).split(",")
+    ys = re.search(r"line \[(.*)\]", c).group(1).split(",")
+    assert 1 < len(xs) == len(ys) <= 100, (len(xs), len(ys))
+    [float(v) for v in xs + ys]
+print("step summary: table and %d charts of %s points" % (len(charts), [len(re.search(r"line \[(.*)\]", c).group(1).split(",")) for c in charts]))
+PY
+: > "$T/step2.md"
+TRACKER_STEP_SUMMARY=0 GITHUB_STEP_SUMMARY="$T/step2.md" "$RT" --quiet --summary -- true 2> /dev/null
+[ ! -s "$T/step2.md" ] || fail "TRACKER_STEP_SUMMARY=0 wrote the step summary"
+ok "GITHUB_STEP_SUMMARY: the Markdown summary and two Mermaid charts (<= 100 points); TRACKER_STEP_SUMMARY=0 keeps it off"
+
+# 4. a run recorded by rt 0.1: no allocation, said once, no crash
+cp -r "$HERE/tests/fixtures/stores/v0.1.0/store" "$T/old"
+"$EXP" --store "$T/old" summary 1 > "$T/old.txt" || fail "old run: summary"
+[ "$(grep -c 'not recorded' "$T/old.txt")" -eq 1 ] || fail "old run: $(cat "$T/old.txt")"
+"$EXP" --store "$T/old" summary 1 --format markdown | grep -q "not recorded" || fail "old run: markdown"
+"$EXP" --store "$T/old" summary 1 --json | python3 -c 'import json,sys; s=json.load(sys.stdin); assert s["allocation_given"] is None and s["efficiency"] is None, s' ||
+	fail "old run: JSON"
+ok "a run of rt 0.1: the summary says once that nothing was recorded (text, Markdown, JSON null)"
+
+# 5. bad requests: the flag stops before the job (exit 2); the variable warns
+set +e
+"$RT" --request cpu=4,disk=1 -- touch "$T/ran" 2> "$T/b1"; r1=$?
+set -e
+[ $r1 -eq 2 ] && [ ! -e "$T/ran" ] && grep -q "disk" "$T/b1" && [ "$(wc -l < "$T/b1")" -eq 1 ] ||
+	fail "a bad --request: exit $r1, $(cat "$T/b1")"
+TRACKER_REQUEST="memory=lots" "$RT" --quiet -- touch "$T/ran" 2> "$T/b2" || fail "a bad TRACKER_REQUEST stopped the job"
+[ -e "$T/ran" ] && grep -q "TRACKER_REQUEST has memory='lots'" "$T/b2" || fail "bad TRACKER_REQUEST: $(cat "$T/b2")"
+"$EXP" show latest | grep -q '"cpu_from":.*"request"' && fail "a bad TRACKER_REQUEST was recorded"
+ok "a bad --request: one line naming the part, exit 2, the job not started; a bad TRACKER_REQUEST: a warning, no request"
