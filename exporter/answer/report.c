@@ -383,6 +383,29 @@ static void host_card(struct rt_buf *b, const struct rt_answer *a)
 	rt_buf_puts(b, "</table></section>\n");
 }
 
+/* What the job was given against what it used (the run's allocation). */
+static void given_card(struct rt_buf *b, const struct rt_answer *a)
+{
+	struct rt_efficiency e;
+	struct rt_recommendation r;
+	rt_recommend(&a->st, &r);
+	rt_efficiency(&a->st, a->meta, &e);
+	char line[300], eff[6][RT_EFF_LEN];
+	rt_buf_puts(b, "<section class=card><h2>Given against used</h2><table>\n");
+	if (a->st.lines) {
+		rt_answer_line(line, sizeof(line), &a->st, &e, &r);
+		card_row(b, "answer", line);
+	}
+	size_t n = rt_efficiency_text(&e, &r, eff, 6);
+	for (size_t i = 0; i < n; i++)
+		card_row(b, i ? "" : "given", eff[i]);
+	if (!e.known)
+		card_row(b, "given", "not recorded (a run of an rt before 0.3)");
+	else if (!n)
+		card_row(b, "given", "the whole host; nothing was asked or limited");
+	rt_buf_puts(b, "</table></section>\n");
+}
+
 static void cloud_card(struct rt_buf *b, const struct rt_offer *o)
 {
 	rt_buf_puts(b, "<section class=card><h2>Cloud</h2><table>\n");
@@ -874,6 +897,7 @@ int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o)
 	page_head(&b, dir, title, sub);
 	job_card(&b, &a);
 	host_card(&b, &a);
+	given_card(&b, &a);
 	cloud_card(&b, &off);
 	summary_table(&b, &a);
 	char found[8][RT_FINDING_LEN];

@@ -722,6 +722,13 @@ void rt_print_job_summary(FILE *f, const char *job, const struct rt_answer *runs
 	print_table(f, &agg, runs[n - 1].meta);
 	struct rt_recommendation r;
 	rt_recommend(&agg, &r);
+	/* the aggregate against what the newest run was given */
+	struct rt_efficiency e;
+	char eff[6][RT_EFF_LEN];
+	rt_efficiency(&agg, runs[n - 1].meta, &e);
+	size_t ne = rt_efficiency_text(&e, &r, eff, 6);
+	for (size_t i = 0; i < ne; i++)
+		fprintf(f, "  %-24s %s\n", i ? "" : "given (newest run)", eff[i]);
 	print_reco_line(f, &r);
 }
 
@@ -1073,6 +1080,14 @@ int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o)
 				cJSON_AddItemToObject(x, "run", rt_json_run(&runs[i]));
 				cJSON_AddItemToObject(x, "stats", rt_json_stats(&runs[i].st));
 				add_allocation(x, &runs[i].st);
+				struct rt_efficiency eff;
+				rt_efficiency(&runs[i].st, runs[i].meta, &eff);
+				cJSON *given, *effj = rt_json_efficiency(&eff, &given);
+				if (given)
+					cJSON_AddItemToObject(x, "allocation_given", given);
+				else
+					cJSON_AddNullToObject(x, "allocation_given");
+				cJSON_AddItemToObject(x, "efficiency", effj);
 				cJSON_AddItemToArray(arr, x);
 			}
 			struct rt_recommendation r;
@@ -1080,6 +1095,15 @@ int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o)
 			cJSON_AddItemToObject(j, "stats", rt_json_stats(&agg));
 			cJSON_AddItemToObject(j, "table",
 			                      rt_json_summary_rows(&agg, runs[n - 1].meta));
+			/* the aggregate against what the newest run was given */
+			struct rt_efficiency eff;
+			rt_efficiency(&agg, runs[n - 1].meta, &eff);
+			cJSON *given, *effj = rt_json_efficiency(&eff, &given);
+			if (given)
+				cJSON_AddItemToObject(j, "allocation_given", given);
+			else
+				cJSON_AddNullToObject(j, "allocation_given");
+			cJSON_AddItemToObject(j, "efficiency", effj);
 			add_allocation(j, &agg);
 			cJSON_AddItemToObject(j, "findings", rt_json_findings(&agg));
 			cJSON_AddItemToObject(j, "recommendation", rt_json_recommendation(&r));
@@ -1204,6 +1228,14 @@ int rt_cmd_recommend(struct rt_store *s, const struct rt_answer_opts *o)
 		else
 			snprintf(what, sizeof(what), "run %llu", (unsigned long long)one.ri.id);
 		rt_print_recommendation(stdout, what, &st, &r);
+		if (!o->job) { /* the reasons: what it was given against what it used */
+			struct rt_efficiency e;
+			char eff[6][RT_EFF_LEN];
+			rt_efficiency(&st, one.meta, &e);
+			size_t ne = rt_efficiency_text(&e, &r, eff, 6);
+			for (size_t i = 0; i < ne; i++)
+				printf("  %-19s %s\n", i ? "" : "given against used", eff[i]);
+		}
 		rt_print_offer(stdout, &off);
 		fflush(stdout);
 	}

@@ -77,7 +77,21 @@ check_eff 2 3 2048 slurm || fail "Slurm's allocation"
 SLURM_JOB_ID=4242 SLURM_CPUS_PER_TASK=3 SLURM_MEM_PER_NODE=2048 \
 	"$RT" -i 0.1 -n alloc --quiet --request cpu=4,memory=1GiB,gpu=0 -- python3 -c "$spin" || fail "the request run"
 check_eff 3 4 1024 request || fail "the request"
-ok "Slurm's variables are the allocation; --request wins over them"
+"$EXP" recommend 3 > "$T/reco3" || fail "recommend"
+grep -q "given against used  *given 4 cores (asked)" "$T/reco3" || fail "recommend: $(cat "$T/reco3")"
+"$EXP" report 3 -o "$T/r3.html" 2> /dev/null || fail "report"
+grep -q "<h2>Given against used</h2>" "$T/r3.html" && grep -q "given 4 cores (asked), used" "$T/r3.html" ||
+	fail "the report has no given-against-used card"
+"$EXP" summary --job alloc --json | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+runs = s["runs"]
+assert all("efficiency" in r and "allocation_given" in r for r in runs), runs[0].keys()
+assert runs[-1]["allocation_given"]["cpu_from"] == "request", runs[-1]["allocation_given"]
+assert s["allocation_given"]["cpu"] == 4 and s["efficiency"]["cpu_pct"] > 0, s["efficiency"]
+' || fail "summary --job: efficiency per run and aggregate"
+"$EXP" summary --job alloc | grep -q "given (newest run)" || fail "summary --job text"
+ok "Slurm's variables are the allocation; --request wins over them; recommend, report and summary --job say it"
 
 # 3. GITHUB_STEP_SUMMARY: a Markdown table and Mermaid charts of <= 100 points
 GITHUB_STEP_SUMMARY="$T/step.md" "$RT" -i 0.01 -n alloc --quiet --summary -- python3 -c "$spin" 2> /dev/null ||
