@@ -157,8 +157,13 @@ void rt_alloc_detect(const struct rt_request *req, unsigned host_cpus, uint64_t 
 	if (req && req->has_mem) {
 		a->mem = req->mem;
 		snprintf(a->mem_from, sizeof(a->mem_from), "request");
-	} else if (a->cgroup_mem >= 0) {
-		a->mem = (uint64_t)a->cgroup_mem;
+	} else if (a->cgroup_mem >= 0 || a->cgroup_mem_high >= 0) {
+		/* memory.max, or memory.high (where reclaim and throttling start)
+		 * when it is lower or the only one */
+		int64_t m = a->cgroup_mem;
+		if (a->cgroup_mem_high >= 0 && (m < 0 || a->cgroup_mem_high < m))
+			m = a->cgroup_mem_high;
+		a->mem = (uint64_t)m;
 		snprintf(a->mem_from, sizeof(a->mem_from), "cgroup");
 	} else if (slurm_mem) {
 		a->mem = slurm_mem;

@@ -130,6 +130,7 @@ proctree shared/sysroot.c ^(rt_parse_attr_u64|rt_parse_attr_i64|attr_digits|skip
 record shared/record.c ^(rt_record_decode|rt_record_upgrade|rt_record_claimed_layout|layout)$
 pack shared/pack.c ^(rt_unpack_stored|rt_unpack|rt_pack_is_packed|rt_pack_is_full|sec_base|load|get_varint|read_shape|unzig|store)$
 toml shared/toml.c *
+toml shared/alloc.c *
 inventory shared/inventory.c ^(rt_inventory_decode|r_.*)$
 ring shared/ring.c ^(rt_ring_open|rt_ring_head|rt_ring_slot_count|rt_ring_run_id|rt_ring_state|rt_ring_read|rt_ring_writer_alive|rt_ring_wait|rt_ring_wait_end|rt_ring_close|stride_of|slot_at|futex|sleep_ns)$
 runmeta shared/runmeta.c ^(rt_runmeta_read|rt_runmeta_set_status|ws|string|hex4|put_utf8|field|skip_value|skip_container|literal|number|parse_u64_text|parse_i64_text)$

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "rt/common.h"
+#include "rt/alloc.h"
 #include "rt/config.h"
 
 static char toml_path[256];
@@ -140,4 +141,34 @@ Test(config, sentinel_token_or_key_the_token_winning)
 	cr_expect_str_eq(rt_sentinel_token(), "t");
 	unsetenv("SENTINEL_API_TOKEN");
 	unsetenv("SENTINEL_API_KEY");
+}
+
+Test(config, a_request_is_cpu_memory_and_gpu_in_any_order)
+{
+	struct rt_request r;
+	char why[200];
+	cr_assert_eq(rt_request_parse("gpu=1,cpu=4,memory=16GiB", &r, why, sizeof(why)), 0, "%s",
+	             why);
+	cr_expect(r.has_cpu && r.cpu == 4 && r.has_gpu && r.gpu == 1);
+	cr_expect(r.has_mem && r.mem == 16ull << 30);
+	cr_assert_eq(rt_request_parse("memory=512MB", &r, why, sizeof(why)), 0);
+	cr_expect_eq(r.mem, 512000000ull, "MB are 1000s");
+	cr_assert_eq(rt_request_parse("memory=2G,cpu=0.5", &r, why, sizeof(why)), 0);
+	cr_expect(r.mem == 2ull << 30 && r.cpu == 0.5 && !r.has_gpu, "G is GiB, as Slurm reads it");
+	static const char *const bad[][2] = {
+	    {"", "empty"},
+	    {"cpu", "not KEY=VALUE"},
+	    {"cpu=0", "cpu='0'"},
+	    {"cpu=-1", "cpu='-1'"},
+	    {"memory=lots", "memory='lots'"},
+	    {"memory=0GiB", "memory='0GiB'"},
+	    {"gpu=1.5", "gpu='1.5'"},
+	    {"disk=1", "'disk'"},
+	    {"cpu=4,,gpu=1", "not KEY=VALUE"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_expect_eq(rt_request_parse(bad[i][0], &r, why, sizeof(why)), -1, "%s",
+		             bad[i][0]);
+		cr_expect(strstr(why, bad[i][1]) != NULL, "'%s': %s", bad[i][0], why);
+	}
 }
