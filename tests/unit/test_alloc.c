@@ -1,0 +1,69 @@
+/* What the job was given (recorder/alloc.c), on fixture host-a: cgroup v2
+ * with cpu.max "100000 100000" (1 core) and memory.max 512 MiB. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc_detect.h"
+#include "rt/sysroot.h"
+
+static void on_host_a(void)
+{
+	setenv("RT_PROC_ROOT", RT_FIXTURES "/host-a/step0/proc", 1);
+	setenv("RT_SYS_ROOT", RT_FIXTURES "/host-a/step0/sys", 1);
+	rt_sysroot_init();
+	static const char *const vars[] = {"SLURM_JOB_ID",         "SLURM_CPUS_PER_TASK",
+	                                   "SLURM_CPUS_ON_NODE",   "SLURM_MEM_PER_NODE",
+	                                   "SLURM_MEM_PER_CPU",    "SLURM_JOB_GPUS",
+	                                   "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"};
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+}
+
+TestSuite(alloc, .init = on_host_a);
+
+Test(alloc, the_cgroup_v2_limits_are_what_the_job_was_given)
+{
+	struct rt_alloc a;
+	rt_alloc_detect(NULL, 4, 8ull << 30, 0, &a);
+	cr_expect_eq(a.cpu, 1.0);
+	cr_expect_str_eq(a.cpu_from, "cgroup");
+	cr_expect_eq(a.mem, 512ull << 20);
+	cr_expect_str_eq(a.mem_from, "cgroup");
+	cr_expect_eq(a.cgroup_cpu, 1.0);
+	cr_expect_eq(a.pids_max, -1, "pids.max is max: no limit");
+	cr_expect_str_eq(a.gpu_from, "host");
+	cr_expect_not(rt_alloc_whole_host(&a));
+}
+
+Test(alloc, slurm_against_the_cgroup_says_the_cgroup_was_used)
+{
+	setenv("SLURM_JOB_ID", "77", 1);
+	setenv("SLURM_CPUS_PER_TASK", "8", 1);
+	setenv("SLURM_MEM_PER_CPU", "1024", 1);
+	setenv("SLURM_JOB_GPUS", "0,1", 1);
+	struct rt_alloc a;
+	rt_alloc_detect(NULL, 16, 64ull << 30, 4, &a);
+	cr_expect_str_eq(a.cpu_from, "cgroup");
+	cr_expect_str_eq(a.slurm_job_id, "77");
+	cr_expect(strstr(a.note, "Slurm allocated 8 CPUs, the cgroup allows 1") != NULL, "%s",
+	          a.note);
+	cr_expect(strstr(a.note, "Slurm allocated 8192 MiB, the cgroup allows 512 MiB") != NULL,
+	          "%s", a.note);
+	cr_expect_eq(a.gpu, 2);
+	cr_expect_str_eq(a.gpu_from, "slurm");
+}
+
+Test(alloc, the_request_wins_and_visible_devices_count_gpus)
+{
+	struct rt_request r = {.has_cpu = 1, .cpu = 6, .has_mem = 1, .mem = 2ull << 30};
+	setenv("CUDA_VISIBLE_DEVICES", "0,2", 1);
+	struct rt_alloc a;
+	rt_alloc_detect(&r, 8, 64ull << 30, 4, &a);
+	cr_expect(a.cpu == 6 && !strcmp(a.cpu_from, "request"));
+	cr_expect(a.mem == 2ull << 30 && !strcmp(a.mem_from, "request"));
+	cr_expect(a.gpu == 2 && !strcmp(a.gpu_from, "visible"));
+	setenv("CUDA_VISIBLE_DEVICES", "", 1);
+	rt_alloc_detect(&r, 8, 64ull << 30, 4, &a);
+	cr_expect_eq(a.gpu, 0, "an empty list hides every GPU");
+}
