@@ -3,7 +3,9 @@
  * Lines and CSV.
  *
  * The values are the rows of values.def. A row of kind GAUGE, DELTA, TICKS
- * or STALL is derived here from its record value alone, by the row: adding
+ * or STALL is derived here from its record value alone, by the row (the
+ * list expands into one inlined call per row, all of its arguments
+ * constants): adding
  * such a value is one line in the record list (values.def part 1), its
  * source's parse and fill, and one row. A row of kind FN is computed by
  * one of the functions below (sums over devices, CPU utilization). JSON key
@@ -108,7 +110,8 @@ enum pres {
 #define KIND_FN RT_VK_FN, 1
 #define SRCSEC_SYS RT_SEC_SYSTEM
 #define SRCSEC_PROC RT_SEC_PROCESS
-#define SRC_SRC(S, member, k) SRCSEC_##S, RT_##S##_V_##member + (k)
+#define SRC_SRC(S, member) SRCSEC_##S, RT_##S##_V_##member
+#define SRC_SRCA(S, member, k) SRCSEC_##S, RT_##S##_V_##member + (k)
 #define SRC_NOSRC RT_NSECTIONS, 0
 #define PRES_ALWAYS P_ALWAYS, 0
 #define PRES_FLAG(f) P_FLAG, (f)
@@ -125,9 +128,17 @@ enum pres {
 #define FL_FLEET(name, sum, unit, scale, attr, value) name, FLEET_##sum, unit, scale, attr, value
 #define FL_NOFLEET NULL, 0, NULL, 0, NULL, NULL
 #define ROW(ID, type, sec, json, csv, xcsv, prec, unit, kind, src, pres, fleet)                    \
-	[RT_V_##ID] = {                                                                            \
-	    json,        csv,       xcsv,       unit, RT_VT_##type, RT_JS_##sec, (uint8_t)(prec),  \
-	    KIND_##kind, SRC_##src, PRES_##pres, FL_##fleet},
+	[RT_V_##ID] = {json,                                                                       \
+	               csv,                                                                        \
+	               xcsv,                                                                       \
+	               unit,                                                                       \
+	               RT_VT_##type,                                                               \
+	               RT_JS_##sec,                                                                \
+	               (uint8_t)(prec),                                                            \
+	               KIND_##kind,                                                                \
+	               SRC_##src,                                                                  \
+	               PRES_##pres,                                                                \
+	               FL_##fleet},
 
 static const struct rt_value_info rows[RT_NV] = {RT_VALUES(ROW)};
 
@@ -150,105 +161,116 @@ static void put_f(struct rt_derived *d, unsigned id, double v)
 	d->present[id / 64] |= 1ull << (id % 64);
 }
 
-/* Where each row's source lives in its record section (rt_record_loc),
- * looked up once. */
-static struct rt_value_loc locs[RT_NV];
-static pthread_once_t locs_once = PTHREAD_ONCE_INIT;
+/* The rows' derivation, generated: one inlined call per row with every
+ * argument a constant (the source's offset, size and sign, the kind, the
+ * presence rule), so each row compiles to what a hand-written line would
+ * be. */
+#define T_SYS struct rt_rec_system
+#define T_PROC struct rt_rec_process
+#define SIGNED(e) _Generic((e), int32_t : 1, int64_t : 1, default : 0)
+#define G_SRC(S, m)                                                                                \
+	SRCSEC_##S, RT_##S##_V_##m, offsetof(T_##S, m), sizeof(((T_##S *)0)->m),                   \
+	    SIGNED(((T_##S *)0)->m)
+#define G_SRCA(S, m, k)                                                                            \
+	SRCSEC_##S, RT_##S##_V_##m + (k), offsetof(T_##S, m[k]), sizeof(((T_##S *)0)->m[0]),       \
+	    SIGNED(((T_##S *)0)->m[0])
+#define G_NOSRC RT_NSECTIONS, 0, 0, 8, 0
 
-static void find_locs(void)
-{
-	for (unsigned id = 0; id < RT_NV; id++)
-		if (rows[id].src_sec != RT_NSECTIONS)
-			locs[id] = *rt_record_loc(rows[id].src_sec, rows[id].src_idx);
-}
+struct pair {
+	const struct rt_record *c, *p;
+	uint32_t both, hz;
+	int proc_ok, has_proc;
+};
 
-/* The value at row id's source, in rec (which carries it). */
-static uint64_t raw(const struct rt_record *rec, unsigned id)
+static inline __attribute__((always_inline)) uint64_t load(const struct rt_record *rec, int sec,
+                                                           size_t off, size_t size, int sgn)
 {
-	const struct rt_value_loc *l = &locs[id];
-	const unsigned char *p = rows[id].src_sec == RT_SEC_SYSTEM
-	                             ? (const unsigned char *)rec->sys
-	                             : (const unsigned char *)rec->proc;
-	if (l->size == 8) {
+	const unsigned char *b = sec == RT_SEC_SYSTEM ? (const unsigned char *)rec->sys
+	                                              : (const unsigned char *)rec->proc;
+	if (size == 8) {
 		uint64_t x;
-		memcpy(&x, p + l->off, 8);
+		memcpy(&x, b + off, 8);
 		return x;
 	}
 	uint32_t x;
-	memcpy(&x, p + l->off, 4);
-	return l->sgn ? (uint64_t)(int64_t)(int32_t)x : x;
+	memcpy(&x, b + off, 4);
+	return sgn ? (uint64_t)(int64_t)(int32_t)x : x;
 }
+
+static inline __attribute__((always_inline)) void one(struct rt_derived *d, const struct pair *x,
+                                                      unsigned id, int type, int kind, double div,
+                                                      int sec, unsigned idx, size_t off,
+                                                      size_t size, int sgn, int pres, uint64_t b)
+{
+	const struct rt_record *c = x->c, *p = x->p;
+	int two = kind == RT_VK_DELTA || kind == RT_VK_TICKS || kind == RT_VK_STALL;
+	int on;
+	switch (pres) {
+	case P_ALWAYS: on = 1; break;
+	case P_FLAG: on = (c->h->flags & b) != 0; break;
+	case P_FLAGS2: on = (x->both & b) != 0; break;
+	case P_SYSX: on = (c->sys->ext_valid & b) != 0; break;
+	case P_SYSX2: on = (c->sys->ext_valid & p->sys->ext_valid & b) != 0; break;
+	case P_LIMIT:
+		on = (c->sys->ext_valid & b) && (int64_t)load(c, sec, off, size, sgn) >= 0;
+		break;
+	case P_PROC: on = x->has_proc; break;
+	case P_PROCX:
+		on = x->has_proc && rt_record_has(c, RT_SEC_PROCESS, idx) &&
+		     (!b || (c->proc->ext_valid & b));
+		break;
+	case P_PROCX2:
+		on = x->has_proc && x->proc_ok && rt_record_has(c, RT_SEC_PROCESS, idx) &&
+		     rt_record_has(p, RT_SEC_PROCESS, idx) &&
+		     (!b || (c->proc->ext_valid & p->proc->ext_valid & b));
+		break;
+	default: on = 0; break;
+	}
+	if (on && sec != RT_NSECTIONS && pres != P_ALWAYS)
+		on = rt_record_has(c, (unsigned)sec, idx) &&
+		     (!two || rt_record_has(p, (unsigned)sec, idx));
+	if (kind == RT_VK_STALL)
+		on = on && d->dt > 0;
+	if (!on)
+		return;
+	d->present[id / 64] |= 1ull << (id % 64);
+	if (kind == RT_VK_FN)
+		return;
+	uint64_t v = load(c, sec, off, size, sgn), dv = 0;
+	if (two && !(sec == RT_SEC_PROCESS && !x->proc_ok))
+		dv = delta(v, load(p, sec, off, size, sgn));
+	switch (kind) {
+	case RT_VK_GAUGE:
+		if (type == RT_VT_I64)
+			d->v[id].i = (int64_t)(v / (uint64_t)div);
+		else
+			d->v[id].f = (double)v / div;
+		break;
+	case RT_VK_DELTA:
+		if (type == RT_VT_I64)
+			d->v[id].i = (int64_t)(dv / (uint64_t)div);
+		else
+			d->v[id].f = (double)dv / div;
+		break;
+	case RT_VK_TICKS: d->v[id].f = (x->both & RT_REC_HAS_CPU) ? (double)dv / x->hz : 0.0; break;
+	case RT_VK_STALL: {
+		double pct = (double)dv / (d->dt * 1e6) * 100.0;
+		d->v[id].f = pct > 100.0 ? 100.0 : pct;
+		break;
+	}
+	}
+}
+
+#define GEN(ID, type, sec, json, csv, xcsv, prec, unit, kind, src, pres, fleet)                    \
+	one(d, &x, RT_V_##ID, RT_VT_##type, KIND_##kind, G_##src, PRES_##pres);
 
 /* Every row that is not FN, from its source; presence of every row that
  * does not say BYFN. proc_ok: the previous record's tree is this one's. */
 static void derive_rows(struct rt_derived *d, int proc_ok, uint32_t hz)
 {
-	const struct rt_record *c = d->cur.rec, *p = d->prev.rec;
-	pthread_once(&locs_once, find_locs);
-	uint32_t both = c->h->flags & p->h->flags;
-	int has_proc = (c->h->flags & RT_REC_HAS_PROCESS) != 0;
-	for (unsigned id = 0; id < RT_NV; id++) {
-		const struct rt_value_info *r = &rows[id];
-		int src = r->src_sec != RT_NSECTIONS;
-		int two =
-		    r->kind == RT_VK_DELTA || r->kind == RT_VK_TICKS || r->kind == RT_VK_STALL;
-		uint64_t b = r->pres_bit;
-		int on;
-		switch (r->pres) {
-		case P_ALWAYS: on = 1; break;
-		case P_FLAG: on = (c->h->flags & b) != 0; break;
-		case P_FLAGS2: on = (both & b) != 0; break;
-		case P_SYSX: on = (c->sys->ext_valid & b) != 0; break;
-		case P_SYSX2: on = (c->sys->ext_valid & p->sys->ext_valid & b) != 0; break;
-		case P_LIMIT: on = (c->sys->ext_valid & b) && (int64_t)raw(c, id) >= 0; break;
-		case P_PROC: on = has_proc; break;
-		case P_PROCX:
-			on = has_proc && rt_record_has(c, RT_SEC_PROCESS, r->src_idx) &&
-			     (!b || (c->proc->ext_valid & b));
-			break;
-		case P_PROCX2:
-			on = has_proc && proc_ok && rt_record_has(c, RT_SEC_PROCESS, r->src_idx) &&
-			     rt_record_has(p, RT_SEC_PROCESS, r->src_idx) &&
-			     (!b || (c->proc->ext_valid & p->proc->ext_valid & b));
-			break;
-		default: on = 0; break;
-		}
-		if (src && r->pres != P_ALWAYS)
-			on = on && rt_record_has(c, r->src_sec, r->src_idx) &&
-			     (!two || rt_record_has(p, r->src_sec, r->src_idx));
-		if (r->kind == RT_VK_STALL)
-			on = on && d->dt > 0;
-		if (!on)
-			continue;
-		d->present[id / 64] |= 1ull << (id % 64);
-		if (r->kind == RT_VK_FN)
-			continue;
-		uint64_t x = raw(c, id), dx = 0;
-		if (two && !(r->src_sec == RT_SEC_PROCESS && !proc_ok))
-			dx = delta(x, raw(p, id));
-		switch (r->kind) {
-		case RT_VK_GAUGE:
-			if (r->type == RT_VT_I64)
-				d->v[id].i = (int64_t)(x / (uint64_t)r->div);
-			else
-				d->v[id].f = (double)x / r->div;
-			break;
-		case RT_VK_DELTA:
-			if (r->type == RT_VT_I64)
-				d->v[id].i = (int64_t)(dx / (uint64_t)r->div);
-			else
-				d->v[id].f = (double)dx / r->div;
-			break;
-		case RT_VK_TICKS:
-			d->v[id].f = (both & RT_REC_HAS_CPU) ? (double)dx / hz : 0.0;
-			break;
-		case RT_VK_STALL: {
-			double pct = (double)dx / (d->dt * 1e6) * 100.0;
-			d->v[id].f = pct > 100.0 ? 100.0 : pct;
-			break;
-		}
-		}
-	}
+	struct pair x = {d->cur.rec, d->prev.rec, d->cur.rec->h->flags & d->prev.rec->h->flags,
+	                 hz,         proc_ok,     (d->cur.rec->h->flags & RT_REC_HAS_PROCESS) != 0};
+	RT_VALUES(GEN)
 }
 
 /* ---- the FN rows -------------------------------------------------------- */
