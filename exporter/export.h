@@ -75,8 +75,7 @@ int rt_cmd_show(struct rt_store *s, const char *spec);
 typedef const char *(*rt_allocation_fn)(struct rt_store *s, const struct rt_runinfo *ri);
 /* sink/push.c: `rt-export push RUN --to prometheus [--url URL]` (exit
  * status): the run's fleet values by Prometheus remote write, resumable. */
-int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char *url,
-                int verbose);
+int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char *url, int verbose);
 struct rt_value_info;
 /* The Prometheus name of a value's fleet metric (system_cpu_time_seconds_total). */
 void rt_prom_name(char *out, size_t cap, const struct rt_value_info *v);

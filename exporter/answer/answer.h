@@ -91,7 +91,8 @@ size_t rt_efficiency_text(const struct rt_efficiency *e, const struct rt_recomme
  * and 3 GiB would do". */
 void rt_answer_line(char *buf, size_t cap, const struct rt_runstats *st,
                     const struct rt_efficiency *e, const struct rt_recommendation *r);
-cJSON *rt_json_efficiency(const struct rt_efficiency *e, cJSON **given);
+/* "allocation_given" and "efficiency" into obj (null for an older run). */
+void rt_json_add_efficiency(cJSON *obj, const struct rt_efficiency *e);
 
 /* Text */
 void rt_print_summary(FILE *f, const struct rt_answer *a);

@@ -1082,12 +1082,7 @@ int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o)
 				add_allocation(x, &runs[i].st);
 				struct rt_efficiency eff;
 				rt_efficiency(&runs[i].st, runs[i].meta, &eff);
-				cJSON *given, *effj = rt_json_efficiency(&eff, &given);
-				if (given)
-					cJSON_AddItemToObject(x, "allocation_given", given);
-				else
-					cJSON_AddNullToObject(x, "allocation_given");
-				cJSON_AddItemToObject(x, "efficiency", effj);
+				rt_json_add_efficiency(x, &eff);
 				cJSON_AddItemToArray(arr, x);
 			}
 			struct rt_recommendation r;
@@ -1098,12 +1093,7 @@ int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o)
 			/* the aggregate against what the newest run was given */
 			struct rt_efficiency eff;
 			rt_efficiency(&agg, runs[n - 1].meta, &eff);
-			cJSON *given, *effj = rt_json_efficiency(&eff, &given);
-			if (given)
-				cJSON_AddItemToObject(j, "allocation_given", given);
-			else
-				cJSON_AddNullToObject(j, "allocation_given");
-			cJSON_AddItemToObject(j, "efficiency", effj);
+			rt_json_add_efficiency(j, &eff);
 			add_allocation(j, &agg);
 			cJSON_AddItemToObject(j, "findings", rt_json_findings(&agg));
 			cJSON_AddItemToObject(j, "recommendation", rt_json_recommendation(&r));
@@ -1127,12 +1117,7 @@ int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o)
 		cJSON_AddItemToObject(j, "table", rt_json_summary_rows(&a.st, a.meta));
 		struct rt_efficiency eff;
 		rt_efficiency(&a.st, a.meta, &eff);
-		cJSON *given, *effj = rt_json_efficiency(&eff, &given);
-		if (given)
-			cJSON_AddItemToObject(j, "allocation_given", given);
-		else
-			cJSON_AddNullToObject(j, "allocation_given");
-		cJSON_AddItemToObject(j, "efficiency", effj);
+		rt_json_add_efficiency(j, &eff);
 		char line[300];
 		rt_answer_line(line, sizeof(line), &a.st, &eff, &r);
 		cJSON_AddStringToObject(j, "answer", line);
@@ -1378,12 +1363,14 @@ void rt_answer_line(char *buf, size_t cap, const struct rt_runstats *st,
 		         r->cpu == 1 ? "" : "s", reco, r->gpu ? " (with GPUs: see below)" : "");
 }
 
-cJSON *rt_json_efficiency(const struct rt_efficiency *e, cJSON **given)
+void rt_json_add_efficiency(cJSON *obj, const struct rt_efficiency *e)
 {
-	*given = NULL;
-	if (!e->known)
-		return cJSON_CreateNull();
-	cJSON *g = cJSON_CreateObject();
+	if (!e->known) { /* a run of an rt before 0.3 */
+		cJSON_AddNullToObject(obj, "allocation_given");
+		cJSON_AddNullToObject(obj, "efficiency");
+		return;
+	}
+	cJSON *g = cJSON_AddObjectToObject(obj, "allocation_given");
 	cJSON_AddNumberToObject(g, "cpu", e->cpu_given);
 	add_str_or_null(g, "cpu_from", e->cpu_from);
 	add_num_or_null(g, "memory_mib", e->mem_given_mib);
@@ -1393,8 +1380,7 @@ cJSON *rt_json_efficiency(const struct rt_efficiency *e, cJSON **given)
 	add_num_or_null(g, "vram_mib", e->vram_given_mib >= 0 ? e->vram_given_mib : NAN);
 	cJSON_AddBoolToObject(g, "whole_host", e->whole_host);
 	add_str_or_null(g, "note", e->note);
-	*given = g;
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = cJSON_AddObjectToObject(obj, "efficiency");
 	add_num_or_null(o, "cpu_pct", e->cpu_pct);
 	add_num_or_null(o, "cpu_mean_cores", e->cpu_mean);
 	add_num_or_null(o, "memory_pct", e->mem_pct);
@@ -1402,7 +1388,6 @@ cJSON *rt_json_efficiency(const struct rt_efficiency *e, cJSON **given)
 	add_num_or_null(o, "gpu_pct", e->gpu_given ? e->gpu_pct : NAN);
 	add_num_or_null(o, "gpus_used", e->gpu_given ? e->gpu_used : NAN);
 	add_num_or_null(o, "vram_pct", e->vram_pct >= 0 ? e->vram_pct : NAN);
-	return o;
 }
 
 /* One Mermaid xychart-beta of column id over the run (GitHub renders it),

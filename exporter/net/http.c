@@ -62,7 +62,8 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
 int rt_http(const char *method, const char *url, const char *const *headers, const void *body,
             size_t len, long timeout_s, struct rt_http_resp *resp)
 {
-	struct rt_http_limits lim = {(timeout_s < 10 ? timeout_s : 10) * 1000, timeout_s * 1000, 0, 0};
+	struct rt_http_limits lim = {(timeout_s < 10 ? timeout_s : 10) * 1000, timeout_s * 1000, 0,
+	                             0};
 	return rt_http_limited(method, url, headers, body, len, &lim, resp);
 }
 

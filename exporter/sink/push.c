@@ -570,6 +570,25 @@ static const char *auth_header(char *buf, size_t cap)
 	return NULL;
 }
 
+/* Value [s, end) of an OTEL_* list, percent-decoded, into out (cap
+ * bytes, NUL-terminated); its length. */
+static size_t pct_decode(const char *s, const char *end, char *out, size_t cap)
+{
+	size_t o = 0;
+	for (const char *c = s; c < end && o + 1 < cap; c++) {
+		int hi, lo;
+		if (*c == '%' && end - c >= 3 &&
+		    sscanf((char[3]){c[1], c[2], 0}, "%1x%1x", &hi, &lo) == 2) {
+			out[o++] = (char)(hi * 16 + lo);
+			c += 2;
+		} else {
+			out[o++] = *c;
+		}
+	}
+	out[o] = '\0';
+	return o;
+}
+
 /* OTEL_EXPORTER_OTLP_HEADERS: "k=v,k2=v2" (values percent-encoded) into
  * p's headers from slot *n on. 0, or -1 (said) when malformed. */
 static int otlp_headers(struct rt_push *p, const char *var, size_t *n)
@@ -606,23 +625,14 @@ static int otlp_headers(struct rt_push *p, const char *var, size_t *n)
 		}
 		h[o++] = ':';
 		h[o++] = ' ';
-		for (const char *c = eq + 1; c < end && o + 2 < cap; c++) {
-			int hi, lo;
-			if (*c == '%' && end - c >= 3 &&
-			    sscanf((char[3]){c[1], c[2], 0}, "%1x%1x", &hi, &lo) == 2) {
-				h[o++] = (char)(hi * 16 + lo);
-				c += 2;
-			} else {
-				h[o++] = *c;
-			}
-			if ((unsigned char)h[o - 1] < 0x20) {
+		size_t vl = pct_decode(eq + 1, end, h + o, cap - o);
+		for (size_t i = 0; i < vl; i++)
+			if ((unsigned char)h[o + i] < 0x20) {
 				rt_say("%s has a control character in a value; OTLP is off for "
 				       "this push",
 				       var);
 				return -1;
 			}
-		}
-		h[o] = '\0';
 		p->headers[(*n)++] = h;
 		s = e ? e + 1 : end;
 	}
@@ -646,18 +656,7 @@ static int otlp_resource(struct rt_push *p)
 		char key[64];
 		snprintf(key, sizeof(key), "%.*s", (int)(eq - s), s);
 		char val[256];
-		size_t o = 0;
-		for (const char *c = eq + 1; c < end && o + 1 < sizeof(val); c++) {
-			int hi, lo;
-			if (*c == '%' && end - c >= 3 &&
-			    sscanf((char[3]){c[1], c[2], 0}, "%1x%1x", &hi, &lo) == 2) {
-				val[o++] = (char)(hi * 16 + lo);
-				c += 2;
-			} else {
-				val[o++] = *c;
-			}
-		}
-		set_attr(p, key, val, o);
+		set_attr(p, key, val, pct_decode(eq + 1, end, val, sizeof(val)));
 		s = e ? e + 1 : end;
 	}
 	const char *svc = getenv("OTEL_SERVICE_NAME");
