@@ -787,6 +787,7 @@ static int exec_full(char **argv, const char *verb)
 
 int main(int argc, char **argv)
 {
+	rt_std_fds();
 	struct args a;
 	int pr = parse_args(argc, argv, &a);
 	if (pr == 1) {

@@ -18,7 +18,9 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -36,6 +38,7 @@
 #include "alloc_detect.h"
 #include "proctree.h"
 #include "sampler.h"
+#include "guardian.h"
 #include "wrapper.h"
 
 #define DEFAULT_STORE_MAX_MB 1024
@@ -408,52 +411,82 @@ static void wait_exporters(pid_t exporter, pid_t uploader, const pid_t *pusher, 
 		}
 }
 
-/* Reap every child that exited: the command, the exporter, orphans that
- * were reparented to us (their rusage is the tree's, exactly). */
-static void reap(struct rt_proctree *tree, pid_t cmd, pid_t *exporter, pid_t *uploader,
-                 pid_t *pusher, int *cmd_status, int *cmd_done)
+/* Reap every child that exited: the exporters, and in standalone mode
+ * nothing else (the guardian reaps the job and its orphans). */
+static void reap(pid_t *exporter, pid_t *uploader, pid_t *pusher)
 {
 	int st;
-	struct rusage ru;
 	pid_t p;
-	while ((p = wait4(-1, &st, WNOHANG, &ru)) > 0) {
-		if (p == *exporter) {
+	while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+		if (p == *exporter)
 			*exporter = -1;
-			continue;
-		}
-		if (p == *uploader) {
+		else if (p == *uploader)
 			*uploader = -1;
-			continue;
-		}
-		if (p == pusher[0] || p == pusher[1]) {
+		else if (p == pusher[0] || p == pusher[1])
 			pusher[p == pusher[1]] = -1;
-			continue;
+	}
+}
+
+/*
+ * The guardian's messages (guardian.h): reaped processes go to the tree;
+ * the job's start and end. Returns 1 when the job ended or the guardian is
+ * gone (*gone set), 0 otherwise.
+ */
+struct guard_state {
+	struct rt_guard_link *g;
+	struct rt_proctree *tree;
+	pid_t job;
+	int job_status, job_done, nostart, gone;
+};
+
+static int guard_read(struct guard_state *gs, int wait_ms)
+{
+	if (gs->gone)
+		return 1;
+	for (;;) {
+		struct rt_guard_msg m;
+		struct rusage ru;
+		if (wait_ms > 0) {
+			struct pollfd p = {.fd = gs->g->fd, .events = POLLIN};
+			if (poll(&p, 1, wait_ms) <= 0)
+				return 0;
+			wait_ms = 0;
 		}
-		if (tree)
-			rt_proctree_reaped(tree, p, &ru);
-		if (p == cmd) {
-			*cmd_status = st;
-			*cmd_done = 1;
+		ssize_t n = recv(gs->g->fd, &m, sizeof(m), MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return gs->job_done || gs->nostart;
+		if (n != (ssize_t)sizeof(m)) {
+			gs->gone = 1; /* the guardian is gone (or sent nonsense) */
+			return 1;
+		}
+		switch (m.type) {
+		case RT_G_STARTED:
+			gs->job = m.pid;
+			break;
+		case RT_G_NOSTART:
+			gs->nostart = 1;
+			gs->job_status = m.status;
+			break;
+		case RT_G_REAPED:
+		case RT_G_EXITED:
+			rt_guard_msg_to_rusage(&m, &ru);
+			if (gs->tree)
+				rt_proctree_reaped(gs->tree, m.pid, &ru);
+			if (m.type == RT_G_EXITED) {
+				gs->job_done = 1;
+				gs->job_status = m.status;
+			}
+			break;
 		}
 	}
 }
 
-/* Pass a signal on to the command. One typed at the terminal already
- * reached it (same process group): passing it again would deliver it
- * twice. Ctrl-C three times kills the command. */
-static void forward(pid_t cmd, const struct signalfd_siginfo *si, int *stops)
+/* The tree waits for reports of members the guardian just reaped. */
+static void await_reports(void *arg, int ms)
 {
-	int sig = (int)si->ssi_signo;
-	int from_tty = si->ssi_code == SI_KERNEL;
-	if (sig == SIGINT || sig == SIGTERM) {
-		if (++*stops >= 3) {
-			say("killing the command (signal received %d times)", *stops);
-			kill(cmd, SIGKILL);
-			return;
-		}
-	}
-	if (!from_tty)
-		kill(cmd, sig);
+	guard_read(arg, ms);
 }
 
 /* Store the run's final metadata, let readers drain, close everything. */
@@ -491,23 +524,6 @@ static void finish_run(struct store_choice *sc, struct rt_sampler *s, struct rt_
 	rt_store_close(sc->store);
 	sc->store = NULL;
 	rt_buf_free(mb);
-}
-
-/*
- * The tracker cannot track (no memory, no process to spare): the job runs
- * anyway, as this process, keeping its stdio, signals and exit code.
- */
-static int exec_untracked(const struct rt_config *cfg, const char *why)
-{
-	say("warning: %s; running the command untracked", why);
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	execvp(cfg->command[0], cfg->command);
-	int code = (errno == ENOENT || errno == ENOTDIR) ? 127 : 126;
-	say("%s: %s", cfg->command[0], code == 127 ? "command not found" : strerror(errno));
-	return code;
 }
 
 /* The process tree of --pid, or NULL (with one line) when it is gone. */
@@ -555,10 +571,10 @@ static int open_output(const struct rt_config *cfg, int *fd)
  * some interval.
  */
 static int take_first(struct rt_sampler *s, struct rt_proctree **tree, const struct rt_config *cfg,
-                      int wrapper, char *warn, size_t cap)
+                      const struct rt_guard_link *g, char *warn, size_t cap)
 {
 	*tree = NULL;
-	if (wrapper && rt_proctree_open(tree, 0))
+	if (g && rt_proctree_open_under(tree, g->guardian))
 		*tree = NULL;
 	else if (cfg->pid)
 		*tree = open_pid_tree(cfg);
@@ -575,8 +591,220 @@ static int take_first(struct rt_sampler *s, struct rt_proctree **tree, const str
 	return rc;
 }
 
+/*
+ * Record a run: standalone (g NULL) until stopped, or in wrapper mode as the
+ * guardian's first child, for as long as the job the guardian starts runs.
+ */
+static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
+{
+	struct rt_config cfg = *cfgp;
+	int rc, wrapper = g != NULL;
+	struct rt_host_info host;
+	rt_host_info(&host);
+	struct rt_time t0;
+	rt_clock_now(&t0);
+	struct rt_run_meta meta = {
+	    .status = rt_run_status_name(RT_RUN_RUNNING),
+	    .start_ns = t0.wall_ns,
+	    .interval_secs = cfg.interval,
+	    .recorder_pid = getpid(),
+	    .tracked_pid = cfg.pid,
+	    .command = wrapper ? cfg.command : NULL,
+	    .ncommand = wrapper ? cfg.ncommand : 0,
+	    .tags = cfg.tags,
+	    .ntags = cfg.ntags,
+	    .hostname = host.hostname[0] ? host.hostname : NULL,
+	    .cpu_model = host.cpu_model[0] ? host.cpu_model : NULL,
+	    .vcpus = host.vcpus,
+	    .memory_mib = host.memory_mib,
+	    .host_id = host.host_id[0] ? host.host_id : NULL,
+	    .ip = host.ip[0] ? host.ip : NULL,
+	    .storage_gb = host.storage_gb,
+	};
+	memcpy(meta.meta, cfg.meta, sizeof(meta.meta));
+	struct rt_buf mb = {0};
+	rt_runmeta_write(&mb, &meta);
+	struct store_choice sc;
+	if (choose_store(&cfg, wrapper, &mb, &sc)) {
+		rt_buf_free(&mb);
+		return 1;
+	}
+	meta.run_id = sc.run;
+	rt_buf_reset(&mb);
+	rt_runmeta_write(&mb, &meta); /* now with its id, for the stream */
+
+	/* signals arrive on a descriptor the sampling wait polls; in wrapper
+	 * mode the guardian passes them on to the job, and the recorder only
+	 * reaps its exporters and hears from the guardian (the same wait) */
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGQUIT);
+	sigaddset(&sigs, SIGUSR1);
+	sigaddset(&sigs, SIGUSR2);
+	sigaddset(&sigs, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	signal(SIGPIPE, SIG_IGN);
+	int wfd = sfd; /* what the sampling wait polls */
+	if (wrapper && (wfd = epoll_create1(EPOLL_CLOEXEC)) >= 0) {
+		struct epoll_event ev = {.events = EPOLLIN};
+		if (sfd >= 0)
+			epoll_ctl(wfd, EPOLL_CTL_ADD, sfd, &ev);
+		epoll_ctl(wfd, EPOLL_CTL_ADD, g->fd, &ev);
+	} else if (wrapper) {
+		wfd = g->fd;
+	}
+
+	uint64_t interval_ns = (uint64_t)(cfg.interval * 1e9 + 0.5);
+	/* ring: about a minute of samples, 64..1024 slots. Half of it is what
+	 * may wait for a group commit (sampler.c); a reader further behind
+	 * catches up from the store. */
+	uint64_t slots = 64000000000ull / interval_ns;
+	slots = slots < 64 ? 64 : slots > 1024 ? 1024 : slots;
+	const char *rs = getenv("RT_RING_SLOTS"); /* testing aid: force lapped readers */
+	if (rs && strtoul(rs, NULL, 10) >= 2 && strtoul(rs, NULL, 10) <= 65536)
+		slots = strtoul(rs, NULL, 10);
+	struct rt_sampler s;
+	struct rt_proctree *tree = NULL;
+	struct guard_state gs = {.g = g, .job = -1};
+	char warn[2048];
+	if ((rc = rt_sampler_init(&s, sc.store, sc.run, (uint32_t)slots)) ||
+	    (rc = take_first(&s, &tree, &cfg, g, warn, sizeof(warn)))) {
+		if (wrapper)
+			say("warning: cannot start sampling (%s); the job runs untracked",
+			    rt_strerror(rc));
+		else
+			say("cannot start sampling (%s)", rt_strerror(rc));
+		rt_sampler_close(&s, 1);
+		rt_store_close(sc.store);
+		rt_buf_free(&mb);
+		return 1;
+	}
+	say_lines(warn);
+	/* GPUs are known after the first sample: host_gpu_* for the run */
+	struct rt_record first;
+	if (s.col.inv->ngpu && rt_record_decode(s.rec, s.last_len, &first) == 0) {
+		meta.gpu_model = s.col.inv->gpu[0].name[0] ? s.col.inv->gpu[0].name : NULL;
+		meta.gpu_count = s.col.inv->ngpu;
+		for (unsigned i = 0; i < first.h->ngpu; i++)
+			meta.gpu_memory_mib += first.gpu[i].vram_total >> 20;
+	}
+	/* what the job was given: the request, its cgroup, Slurm, the host */
+	struct rt_alloc alloc;
+	rt_alloc_detect(cfg.has_request ? &cfg.request : NULL, meta.vcpus,
+	                meta.memory_mib * 1048576ull, meta.gpu_count, &alloc);
+	meta.alloc = &alloc;
+	if (wrapper) {
+		/* the first sample is taken: the guardian starts the job now */
+		struct rt_guard_msg ready = {.type = RT_G_READY};
+		send(g->fd, &ready, sizeof(ready), MSG_NOSIGNAL);
+		gs.tree = tree;
+		while (gs.job < 0 && !gs.nostart && !gs.gone)
+			guard_read(&gs, 1000);
+		if (gs.nostart || gs.gone) {
+			int untracked = gs.nostart && gs.job_status == RT_SPAWN_NO_PROCESS;
+			meta.status = rt_run_status_name(untracked ? RT_RUN_UNTRACKED
+			                                 : gs.gone ? RT_RUN_UNKNOWN
+			                                           : RT_RUN_FAILED);
+			meta.has_exit_code = gs.nostart && !untracked;
+			meta.exit_code = gs.job_status;
+			finish_run(&sc, &s, &meta, &mb, NULL, -1, -1, (pid_t[2]){-1, -1});
+			rt_proctree_close(tree);
+			return 0;
+		}
+		s.tracked_pid = (int32_t)gs.job;
+		meta.tracked_pid = gs.job;
+		if (tree)
+			rt_proctree_on_unreported(tree, await_reports, &gs);
+	}
+	rt_buf_reset(&mb);
+	rt_runmeta_write(&mb, &meta);
+	if (sc.store && (wrapper || meta.gpu_count))
+		rt_store_put_meta(sc.store, meta.run_id, mb.p, mb.len);
+	struct rt_stream_out pipe_out = {.fd = -1};
+	pid_t exporter =
+	    cfg.quiet && !cfg.summary ? -1 : spawn_printer(&cfg, &s, &sc, out_fd, &pipe_out, &mb);
+	if (out_fd > 2)
+		close(out_fd);
+	/* the exporters are this process's children, outside the job's tree */
+	pid_t uploader = spawn_uploader(&sc, cfg.verbose, cfg.csv_extended);
+	pid_t pusher[2] = {spawn_pusher(&sc, "prometheus"), spawn_pusher(&sc, "otlp")};
+
+	/* absolute deadlines: the schedule never drifts, an overrun skips ahead */
+	uint64_t deadline = s.last.mono_ns;
+	int stopped = 0, cmd_done = 0;
+	while (wrapper || !cfg.count || s.seq <= cfg.count) {
+		deadline += interval_ns;
+		struct rt_time now;
+		rt_clock_now(&now);
+		if (deadline <= now.mono_ns)
+			deadline += ((now.mono_ns - deadline) / interval_ns + 1) * interval_ns;
+		while (!cmd_done && !stopped && rt_clock_wait(deadline, wfd) == 1) {
+			struct signalfd_siginfo si;
+			while (sfd >= 0 && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				int sig = (int)si.ssi_signo;
+				if (sig == SIGCHLD)
+					reap(&exporter, &uploader, pusher);
+				else if (!wrapper && sig != SIGUSR1 && sig != SIGUSR2)
+					stopped = sig;
+			}
+			if (wrapper)
+				cmd_done = guard_read(&gs, 0);
+		}
+		if (wrapper && !cmd_done) /* reports that came with the deadline */
+			cmd_done = guard_read(&gs, 0);
+		if (stopped || cmd_done)
+			break;
+		rc = rt_sampler_take(&s, 0, warn, sizeof(warn));
+		say_lines(warn);
+		if (rc && !wrapper) {
+			say("sampling stopped: %s", rt_strerror(rc));
+			break;
+		}
+	}
+	/* A final sample covers the partial last interval and is the one that
+	 * reads again what is otherwise read every 5 s (the cgroup's peak and
+	 * OOM kills, VmHWM): always taken, even when the job ended within a
+	 * millisecond of the last sample (an OOM-killed job then showed no
+	 * kill), but at least 1 ms after it so that its rates have an
+	 * interval. */
+	if (stopped || cmd_done) {
+		struct rt_time now;
+		rt_clock_now(&now);
+		uint64_t since = now.mono_ns - s.last.mono_ns;
+		if (since < 1000000ull) {
+			struct timespec ts = {0, (long)(1000000ull - since)};
+			while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+				;
+		}
+		if (rt_sampler_take(&s, RT_REC_FINAL, warn, sizeof(warn)) == 0)
+			say_lines(warn);
+	}
+	int exit_code = 0;
+	meta.status = rt_run_status_name(RT_RUN_FINISHED);
+	if (wrapper && gs.gone) {
+		meta.status = rt_run_status_name(RT_RUN_UNKNOWN); /* the guardian was killed */
+	} else if (wrapper) {
+		int code = rt_exit_code(gs.job_status);
+		meta.has_exit_code = 1;
+		meta.exit_code = code;
+		meta.status = rt_run_status_name(WIFSIGNALED(gs.job_status) ? RT_RUN_KILLED
+		                                 : code                     ? RT_RUN_FAILED
+		                                                            : RT_RUN_FINISHED);
+	}
+	finish_run(&sc, &s, &meta, &mb, &pipe_out, exporter, uploader, pusher);
+	rt_proctree_close(tree);
+	if (wfd >= 0 && wfd != sfd && (!g || wfd != g->fd))
+		close(wfd);
+	return exit_code;
+}
+
 int main(int argc, char **argv)
 {
+	rt_std_fds();
 	const char *base = strrchr(argv[0], '/');
 	base = base ? base + 1 : argv[0];
 	if (!strcmp(base, "rt-recorder"))
@@ -618,201 +846,11 @@ int main(int argc, char **argv)
 	int out_fd;
 	if (open_output(&cfg, &out_fd))
 		return 1;
-
-	struct rt_host_info host;
-	rt_host_info(&host);
-	struct rt_time t0;
-	rt_clock_now(&t0);
-	struct rt_run_meta meta = {
-	    .status = rt_run_status_name(RT_RUN_RUNNING),
-	    .start_ns = t0.wall_ns,
-	    .interval_secs = cfg.interval,
-	    .recorder_pid = getpid(),
-	    .tracked_pid = cfg.pid,
-	    .command = wrapper ? cfg.command : NULL,
-	    .ncommand = wrapper ? cfg.ncommand : 0,
-	    .tags = cfg.tags,
-	    .ntags = cfg.ntags,
-	    .hostname = host.hostname[0] ? host.hostname : NULL,
-	    .cpu_model = host.cpu_model[0] ? host.cpu_model : NULL,
-	    .vcpus = host.vcpus,
-	    .memory_mib = host.memory_mib,
-	    .host_id = host.host_id[0] ? host.host_id : NULL,
-	    .ip = host.ip[0] ? host.ip : NULL,
-	    .storage_gb = host.storage_gb,
-	};
-	memcpy(meta.meta, cfg.meta, sizeof(meta.meta));
-	struct rt_buf mb = {0};
-	rt_runmeta_write(&mb, &meta);
-	struct store_choice sc;
-	if (choose_store(&cfg, wrapper, &mb, &sc)) {
-		rt_buf_free(&mb);
-		rt_config_free(&cfg);
-		return 1;
-	}
-	meta.run_id = sc.run;
-	rt_buf_reset(&mb);
-	rt_runmeta_write(&mb, &meta); /* now with its id, for the stream */
-
-	/* signals arrive on a descriptor the sampling wait polls */
-	sigset_t sigs;
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGHUP);
-	sigaddset(&sigs, SIGQUIT);
-	sigaddset(&sigs, SIGUSR1);
-	sigaddset(&sigs, SIGUSR2);
-	sigaddset(&sigs, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &sigs, NULL);
-	/* daemonized grandchildren are reparented to us and stay in the tree */
 	if (wrapper)
-		prctl(PR_SET_CHILD_SUBREAPER, 1);
-	int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
-	signal(SIGPIPE, SIG_IGN);
-
-	uint64_t interval_ns = (uint64_t)(cfg.interval * 1e9 + 0.5);
-	/* ring: about a minute of samples, 64..1024 slots. Half of it is what
-	 * may wait for a group commit (sampler.c); a reader further behind
-	 * catches up from the store. */
-	uint64_t slots = 64000000000ull / interval_ns;
-	slots = slots < 64 ? 64 : slots > 1024 ? 1024 : slots;
-	const char *rs = getenv("RT_RING_SLOTS"); /* testing aid: force lapped readers */
-	if (rs && strtoul(rs, NULL, 10) >= 2 && strtoul(rs, NULL, 10) <= 65536)
-		slots = strtoul(rs, NULL, 10);
-	struct rt_sampler s;
-	struct rt_proctree *tree = NULL;
-	char warn[2048];
-	if ((rc = rt_sampler_init(&s, sc.store, sc.run, (uint32_t)slots)) ||
-	    (rc = take_first(&s, &tree, &cfg, wrapper, warn, sizeof(warn)))) {
-		snprintf(err, sizeof(err), "cannot start sampling (%s)", rt_strerror(rc));
-		if (wrapper)
-			return exec_untracked(&cfg, err);
-		say("%s", err);
-		rt_sampler_close(&s, 1);
-		rt_store_close(sc.store);
-		rt_buf_free(&mb);
-		return 1;
-	}
-	say_lines(warn);
-	/* GPUs are known after the first sample: host_gpu_* for the run */
-	struct rt_record first;
-	if (s.col.inv->ngpu && rt_record_decode(s.rec, s.last_len, &first) == 0) {
-		meta.gpu_model = s.col.inv->gpu[0].name[0] ? s.col.inv->gpu[0].name : NULL;
-		meta.gpu_count = s.col.inv->ngpu;
-		for (unsigned i = 0; i < first.h->ngpu; i++)
-			meta.gpu_memory_mib += first.gpu[i].vram_total >> 20;
-	}
-	/* what the job was given: the request, its cgroup, Slurm, the host */
-	struct rt_alloc alloc;
-	rt_alloc_detect(cfg.has_request ? &cfg.request : NULL, meta.vcpus,
-	                meta.memory_mib * 1048576ull, meta.gpu_count, &alloc);
-	meta.alloc = &alloc;
-	pid_t cmd = -1;
-	if (wrapper) {
-		int code;
-		cmd = rt_spawn_command(cfg.command, &code, err, sizeof(err));
-		if (cmd < 0 && code == RT_SPAWN_NO_PROCESS) {
-			/* no process to spare even after retries: the job still runs */
-			meta.status = rt_run_status_name(RT_RUN_UNTRACKED);
-			finish_run(&sc, &s, &meta, &mb, NULL, -1, -1, (pid_t[2]){-1, -1});
-			return exec_untracked(&cfg, err);
-		}
-		if (cmd < 0) {
-			say("%s", err);
-			meta.status = rt_run_status_name(RT_RUN_FAILED);
-			meta.has_exit_code = 1;
-			meta.exit_code = code;
-			finish_run(&sc, &s, &meta, &mb, NULL, -1, -1, (pid_t[2]){-1, -1});
-			rt_proctree_close(tree);
-			rt_config_free(&cfg);
-			return code;
-		}
-		s.tracked_pid = (int32_t)cmd;
-		meta.tracked_pid = cmd;
-	}
-	rt_buf_reset(&mb);
-	rt_runmeta_write(&mb, &meta);
-	if (sc.store && (wrapper || meta.gpu_count))
-		rt_store_put_meta(sc.store, meta.run_id, mb.p, mb.len);
-	struct rt_stream_out pipe_out = {.fd = -1};
-	pid_t exporter =
-	    cfg.quiet && !cfg.summary ? -1 : spawn_printer(&cfg, &s, &sc, out_fd, &pipe_out, &mb);
-	if (out_fd > 2)
-		close(out_fd);
-	if (tree && exporter > 0)
-		rt_proctree_exclude(tree, exporter);
-	pid_t uploader = spawn_uploader(&sc, cfg.verbose, cfg.csv_extended);
-	if (tree && uploader > 0)
-		rt_proctree_exclude(tree, uploader);
-	pid_t pusher[2] = {spawn_pusher(&sc, "prometheus"), spawn_pusher(&sc, "otlp")};
-	for (int i = 0; i < 2; i++)
-		if (tree && pusher[i] > 0)
-			rt_proctree_exclude(tree, pusher[i]);
-
-	/* absolute deadlines: the schedule never drifts, an overrun skips ahead */
-	uint64_t deadline = s.last.mono_ns;
-	int stopped = 0, cmd_status = 0, cmd_done = 0, stops = 0;
-	while (wrapper || !cfg.count || s.seq <= cfg.count) {
-		deadline += interval_ns;
-		struct rt_time now;
-		rt_clock_now(&now);
-		if (deadline <= now.mono_ns)
-			deadline += ((now.mono_ns - deadline) / interval_ns + 1) * interval_ns;
-		while (!cmd_done && !stopped && rt_clock_wait(deadline, sfd) == 1) {
-			struct signalfd_siginfo si;
-			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-				int sig = (int)si.ssi_signo;
-				if (sig == SIGCHLD) {
-					reap(tree, cmd, &exporter, &uploader, pusher, &cmd_status,
-					     &cmd_done);
-				} else if (!wrapper) {
-					if (sig != SIGUSR1 && sig != SIGUSR2)
-						stopped = sig;
-				} else if (!cmd_done) {
-					forward(cmd, &si, &stops);
-				}
-			}
-		}
-		if (stopped || cmd_done)
-			break;
-		rc = rt_sampler_take(&s, 0, warn, sizeof(warn));
-		say_lines(warn);
-		if (rc && !wrapper) {
-			say("sampling stopped: %s", rt_strerror(rc));
-			break;
-		}
-	}
-	/* A final sample covers the partial last interval and is the one that
-	 * reads again what is otherwise read every 5 s (the cgroup's peak and
-	 * OOM kills, VmHWM): always taken, even when the job ended within a
-	 * millisecond of the last sample (an OOM-killed job then showed no
-	 * kill), but at least 1 ms after it so that its rates have an
-	 * interval. */
-	if (stopped || cmd_done) {
-		struct rt_time now;
-		rt_clock_now(&now);
-		uint64_t since = now.mono_ns - s.last.mono_ns;
-		if (since < 1000000ull) {
-			struct timespec ts = {0, (long)(1000000ull - since)};
-			while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-				;
-		}
-		if (rt_sampler_take(&s, RT_REC_FINAL, warn, sizeof(warn)) == 0)
-			say_lines(warn);
-	}
-	int exit_code = 0;
-	meta.status = rt_run_status_name(RT_RUN_FINISHED);
-	if (wrapper) {
-		exit_code = rt_exit_code(cmd_status);
-		meta.has_exit_code = 1;
-		meta.exit_code = exit_code;
-		meta.status = rt_run_status_name(WIFSIGNALED(cmd_status) ? RT_RUN_KILLED
-		                                 : exit_code             ? RT_RUN_FAILED
-		                                                         : RT_RUN_FINISHED);
-	}
-	finish_run(&sc, &s, &meta, &mb, &pipe_out, exporter, uploader, pusher);
-	rt_proctree_close(tree);
+		return rt_guardian_run(&cfg, out_fd, record, prog);
+	int code = record(&cfg, out_fd, NULL);
 	rt_config_free(&cfg);
-	return exit_code;
+	return code;
 }
+
+

@@ -66,12 +66,15 @@ struct pt_proc {
 	uint64_t io_for;         /* ut+st when io was last read */
 	int fd_stat, fd_io, fd_smaps, fd_children; /* kept open, -1: none */
 	uint32_t threads;
-	uint8_t gone; /* departed, kept until the departure is settled */
+	uint8_t gone;     /* departed, kept until the departure is settled */
+	uint8_t reported; /* its reaper's report arrived (rt_proctree_reaped) */
 };
 
 struct rt_proctree {
-	pid_t root; /* 0: descendants of this process */
-	pid_t self;
+	pid_t root; /* 0: descendants of self */
+	pid_t self; /* this process, or the reaper (rt_proctree_open_under) */
+	void (*await_reports)(void *arg, int ms);
+	void *await_arg;
 	pid_t exclude[8];
 	int nexclude;
 	struct pt_proc *tab;
@@ -201,6 +204,22 @@ int rt_proctree_open(struct rt_proctree **out, pid_t root_pid)
 	return 0;
 }
 
+int rt_proctree_open_under(struct rt_proctree **out, pid_t reaper)
+{
+	int rc = rt_proctree_open(out, 0);
+	if (rc == 0) {
+		(*out)->self = reaper;
+		rt_proctree_exclude(*out, getpid());
+	}
+	return rc;
+}
+
+void rt_proctree_on_unreported(struct rt_proctree *t, void (*fn)(void *arg, int ms), void *arg)
+{
+	t->await_reports = fn;
+	t->await_arg = arg;
+}
+
 void rt_proctree_close(struct rt_proctree *t)
 {
 	if (!t)
@@ -256,9 +275,22 @@ void rt_proctree_reaped(struct rt_proctree *t, pid_t pid, const struct rusage *r
 	if (ru->ru_maxrss > 0 && (uint64_t)ru->ru_maxrss > t->peak_hwm_kb)
 		t->peak_hwm_kb = (uint64_t)ru->ru_maxrss;
 	/* its entry must not also count as departed */
-	struct pt_proc *e = find(t, pid);
-	if (e)
+	struct pt_proc *e = pid > 0 ? find(t, pid) : NULL;
+	if (e) {
 		e->ppid = t->self;
+		e->reported = 1;
+	}
+}
+
+/* Members reaped by the reaper whose report has not arrived yet. */
+static size_t unreported(const struct rt_proctree *t)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->cap; i++) {
+		const struct pt_proc *e = &t->tab[i];
+		n += e->pid && e->seen != t->gen && e->ppid == t->self && !e->reported;
+	}
+	return n;
 }
 
 static ssize_t read_proc(struct rt_proctree *t, const char *rel)
@@ -690,6 +722,10 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 		e->gone = 1;
 		t->departed = 1;
 	}
+	/* members reaped by the reaper a moment ago: their reports are on the
+	 * way, and the tree's CPU must not dip while they are */
+	for (int i = 0; i < 5 && t->await_reports && unreported(t); i++)
+		t->await_reports(t->await_arg, 10);
 	/* the pages shared within the tree changed hands: every PSS moved */
 	int fresh = t->moved || t->departed || t->want_status || t->recheck;
 	t->recheck = 0;

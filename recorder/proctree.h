@@ -31,10 +31,24 @@ struct rt_proctree;
  * except the pids later passed to rt_proctree_exclude().
  */
 int rt_proctree_open(struct rt_proctree **out, pid_t root_pid);
+/*
+ * Track every descendant of reaper (wrapper mode's guardian, a subreaper
+ * that reaps the job and its orphans and reports each one's rusage through
+ * rt_proctree_reaped) except this process and what it starts.
+ */
+int rt_proctree_open_under(struct rt_proctree **out, pid_t reaper);
+/*
+ * A member the reaper reaped leaves /proc a moment before its report
+ * arrives. When a sample finds such a member gone without its report, it
+ * calls fn(arg, ms), which waits up to ms for reports, a few times at most
+ * (about 50 ms), so the tree's CPU never dips for one sample.
+ */
+void rt_proctree_on_unreported(struct rt_proctree *t, void (*fn)(void *arg, int ms), void *arg);
 void rt_proctree_close(struct rt_proctree *t);
 void rt_proctree_exclude(struct rt_proctree *t, pid_t pid);
 
-/* The tracker reaped pid (a member) with this rusage: count it exactly. */
+/* The tracker (or the reaper) reaped pid (a member) with this rusage:
+ * count it exactly. pid 0: several processes, summed. */
 void rt_proctree_reaped(struct rt_proctree *t, pid_t pid, const struct rusage *ru);
 
 /* The host's fork counter (/proc/stat "processes") read just before the

@@ -23,7 +23,8 @@ pid_t rt_fork_retry(int retries)
 	}
 }
 
-pid_t rt_spawn_command(char *const argv[], int *exit_code, char *err, size_t errcap)
+pid_t rt_spawn_command(char *const argv[], const sigset_t *mask, int *exit_code, char *err,
+                       size_t errcap)
 {
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC) < 0) {
@@ -31,8 +32,9 @@ pid_t rt_spawn_command(char *const argv[], int *exit_code, char *err, size_t err
 		snprintf(err, errcap, "cannot start %s: %s", argv[0], strerror(errno));
 		return -1;
 	}
-	/* a pids limit or a memory squeeze is often momentary: about 2.5 s */
-	pid_t pid = rt_fork_retry(10);
+	/* a pids limit or a memory squeeze may be momentary: about 70 ms,
+	 * then the caller makes room by giving up tracking */
+	pid_t pid = rt_fork_retry(3);
 	if (pid < 0) {
 		*exit_code = RT_SPAWN_NO_PROCESS;
 		snprintf(err, errcap, "cannot start a process for %s (fork: %s)", argv[0],
@@ -42,10 +44,7 @@ pid_t rt_spawn_command(char *const argv[], int *exit_code, char *err, size_t err
 		return -1;
 	}
 	if (pid == 0) {
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
+		sigprocmask(SIG_SETMASK, mask, NULL);
 		execvp(argv[0], argv);
 		int e = errno; /* tell the parent why, through the close-on-exec pipe */
 		if (write(pipefd[1], &e, sizeof(e)) < 0) {

@@ -2,24 +2,27 @@
  * wrapper.h - run the wrapped command.
  *
  * The command inherits stdin/stdout/stderr, the process group and the
- * terminal, exactly as if it had been started without the tracker; only the
- * tracker's blocked signal mask and ignored SIGPIPE are undone before exec.
+ * terminal, its caller's signal mask and dispositions, and no descriptor of
+ * the tracker's (all are close-on-exec), exactly as if it had been started
+ * without the tracker.
  */
 #ifndef RT_WRAPPER_H
 #define RT_WRAPPER_H
 
+#include <signal.h>
 #include <sys/types.h>
 
 /* *exit_code when no process could be made (fork kept failing with
- * EAGAIN/ENOMEM for about 2.5 s): the caller runs the command itself. */
+ * EAGAIN/ENOMEM for about 70 ms): the caller runs the command itself. */
 #define RT_SPAWN_NO_PROCESS (-1)
 
 /*
- * Start argv[0] (searched in PATH). Returns the pid, or -1 with *exit_code
+ * Start argv[0] (searched in PATH) with the signal mask mask. Returns the pid, or -1 with *exit_code
  * set as a shell would (127 not found, 126 not executable), or to
  * RT_SPAWN_NO_PROCESS, and a one-line reason in err.
  */
-pid_t rt_spawn_command(char *const argv[], int *exit_code, char *err, size_t errcap);
+pid_t rt_spawn_command(char *const argv[], const sigset_t *mask, int *exit_code, char *err,
+                       size_t errcap);
 
 /*
  * fork(), retried while the system is out of processes or memory for a

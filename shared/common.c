@@ -1,8 +1,11 @@
 /* common.c - error text and tiny string helpers. */
 #include "rt/common.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 const char *rt_strerror(int err)
 {
@@ -46,4 +49,17 @@ void rt_vmessage(const char *prog, const char *fmt, va_list ap)
 	char msg[2048];
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	fprintf(stderr, "%s: %s\n", prog, msg);
+}
+
+void rt_std_fds(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		/* the lowest free descriptor is fd; close-on-exec, so a command
+		 * started later finds it closed, as its caller left it */
+		int n = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (n >= 0 && n != fd)
+			close(n); /* cannot happen: fd was the lowest free one */
+	}
 }

@@ -12,6 +12,7 @@
 #include "rt/store.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <lmdb.h>
 #include <stdio.h>
@@ -253,6 +254,34 @@ static int open_dbis(struct rt_store *s)
 	return load_store_id(s);
 }
 
+/*
+ * LMDB opens data.mdb and lock.mdb without O_CLOEXEC and hands out only the
+ * first: every descriptor of an LMDB file this process holds becomes
+ * close-on-exec, so no program rt starts can write into a store.
+ */
+static void cloexec_lmdb_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		char link[300], to[4200];
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
+		ssize_t n = readlink(link, to, sizeof(to) - 1);
+		if (n < 9)
+			continue;
+		to[n] = '\0';
+		if (strcmp(to + n - 9, "/lock.mdb") && strcmp(to + n - 9, "/data.mdb"))
+			continue;
+		int fd = atoi(e->d_name), fl = fcntl(fd, F_GETFD);
+		if (fl >= 0 && !(fl & FD_CLOEXEC))
+			fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
+	}
+	if (d)
+		closedir(d);
+}
+
 int rt_store_open(const char *dir, int flags, struct rt_store **out)
 {
 	struct rt_store *s = calloc(1, sizeof(*s));
@@ -301,6 +330,7 @@ int rt_store_open(const char *dir, int flags, struct rt_store **out)
 	mdb_env_set_mapsize(s->env, INITIAL_MAP);
 	/* Readers open read-write too: LMDB needs the lock file's reader table. */
 	rc = mdb_env_open(s->env, dir, MDB_NOSYNC | MDB_NOTLS | MDB_NORDAHEAD, 0600);
+	cloexec_lmdb_fds();
 	if (rc) {
 		int e = (rc > 0 && rc < 4096) ? -rc : RT_E_STORE;
 		rt_store_close(s);

@@ -45,6 +45,13 @@ const char *rt_strerror(int err);
 void rt_vmessage(const char *prog, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
 
+/*
+ * Put /dev/null on each of descriptors 0-2 that is closed, before anything
+ * else is opened: otherwise the first file opened (the store) becomes
+ * stdout or stderr and output lands in it. They are close-on-exec.
+ */
+void rt_std_fds(void);
+
 /* Copy at most cap-1 bytes of src[0..len) into dst and NUL-terminate. */
 void rt_strlcpy_n(char *dst, size_t cap, const char *src, size_t len);
 

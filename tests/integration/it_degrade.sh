@@ -172,20 +172,23 @@ elif grep -qw pids /sys/fs/cgroup/cgroup.controllers 2>/dev/null && [ -w /sys/fs
 fi
 if [ -n "$CG" ] && mkdir "$CG" 2>/dev/null; then
 	trap 'rmdir "$CG" 2>/dev/null || true; umount "$FULL" 2>/dev/null || true; cleanup' EXIT
-	# the tracker and the command fit, the printer does not: the job (which
-	# forks nothing, and runs ~1 s) runs
+	# the guardian, the recorder and the command fit, the printer does not:
+	# the job (which forks nothing, and runs ~1 s) runs, tracked
 	NOFORK='read x; echo "got:$x"; i=0; while [ $i -lt 1000000 ]; do i=$((i+1)); done; exit 7'
-	run pids2 sh -c 'echo $$ > "$1/cgroup.procs"; echo 2 > "$1/pids.max"; shift; exec "$@"' \
+	run pids3 sh -c 'echo $$ > "$1/cgroup.procs"; echo 3 > "$1/pids.max"; shift; exec "$@"' \
 		sh "$CG" "$RT" -i 0.1 -- sh -c "$NOFORK"
-	[ $rc -eq 7 ] || fail "pids.max 2: exit $rc ($(cat "$T/pids2.err"))"
-	grep -qx "got:hello" "$T/pids2.out" || fail "pids.max 2: job output"
-	grep -q "cannot start the live output" "$T/pids2.err" || fail "pids.max 2: $(cat "$T/pids2.err")"
-	# not even the command fits beside the tracker: it runs untracked, in its place
-	run pids1 sh -c 'echo $$ > "$1/cgroup.procs"; echo 1 > "$1/pids.max"; shift; exec "$@"' \
-		sh "$CG" "$RT" -i 0.1 -- sh -c "$NOFORK"
-	[ $rc -eq 7 ] || fail "pids.max 1: exit $rc ($(cat "$T/pids1.err"))"
-	grep -qx "got:hello" "$T/pids1.out" || fail "pids.max 1: job output"
-	warned pids1 "running the command untracked"
+	[ $rc -eq 7 ] || fail "pids.max 3: exit $rc ($(cat "$T/pids3.err"))"
+	grep -qx "got:hello" "$T/pids3.out" || fail "pids.max 3: job output"
+	grep -q "cannot start the live output" "$T/pids3.err" || fail "pids.max 3: $(cat "$T/pids3.err")"
+	# not even the command fits beside the recorder (pids.max 2), or the
+	# recorder beside the guardian (1): it runs untracked, in its place
+	for n in 2 1; do
+		run pids$n sh -c 'echo $$ > "$1/cgroup.procs"; echo $2 > "$1/pids.max"; shift 2; exec "$@"' \
+			sh "$CG" $n "$RT" -i 0.1 -- sh -c "$NOFORK"
+		[ $rc -eq 7 ] || fail "pids.max $n: exit $rc ($(cat "$T/pids$n.err"))"
+		grep -qx "got:hello" "$T/pids$n.out" || fail "pids.max $n: job output"
+		warned pids$n "running the command untracked"
+	done
 	echo max > "$CG/pids.max"
 	ok "pids limit: the job runs without the printer, or untracked, with its exit code"
 else

@@ -1,0 +1,364 @@
+/* guardian.c - the process that starts, waits for and signals the job
+ * (see guardian.h). */
+#define _GNU_SOURCE
+#include "guardian.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rt/clock.h"
+#include "rt/common.h"
+#include "wrapper.h"
+
+/* How long the job waits for the recorder's first sample, and how long
+ * the guardian waits for the recorder to finish after the job (its own
+ * bound on the exporters is 10 s). */
+#define READY_WAIT_MS 5000
+#define FINISH_WAIT_MS 13000
+/* Ctrl-C or SIGTERM this many times within this window kills the job */
+#define STOPS_TO_KILL 3
+#define STOP_WINDOW_NS (3ull * 1000000000ull)
+
+struct guard {
+	const char *prog;
+	int sock;      /* to the recorder; -1 once it is gone */
+	pid_t rec;     /* the recorder; -1 once reaped */
+	pid_t job;     /* -1 before it starts */
+	int job_done, job_status;
+	struct rusage job_ru;
+	/* what the socket could not take yet: summed */
+	struct rt_guard_msg backlog;
+	int exited_pending; /* the EXITED message waits behind the backlog */
+	int sigs[NSIG];     /* signals watched (not ignored by the caller) */
+	uint64_t stop_at[STOPS_TO_KILL];
+	unsigned nstops;
+};
+
+static void gsay(const struct guard *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void gsay(const struct guard *g, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	rt_vmessage(g->prog, fmt, ap);
+	va_end(ap);
+}
+
+void rt_guard_msg_rusage(struct rt_guard_msg *m, const struct rusage *ru)
+{
+	m->ut_us = (uint64_t)ru->ru_utime.tv_sec * 1000000u + (uint64_t)ru->ru_utime.tv_usec;
+	m->st_us = (uint64_t)ru->ru_stime.tv_sec * 1000000u + (uint64_t)ru->ru_stime.tv_usec;
+	m->inblock = (uint64_t)ru->ru_inblock;
+	m->oublock = (uint64_t)ru->ru_oublock;
+	m->majflt = (uint64_t)ru->ru_majflt;
+	m->maxrss_kb = ru->ru_maxrss > 0 ? (uint64_t)ru->ru_maxrss : 0;
+}
+
+void rt_guard_msg_to_rusage(const struct rt_guard_msg *m, struct rusage *ru)
+{
+	memset(ru, 0, sizeof(*ru));
+	ru->ru_utime.tv_sec = (time_t)(m->ut_us / 1000000u);
+	ru->ru_utime.tv_usec = (suseconds_t)(m->ut_us % 1000000u);
+	ru->ru_stime.tv_sec = (time_t)(m->st_us / 1000000u);
+	ru->ru_stime.tv_usec = (suseconds_t)(m->st_us % 1000000u);
+	ru->ru_inblock = (long)m->inblock;
+	ru->ru_oublock = (long)m->oublock;
+	ru->ru_majflt = (long)m->majflt;
+	ru->ru_maxrss = (long)m->maxrss_kb;
+}
+
+/* One message now, never blocking: 0 sent, -1 no room (or no recorder). */
+static int send_now(struct guard *g, const struct rt_guard_msg *m)
+{
+	if (g->sock < 0)
+		return -1;
+	ssize_t n;
+	do
+		n = send(g->sock, m, sizeof(*m), MSG_DONTWAIT | MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)sizeof(*m))
+		return 0;
+	if (n < 0 && errno != EAGAIN && errno != ENOBUFS) {
+		close(g->sock); /* the recorder is gone: its exit is said when reaped */
+		g->sock = -1;
+	}
+	return -1;
+}
+
+static void add_backlog(struct guard *g, const struct rt_guard_msg *m)
+{
+	struct rt_guard_msg *b = &g->backlog;
+	b->type = RT_G_REAPED;
+	b->pid = b->count ? 0 : m->pid;
+	b->count += m->count ? m->count : 1;
+	b->ut_us += m->ut_us;
+	b->st_us += m->st_us;
+	b->inblock += m->inblock;
+	b->oublock += m->oublock;
+	b->majflt += m->majflt;
+	if (m->maxrss_kb > b->maxrss_kb)
+		b->maxrss_kb = m->maxrss_kb;
+}
+
+/* Send what waits, in order: the backlog, then the job's end. */
+static void flush(struct guard *g)
+{
+	if (g->backlog.count) {
+		if (send_now(g, &g->backlog) < 0)
+			return;
+		memset(&g->backlog, 0, sizeof(g->backlog));
+	}
+	if (g->exited_pending) {
+		struct rt_guard_msg m = {.type = RT_G_EXITED, .pid = g->job, .status = g->job_status};
+		rt_guard_msg_rusage(&m, &g->job_ru);
+		if (send_now(g, &m) == 0)
+			g->exited_pending = 0;
+	}
+}
+
+static void tell_reaped(struct guard *g, pid_t pid, const struct rusage *ru)
+{
+	struct rt_guard_msg m = {.type = RT_G_REAPED, .pid = pid, .count = 1};
+	rt_guard_msg_rusage(&m, ru);
+	if (g->sock < 0)
+		return;
+	if (g->backlog.count || send_now(g, &m) < 0)
+		add_backlog(g, &m);
+}
+
+static void say_recorder_end(struct guard *g, int st)
+{
+	/* one that exited said why itself */
+	if (WIFSIGNALED(st))
+		gsay(g, "warning: tracking stopped: the recorder was killed by signal %d (%s); %s",
+		     WTERMSIG(st), strsignal(WTERMSIG(st)),
+		     g->job_done ? "the job's exit code is kept"
+		                 : "the job goes on untracked, what was recorded is kept");
+}
+
+/* Reap every child that ended: the job, the recorder, orphans. */
+static void reap(struct guard *g)
+{
+	int st;
+	struct rusage ru;
+	pid_t p;
+	while ((p = wait4(-1, &st, WNOHANG, &ru)) > 0) {
+		if (p == g->rec) {
+			g->rec = -1;
+			say_recorder_end(g, st);
+			if (g->sock >= 0) {
+				close(g->sock);
+				g->sock = -1;
+			}
+			continue;
+		}
+		if (p == g->job) {
+			g->job_done = 1;
+			g->job_status = st;
+			g->job_ru = ru;
+			g->exited_pending = 1;
+			continue;
+		}
+		if (g->rec > 0 && !g->job_done)
+			tell_reaped(g, p, &ru);
+	}
+	flush(g);
+}
+
+static int in_window(struct guard *g, uint64_t now)
+{
+	g->stop_at[g->nstops++ % STOPS_TO_KILL] = now;
+	if (g->nstops < STOPS_TO_KILL)
+		return 0;
+	uint64_t oldest = g->stop_at[g->nstops % STOPS_TO_KILL];
+	return now - oldest <= STOP_WINDOW_NS;
+}
+
+/*
+ * Pass a signal on to the job, as a careful shell would. One the terminal
+ * sent (si_code SI_KERNEL) reached the whole foreground process group,
+ * the job included, except a hangup: the kernel tells the session leader
+ * alone, so when that is us, the job hears it from us. Ctrl-C or SIGTERM
+ * three times within 3 s kills a job that does not stop.
+ */
+static void forward(struct guard *g, const struct signalfd_siginfo *si)
+{
+	int sig = (int)si->ssi_signo;
+	int from_kernel = si->ssi_code == SI_KERNEL;
+	if (sig == SIGINT || sig == SIGTERM) {
+		if (in_window(g, rt_clock_mono_real())) {
+			gsay(g, "killing the job (%s %d times within 3 s)", strsignal(sig),
+			     STOPS_TO_KILL);
+			kill(g->job, SIGKILL);
+			return;
+		}
+	}
+	if (from_kernel && !(sig == SIGHUP && getsid(0) == getpid()))
+		return;
+	kill(g->job, sig);
+}
+
+/* Read what the recorder sent: READY, or its end (EOF). 1: READY. */
+static int read_ready(struct guard *g)
+{
+	struct rt_guard_msg m;
+	ssize_t n;
+	do
+		n = recv(g->sock, &m, sizeof(m), MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)sizeof(m) && m.type == RT_G_READY)
+		return 1;
+	if (n == 0 || (n < 0 && errno != EAGAIN)) {
+		close(g->sock);
+		g->sock = -1;
+	}
+	return 0;
+}
+
+/* Wait up to ms for the recorder's first sample (or its end). */
+static void wait_ready(struct guard *g, int ms)
+{
+	uint64_t end = rt_clock_mono_real() + (uint64_t)ms * 1000000u;
+	while (g->sock >= 0) {
+		uint64_t now = rt_clock_mono_real();
+		if (now >= end) {
+			gsay(g,
+			     "warning: the recorder is not ready after %d s (a slow disk?); starting "
+			     "the job, its first moments may be missed",
+			     ms / 1000);
+			return;
+		}
+		struct pollfd p = {.fd = g->sock, .events = POLLIN};
+		int left = (int)((end - now) / 1000000u) + 1;
+		if (poll(&p, 1, left) > 0 && read_ready(g))
+			return;
+	}
+}
+
+/* Wait up to ms for the recorder to end after the job, reaping orphans. */
+static void wait_recorder(struct guard *g, int sfd, int ms)
+{
+	uint64_t end = rt_clock_mono_real() + (uint64_t)ms * 1000000u;
+	while (g->rec > 0) {
+		uint64_t now = rt_clock_mono_real();
+		if (now >= end) {
+			gsay(g,
+			     "warning: the recorder did not finish within %d s (a hung disk or "
+			     "network?); leaving it to finish on its own",
+			     ms / 1000);
+			return;
+		}
+		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN},
+		                      {.fd = g->sock, .events = POLLOUT}};
+		int want_out = g->sock >= 0 && (g->backlog.count || g->exited_pending);
+		int left = (int)((end - now) / 1000000u) + 1;
+		poll(p, want_out ? 2 : 1, left > 100 ? 100 : left);
+		struct signalfd_siginfo si;
+		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			; /* the job is gone: nothing to pass on */
+		reap(g);
+	}
+}
+
+/* Run the command untracked, as this process (no process to spare). */
+static int exec_job(struct guard *g, struct rt_config *cfg, const sigset_t *mask)
+{
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	execvp(cfg->command[0], cfg->command);
+	int code = (errno == ENOENT || errno == ENOTDIR) ? 127 : 126;
+	gsay(g, "%s: %s", cfg->command[0], code == 127 ? "command not found" : strerror(errno));
+	return code;
+}
+
+int rt_guardian_run(struct rt_config *cfg, int out_fd, rt_record_fn record, const char *prog)
+{
+	struct guard g = {.prog = prog, .sock = -1, .rec = -1, .job = -1};
+	sigset_t caller_mask, sigs;
+	sigprocmask(SIG_SETMASK, NULL, &caller_mask);
+	sigemptyset(&sigs);
+	static const int watched[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+	for (size_t i = 0; i < RT_ARRAY_LEN(watched); i++) {
+		struct sigaction old;
+		/* one the caller ignores stays ignored: for us and for the job */
+		if (sigaction(watched[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		sigaddset(&sigs, watched[i]);
+	}
+	sigaddset(&sigs, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	/* daemonized grandchildren are reparented to us and stay in the tree */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0) {
+		g.rec = rt_fork_retry(5);
+		if (g.rec == 0) {
+			close(sv[0]);
+			if (sfd >= 0)
+				close(sfd);
+			struct rt_guard_link link = {.guardian = getppid(), .fd = sv[1]};
+			_exit(record(cfg, out_fd, &link));
+		}
+		close(sv[1]);
+		if (g.rec > 0)
+			g.sock = sv[0];
+		else
+			close(sv[0]);
+	}
+	if (out_fd > 2)
+		close(out_fd);
+	if (g.rec < 0) {
+		gsay(&g, "warning: cannot start the recorder (%s); running the command untracked",
+		     strerror(errno));
+		return exec_job(&g, cfg, &caller_mask);
+	}
+	wait_ready(&g, READY_WAIT_MS);
+
+	int code;
+	char err[512];
+	g.job = rt_spawn_command(cfg->command, &caller_mask, &code, err, sizeof(err));
+	if (g.job < 0) {
+		struct rt_guard_msg m = {.type = RT_G_NOSTART, .status = code};
+		send_now(&g, &m);
+		if (code != RT_SPAWN_NO_PROCESS)
+			gsay(&g, "%s", err);
+		wait_recorder(&g, sfd, FINISH_WAIT_MS);
+		if (code == RT_SPAWN_NO_PROCESS) {
+			gsay(&g, "warning: %s; running the command untracked", err);
+			return exec_job(&g, cfg, &caller_mask);
+		}
+		return code;
+	}
+	struct rt_guard_msg m = {.type = RT_G_STARTED, .pid = g.job};
+	send_now(&g, &m);
+
+	while (!g.job_done) {
+		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN},
+		                      {.fd = g.sock, .events = POLLOUT}};
+		int want_out = g.sock >= 0 && g.backlog.count;
+		if (poll(p, want_out ? 2 : 1, sfd >= 0 ? -1 : 50) < 0 && errno != EINTR)
+			continue;
+		struct signalfd_siginfo si;
+		while (sfd >= 0 && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			if (si.ssi_signo == SIGCHLD)
+				continue;
+			if (!g.job_done)
+				forward(&g, &si);
+		}
+		reap(&g);
+	}
+	flush(&g);
+	wait_recorder(&g, sfd, FINISH_WAIT_MS);
+	if (sfd >= 0)
+		close(sfd);
+	return rt_exit_code(g.job_status);
+}
