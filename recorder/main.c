@@ -785,7 +785,7 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 	}
 	int exit_code = 0;
 	meta.status = rt_run_status_name(RT_RUN_FINISHED);
-	if (wrapper && gs.gone) {
+	if (wrapper && gs.gone && !gs.job_done) {
 		meta.status = rt_run_status_name(RT_RUN_UNKNOWN); /* the guardian was killed */
 	} else if (wrapper) {
 		int code = rt_exit_code(gs.job_status);

@@ -1,0 +1,197 @@
+#!/bin/sh
+# Nothing around the job can break it, lose its exit code or reach the
+# store: the family killed or crashed member by member, closed stdio, the
+# job's descriptors and signal state, signals as a careful shell passes
+# them on (a pty for the terminal's own).
+. "$(dirname "$0")/lib.sh"
+
+# pids of the family of guardian $1: the recorder (its first child, the
+# same program) and the recorder's children (the exporters)
+recorder_of() { pgrep -P "$1" -x resource-tracke | head -n 1; }
+exporter_of() { # GUARDIAN VERB
+	r=$(recorder_of "$1")
+	[ -n "$r" ] || return 1
+	for c in $(pgrep -P "$r"); do
+		tr '\0' ' ' < /proc/$c/cmdline | grep -q " $2 " && echo "$c" && return 0
+	done
+	return 1
+}
+
+# ---- 1. the job's parent cannot fail: each other member dies mid-run
+# (a closed port for the uploader and the pusher keeps them retrying)
+for victim in recorder:KILL recorder:SEGV recorder:BUS live:KILL live:SEGV upload:KILL push:KILL; do
+	who=${victim%%:*} sig=${victim#*:}
+	case $who in
+	upload | push) export SENTINEL_API_TOKEN=t SENTINEL_API_URL=http://127.0.0.1:1 TRACKER_REMOTE_WRITE_URL=http://127.0.0.1:1/w ;;
+	esac
+	"$RT" -i 0.1 --job-name "$who-$sig" -- sh -c 'sleep 1.5; echo done; exit 9' > "$T/v.out" 2> "$T/v.err" &
+	g=$!; track $g
+	i=0; pid=""
+	while [ -z "$pid" ] && [ $i -lt 100 ]; do
+		sleep 0.05; i=$((i + 1))
+		if [ "$who" = recorder ]; then pid=$(recorder_of $g || true); else pid=$(exporter_of $g "$who" || true); fi
+	done
+	[ -n "$pid" ] || fail "$victim: no such member"
+	sleep 0.3
+	kill -"$sig" "$pid"
+	set +e; wait_pid $g 20; wait $g; rc=$?; set -e
+	[ $rc -eq 9 ] || fail "$victim: the job's exit code was lost (exit $rc): $(cat "$T/v.err")"
+	grep -qx done "$T/v.out" || fail "$victim: the job did not run to its end"
+	if [ "$who" = recorder ]; then
+		n=$(grep -c "tracking stopped" "$T/v.err" || true)
+		[ "$n" -eq 1 ] || fail "$victim: $n lines say tracking stopped: $(cat "$T/v.err")"
+	fi
+	unset SENTINEL_API_TOKEN SENTINEL_API_URL TRACKER_REMOTE_WRITE_URL
+done
+"$EXP" runs > "$T/runs"
+for v in live-KILL live-SEGV upload-KILL push-KILL; do
+	grep "$v" "$T/runs" | grep -q failed || fail "$v: the run lost its end: $(cat "$T/runs")"
+done
+ok "recorder, printer, uploader and pusher killed or crashed mid-run: the job ran on, exit code kept"
+
+# a hung recorder (stopped, as in a hung disk): the job's exit code comes
+# back within the guardian's bound, with one line
+"$RT" -i 0.1 --quiet -- sh -c 'sleep 1; exit 4' 2> "$T/h.err" &
+g=$!; track $g
+wait_for recorder_of $g || fail "hung: no recorder"
+sleep 0.3
+r=$(recorder_of $g)
+kill -STOP "$r"
+t0=$(date +%s)
+set +e; wait_pid $g 30; wait $g; rc=$?; set -e
+took=$(($(date +%s) - t0))
+kill -CONT "$r" 2>/dev/null || true
+[ $rc -eq 4 ] || fail "hung recorder: exit $rc"
+[ $took -le 16 ] || fail "hung recorder: the job's exit took $took s"
+grep -q "did not finish within" "$T/h.err" || fail "hung recorder: $(cat "$T/h.err")"
+ok "hung recorder: exit code back in ${took} s with one line"
+
+# the guardian holds no store, no ring, no socket but its link: only its
+# caller's descriptors, the signalfd and the link
+"$RT" -i 0.1 --quiet -- sleep 1 &
+g=$!; track $g
+wait_for recorder_of $g || fail "no recorder"
+# its own: those its caller (this shell) does not have
+: > "$T/gfd"
+for f in /proc/$g/fd/*; do
+	n=${f##*/}
+	[ "$(readlink "$f")" = "$(readlink /proc/$$/fd/$n 2>/dev/null)" ] || readlink "$f" >> "$T/gfd"
+done
+wait $g
+sort "$T/gfd" | sed 's/:.*//' | tr '\n' ' ' > "$T/gfd2"
+[ "$(cat "$T/gfd2")" = "anon_inode socket " ] || fail "the guardian holds: $(cat "$T/gfd")"
+ok "the guardian holds no store, ring or network"
+
+# ---- 2. descriptors: closed stdio never lands in the store; the job gets
+# exactly its caller's descriptors, signal mask and dispositions
+export RT_STORE="$T/closed"
+for i in 1 2; do
+	set +e; "$RT" -i 0.05 -- sh -c 'sleep 0.2; exit 7' <&- >&- 2>&-; rc=$?; set -e
+	[ $rc -eq 7 ] || fail "closed stdio: exit $rc"
+done
+set +e; "$RT" -i 0.05 -- sh -c 'sleep 0.2; exit 7' 2>&-; rc=$?; set -e
+[ $rc -eq 7 ] || fail "closed stderr: exit $rc"
+"$EXP" runs > "$T/runs" 2>&1 || fail "closed stdio damaged the store: $(cat "$T/runs")"
+[ "$(grep -c failed "$T/runs")" -eq 3 ] || fail "closed stdio runs: $(cat "$T/runs")"
+cmp -s "$RT_STORE/lock.mdb" /dev/null && fail "lock.mdb"
+ok "closed stdin/stdout/stderr: the store is intact, exit codes kept"
+
+python3 - "$RT" <<'PY' || fail "the job's descriptors or signal state"
+import os, signal, sys, time
+rt = sys.argv[1]
+def job_of(pid):
+    # the job is the process running sleep: pid itself, or its child
+    for _ in range(200):
+        for p in [pid] + [int(c) for c in open("/proc/%d/task/%d/children" % (pid, pid)).read().split()]:
+            try:
+                if open("/proc/%d/comm" % p).read().strip() == "sleep":
+                    return p
+            except OSError:
+                pass
+        time.sleep(0.02)
+    raise SystemExit("no job")
+def run(argv):
+    # a caller with an extra descriptor (7), stdout closed, SIGPIPE and
+    # SIGHUP ignored and SIGUSR1 blocked (as nohup or a CI runner may)
+    pid = os.fork()
+    if pid == 0:
+        r, w = os.pipe()
+        os.dup2(r, 7)
+        os.close(r); os.close(w)
+        os.close(1)
+        null = os.open("/dev/null", os.O_WRONLY)
+        os.dup2(null, 2); os.close(null)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_SETMASK, [signal.SIGUSR1])
+        os.execvp(argv[0], argv)
+    j = job_of(pid)
+    time.sleep(0.3)
+    fds = sorted(os.listdir("/proc/%d/fd" % j), key=int)
+    sig = [l for l in open("/proc/%d/status" % j) if l.startswith(("SigBlk", "SigIgn"))]
+    os.waitpid(pid, 0)
+    return fds, sig
+direct = run(["sleep", "1"])
+wrapped = run([rt, "--quiet", "--", "sleep", "1"])
+assert direct == wrapped, "direct %r, wrapped %r" % (direct, wrapped)
+assert "7" in direct[0] and "1" not in direct[0], direct
+assert "0000000000000200" in direct[1][0] and "1001" in direct[1][1], direct
+PY
+ok "the job gets its caller's descriptors (none of rt's), signal mask and dispositions"
+
+# ---- 7. signals, as a careful shell passes them on
+# a terminal hangup reaches the job when the tracker is the session leader
+python3 - "$RT" "$T/hup" <<'PY' || fail "terminal hangup"
+import os, pty, sys, time
+rt, log = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(rt, [rt, "--quiet", "--", "sh", "-c",
+                  'trap "echo HUP > %s; exit 3" HUP; i=0; while [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done; exit 0' % log])
+time.sleep(0.8)
+os.close(fd)  # the terminal hangs up
+_, status = os.waitpid(pid, 0)
+code = os.waitstatus_to_exitcode(status)
+assert open(log).read().strip() == "HUP", "the job never heard the hangup"
+assert code == 3, "exit %d" % code
+PY
+ok "a terminal hangup reaches the job"
+
+# Ctrl-C three times within a few seconds ends a job that ignores it; now
+# and then, never
+python3 - "$RT" <<'PY' || fail "Ctrl-C escalation"
+import os, pty, sys, time
+rt = sys.argv[1]
+def run(gaps):
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(rt, [rt, "--quiet", "--", "sh", "-c",
+                      'trap "" INT; i=0; while [ $i -lt 90 ]; do sleep 0.05; i=$((i+1)); done; exit 5'])
+    time.sleep(0.6)
+    for g in gaps:
+        os.write(fd, b"\x03")
+        time.sleep(g)
+    while True:
+        try:
+            if not os.read(fd, 1024):
+                break
+        except OSError:
+            break
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+quick = run([0.2, 0.2, 0])
+assert quick == 137, "three quick Ctrl-C: exit %d" % quick
+spread = run([1.6, 1.6, 0])
+assert spread == 5, "Ctrl-C now and then: exit %d" % spread
+PY
+ok "Ctrl-C: three within 3 s kill a job that ignores it, now and then never"
+
+# a double SIGTERM reaches the job at most twice
+"$RT" --quiet -- sh -c 'n=0; trap "n=\$((n+1)); echo \$n > '"$T"'/terms" TERM; i=0; while [ $i -lt 30 ]; do sleep 0.05; i=$((i+1)); done; exit 0' &
+g=$!; track $g
+sleep 0.5
+kill -TERM $g; sleep 0.2; kill -TERM $g
+set +e; wait $g; rc=$?; set -e
+[ "$(cat "$T/terms")" = 2 ] || fail "double SIGTERM: the job saw $(cat "$T/terms")"
+[ $rc -eq 0 ] || fail "double SIGTERM: exit $rc"
+ok "a double SIGTERM reaches the job twice"
