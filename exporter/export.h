@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "rt/safefile.h"
 #include "rt/config.h"
 #include "rt/fields.h"
 #include "rt/fmt.h"
@@ -85,6 +86,8 @@ int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose, rt_allocati
 struct rt_sink {
 	int fd;
 	int own_fd;
+	int atomic; /* a regular file replaced at close (of) */
+	struct rt_outfile of;
 	int line_flush; /* write each line at once (live output) */
 	int failed;     /* errno of the first write error, reported once */
 	int memory;     /* collect in buf, never write (batches) */
@@ -92,10 +95,18 @@ struct rt_sink {
 	const char *name;
 };
 
-int rt_sink_open(struct rt_sink *k, const char *path, int default_fd, int line_flush);
+/* Output to path ("-": stdout; NULL: default_fd). Live output (line_flush)
+ * is written in place as it comes; any other to a regular file replaces it
+ * atomically at rt_sink_close (safefile.h). why: one line on failure. */
+int rt_sink_open(struct rt_sink *k, const char *path, int default_fd, int line_flush,
+                 char *why, size_t cap);
 /* Write what is buffered. Returns 0 or -errno (also kept in k->failed). */
 int rt_sink_flush(struct rt_sink *k);
-void rt_sink_close(struct rt_sink *k);
+/* Flush and close: 0, or -errno when the output could not be written
+ * (a replaced file then keeps its old contents). */
+int rt_sink_close(struct rt_sink *k);
+/* Close without writing the file into place. */
+void rt_sink_discard(struct rt_sink *k);
 
 /* A decoded record with its own aligned storage. */
 struct rt_recbuf {

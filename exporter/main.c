@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -271,7 +272,8 @@ static int open_store(const struct args *a, struct rt_store **s)
 		return -1;
 	}
 	if (rc) {
-		rt_say("cannot open the store %s: %s", dir, rt_strerror(rc));
+		rt_say("cannot open the store %s: %s", dir,
+		       rc == RT_E_UNSAFE ? rt_store_refusal() : rt_strerror(rc));
 		return -1;
 	}
 	return 0;
@@ -432,7 +434,8 @@ static int verb_delete(const struct args *a, struct rt_store *none)
 		return 1;
 	int rc = rt_store_open(dir, RT_STORE_RDWR, &c.s);
 	if (rc) {
-		rt_say("cannot open the store %s for writing: %s", dir, rt_strerror(rc));
+		rt_say("cannot open the store %s for writing: %s", dir,
+		       rc == RT_E_UNSAFE ? rt_store_refusal() : rt_strerror(rc));
 		return 1;
 	}
 	rt_salvage_dead_runs(c.s, NULL, NULL); /* a killed recorder's run is not running */
@@ -489,6 +492,35 @@ static int verb_discover(const struct args *a, struct rt_store *s)
 	return 0;
 }
 
+/*
+ * Append the Markdown summary to GITHUB_STEP_SUMMARY without ever holding
+ * up the job's exit: a FIFO nobody reads, one that stays full or a full
+ * device costs at most a second and one line.
+ */
+static void write_step_summary(const char *gh, const struct rt_answer *ans)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	if (!m)
+		return;
+	rt_print_step_summary(m, ans);
+	if (fclose(m)) {
+		free(text);
+		return;
+	}
+	int fd = open(gh, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0644);
+	int rc = fd < 0 ? -errno : rt_write_all(fd, text, len, 1000);
+	if (fd >= 0 && close(fd) < 0 && rc == 0 && errno != EINTR)
+		rc = -errno;
+	if (rc)
+		rt_say("cannot write the step summary %s: %s", gh,
+		       rc == -ENXIO    ? "a FIFO with no reader"
+		       : rc == -EAGAIN ? "nothing read it within 1 s"
+		                       : strerror(-rc));
+	free(text);
+}
+
 /* live --summary: after the last line, the run's summary on stderr, from
  * its final metadata (the store's, or the stream's last) and the lines. */
 static void print_live_summary(struct rt_store *s, const struct rt_runinfo *ri,
@@ -515,15 +547,7 @@ static void print_live_summary(struct rt_store *s, const struct rt_runinfo *ri,
 		const char *gh = getenv("GITHUB_STEP_SUMMARY"),
 		           *opt = getenv("TRACKER_STEP_SUMMARY");
 		if (gh && *gh && !(opt && !strcmp(opt, "0"))) {
-			FILE *f = fopen(gh, "a");
-			if (f) {
-				rt_print_step_summary(f, &ans);
-				if (fclose(f))
-					rt_say("cannot write the step summary %s: %s", gh,
-					       strerror(errno));
-			} else {
-				rt_say("cannot open the step summary %s: %s", gh, strerror(errno));
-			}
+			write_step_summary(gh, &ans);
 		}
 		rt_answer_free(&ans);
 	} else {
@@ -550,17 +574,18 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 	if (r)
 		return 1;
 	struct rt_sink k;
-	r = rt_sink_open(&k, a->output, live ? 2 : 1, replay ? 0 : 1);
+	char why[512];
+	r = rt_sink_open(&k, a->output, live ? 2 : 1, replay ? 0 : 1, why, sizeof(why));
 	if (r) {
-		rt_say("cannot open the output file %s: %s (choose another with -o FILE)",
-		       a->output, strerror(-r));
+		rt_say("cannot open the output file %s: %s (choose another with -o FILE)", a->output,
+		       why);
 		rt_run_free(&ri);
 		return 1;
 	}
 	struct rt_emitter e;
 	if (rt_emitter_init(&e, s, &ri, a->fmt, &k)) {
 		rt_say("out of memory");
-		rt_sink_close(&k);
+		rt_sink_discard(&k);
 		rt_run_free(&ri);
 		return 1;
 	}
@@ -588,9 +613,8 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 			rt_say("run %llu has no samples in that range: it ran from %s to %s",
 			       (unsigned long long)ri.id, s0,
 			       ri.end_ns ? s1 : "now (still running)");
-			rt_sink_flush(&k);
 			rt_emitter_free(&e);
-			rt_sink_close(&k);
+			rt_sink_discard(&k);
 			rt_run_free(&ri);
 			return 1;
 		}
@@ -616,7 +640,12 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 	rt_buf_free(&last_meta);
 #endif
 	rt_emitter_free(&e);
-	rt_sink_close(&k);
+	if (rc) {
+		rt_sink_discard(&k);
+	} else if ((r = rt_sink_close(&k)) != 0 && r != -EPIPE) {
+		rt_say("cannot write to %s: %s", k.name, strerror(-r));
+		rc = 1;
+	}
 	rt_run_free(&ri);
 	return rc;
 }

@@ -32,6 +32,7 @@
 #include "rt/config.h"
 #include "rt/ring.h"
 #include "rt/runmeta.h"
+#include "rt/safefile.h"
 #include "rt/salvage.h"
 #include "rt/store.h"
 #include "rt/sysroot.h"
@@ -86,7 +87,7 @@ static int try_store(const char *dir, const struct rt_config *cfg, const struct 
 	struct rt_store *st;
 	int rc = rt_store_open(dir, RT_STORE_RDWR, &st);
 	if (rc) {
-		snprintf(why, whycap, "%s", rt_strerror(rc));
+		snprintf(why, whycap, "%s", rc == RT_E_UNSAFE ? rt_store_refusal() : rt_strerror(rc));
 		return rc;
 	}
 	rt_store_set_cap(st, (cfg->store_max_mb ? cfg->store_max_mb : DEFAULT_STORE_MAX_MB) << 20);
@@ -555,11 +556,12 @@ static int open_output(const struct rt_config *cfg, int *fd)
 		*fd = 1;
 		return 0;
 	}
-	*fd = open(cfg->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	char why[512];
+	*fd = rt_open_stream_out(cfg->output, 0644, why, sizeof(why));
 	if (*fd < 0) {
 		say("cannot open the output file %s: %s (choose another with -o FILE, or -o - for "
 		    "stdout)",
-		    cfg->output, strerror(errno));
+		    cfg->output, why);
 		return -1;
 	}
 	return 0;

@@ -27,6 +27,7 @@ const char *rt_strerror(int err)
 	case RT_E_CONFIG: return "invalid setting";
 	case RT_E_BUSY: return "the store is in use or being compacted";
 	case RT_E_CREDS: return "the credentials expired or are no longer valid";
+	case RT_E_UNSAFE: return "not safe to use (another user owns it or can write it)";
 	default: break;
 	}
 	if (err < 0 && err > -4096)

@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #include "rt/config.h"
 
+#include <unistd.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #include "rt/common.h"
+#include "rt/safefile.h"
 #include "rt/toml.h"
 
 enum opt_id {
@@ -419,12 +422,25 @@ static void toml_cb(void *vctx, const char *table, const char *key, const struct
 int rt_config_apply_toml(struct rt_config *c, char *warn, size_t warncap)
 {
 	warn[0] = '\0';
-	FILE *f = fopen(c->config_path, "rb");
-	if (!f) {
+	/* a config file in a shared working directory may be anyone's: only
+	 * a regular file of this user's that others cannot write is read, and
+	 * a FIFO never blocks */
+	char refused[512];
+	int fd = rt_open_own(c->config_path, O_RDONLY, 0, refused, sizeof(refused));
+	if (fd == -ENOENT) {
 		if (c->config_explicit)
 			snprintf(warn, warncap, "config file '%s' not found (%s); using defaults",
-			         c->config_path, strerror(errno));
+			         c->config_path, strerror(ENOENT));
 		return 0;
+	}
+	if (fd < 0) {
+		snprintf(warn, warncap, "config file refused: %s; using defaults", refused);
+		return 0;
+	}
+	FILE *f = fdopen(fd, "rb");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
 	}
 	/* bounded read: a config file is small; refuse absurd sizes */
 	size_t cap = 1 << 20, len = 0;

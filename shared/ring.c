@@ -207,10 +207,11 @@ int rt_ring_open(const char *path, struct rt_ring **out)
 	/* read-write only to count ourselves among the header's waiters; the
 	 * slots are mapped read-only */
 	int rw = 1;
-	r->fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	/* ring names can be guessed: a FIFO planted at one never blocks */
+	r->fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (r->fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM)) {
 		rw = 0;
-		r->fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		r->fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	}
 	if (r->fd < 0) {
 		err = -errno;

@@ -29,6 +29,7 @@
 #include "rt/pack.h"
 #include "rt/record.h"
 #include "rt/ring.h"
+#include "rt/safefile.h"
 #include "rt/runmeta.h"
 
 #define INITIAL_MAP (64ull << 20)
@@ -222,7 +223,7 @@ static int preallocate_lock(const char *dir)
 	char p[4200];
 	struct stat st;
 	snprintf(p, sizeof(p), "%s/lock.mdb", dir);
-	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
 	if (fd < 0)
 		return errno == EACCES || errno == EROFS ? 0 : -errno; /* LMDB says */
 	int rc = fstat(fd, &st) ? errno : 0;
@@ -282,6 +283,49 @@ static void cloexec_lmdb_fds(void)
 		closedir(d);
 }
 
+static char refusal[4400];
+
+const char *rt_store_refusal(void)
+{
+	return refusal;
+}
+
+/*
+ * Before LMDB opens anything: a store written to is a directory of this
+ * user's that others cannot write (so nothing in it is anyone else's), and
+ * in any store the LMDB files are regular files, never a FIFO that blocks
+ * the open or a link to elsewhere.
+ */
+static int check_files(const char *dir, int rdwr)
+{
+	static const char *const names[] = {"data.mdb", "lock.mdb", "writers.lock"};
+	refusal[0] = '\0';
+	if (rdwr) {
+		int rc = rt_check_own_dir(dir, refusal, sizeof(refusal));
+		if (rc)
+			return rc;
+	}
+	for (size_t i = 0; i < RT_ARRAY_LEN(names); i++) {
+		char p[4200];
+		struct stat st;
+		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+		if (lstat(p, &st) < 0)
+			continue;
+		if (!S_ISREG(st.st_mode)) {
+			snprintf(refusal, sizeof(refusal),
+			         "'%s' is not a regular file; this is not a store rt made", p);
+			return RT_E_UNSAFE;
+		}
+		if (rdwr && st.st_uid != geteuid()) {
+			snprintf(refusal, sizeof(refusal),
+			         "'%s' belongs to another user (uid %u); choose a store of your own", p,
+			         (unsigned)st.st_uid);
+			return RT_E_UNSAFE;
+		}
+	}
+	return 0;
+}
+
 int rt_store_open(const char *dir, int flags, struct rt_store **out)
 {
 	struct rt_store *s = calloc(1, sizeof(*s));
@@ -297,6 +341,10 @@ int rt_store_open(const char *dir, int flags, struct rt_store **out)
 		return rc;
 	}
 	if (s->rdwr && (rc = mkdir_p(dir)) < 0) {
+		rt_store_close(s);
+		return rc;
+	}
+	if ((rc = check_files(dir, s->rdwr))) {
 		rt_store_close(s);
 		return rc;
 	}
@@ -391,7 +439,7 @@ static int writers_lock(const char *dir, int how)
 {
 	char p[4200];
 	snprintf(p, sizeof(p), "%s/writers.lock", dir);
-	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
 	if (fd < 0)
 		return -errno;
 	if (flock(fd, how | LOCK_NB) < 0) {

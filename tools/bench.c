@@ -253,7 +253,8 @@ static double bench_replay(const char *store_dir, uint64_t run, enum rt_format f
 		return -1;
 	struct rt_runinfo ri = {.id = run, .interval = 1};
 	struct rt_sink k;
-	rt_sink_open(&k, "/dev/null", 1, 0);
+	char why[256];
+	rt_sink_open(&k, "/dev/null", 1, 0, why, sizeof(why));
 	*lines = 0;
 	double t0 = wall_now();
 	for (int i = 0; i < reps; i++) {

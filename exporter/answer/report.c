@@ -24,6 +24,7 @@
 #include "answer/answer.h"
 #include "rt/common.h"
 #include "rt/runmeta.h"
+#include "rt/safefile.h"
 
 #define RT_REPORT_BUCKETS 1200
 #define DYGRAPHS_DIR "/usr/share/javascript/dygraphs"
@@ -608,30 +609,20 @@ static const char page_js[] =
     "window.rtCharts=gs;\n"
     "})();\n";
 
+/* A regular file is replaced atomically; /dev/null, a FIFO or
+ * /dev/stdout is written where it is (safefile.h). */
 static int write_page(const char *path, const struct rt_buf *b)
 {
-	char tmp[4200];
-	snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, (int)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	size_t off = 0;
-	while (off < b->len) {
-		ssize_t n = write(fd, b->p + off, b->len - off);
-		if (n < 0) {
-			int e = errno;
-			close(fd);
-			unlink(tmp);
-			return -e;
-		}
-		off += (size_t)n;
+	struct rt_outfile o;
+	char why[512];
+	int rc = rt_outfile_open(&o, path, 0644, why, sizeof(why));
+	if (rc)
+		return rc;
+	if ((rc = rt_write_all(o.fd, b->p, b->len, 60000))) {
+		rt_outfile_abort(&o);
+		return rc;
 	}
-	if (close(fd) || rename(tmp, path)) {
-		int e = errno;
-		unlink(tmp);
-		return -e;
-	}
-	return 0;
+	return rt_outfile_commit(&o);
 }
 
 /* The page to path ("-": stdout), and one line saying where. */

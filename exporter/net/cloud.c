@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include "net/cloud.h"
 
+#include <fcntl.h>
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <pthread.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "rt/fmt.h"
+#include "rt/safefile.h"
 
 struct probe {
 	const char *vendor;
@@ -418,13 +420,15 @@ int rt_cloud_load(const char *store_dir, const char *host_id, struct rt_cloud *c
 {
 	char path[4096], text[4096];
 	memset(c, 0, sizeof(*c));
+	char why[512];
 	snprintf(path, sizeof(path), "%s/cloud.json", store_dir);
-	FILE *f = fopen(path, "r");
-	if (!f)
+	int fd = rt_open_own(path, O_RDONLY, 0, why, sizeof(why));
+	if (fd < 0)
 		return -1;
-	size_t n = fread(text, 1, sizeof(text), f);
-	fclose(f);
-	return n < sizeof(text) ? rt_cloud_parse(text, n, host_id, c) : -1;
+	ssize_t n = read(fd, text, sizeof(text));
+	close(fd);
+	return n >= 0 && (size_t)n < sizeof(text) ? rt_cloud_parse(text, (size_t)n, host_id, c)
+	                                          : -1;
 }
 
 int rt_cloud_save(const char *store_dir, const char *host_id, const struct rt_cloud *c)
@@ -442,17 +446,17 @@ int rt_cloud_save(const char *store_dir, const char *host_id, const struct rt_cl
 	cJSON_Delete(o);
 	if (!text)
 		return -1;
-	char path[4096], tmp[4200];
+	char path[4096], why[512];
 	snprintf(path, sizeof(path), "%s/cloud.json", store_dir);
-	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-	FILE *f = fopen(tmp, "w");
+	struct rt_outfile of;
 	int rc = -1;
-	if (f) {
-		int ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-		ok = (fclose(f) == 0) && ok;
-		rc = ok && rename(tmp, path) == 0 ? 0 : -1;
-		if (rc)
-			unlink(tmp);
+	if (rt_outfile_open(&of, path, 0600, why, sizeof(why)) == 0) {
+		size_t len = strlen(text);
+		text[len] = '\n'; /* replaces the terminator: written by length */
+		if (rt_write_all(of.fd, text, len + 1, 5000) == 0)
+			rc = rt_outfile_commit(&of) ? -1 : 0;
+		else
+			rt_outfile_abort(&of);
 	}
 	free(text);
 	return rc;

@@ -59,18 +59,26 @@ void rt_say_read_notes(const struct rt_read_notes *n, uint64_t run, uint64_t lin
 		       lines ? "; its last samples may be missing" : "");
 }
 
-int rt_sink_open(struct rt_sink *k, const char *path, int default_fd, int line_flush)
+int rt_sink_open(struct rt_sink *k, const char *path, int default_fd, int line_flush,
+                 char *why, size_t cap)
 {
 	memset(k, 0, sizeof(*k));
 	k->line_flush = line_flush;
 	if (path && !strcmp(path, "-")) {
 		k->fd = 1;
 		k->name = "stdout";
-	} else if (path) {
-		k->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	} else if (path && line_flush) {
+		k->fd = rt_open_stream_out(path, 0644, why, cap);
 		if (k->fd < 0)
-			return -errno;
+			return k->fd;
 		k->own_fd = 1;
+		k->name = path;
+	} else if (path) {
+		int rc = rt_outfile_open(&k->of, path, 0644, why, cap);
+		if (rc)
+			return rc;
+		k->fd = k->of.fd;
+		k->atomic = 1;
 		k->name = path;
 	} else {
 		k->fd = default_fd;
@@ -102,11 +110,30 @@ int rt_sink_flush(struct rt_sink *k)
 	return k->failed ? -k->failed : 0;
 }
 
-void rt_sink_close(struct rt_sink *k)
+int rt_sink_close(struct rt_sink *k)
 {
-	rt_sink_flush(k);
-	if (k->own_fd)
+	int rc = rt_sink_flush(k);
+	if (k->atomic) {
+		if (rc)
+			rt_outfile_abort(&k->of);
+		else
+			rc = rt_outfile_commit(&k->of);
+		k->atomic = 0;
+	} else if (k->own_fd && close(k->fd) < 0 && rc == 0 && errno != EINTR) {
+		rc = -errno;
+	}
+	k->own_fd = 0;
+	rt_buf_free(&k->buf);
+	return rc;
+}
+
+void rt_sink_discard(struct rt_sink *k)
+{
+	if (k->atomic)
+		rt_outfile_abort(&k->of);
+	else if (k->own_fd)
 		close(k->fd);
+	k->atomic = k->own_fd = 0;
 	rt_buf_free(&k->buf);
 }
 

@@ -18,6 +18,7 @@
 
 #include "net/net.h"
 #include "rt/common.h"
+#include "rt/safefile.h"
 
 static void cp_path(char *buf, size_t cap, const char *dir, uint64_t run, const char *ext)
 {
@@ -73,12 +74,21 @@ int rt_checkpoint_load(const char *dir, uint64_t run, struct rt_checkpoint *cp)
 	cp->next_seq = 1;
 	char path[4200];
 	cp_path(path, sizeof(path), dir, run, "json");
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return errno == ENOENT ? 0 : -errno;
+	char why[512];
+	int fd = rt_open_own(path, O_RDONLY, 0, why, sizeof(why));
+	if (fd < 0)
+		return fd == -ENOENT ? 0 : fd;
 	static char buf[16 << 20];
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
+	size_t n = 0;
+	ssize_t r;
+	while (n < sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - n)) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
 	buf[n] = '\0';
 	return rt_checkpoint_parse(buf, cp);
 }
@@ -111,12 +121,11 @@ void rt_checkpoint_free(struct rt_checkpoint *cp)
 
 int rt_checkpoint_save(const char *dir, uint64_t run, const struct rt_checkpoint *cp)
 {
-	char path[4200], tmp[4300], updir[4200];
+	char path[4200], updir[4200];
 	snprintf(updir, sizeof(updir), "%s/upload", dir);
 	if (mkdir(updir, 0700) < 0 && errno != EEXIST)
 		return -errno;
 	cp_path(path, sizeof(path), dir, run, "json");
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "sentinel_run", cp->sentinel_run);
 	cJSON_AddStringToObject(o, "bucket", cp->bucket);
@@ -136,24 +145,14 @@ int rt_checkpoint_save(const char *dir, uint64_t run, const struct rt_checkpoint
 	cJSON_Delete(o);
 	if (!txt)
 		return -ENOMEM;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	int rc = 0;
-	if (fd < 0) {
-		rc = -errno;
-	} else {
-		size_t len = strlen(txt), off = 0;
-		while (off < len && rc == 0) {
-			ssize_t w = write(fd, txt + off, len - off);
-			if (w < 0 && errno != EINTR)
-				rc = -errno;
-			else if (w > 0)
-				off += (size_t)w;
-		}
-		if (rc == 0 && fsync(fd) < 0)
-			rc = -errno;
-		close(fd);
-		if (rc == 0 && rename(tmp, path) < 0)
-			rc = -errno;
+	struct rt_outfile of;
+	char why[512];
+	int rc = rt_outfile_open(&of, path, 0600, why, sizeof(why));
+	if (rc == 0) {
+		if ((rc = rt_write_all(of.fd, txt, strlen(txt), 10000)) == 0)
+			rc = rt_outfile_commit(&of);
+		else
+			rt_outfile_abort(&of);
 	}
 	free(txt);
 	return rc;
@@ -166,9 +165,10 @@ int rt_checkpoint_lock(const char *dir, uint64_t run, int *fd)
 	if (mkdir(updir, 0700) < 0 && errno != EEXIST)
 		return -errno;
 	cp_path(path, sizeof(path), dir, run, "lock");
-	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	char why[512];
+	*fd = rt_open_own(path, O_RDWR | O_CREAT, 0600, why, sizeof(why));
 	if (*fd < 0)
-		return -errno;
+		return *fd;
 	if (flock(*fd, LOCK_EX | LOCK_NB) < 0) {
 		close(*fd);
 		return -EBUSY;

@@ -33,6 +33,7 @@ enum rt_err {
 	RT_E_CONFIG = -10014,   /* a setting is invalid (a URL, a number) */
 	RT_E_BUSY = -10015,     /* the store is in use (compact) or being compacted */
 	RT_E_CREDS = -10016,    /* a server refused the credentials as expired or invalid */
+	RT_E_UNSAFE = -10017,   /* a file or directory someone else owns or can write */
 };
 
 /* Human-readable text for an rt error code or -errno. Never NULL. */

@@ -35,6 +35,10 @@ enum rt_store_flags { RT_STORE_RDONLY = 0, RT_STORE_RDWR = 1 };
  */
 int rt_store_resolve_dir(const char *flag, char *buf, size_t cap);
 
+/* Why the last rt_store_open() refused a store with RT_E_UNSAFE: one line
+ * naming the file and the fix ("" otherwise). */
+const char *rt_store_refusal(void);
+
 /* Open (RDWR: create the directory, 0700) the store in dir.
  * Runs mdb_reader_check. Returns 0, -errno or RT_E_STORE. */
 int rt_store_open(const char *dir, int flags, struct rt_store **out);

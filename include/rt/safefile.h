@@ -1,0 +1,82 @@
+/*
+ * safefile.h - files rt opens by name, safe from what other local users
+ * planted.
+ *
+ * Whatever rt reads or writes by name in a place others can reach (a shared
+ * working directory, /tmp, /dev/shm) is opened without following a symbolic
+ * link and without blocking (a FIFO never hangs an open), and checked with
+ * fstat before use: the right type, owned by this user, not writable by
+ * other users (group-writable only for this user's own group: Debian's
+ * user-private groups). Refusals come with one line saying what is wrong and
+ * how to fix it, as ssh's StrictModes does.
+ *
+ * Files rt writes by name are replaced atomically when they are regular
+ * (a temporary file with an unpredictable name, made O_EXCL|O_NOFOLLOW in
+ * the same directory, then renamed over the target), and written in place,
+ * never replaced, when they are a device, a FIFO or a socket (/dev/null,
+ * /dev/stdout).
+ */
+#ifndef RT_SAFEFILE_H
+#define RT_SAFEFILE_H
+
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/*
+ * Check an open file: of type want (S_IFREG, S_IFDIR), this user's, not
+ * writable by others. 0, or RT_E_UNSAFE with the reason in why (which
+ * names path).
+ */
+int rt_safe_check(int fd, const char *path, mode_t want, char *why, size_t cap);
+
+/*
+ * Open path (a file of this user's: config, checkpoint, cache) with flags
+ * (O_RDONLY, O_RDWR, O_CREAT...) plus O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC|
+ * O_NOCTTY, check it, and return the descriptor in blocking mode; -errno
+ * (ENOENT: not there) or RT_E_UNSAFE, with why filled.
+ */
+int rt_open_own(const char *path, int flags, mode_t mode, char *why, size_t cap);
+
+/* Whether dir is a directory of this user's that others cannot write:
+ * 0, -errno, or RT_E_UNSAFE with why. */
+int rt_check_own_dir(const char *dir, char *why, size_t cap);
+
+/* A file being written by name (see above). */
+struct rt_outfile {
+	int fd;
+	int in_place; /* a device, FIFO or socket: written where it is */
+	char path[4096];
+	char tmp[4200]; /* the temporary file, renamed over path on commit */
+};
+
+/*
+ * Start writing path with mode (0600 private, 0644 public, before umask).
+ * A FIFO with no reader, or one that is full, never blocks: writes to it
+ * fail with EAGAIN (rt_write_all's deadline). 0 or -errno with why (the
+ * reason alone: the caller names the path).
+ */
+int rt_outfile_open(struct rt_outfile *o, const char *path, mode_t mode, char *why, size_t cap);
+/* Finish: sync and rename a regular target into place (its old contents
+ * stay until then). 0 or -errno. Closes the descriptor either way. */
+int rt_outfile_commit(struct rt_outfile *o);
+/* Give up: the target is left as it was. */
+void rt_outfile_abort(struct rt_outfile *o);
+
+/*
+ * Open path for output written as it comes (a live run's lines): a device,
+ * FIFO or socket in place (a FIFO with no reader fails, never blocks); a
+ * regular file of this user's, truncated, never through a symbolic link
+ * (but /dev/stdout and the like). Returns the descriptor or -errno /
+ * RT_E_UNSAFE with why.
+ */
+int rt_open_stream_out(const char *path, mode_t mode, char *why, size_t cap);
+
+/*
+ * Write all of buf to fd, waiting at most timeout_ms in all for a
+ * non-blocking descriptor that is full (a FIFO nobody reads). 0 or -errno
+ * (-EAGAIN when the time ran out).
+ */
+int rt_write_all(int fd, const void *buf, size_t len, int timeout_ms);
+
+#endif
