@@ -814,6 +814,23 @@ static int exec_full(char **argv, const char *verb)
 }
 #endif
 
+/*
+ * What a verb printed must have reached stdout: a full disk or a closed
+ * descriptor is an error (exit 1, one line); a reader that went away
+ * (| head) ends quietly.
+ */
+static int stdout_done(int rc)
+{
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return rc;
+	int e = errno;
+	if (e == EPIPE || rc)
+		return rc; /* a reader gone; or the verb failed and said why */
+	rt_say("cannot write the output: %s", e ? strerror(e) : "write error");
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	rt_std_fds();
@@ -892,5 +909,5 @@ int main(int argc, char **argv)
 		rt_salvage_dead_runs(s, NULL, NULL);
 	int rc = v->run(&a, s);
 	rt_store_close(s);
-	return rc;
+	return stdout_done(rc);
 }

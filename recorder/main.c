@@ -124,9 +124,16 @@ static int choose_store(const struct rt_config *cfg, int wrapper, const struct r
 	const char *env = getenv("RT_STORE");
 	int explicit = (cfg->store && *cfg->store) || (env && *env);
 	memset(c, 0, sizeof(*c));
-	int have = rt_store_resolve_dir(cfg->store, dir, sizeof(dir)) == 0;
-	if (have && try_store(dir, cfg, mb, c, why, sizeof(why)) == 0)
+	int rrc = rt_store_resolve_dir(cfg->store, dir, sizeof(dir));
+	int have = rrc == 0;
+	if (rrc == -ENAMETOOLONG) {
+		snprintf(why, sizeof(why), "the path is too long (at most %d bytes)",
+		         RT_STORE_DIR_MAX);
+		snprintf(dir, sizeof(dir), "%.60s...", cfg->store && *cfg->store ? cfg->store : env);
+		have = 1;
+	} else if (have && try_store(dir, cfg, mb, c, why, sizeof(why)) == 0) {
 		return 0;
+	}
 	const char *what =
 	    explicit ? (cfg->store && *cfg->store ? "--store" : "RT_STORE") : "the default store";
 	if (explicit && !wrapper) {

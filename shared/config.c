@@ -119,6 +119,10 @@ void rt_config_free(struct rt_config *c)
 int rt_config_parse_interval(const char *s, double *out)
 {
 	char *end;
+	/* decimal seconds only: strtod would also take 0x10, 1e1, inf */
+	size_t ok = strspn(s, "0123456789.");
+	if (!*s || s[ok] || strchr(s, '.') != strrchr(s, '.'))
+		return RT_E_SYNTAX;
 	errno = 0;
 	double v = strtod(s, &end);
 	if (end == s || *end || errno || !isfinite(v))

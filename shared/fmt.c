@@ -440,7 +440,12 @@ int rt_parse_time_prec(const char *s, uint64_t *wall_ns, uint64_t *unit_ns)
 			off = sign * (oh * 3600L + om * 60L);
 		}
 	}
-	if (*p || M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60)
+	/* a day the month does not have (2026-02-30) is a mistake, not the
+	 * 2nd of March */
+	static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	int leap = (Y % 4 == 0 && Y % 100 != 0) || Y % 400 == 0;
+	if (*p || M < 1 || M > 12 || D < 1 || D > mdays[M - 1] || (M == 2 && D == 29 && !leap) ||
+	    h > 23 || m > 59 || sec > 60)
 		return RT_E_SYNTAX;
 	tm.tm_year = Y - 1900;
 	tm.tm_mon = M - 1;
@@ -453,4 +458,27 @@ int rt_parse_time_prec(const char *s, uint64_t *wall_ns, uint64_t *unit_ns)
 		return RT_E_SYNTAX;
 	*wall_ns = (uint64_t)(t - off) * 1000000000ull + (uint64_t)(frac * 1e9 + 0.5);
 	return 0;
+}
+
+void rt_fmt_printable(char *dst, size_t cap, const char *src)
+{
+	size_t n = 0;
+	if (cap == 0)
+		return;
+	for (; src && *src; src++) {
+		unsigned char c = (unsigned char)*src;
+		char esc[8];
+		size_t k;
+		if (c < 0x20 || c == 0x7f)
+			k = (size_t)snprintf(esc, sizeof(esc), "\\x%02x", c);
+		else if (c == '\\')
+			k = (size_t)snprintf(esc, sizeof(esc), "\\\\");
+		else
+			esc[0] = (char)c, k = 1;
+		if (n + k >= cap)
+			break;
+		memcpy(dst + n, esc, k);
+		n += k;
+	}
+	dst[n] = '\0';
 }

@@ -122,7 +122,7 @@ int rt_store_resolve_dir(const char *flag, char *buf, size_t cap)
 		n = snprintf(buf, cap, "%s/.local/share/resource-tracker", v);
 	else
 		return -ENOENT;
-	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
+	return (n < 0 || (size_t)n >= cap || n > RT_STORE_DIR_MAX) ? -ENAMETOOLONG : 0;
 }
 
 static int mkdir_p(const char *dir)

@@ -40,7 +40,12 @@ static void html(struct rt_buf *b, const char *s)
 		case '&': rt_buf_puts(b, "&amp;"); break;
 		case '"': rt_buf_puts(b, "&quot;"); break;
 		case '\'': rt_buf_puts(b, "&#39;"); break;
-		default: rt_buf_putc(b, *s);
+		default:
+			/* control bytes: shown, never passed on */
+			if ((unsigned char)*s < 0x20 || *s == 0x7f)
+				rt_buf_printf(b, "\\x%02x", (unsigned char)*s);
+			else
+				rt_buf_putc(b, *s);
 		}
 	}
 }

@@ -240,8 +240,11 @@ static int list_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 		rt_fmt_iso8601(end_s, sizeof(end_s), end);
 	if (end > ri.start_ns && ri.start_ns)
 		fmt_duration(dur, sizeof(dur), end - ri.start_ns);
+	char job[1024], status[64];
+	rt_fmt_printable(job, sizeof(job), ri.job_name ? ri.job_name : "-");
+	rt_fmt_printable(status, sizeof(status), ri.status);
 	printf("%-6llu %-20s %-20s %10s %8llu  %-9s %s\n", (unsigned long long)run, start_s, end_s,
-	       dur, (unsigned long long)samples, ri.status, ri.job_name ? ri.job_name : "-");
+	       dur, (unsigned long long)samples, status, job);
 	c->n++;
 	rt_run_free(&ri);
 	return 0;

@@ -42,6 +42,11 @@ size_t rt_utf8_encode(unsigned long cp, unsigned char out[4]);
 /* Format ns since the epoch as "YYYY-MM-DDTHH:MM:SSZ" (UTC) into buf[21+]. */
 void rt_fmt_iso8601(char *buf, size_t cap, uint64_t wall_ns);
 
+/* src for a terminal or a text format: control bytes (C0, DEL) written as
+ * \xNN, a backslash as \\, so a job name cannot move the cursor, recolour
+ * or clear a terminal. Truncated to cap-1 bytes, never mid-escape. */
+void rt_fmt_printable(char *dst, size_t cap, const char *src);
+
 /* Parse "2026-11-21T10:00:00Z", "...T10:00:00.5+02:00", "2026-11-21" or
  * epoch seconds ("1763719200", "1763719200.25") into ns since the epoch.
  * Returns 0 or RT_E_SYNTAX. */

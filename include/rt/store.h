@@ -28,6 +28,9 @@ struct rt_store;
 
 enum rt_store_flags { RT_STORE_RDONLY = 0, RT_STORE_RDWR = 1 };
 
+/* The longest store directory: its files and ring names must fit a path. */
+#define RT_STORE_DIR_MAX 3800
+
 /*
  * Resolve the store directory: flag (may be NULL) > $RT_STORE >
  * $XDG_DATA_HOME/resource-tracker > $HOME/.local/share/resource-tracker.

@@ -195,3 +195,115 @@ set +e; wait $g; rc=$?; set -e
 [ "$(cat "$T/terms")" = 2 ] || fail "double SIGTERM: the job saw $(cat "$T/terms")"
 [ $rc -eq 0 ] || fail "double SIGTERM: exit $rc"
 ok "a double SIGTERM reaches the job twice"
+
+# ---- 3 and 6. another local user: what they plant is refused or never
+# followed, never blocks, and the job always runs
+A=rta$$ V=rtv$$
+if useradd -M -N -s /bin/sh "$A" 2>/dev/null && useradd -M -N -s /bin/sh "$V" 2>/dev/null; then
+	trap 'userdel "$A" 2>/dev/null; userdel "$V" 2>/dev/null; cleanup' EXIT
+	chmod 711 "$T"
+	SH="$T/shared"
+	mkdir -m 1777 "$SH"
+	as() { u=$1; shift; setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups env HOME="$SH" RT_STORE="$SH/store-$u" RT_SHM_DIR="$SH" "$@"; }
+	# a FIFO, then another user's file, named resource-tracker.toml in a
+	# shared working directory
+	as "$A" mkfifo "$SH/resource-tracker.toml"
+	set +e; (cd "$SH" && as "$V" timeout 20 "$RT" --quiet -- sh -c 'exit 3') 2> "$T/c.err"; rc=$?; set -e
+	[ $rc -eq 3 ] || fail "FIFO config: exit $rc ($(cat "$T/c.err"))"
+	grep -q "config file refused: .*not a regular file" "$T/c.err" || fail "FIFO config: $(cat "$T/c.err")"
+	as "$A" rm "$SH/resource-tracker.toml"
+	as "$A" sh -c "printf '[job]\nname = \"evil\"\n' > '$SH/resource-tracker.toml'"
+	set +e; (cd "$SH" && as "$V" timeout 20 "$RT" --quiet -- sh -c 'exit 3') 2> "$T/c.err"; rc=$?; set -e
+	[ $rc -eq 3 ] || fail "another user's config: exit $rc"
+	grep -q "config file refused: .*belongs to another user" "$T/c.err" || fail "another user's config: $(cat "$T/c.err")"
+	as "$V" "$EXP" runs | grep -q evil && fail "another user's config was used"
+	as "$A" rm "$SH/resource-tracker.toml"
+	ok "a FIFO or another user's resource-tracker.toml: refused in one line, the job ran"
+
+	# a store another user owns or others can write: refused; the wrapped
+	# job runs and is stored elsewhere, standalone stops in one line
+	as "$A" mkdir -m 777 "$SH/astore"
+	set +e; as "$V" "$RT" --store "$SH/astore" --quiet -- sh -c 'exit 4' 2> "$T/s.err"; rc=$?; set -e
+	[ $rc -eq 4 ] || fail "another user's store: exit $rc"
+	grep -q "belongs to another user.*stored in" "$T/s.err" || fail "another user's store: $(cat "$T/s.err")"
+	set +e; as "$V" "$RT" --store "$SH/astore" --count 1 2> "$T/s.err" >/dev/null; rc=$?; set -e
+	[ $rc -eq 1 ] && [ "$(wc -l < "$T/s.err")" -eq 1 ] || fail "standalone, another user's store: exit $rc: $(cat "$T/s.err")"
+	as "$V" mkdir -m 777 "$SH/vww"
+	set +e; as "$V" "$RT" --store "$SH/vww" --count 1 2> "$T/s.err" >/dev/null; rc=$?; set -e
+	[ $rc -eq 1 ] && grep -q "can be written by other users.*chmod go-w" "$T/s.err" || fail "world-writable store: $rc $(cat "$T/s.err")"
+	[ -z "$(ls "$SH/astore")" ] || fail "something was written into another user's store"
+	ok "another user's store, or one others can write: refused in one line; a wrapped job runs"
+
+	# the victim's own store: private files
+	as "$V" "$RT" --quiet -- true
+	for f in data.mdb lock.mdb; do
+		[ "$(stat -c %a "$SH/store-$V/$f")" = 600 ] || fail "$f is $(stat -c %a "$SH/store-$V/$f")"
+	done
+	[ "$(stat -c %a "$SH/store-$V")" = 700 ] || fail "store dir $(stat -c %a "$SH/store-$V")"
+
+	# links planted where the victim writes: never followed
+	as "$V" sh -c "echo secret > '$SH/secret'"
+	for f in out.html out.jsonl live.jsonl; do as "$A" ln -s "$SH/secret" "$SH/$f"; done
+	set +e
+	as "$V" "$EXP" report latest -o "$SH/out.html" 2> "$T/l.err"; r1=$?
+	as "$V" "$EXP" replay latest -o "$SH/out.jsonl" 2>> "$T/l.err"; r2=$?
+	as "$V" "$RT" -o "$SH/live.jsonl" -- true 2>> "$T/l.err"; r3=$?
+	set -e
+	[ "$(cat "$SH/secret")" = secret ] || fail "a planted link was followed: $(head -c 200 "$SH/secret")"
+	[ $r1 -ne 0 ] && [ $r2 -ne 0 ] && [ $r3 -ne 0 ] || fail "writes through planted links said nothing: $r1 $r2 $r3"
+	[ "$(grep -c . "$T/l.err")" -eq 3 ] || fail "one line each: $(cat "$T/l.err")"
+	ls -a "$SH" | grep -q '\.rt-' && fail "temporary files left: $(ls -a "$SH")"
+	ok "links planted at a report, a replay or the live output: not followed, one line each"
+	userdel "$A"; userdel "$V"
+	trap cleanup EXIT
+else
+	echo "skip: cannot add users here"
+fi
+
+# /dev/null stays a device; a regular file is replaced atomically
+"$RT" --quiet --job-name devnull -- true
+"$EXP" report latest -o /dev/null 2>/dev/null || fail "report to /dev/null"
+[ -c /dev/null ] || fail "/dev/null was replaced"
+echo old > "$T/r.html"
+"$EXP" report latest -o "$T/r.html" 2>/dev/null
+grep -q "<html" "$T/r.html" || fail "report not written"
+ls -a "$T" | grep -q '\.rt-' && fail "temporary files left"
+ok "report -o /dev/null writes the device; a file is replaced"
+
+# GITHUB_STEP_SUMMARY: a FIFO nobody reads, a full device: the job's exit
+# is not held up, no printer is left behind
+mkfifo "$T/gh"
+t0=$(date +%s%N)
+set +e; GITHUB_STEP_SUMMARY="$T/gh" "$RT" --summary -i 0.1 -- sh -c 'exit 6' 2> "$T/gh.err" >/dev/null; rc=$?; set -e
+took=$((($(date +%s%N) - t0) / 1000000))
+[ $rc -eq 6 ] || fail "step summary FIFO: exit $rc"
+[ $took -lt 5000 ] || fail "step summary FIFO: the job's exit took $took ms"
+sleep 0.3
+pgrep -f "rt-export live.*--summary" && fail "a printer was left behind"
+grep -q "cannot write the step summary" "$T/gh.err" || fail "step summary FIFO: $(cat "$T/gh.err")"
+set +e; GITHUB_STEP_SUMMARY=/dev/full "$RT" --summary -i 0.1 -- sh -c 'exit 6' 2> "$T/gh.err" >/dev/null; rc=$?; set -e
+[ $rc -eq 6 ] && grep -q "cannot write the step summary /dev/full: No space" "$T/gh.err" || fail "step summary /dev/full: $rc $(cat "$T/gh.err")"
+ok "GITHUB_STEP_SUMMARY: a FIFO with no reader or a full device costs the job nothing (${took} ms)"
+
+# ---- 8. output and exit codes
+"$RT" --quiet --job-name "$(printf 'evil\033[2J\033]0;title\007name')" -- true
+for v in runs "show latest" "summary latest" "summary latest --format json" "recommend latest" "replay latest"; do
+	set +e; "$EXP" $v > /dev/full 2> "$T/full.err"; rc=$?; set -e
+	[ $rc -ne 0 ] || fail "$v to /dev/full exits 0"
+	[ "$(wc -l < "$T/full.err")" -eq 1 ] || fail "$v to /dev/full: $(cat "$T/full.err")"
+done
+"$EXP" runs | head -n 1 > /dev/null || fail "runs | head"
+"$EXP" runs > "$T/runs.txt"
+if LC_ALL=C grep -q "$(printf '\033')" "$T/runs.txt"; then fail "runs prints terminal escapes raw"; fi
+grep -q 'evil\\x1b\[2J' "$T/runs.txt" || fail "runs: $(cat -v "$T/runs.txt")"
+"$EXP" summary latest > "$T/sum.txt" 2>&1
+if LC_ALL=C grep -q "$(printf '\033')" "$T/sum.txt"; then fail "summary prints terminal escapes raw"; fi
+code() { set +e; "$@" >/dev/null 2>&1; echo $?; set -e; }
+[ "$(code "$RT" --interval 0x10 --count 1)" -eq 2 ] || fail "--interval 0x10 taken"
+[ "$(code "$RT" --interval 1e1 --count 1)" -eq 2 ] || fail "--interval 1e1 taken"
+[ "$(code "$EXP" replay latest --from 2026-02-30)" -eq 2 ] || fail "--from 2026-02-30 taken"
+[ "$(code "$EXP" replay latest --from 2023-02-29T00:00:00Z)" -eq 2 ] || fail "--from 2023-02-29 taken"
+long="$T/$(python3 -c 'print("d/" * 2000)')"
+set +e; "$RT" --store "$long" --count 1 2> "$T/long.err"; rc=$?; set -e
+[ $rc -eq 1 ] && grep -q "the path is too long" "$T/long.err" || fail "long store path: $rc $(cat "$T/long.err")"
+ok "outputs that cannot be written exit non-zero; control bytes escaped; bad numbers and dates refused"

@@ -187,3 +187,17 @@ Test(ring, a_wait_without_a_sample_times_out)
 	rt_ring_close(r, 0);
 	rt_ring_close(w, 1);
 }
+
+/* A FIFO planted at a ring's name (names can be guessed) never blocks a
+ * reader or a recorder: refused at once. */
+Test(ring, fifo_at_the_ring_name_is_refused_without_blocking)
+{
+	cr_assert_eq(mkfifo(path, 0666), 0);
+	struct rt_ring *r = NULL;
+	alarm(5); /* a blocked open would end the test here */
+	int rc = rt_ring_open(path, &r);
+	alarm(0);
+	cr_assert_neq(rc, 0);
+	cr_assert_null(r);
+	cr_assert_neq(rt_ring_create(path, 1, 256, 8, &r), 0, "O_EXCL: never reused");
+}
