@@ -69,6 +69,11 @@ uint64_t rt_run_sample_wall(struct rt_store *s, uint64_t run, uint64_t seq);
  * when it has none. */
 int rt_run_bounds(struct rt_store *s, uint64_t run, uint64_t *first, uint64_t *last);
 int rt_cmd_show(struct rt_store *s, const char *spec);
+/* verify: each run of the store in dir intact, damaged from sample N, or
+ * unreadable (exit 1 when any is damaged); recover: every intact sample
+ * into a new store dst (NULL: dir.recovered). verify.c */
+int rt_cmd_verify(const char *dir);
+int rt_cmd_recover(const char *dir, const char *dst);
 /* sink/upload.c: `rt-export upload RUN` (exit status). allocation says
  * what Sentinel's host_server_allocation is for a finished run ("shared",
  * "dedicated" or NULL); the verb layer passes the answer layer's rule

@@ -49,6 +49,8 @@
 /* The verbs, by id (their names, help and handlers: the verb table below). */
 enum verb_id {
 	V_RUNS,
+	V_VERIFY,
+	V_RECOVER,
 	V_SHOW,
 	V_REPLAY,
 	V_TAIL,
@@ -104,7 +106,7 @@ static const struct opt {
     [O_VERSION] = {"--version", "-V", 0, ALL_VERBS},
     [O_STORE] = {"--store", NULL, 1, ALL_VERBS},
     [O_FORMAT] = {"--format", "-f", 1, STREAMS | ON(SUMMARY)},
-    [O_OUTPUT] = {"--output", "-o", 1, STREAMS | ON(REPORT)},
+    [O_OUTPUT] = {"--output", "-o", 1, STREAMS | ON(REPORT) | ON(RECOVER)},
     [O_FROM] = {"--from", NULL, 1, ON(REPLAY)},
     [O_TO] = {"--to", NULL, 1, ON(REPLAY) | ON(PUSH)}, /* push: the sink */
     [O_EVERY] = {"--every", NULL, 1, ON(REPLAY)},
@@ -347,6 +349,27 @@ static int verb_upload(const struct args *a, struct rt_store *s)
 #endif
 
 /* The store without its free pages; nothing else may have it open. */
+static int verb_verify(const struct args *a, struct rt_store *s)
+{
+	(void)s; /* each run is read by a process of its own */
+	char dir[4096];
+	if (rt_store_resolve_dir(a->store, dir, sizeof(dir))) {
+		rt_say("no store directory: use --store DIR or set RT_STORE");
+		return 1;
+	}
+	return rt_cmd_verify(dir);
+}
+
+static int verb_recover(const struct args *a, struct rt_store *s)
+{
+	(void)s;
+	if (!a->run) {
+		rt_say("recover needs the damaged store's directory: rt-export recover DIR [-o NEWDIR]");
+		return 2;
+	}
+	return rt_cmd_recover(a->run, a->output);
+}
+
 static int verb_compact(const struct args *a, struct rt_store *s)
 {
 	(void)s; /* opened by rt_store_compact itself, after the checks */
@@ -605,6 +628,15 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 	} else if (replay) {
 		struct rt_replay_opts o = {from_ns, to_ns, a->every};
 		r = rt_replay(&e, &o);
+		/* a whole run that lacks samples its metadata names: damaged */
+		struct rt_run_fields f;
+		if ((r == 0 || r == RT_E_CORRUPT) && !from_ns && !to_ns && a->every == 1 &&
+		    ri.meta_json && rt_runmeta_read(ri.meta_json, strlen(ri.meta_json), &f) == 0 &&
+		    f.has_last_seq && !f.samples_not_stored && e.lines < f.last_seq)
+			rt_say("run %llu: %llu of its %llu samples are missing from the store (it is "
+			       "damaged): see rt-export verify",
+			       (unsigned long long)ri.id, (unsigned long long)(f.last_seq - e.lines),
+			       (unsigned long long)f.last_seq);
 		if (r == RT_E_RANGE) { /* say when the run ran instead of nothing */
 			char s0[32], s1[32];
 			rt_fmt_iso8601(s0, sizeof(s0), ri.start_ns);
@@ -687,6 +719,14 @@ static const struct verb {
 } verbs[] = {
     [V_RUNS] = {"runs", "", "list runs (id, start, end, duration, samples, status, job)", 0,
                 verb_runs},
+    [V_VERIFY] = {"verify", "",
+                  "read every run of the store (each in a process of its own) and say whether it "
+                  "is intact, damaged from sample N, or unreadable; exit 1 when one is damaged",
+                  NO_STORE, verb_verify},
+    [V_RECOVER] = {"recover", "DIR [-o NEWDIR]",
+                   "copy every intact run and sample of the store DIR (damaged or not) into a new "
+                   "store (default DIR.recovered); DIR is only read",
+                   NO_STORE, verb_recover},
     [V_SHOW] = {"show", "RUN", "print one run's metadata as JSON", NEEDS_RUN, FULL(verb_show)},
     [V_REPLAY] = {"replay", "RUN [-f json|csv] [--from T] [--to T] [--every N] [-o FILE]",
                   "print a recorded run or a time range of it; --every N prints every Nth sample "

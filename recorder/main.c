@@ -87,7 +87,17 @@ static int try_store(const char *dir, const struct rt_config *cfg, const struct 
 	struct rt_store *st;
 	int rc = rt_store_open(dir, RT_STORE_RDWR, &st);
 	if (rc) {
-		snprintf(why, whycap, "%s", rc == RT_E_UNSAFE ? rt_store_refusal() : rt_strerror(rc));
+		snprintf(why, whycap, "%s",
+		         rc == RT_E_UNSAFE    ? rt_store_refusal()
+		         : rc == RT_E_CORRUPT ? "it is damaged"
+		                              : rt_strerror(rc));
+		return rc;
+	}
+	/* a damaged store is left as it is (the caller records beside it) */
+	if ((rc = rt_store_check(st))) {
+		snprintf(why, whycap, "%s",
+		         rc == RT_E_CORRUPT ? "it is damaged" : rt_store_last_error(st));
+		rt_store_close(st);
 		return rc;
 	}
 	rt_store_set_cap(st, (cfg->store_max_mb ? cfg->store_max_mb : DEFAULT_STORE_MAX_MB) << 20);
@@ -131,8 +141,19 @@ static int choose_store(const struct rt_config *cfg, int wrapper, const struct r
 		         RT_STORE_DIR_MAX);
 		snprintf(dir, sizeof(dir), "%.60s...", cfg->store && *cfg->store ? cfg->store : env);
 		have = 1;
-	} else if (have && try_store(dir, cfg, mb, c, why, sizeof(why)) == 0) {
+	} else if (have && (rrc = try_store(dir, cfg, mb, c, why, sizeof(why))) == 0) {
 		return 0;
+	} else if (have && rrc == RT_E_CORRUPT) {
+		/* left untouched for verify and recover; runs go on beside it */
+		char fresh[4200], why2[512];
+		snprintf(fresh, sizeof(fresh), "%s.fresh", dir);
+		if (try_store(fresh, cfg, mb, c, why2, sizeof(why2)) == 0) {
+			say("warning: the store %s is damaged; it is left as it is and this run is "
+			    "stored in %s (what is intact: rt-export verify --store %s; a copy of it: "
+			    "rt-export recover %s)",
+			    dir, fresh, dir, dir);
+			return 0;
+		}
 	}
 	const char *what =
 	    explicit ? (cfg->store && *cfg->store ? "--store" : "RT_STORE") : "the default store";

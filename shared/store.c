@@ -12,6 +12,8 @@
 #include "rt/store.h"
 
 #include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <lmdb.h>
@@ -20,6 +22,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/time.h>
 #include <sys/random.h>
 #include <time.h>
 #include <sys/stat.h>
@@ -69,7 +72,163 @@ struct rt_store {
 	uint64_t pend_since_ns;
 	int sync_on_commit;
 	uint64_t dropped; /* samples whose group could not be committed */
+	int poisoned;     /* LMDB faulted on damaged pages: never touched again */
 };
+
+/*
+ * A damaged data.mdb (flipped bits, zeroed or truncated pages, another
+ * machine's file) can send LMDB through a wild pointer or into one of its
+ * assertions. Every entry point runs under a guard: a SIGSEGV or SIGBUS
+ * the kernel raises inside it (not one sent with kill), or LMDB's abort(),
+ * returns to the entry point, which reports
+ * RT_E_CORRUPT, and the handle is poisoned: nothing reads through it
+ * again, only closing it releases its mapping and descriptors. Faults
+ * anywhere else take their default action.
+ */
+static __thread sigjmp_buf *fault_jb;
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	/* a fault the kernel raised, or LMDB's own assertion (abort) */
+	if (fault_jb && si && (si->si_code > 0 || (sig == SIGABRT && si->si_pid == getpid())))
+		siglongjmp(*fault_jb, sig);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* LMDB's assertion, inside a guarded call: back to the entry point before
+ * it prints and aborts */
+static void on_assert(MDB_env *env, const char *msg)
+{
+	(void)env;
+	(void)msg;
+	if (fault_jb)
+		siglongjmp(*fault_jb, SIGABRT);
+}
+
+/* A cycle in a damaged B-tree sends LMDB round it for ever: a read that
+ * burns this much CPU time in one call is given up the same way. */
+#define WATCHDOG_CPU_SECS 3
+
+static void on_watchdog(int sig, siginfo_t *si, void *uc)
+{
+	(void)si;
+	(void)uc;
+	if (fault_jb)
+		siglongjmp(*fault_jb, sig);
+}
+
+/* Arm (secs > 0) or disarm the watchdog of the outermost read. */
+static void watchdog(int secs)
+{
+	struct itimerval it = {{0, 0}, {secs, 0}};
+	setitimer(ITIMER_VIRTUAL, &it, NULL);
+}
+
+static void guard_install(void)
+{
+	static int done;
+	if (done)
+		return;
+	done = 1;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_fault;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	sigaction(SIGFPE, &sa, NULL); /* a page size of 0 divides by it */
+	sigaction(SIGILL, &sa, NULL);
+	sigaction(SIGABRT, &sa, NULL);
+	sa.sa_sigaction = on_watchdog;
+	sigaction(SIGVTALRM, &sa, NULL);
+}
+
+/* What a guarded call allocated and would free itself: freed for it when
+ * a fault cuts it short. */
+static __thread void *owned[8];
+static __thread int nowned;
+
+static void own(void *p)
+{
+	if (p && nowned < (int)RT_ARRAY_LEN(owned))
+		owned[nowned++] = p;
+}
+
+static void disown(void *p)
+{
+	for (int i = nowned - 1; p && i >= 0; i--)
+		if (owned[i] == p) {
+			owned[i] = owned[--nowned];
+			return;
+		}
+}
+
+static void free_owned(int base)
+{
+	while (nowned > base)
+		free(owned[--nowned]);
+}
+
+static int poison(struct rt_store *s, int sig)
+{
+	s->poisoned = 1;
+	snprintf(s->err, sizeof(s->err), "the store is damaged (%s reading it)",
+	         sig == SIGBUS    ? "bus error"
+	         : sig == SIGABRT ? "LMDB assertion"
+	         : sig == SIGFPE  ? "arithmetic fault"
+	         : sig == SIGVTALRM ? "endless loop"
+	                          : "invalid page");
+	return RT_E_CORRUPT;
+}
+
+/* Evaluate call (an int) under the guard for store s; a read (rd) is
+ * also bounded in CPU time when it is the outermost guarded call. */
+#define GUARDED(s, call) GUARD_((s), (call), 0)
+#define GUARDED_RD(s, call) GUARD_((s), (call), 1)
+#define GUARD_(s, call, rd)                                                                       \
+	({                                                                                        \
+		volatile int g_rc_;                                                               \
+		sigjmp_buf g_jb_, *volatile g_prev_ = fault_jb;                                   \
+		volatile int g_base_ = nowned;                                                    \
+		int g_sig_;                                                                       \
+		if ((s)->poisoned) {                                                              \
+			g_rc_ = RT_E_CORRUPT;                                                     \
+		} else if ((g_sig_ = sigsetjmp(g_jb_, 1)) != 0) {                                 \
+			fault_jb = g_prev_;                                                       \
+			if ((rd) && !g_prev_)                                                     \
+				watchdog(0);                                                      \
+			free_owned(g_base_);                                                      \
+			g_rc_ = poison((s), g_sig_);                                              \
+		} else {                                                                          \
+			guard_install();                                                          \
+			if ((rd) && !g_prev_)                                                     \
+				watchdog(WATCHDOG_CPU_SECS);                                      \
+			fault_jb = &g_jb_;                                                        \
+			g_rc_ = (call);                                                           \
+			fault_jb = g_prev_;                                                       \
+			if ((rd) && !g_prev_)                                                     \
+				watchdog(0);                                                      \
+		}                                                                                 \
+		g_rc_;                                                                            \
+	})
+
+/* Run a caller's callback outside the guard: its faults are its own, and
+ * the time it takes is not the read's (the watchdog starts again now and
+ * then: a long scan is many short reads). */
+static __thread unsigned callbacks;
+#define UNGUARDED(expr)                                                                           \
+	({                                                                                        \
+		sigjmp_buf *g_save_ = fault_jb;                                                   \
+		if ((++callbacks & 255) == 0)                                                     \
+			watchdog(WATCHDOG_CPU_SECS);                                              \
+		fault_jb = NULL;                                                                  \
+		int g_r_ = (expr);                                                                \
+		fault_jb = g_save_;                                                               \
+		g_r_;                                                                             \
+	})
 
 static int writers_lock(const char *dir, int how);
 
@@ -87,11 +246,20 @@ static uint64_t get_be64(const unsigned char *p)
 	return v;
 }
 
+/* LMDB's answers for a file that is not (or no longer) a sound store */
+static int damaged_code(int rc)
+{
+	return rc == MDB_INVALID || rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND ||
+	       rc == MDB_VERSION_MISMATCH || rc == MDB_BAD_TXN || rc == MDB_BAD_VALSIZE;
+}
+
 static int lmdb_fail(struct rt_store *s, const char *what, int rc)
 {
 	snprintf(s->err, sizeof(s->err), "%s: %s", what, mdb_strerror(rc));
 	if (rc > 0 && rc < 4096)
 		return -rc; /* errno from the OS */
+	if (damaged_code(rc))
+		return RT_E_CORRUPT;
 	return RT_E_STORE;
 }
 
@@ -373,20 +541,23 @@ int rt_store_open(const char *dir, int flags, struct rt_store **out)
 		rt_store_close(s);
 		return rc;
 	}
+	mdb_env_set_assert(s->env, on_assert);
 	mdb_env_set_maxdbs(s->env, 8);
 	mdb_env_set_maxreaders(s->env, MAX_READERS);
 	mdb_env_set_mapsize(s->env, INITIAL_MAP);
 	/* Readers open read-write too: LMDB needs the lock file's reader table. */
-	rc = mdb_env_open(s->env, dir, MDB_NOSYNC | MDB_NOTLS | MDB_NORDAHEAD, 0600);
+	rc = GUARDED_RD(s, mdb_env_open(s->env, dir, MDB_NOSYNC | MDB_NOTLS | MDB_NORDAHEAD, 0600));
 	cloexec_lmdb_fds();
 	if (rc) {
-		int e = (rc > 0 && rc < 4096) ? -rc : RT_E_STORE;
+		int e = (rc > 0 && rc < 4096) ? -rc
+		        : rc == RT_E_CORRUPT || damaged_code(rc) ? RT_E_CORRUPT
+		                                                 : RT_E_STORE;
 		rt_store_close(s);
 		return e;
 	}
 	int dead = 0;
 	mdb_reader_check(s->env, &dead); /* clear slots of killed readers */
-	if ((rc = open_dbis(s))) {
+	if ((rc = GUARDED_RD(s, open_dbis(s)))) {
 		rt_store_close(s);
 		return rc;
 	}
@@ -398,8 +569,10 @@ void rt_store_close(struct rt_store *s)
 {
 	if (!s)
 		return;
-	if (s->npend)
+	if (s->npend && !s->poisoned)
 		rt_store_flush(s);
+	/* a poisoned one too: closing an environment walks no page, and the
+	 * transaction the fault cut short (a few hundred bytes) is left */
 	if (s->env)
 		mdb_env_close(s->env);
 	rt_pack_state_free(&s->wst);
@@ -528,13 +701,13 @@ static int do_put(struct rt_store *s, MDB_txn *txn, void *vctx)
 	return rc;
 }
 
-int rt_store_new_run(struct rt_store *s, const char *meta, size_t len, uint64_t *run_id)
+static int store_new_run_impl(struct rt_store *s, const char *meta, size_t len, uint64_t *run_id)
 {
 	struct put_ctx c = {.dbi = s->runs, .v = {len, (void *)meta}, .run_id = run_id};
 	return with_write(s, do_put, &c);
 }
 
-int rt_store_put_meta(struct rt_store *s, uint64_t run, const char *meta, size_t len)
+static int store_put_meta_impl(struct rt_store *s, uint64_t run, const char *meta, size_t len)
 {
 	unsigned char key[8];
 	put_be64(key, run);
@@ -542,7 +715,7 @@ int rt_store_put_meta(struct rt_store *s, uint64_t run, const char *meta, size_t
 	return write_txn(s, do_put, &c); /* readers too: salvage marks runs crashed */
 }
 
-int rt_store_put_inventory(struct rt_store *s, uint64_t run, uint32_t gen, const void *buf,
+static int store_put_inventory_impl(struct rt_store *s, uint64_t run, uint32_t gen, const void *buf,
                            size_t len)
 {
 	unsigned char key[12];
@@ -664,12 +837,12 @@ static int commit_group(struct rt_store *s, int sync)
 	return rc;
 }
 
-int rt_store_flush(struct rt_store *s)
+static int store_flush_impl(struct rt_store *s)
 {
 	return commit_group(s, s->sync_on_commit);
 }
 
-int rt_store_commit(struct rt_store *s)
+static int store_commit_impl(struct rt_store *s)
 {
 	return commit_group(s, 0);
 }
@@ -689,7 +862,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t unit)
 	return 0;
 }
 
-int rt_store_append(struct rt_store *s, uint64_t run, uint64_t seq, const void *rec, size_t len)
+static int store_append_impl(struct rt_store *s, uint64_t run, uint64_t seq, const void *rec, size_t len)
 {
 	if (!s->rdwr || !s->have_dbis)
 		return -EROFS;
@@ -730,7 +903,7 @@ static int do_put_raw(struct rt_store *s, MDB_txn *txn, void *vctx)
 	return put_sample(s, txn, c->run, c->seq, c->val, c->len);
 }
 
-int rt_store_put_sample_bytes(struct rt_store *s, uint64_t run, uint64_t seq, const void *val,
+static int store_put_sample_bytes_impl(struct rt_store *s, uint64_t run, uint64_t seq, const void *val,
                               size_t len)
 {
 	struct raw_ctx c = {run, seq, val, len};
@@ -758,7 +931,9 @@ static int get_copy(struct rt_store *s, MDB_dbi dbi, void *key, size_t klen, voi
 		mdb_txn_abort(txn);
 		return -ENOMEM;
 	}
+	own(p);
 	memcpy(p, v.mv_data, v.mv_size);
+	disown(p);
 	if (nul)
 		p[v.mv_size] = '\0';
 	*out = p;
@@ -767,14 +942,14 @@ static int get_copy(struct rt_store *s, MDB_dbi dbi, void *key, size_t klen, voi
 	return 0;
 }
 
-int rt_store_get_meta(struct rt_store *s, uint64_t run, char **meta, size_t *len)
+static int store_get_meta_impl(struct rt_store *s, uint64_t run, char **meta, size_t *len)
 {
 	unsigned char key[8];
 	put_be64(key, run);
 	return get_copy(s, s->runs, key, 8, (void **)meta, len, 1);
 }
 
-int rt_store_get_inventory(struct rt_store *s, uint64_t run, uint32_t gen, void **buf, size_t *len)
+static int store_get_inventory_impl(struct rt_store *s, uint64_t run, uint32_t gen, void **buf, size_t *len)
 {
 	unsigned char key[12];
 	put_be64(key, run);
@@ -828,7 +1003,7 @@ static int visit(struct rt_store *s, struct scan_state *x, uint64_t seq, const M
 			return -ENOMEM;
 		len = v->mv_size;
 	}
-	return cb(ctx, seq, out, len);
+	return UNGUARDED(cb(ctx, seq, out, len));
 }
 
 /* Position cur at the record a replay of seq `from` must start unpacking
@@ -866,7 +1041,7 @@ static int find_start(MDB_cursor *cur, uint64_t run, uint64_t from)
 	return 0;
 }
 
-int rt_store_scan(struct rt_store *s, uint64_t run, uint64_t from, uint64_t to,
+static int store_scan_impl(struct rt_store *s, uint64_t run, uint64_t from, uint64_t to,
                   rt_store_sample_cb cb, void *ctx)
 {
 	if (!s->have_dbis)
@@ -875,6 +1050,7 @@ int rt_store_scan(struct rt_store *s, uint64_t run, uint64_t from, uint64_t to,
 	int ret = rt_pack_state_init(&x.st);
 	if (ret)
 		return ret;
+	own(x.st.buf);
 	uint64_t next = from;
 	int first = 1;
 	while (next <= to) {
@@ -933,6 +1109,7 @@ int rt_store_scan(struct rt_store *s, uint64_t run, uint64_t from, uint64_t to,
 		if (ret || done)
 			break;
 	}
+	disown(x.st.buf);
 	rt_pack_state_free(&x.st);
 	return ret;
 }
@@ -986,7 +1163,7 @@ static int do_salvage(struct rt_store *s, MDB_txn *txn, void *vctx)
 	return 0;
 }
 
-int rt_store_salvage(struct rt_store *s, struct rt_ring *ring, unsigned *added)
+static int store_salvage_impl(struct rt_store *s, struct rt_ring *ring, unsigned *added)
 {
 	struct salvage_ctx c = {.ring = ring, .run = rt_ring_run_id(ring)};
 	*added = 0;
@@ -998,6 +1175,9 @@ int rt_store_salvage(struct rt_store *s, struct rt_ring *ring, unsigned *added)
 	if (posix_memalign(&c.rec, 64, rt_record_max_size()))
 		c.rec = NULL;
 	c.packed = malloc(2 * rt_record_max_size()); /* > rt_pack_bound of any record */
+	own(c.st.buf);
+	own(c.rec);
+	own(c.packed);
 	if (!c.rec || !c.packed)
 		rc = -ENOMEM;
 	else
@@ -1005,6 +1185,9 @@ int rt_store_salvage(struct rt_store *s, struct rt_ring *ring, unsigned *added)
 	if (rc == 0)
 		*added = c.added;
 	free(c.rec);
+	disown(c.rec);
+	disown(c.packed);
+	disown(c.st.buf);
 	free(c.packed);
 	rt_pack_state_free(&c.st);
 	return rc;
@@ -1028,7 +1211,7 @@ static int one_cb(void *vctx, uint64_t seq, const void *rec, size_t len)
 	return 1;
 }
 
-int rt_store_get_sample(struct rt_store *s, uint64_t run, uint64_t seq, void *buf, size_t cap,
+static int store_get_sample_impl(struct rt_store *s, uint64_t run, uint64_t seq, void *buf, size_t cap,
                         size_t *len)
 {
 	struct one_ctx c = {buf, cap, 0, 0};
@@ -1041,7 +1224,7 @@ int rt_store_get_sample(struct rt_store *s, uint64_t run, uint64_t seq, void *bu
 	return 0;
 }
 
-int rt_store_seq_bounds(struct rt_store *s, uint64_t run, uint64_t *first, uint64_t *last)
+static int store_seq_bounds_impl(struct rt_store *s, uint64_t run, uint64_t *first, uint64_t *last)
 {
 	if (!s->have_dbis)
 		return RT_E_NOTFOUND;
@@ -1080,7 +1263,7 @@ int rt_store_seq_bounds(struct rt_store *s, uint64_t run, uint64_t *first, uint6
 	return ret;
 }
 
-int rt_store_seq_at_time(struct rt_store *s, uint64_t run, uint64_t wall_ns, uint64_t *seq)
+static int store_seq_at_time_impl(struct rt_store *s, uint64_t run, uint64_t wall_ns, uint64_t *seq)
 {
 	uint64_t lo, hi;
 	int rc = rt_store_seq_bounds(s, run, &lo, &hi);
@@ -1118,7 +1301,7 @@ int rt_store_seq_at_time(struct rt_store *s, uint64_t run, uint64_t wall_ns, uin
 	return 0;
 }
 
-int rt_store_list_runs(struct rt_store *s, rt_store_run_cb cb, void *ctx)
+static int store_list_runs_impl(struct rt_store *s, rt_store_run_cb cb, void *ctx)
 {
 	if (!s->have_dbis)
 		return 0;
@@ -1141,7 +1324,9 @@ int rt_store_list_runs(struct rt_store *s, rt_store_run_cb cb, void *ctx)
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;
+			disown(ids);
 			uint64_t *p = realloc(ids, cap * sizeof(*ids));
+			own(p);
 			if (!p) {
 				free(ids);
 				mdb_cursor_close(cur);
@@ -1160,9 +1345,10 @@ int rt_store_list_runs(struct rt_store *s, rt_store_run_cb cb, void *ctx)
 		size_t len;
 		if (rt_store_get_meta(s, ids[i], &meta, &len))
 			continue;
-		ret = cb(ctx, ids[i], meta, len);
+		ret = UNGUARDED(cb(ctx, ids[i], meta, len));
 		free(meta);
 	}
+	disown(ids);
 	free(ids);
 	return ret;
 }
@@ -1211,7 +1397,7 @@ static int do_delete(struct rt_store *s, MDB_txn *txn, void *vctx)
 	return 0;
 }
 
-int rt_store_delete_run(struct rt_store *s, uint64_t run)
+static int store_delete_run_impl(struct rt_store *s, uint64_t run)
 {
 	struct del_ctx c = {run, 0};
 	while (!c.done) {
@@ -1222,7 +1408,7 @@ int rt_store_delete_run(struct rt_store *s, uint64_t run)
 	return 0;
 }
 
-int rt_store_used_bytes(struct rt_store *s, uint64_t *bytes)
+static int store_used_bytes_impl(struct rt_store *s, uint64_t *bytes)
 {
 	MDB_txn *txn;
 	int rc = txn_begin(s, MDB_RDONLY, &txn);
@@ -1257,7 +1443,7 @@ static int oldest_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 	return 1;
 }
 
-int rt_store_enforce_cap(struct rt_store *s, uint64_t keep, unsigned *deleted)
+static int store_enforce_cap_impl(struct rt_store *s, uint64_t keep, unsigned *deleted)
 {
 	*deleted = 0;
 	if (!s->cap)
@@ -1279,7 +1465,7 @@ int rt_store_enforce_cap(struct rt_store *s, uint64_t keep, unsigned *deleted)
 	}
 }
 
-int rt_store_sync(struct rt_store *s)
+static int store_sync_impl(struct rt_store *s)
 {
 	if (!s->unsynced)
 		return 0;
@@ -1409,4 +1595,151 @@ int rt_store_compact(const char *dir, uint64_t *before, uint64_t *after, long *u
 	}
 	close(lk);
 	return rc;
+}
+
+/* The public entry points, each guarded against faults in LMDB. */
+int rt_store_new_run(struct rt_store *s, const char *meta, size_t len, uint64_t *run_id)
+{
+	return GUARDED(s, store_new_run_impl(s, meta, len, run_id));
+}
+
+int rt_store_put_meta(struct rt_store *s, uint64_t run, const char *meta, size_t len)
+{
+	return GUARDED(s, store_put_meta_impl(s, run, meta, len));
+}
+
+int rt_store_put_inventory(struct rt_store *s, uint64_t run, uint32_t gen, const void *buf,
+                           size_t len)
+{
+	return GUARDED(s, store_put_inventory_impl(s, run, gen, buf, len));
+}
+
+int rt_store_flush(struct rt_store *s)
+{
+	return GUARDED(s, store_flush_impl(s));
+}
+
+int rt_store_commit(struct rt_store *s)
+{
+	return GUARDED(s, store_commit_impl(s));
+}
+
+int rt_store_append(struct rt_store *s, uint64_t run, uint64_t seq, const void *rec, size_t len)
+{
+	return GUARDED(s, store_append_impl(s, run, seq, rec, len));
+}
+
+int rt_store_put_sample_bytes(struct rt_store *s, uint64_t run, uint64_t seq, const void *val,
+                              size_t len)
+{
+	return GUARDED(s, store_put_sample_bytes_impl(s, run, seq, val, len));
+}
+
+int rt_store_get_meta(struct rt_store *s, uint64_t run, char **meta, size_t *len)
+{
+	return GUARDED_RD(s, store_get_meta_impl(s, run, meta, len));
+}
+
+int rt_store_get_inventory(struct rt_store *s, uint64_t run, uint32_t gen, void **buf, size_t *len)
+{
+	return GUARDED_RD(s, store_get_inventory_impl(s, run, gen, buf, len));
+}
+
+int rt_store_scan(struct rt_store *s, uint64_t run, uint64_t from, uint64_t to,
+                  rt_store_sample_cb cb, void *ctx)
+{
+	return GUARDED_RD(s, store_scan_impl(s, run, from, to, cb, ctx));
+}
+
+int rt_store_salvage(struct rt_store *s, struct rt_ring *ring, unsigned *added)
+{
+	return GUARDED(s, store_salvage_impl(s, ring, added));
+}
+
+int rt_store_get_sample(struct rt_store *s, uint64_t run, uint64_t seq, void *buf, size_t cap,
+                        size_t *len)
+{
+	return GUARDED_RD(s, store_get_sample_impl(s, run, seq, buf, cap, len));
+}
+
+int rt_store_seq_bounds(struct rt_store *s, uint64_t run, uint64_t *first, uint64_t *last)
+{
+	return GUARDED_RD(s, store_seq_bounds_impl(s, run, first, last));
+}
+
+int rt_store_seq_at_time(struct rt_store *s, uint64_t run, uint64_t wall_ns, uint64_t *seq)
+{
+	return GUARDED_RD(s, store_seq_at_time_impl(s, run, wall_ns, seq));
+}
+
+int rt_store_list_runs(struct rt_store *s, rt_store_run_cb cb, void *ctx)
+{
+	return GUARDED_RD(s, store_list_runs_impl(s, cb, ctx));
+}
+
+int rt_store_delete_run(struct rt_store *s, uint64_t run)
+{
+	return GUARDED(s, store_delete_run_impl(s, run));
+}
+
+int rt_store_used_bytes(struct rt_store *s, uint64_t *bytes)
+{
+	return GUARDED_RD(s, store_used_bytes_impl(s, bytes));
+}
+
+int rt_store_enforce_cap(struct rt_store *s, uint64_t keep, unsigned *deleted)
+{
+	return GUARDED(s, store_enforce_cap_impl(s, keep, deleted));
+}
+
+int rt_store_sync(struct rt_store *s)
+{
+	return GUARDED(s, store_sync_impl(s));
+}
+
+/* rt_store_check: every run's metadata and the ends of its samples */
+struct check_ctx {
+	struct rt_store *s;
+	int rc;
+};
+
+static int check_run(void *vctx, uint64_t run, const char *meta, size_t len)
+{
+	struct check_ctx *c = vctx;
+	uint64_t first = 0, last = 0;
+	int rc = rt_store_seq_bounds(c->s, run, &first, &last);
+	if (rc == RT_E_CORRUPT || rc == RT_E_STORE)
+		c->rc = rc;
+	/* a finished run that names its last sample must still have it */
+	struct rt_run_fields f;
+	if (!c->rc && rt_runmeta_read(meta, len, &f) == 0 && f.has_last_seq &&
+	    !f.samples_not_stored && (rc || last != f.last_seq))
+		c->rc = RT_E_CORRUPT;
+	return c->rc;
+}
+
+int rt_store_check(struct rt_store *s)
+{
+	struct check_ctx c = {s, 0};
+	int rc = rt_store_list_runs(s, check_run, &c);
+	if (rc == 0)
+		rc = c.rc;
+	MDB_stat st;
+	for (int i = 0; rc == 0 && s->have_dbis && i < 3; i++) {
+		MDB_dbi d = i == 0 ? s->runs : i == 1 ? s->samples : s->inv;
+		MDB_txn *txn;
+		if ((rc = txn_begin(s, MDB_RDONLY, &txn)))
+			break;
+		int r = GUARDED_RD(s, mdb_stat(txn, d, &st));
+		if (!s->poisoned)
+			mdb_txn_abort(txn);
+		if (r)
+			rc = r == RT_E_CORRUPT ? r : lmdb_fail(s, "check", r);
+	}
+	return rc == RT_E_STORE ? RT_E_CORRUPT : rc;
+}
+
+int rt_store_is_damaged(const struct rt_store *s)
+{
+	return s->poisoned;
 }

@@ -215,6 +215,7 @@ int rt_run_bounds(struct rt_store *s, uint64_t run, uint64_t *first, uint64_t *l
 struct list_ctx {
 	struct rt_store *s;
 	int n;
+	char damaged[256]; /* ids of runs whose samples are missing */
 };
 
 static int list_cb(void *vctx, uint64_t run, const char *meta, size_t len)
@@ -228,7 +229,17 @@ static int list_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 		return 0;
 	}
 	uint64_t first = 0, last = 0, samples = 0, end = ri.end_ns;
-	if (rt_run_bounds(c->s, run, &first, &last) == 0) {
+	int have = rt_run_bounds(c->s, run, &first, &last) == 0;
+	/* a finished run that names its last sample but lacks it is damaged */
+	struct rt_run_fields f;
+	if (rt_runmeta_read(meta, len, &f) == 0 && f.has_last_seq &&
+	    !f.samples_not_stored && (!have || last != f.last_seq)) {
+		size_t n = strlen(c->damaged);
+		if (n + 24 < sizeof(c->damaged))
+			snprintf(c->damaged + n, sizeof(c->damaged) - n, "%s%llu", n ? ", " : "",
+			         (unsigned long long)run);
+	}
+	if (have) {
 		samples = last - first;
 		if (!end)
 			end = rt_run_sample_wall(c->s, run, last);
@@ -254,7 +265,14 @@ int rt_cmd_runs(struct rt_store *s)
 {
 	printf("%-6s %-20s %-20s %10s %8s  %-9s %s\n", "ID", "START", "END", "DURATION", "SAMPLES",
 	       "STATUS", "JOB");
-	struct list_ctx c = {s, 0};
+	struct list_ctx c = {s, 0, ""};
 	int rc = rt_store_list_runs(s, list_cb, &c);
-	return rc < 0 ? rc : 0;
+	if (c.damaged[0])
+		rt_say("samples are missing from run%s %s (the store is damaged): see rt-export "
+		       "verify",
+		       strchr(c.damaged, ',') ? "s" : "", c.damaged);
+	if (rc == RT_E_CORRUPT)
+		rt_say("the list of runs is damaged: these are the runs before the damage (see "
+		       "rt-export verify)");
+	return rc < 0 && rc != RT_E_CORRUPT ? rc : 0;
 }

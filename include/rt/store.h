@@ -46,6 +46,17 @@ const char *rt_store_refusal(void);
  * Runs mdb_reader_check. Returns 0, -errno or RT_E_STORE. */
 int rt_store_open(const char *dir, int flags, struct rt_store **out);
 void rt_store_close(struct rt_store *s);
+
+/*
+ * A quick look for damage, before writing into a store: every run's
+ * metadata, the ends of its samples, each database's root. 0, or
+ * RT_E_CORRUPT when the store is damaged (LMDB refused it or faulted in
+ * it; the handle is then poisoned). A fault inside LMDB in any entry point
+ * returns RT_E_CORRUPT the same way, never a crash.
+ */
+int rt_store_check(struct rt_store *s);
+/* Whether a fault in LMDB poisoned this handle (nothing more is read). */
+int rt_store_is_damaged(const struct rt_store *s);
 const char *rt_store_dir(const struct rt_store *s);
 /* What names this store's ring files (rt_ring_path): its directory and its
  * random id, so a store re-created in the same place never meets a stale
