@@ -1,0 +1,98 @@
+#!/bin/sh
+# A damaged store never crashes anything and never costs the job: many
+# randomly damaged copies of a real store (flipped bits, zeroed pages, a
+# cut file, noise, every word byte-swapped as on another architecture)
+# read by runs, replay and summary, written by a wrapped job, verified and
+# recovered. Each program must end by itself without a signal; the job's
+# exit code must come back; a damaged store must be left untouched.
+. "$(dirname "$0")/lib.sh"
+
+for i in 1 2 3 4; do "$RT" -i 0.01 --quiet --job-name "base$i" -- sleep 0.6; done
+base="$RT_STORE"
+"$EXP" verify > "$T/v0" || fail "the undamaged store: $(cat "$T/v0")"
+grep -q "all 4 runs intact" "$T/v0" || fail "verify: $(cat "$T/v0")"
+python3 - "$BUILD" "$base" "$T" "${RT_DAMAGE_TRIALS:-42}" <<'PY' || fail "damaged stores"
+import hashlib, os, random, shutil, subprocess, sys
+build, base, t, trials = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+rec, exp = os.path.join(build, "rt-recorder"), os.path.join(build, "rt-export")
+random.seed(29)
+kinds = ["flip", "flip", "zero", "cut", "noise", "swap", "pagehdr"]
+env = dict(os.environ)
+def damage(p, kind):
+    data = bytearray(open(p, "rb").read())
+    if kind == "flip":
+        for _ in range(random.randint(1, 12)):
+            i = random.randrange(len(data)); data[i] ^= 1 << random.randrange(8)
+    elif kind == "zero":
+        pg = random.randrange(len(data) // 4096); data[pg * 4096:(pg + 1) * 4096] = bytes(4096)
+    elif kind == "cut":
+        data = data[:random.randrange(len(data))]
+    elif kind == "noise":
+        data = bytearray(random.randbytes(len(data)))
+    elif kind == "swap":
+        for i in range(0, len(data) - 7, 8):
+            data[i:i + 8] = data[i:i + 8][::-1]
+    elif kind == "pagehdr":  # the header of a page: its number, flags, bounds
+        for _ in range(3):
+            pg = random.randrange(len(data) // 4096)
+            i = pg * 4096 + random.randrange(16); data[i] = random.randrange(256)
+    open(p, "wb").write(data)
+bad, counts = [], {}
+for n in range(trials):
+    kind = kinds[n % len(kinds)]
+    d = os.path.join(t, "d%d" % n)
+    shutil.copytree(base, d)
+    damage(os.path.join(d, "data.mdb"), kind)
+    before = hashlib.sha256(open(os.path.join(d, "data.mdb"), "rb").read()).hexdigest()
+    for name, argv in [("runs", [exp, "--store", d, "runs"]),
+                       ("replay", [exp, "--store", d, "replay", "2"]),
+                       ("summary", [exp, "--store", d, "summary", "3"]),
+                       ("verify", [exp, "--store", d, "verify"]),
+                       ("recover", [exp, "recover", d]),
+                       ("job", [rec, "--store", d, "-i", "0.05", "--quiet", "--", "sh", "-c", "sleep 0.2; exit 5"])]:
+        counts[name] = counts.get(name, 0) + 1
+        try:
+            r = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60, env=env)
+        except subprocess.TimeoutExpired:
+            bad.append((n, kind, name, "hung")); continue
+        err = r.stderr.decode(errors="replace")
+        if r.returncode < 0 or r.returncode >= 128 or "Assertion" in err or "AddressSanitizer" in err:
+            bad.append((n, kind, name, r.returncode, err[-300:]))
+        if name == "job" and r.returncode != 5:
+            bad.append((n, kind, name, "exit code %d" % r.returncode, err[-300:]))
+        if name == "job" and "is damaged" in err:
+            counts["fresh"] = counts.get("fresh", 0) + 1
+            after = hashlib.sha256(open(os.path.join(d, "data.mdb"), "rb").read()).hexdigest()
+            if after != before:
+                bad.append((n, kind, "job", "wrote into the damaged store"))
+    shutil.rmtree(d, ignore_errors=True)
+    shutil.rmtree(d + ".fresh", ignore_errors=True)
+    shutil.rmtree(d + ".recovered", ignore_errors=True)
+print("damaged stores: %d trials, program runs %s, crashes or hangs %d" % (trials, counts, len(bad)))
+assert not bad, bad[:5]
+PY
+ok "randomly damaged stores: no crash, no hang, the job's exit code kept"
+
+# verify and recover on a known damage: a zeroed page in the middle
+cp -r "$base" "$T/z"
+python3 - "$T/z/data.mdb" <<'PY'
+import sys
+p = sys.argv[1]; d = bytearray(open(p, "rb").read())
+d[4096 * 3:4096 * 4] = bytes(4096)
+open(p, "wb").write(d)
+PY
+set +e; "$EXP" --store "$T/z" verify > "$T/zv"; rc=$?; set -e
+[ $rc -eq 1 ] && grep -q "damaged from sample" "$T/zv" && grep -q "intact" "$T/zv" || fail "verify: $rc $(cat "$T/zv")"
+"$EXP" --store "$T/z" runs 2>&1 >/dev/null | grep -q "samples are missing from run" || fail "runs says nothing"
+set +e; "$RT" --store "$T/z" --quiet -- sh -c 'exit 3' 2> "$T/zr"; rc=$?; set -e
+[ $rc -eq 3 ] && grep -q "is damaged; it is left as it is" "$T/zr" || fail "recorder: $rc $(cat "$T/zr")"
+"$EXP" --store "$T/z.fresh" runs | grep -q failed || fail "the run is not in z.fresh"
+"$EXP" recover "$T/z" -o "$T/zc" > "$T/zrc" || fail "recover: $(cat "$T/zrc")"
+intact=$(grep -c ": intact" "$T/zv")
+[ "$("$EXP" --store "$T/zc" verify | grep -c ": intact")" -eq "$intact" ] || fail "recover lost intact runs"
+# the damaged runs' intact samples are in the copy, byte for byte as replayed
+run=$(grep "damaged from sample" "$T/zv" | head -n 1 | sed 's/run \([0-9]*\):.*/\1/')
+n=$(grep "^run $run:" "$T/zv" | sed 's/.*: \([0-9]*\) of .*/\1/')
+"$EXP" --store "$T/zc" replay "$run" > "$T/zc.jsonl" 2>/dev/null || true
+[ "$(wc -l < "$T/zc.jsonl")" -ge $((n - 1)) ] || fail "recover: run $run has $(wc -l < "$T/zc.jsonl") lines of $n"
+ok "verify names the damage, the recorder records beside it, recover copies every intact sample"
