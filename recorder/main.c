@@ -108,6 +108,9 @@ static int try_store(const char *dir, const struct rt_config *cfg, const struct 
 		rt_store_close(st);
 		return rc;
 	}
+	/* the run (and the store's id, which names its ring) on disk now: a
+	 * disk that fails later leaves a run its ring can be salvaged into */
+	rt_store_sync(st);
 	c->store = st;
 	snprintf(c->dir, sizeof(c->dir), "%s", dir);
 	return 0;
@@ -530,11 +533,23 @@ static void finish_run(struct store_choice *sc, struct rt_sampler *s, struct rt_
 	meta->has_last_seq = s->seq > 0;
 	meta->last_seq = s->seq ? s->seq - 1 : 0;
 	meta->samples_not_stored = s->unstored;
+	meta->samples_waited = s->waited;
 	rt_buf_reset(mb);
 	rt_runmeta_write(mb, meta);
 	if (pipe_out && pipe_out->fd >= 0) /* the printer's --summary wants the exit code */
 		rt_stream_put(pipe_out, RT_FRAME_META, mb->p, mb->len, NULL, 0);
-	if (sc->store) {
+	if (sc->store && s->nwait) {
+		/* samples still wait for the store: they stay in the run's ring,
+		 * with this metadata beside it, and the run stays "running" in the
+		 * store until the next recorder or reader stores them */
+		int rc = rt_sampler_park_meta(s, mb->p, mb->len);
+		say("warning: %llu samples of run %llu wait for the store %s (it cannot be "
+		    "written); they are kept in %s%s and stored by the next rt-export or "
+		    "recorder on that store once it can be written",
+		    (unsigned long long)s->nwait, (unsigned long long)meta->run_id, sc->dir,
+		    s->ring_path[0] ? s->ring_path : "memory",
+		    rc ? " (the run's final metadata could not be kept)" : "");
+	} else if (sc->store) {
 		int rc = rt_store_put_meta(sc->store, meta->run_id, mb->p, mb->len);
 		if (rc)
 			say("warning: cannot mark run %llu finished in the store: %s",
@@ -714,6 +729,9 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 		return 1;
 	}
 	say_lines(warn);
+	/* the first inventory on disk too: samples salvaged later refer to it */
+	if (sc.store)
+		rt_store_sync(sc.store);
 	/* GPUs are known after the first sample: host_gpu_* for the run */
 	struct rt_record first;
 	if (s.col.inv->ngpu && rt_record_decode(s.rec, s.last_len, &first) == 0) {

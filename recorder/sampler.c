@@ -17,6 +17,7 @@
 #include "sampler.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "rt/safefile.h"
 #include "rt/common.h"
 #include "rt/inventory.h"
 
@@ -86,8 +88,8 @@ static void store_failed(struct rt_sampler *s, const char *what, int rc, char *w
 		return;
 	s->store_failing = 1;
 	note(warn, cap,
-	     "cannot %s in the store %s (%s); sampling and live output go on, samples that "
-	     "cannot be stored are counted and storing resumes when it can",
+	     "cannot %s in the store %s (%s); sampling and live output go on, samples wait "
+	     "in memory and are stored when it can (or by the next reader of the store)",
 	     what, rt_store_dir(s->store), store_error(s, rc));
 }
 
@@ -96,8 +98,98 @@ static void store_ok(struct rt_sampler *s, char *warn, size_t cap)
 	if (!s->store_failing)
 		return;
 	s->store_failing = 0;
-	note(warn, cap, "storing samples again in %s (%llu so far could not be stored)",
-	     rt_store_dir(s->store), (unsigned long long)s->unstored);
+	note(warn, cap, "storing samples again in %s (%llu waited, %llu lost)",
+	     rt_store_dir(s->store), (unsigned long long)s->waited,
+	     (unsigned long long)s->unstored);
+}
+
+/* ---- samples waiting for the store (a read-only, full or failing disk) */
+
+#define WAIT_MAX_BYTES (64u << 20) /* beyond this, samples are lost (counted) */
+#define DRAIN_EVERY 16             /* samples between tries to store the wait */
+
+static int stash(struct rt_sampler *s, const void *rec, size_t len)
+{
+	size_t need = s->wait_len + 8 + ((len + 7) & ~(size_t)7);
+	if (need > WAIT_MAX_BYTES)
+		return -ENOSPC;
+	if (need > s->wait_cap) {
+		size_t cap = s->wait_cap ? s->wait_cap * 2 : 65536;
+		while (cap < need)
+			cap *= 2;
+		unsigned char *p = realloc(s->wait, cap);
+		if (!p)
+			return -ENOMEM;
+		s->wait = p;
+		s->wait_cap = cap;
+	}
+	uint32_t l = (uint32_t)len;
+	memcpy(s->wait + s->wait_len, &l, 4);
+	memcpy(s->wait + s->wait_len + 8, rec, len);
+	s->wait_len = need;
+	s->nwait++;
+	s->waited++;
+	return 0;
+}
+
+/* The k-th waiting record from offset *off (advanced). */
+static const struct rt_rec_header *next_waiting(const struct rt_sampler *s, size_t *off,
+                                                uint32_t *len)
+{
+	memcpy(len, s->wait + *off, 4);
+	const struct rt_rec_header *h = (const void *)(s->wait + *off + 8);
+	*off += 8 + ((*len + 7) & ~(size_t)7);
+	return h;
+}
+
+/* Samples seq-pend .. seq-1 of a group whose commit failed wait, in order,
+ * taken back from the ring (lost, and counted, without one). */
+static void keep_from_ring(struct rt_sampler *s, unsigned pend)
+{
+	void *buf = pend && s->ring ? malloc(s->rec_cap) : NULL;
+	for (uint64_t q = s->seq - pend; q < s->seq; q++) {
+		size_t len = 0;
+		if (!buf || rt_ring_read(s->ring, q, buf, s->rec_cap, &len) != 0 ||
+		    stash(s, buf, len) != 0)
+			s->unstored++;
+	}
+	free(buf);
+}
+
+/* A group commit failed: its samples (pend of them before this one) and
+ * this one wait, in order, instead of being lost. */
+static void keep_group(struct rt_sampler *s, unsigned pend, const struct rt_record *rec)
+{
+	keep_from_ring(s, pend);
+	if (stash(s, rec->h, rec->h->size))
+		s->unstored++;
+}
+
+/* Store what waits, in order: all of it, or nothing (the store says why). */
+static int drain(struct rt_sampler *s)
+{
+	size_t off = 0, kept = 0;
+	uint64_t done = 0;
+	int rc = 0;
+	s->since_drain = 0;
+	for (uint64_t i = 0; i < s->nwait && rc == 0; i++) {
+		uint32_t len;
+		const struct rt_rec_header *h = next_waiting(s, &off, &len);
+		rc = rt_store_append(s->store, s->run, h->seq, h, len);
+		if (rc == 0 && !rt_store_pending(s->store)) {
+			done = i + 1; /* committed with its group */
+			kept = off;
+		}
+	}
+	if (rc == 0 && (rc = rt_store_flush(s->store)) == 0) {
+		done = s->nwait;
+		kept = off;
+	}
+	/* what was committed leaves the wait; a failed group stays in it */
+	memmove(s->wait, s->wait + kept, s->wait_len - kept);
+	s->wait_len -= kept;
+	s->nwait -= done;
+	return rc;
 }
 
 /* Encode the current inventory into s->inv_buf; its length or -error. */
@@ -218,15 +310,21 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 			rt_ring_publish(s->ring, s->seq, rec.h, 0);
 		rt_ring_heartbeat(s->ring, t.mono_ns);
 	}
-	if (s->store) {
-		uint64_t dropped = rt_store_dropped(s->store);
+	if (s->store && s->nwait) {
+		/* the store failed: samples wait in order, and now and then the
+		 * whole wait is offered to it again */
+		if (stash(s, rec.h, rec.h->size))
+			s->unstored++;
+		if (++s->since_drain >= DRAIN_EVERY && drain(s) == 0)
+			store_ok(s, warn, warncap);
+	} else if (s->store) {
+		unsigned pend = rt_store_pending(s->store);
 		rc = rt_store_append(s->store, s->run, s->seq, rec.h, rec.h->size);
 		/* nowhere to wait for salvage: commit now */
 		if (rc == 0 && !in_ring)
 			rc = rt_store_flush(s->store);
-		s->unstored += rt_store_dropped(s->store) - dropped;
 		if (rc) {
-			s->unstored += rt_store_dropped(s->store) == dropped; /* not packed */
+			keep_group(s, pend, &rec);
 			store_failed(s, "write samples", rc, warn, warncap);
 		} else if (!rt_store_pending(s->store)) {
 			store_ok(s, warn, warncap);
@@ -251,26 +349,91 @@ void rt_sampler_commit(struct rt_sampler *s)
 {
 	if (!s->store)
 		return;
-	uint64_t dropped = rt_store_dropped(s->store);
-	rt_store_commit(s->store); /* rt_sampler_finish syncs */
-	s->unstored += rt_store_dropped(s->store) - dropped;
+	if (s->nwait) {
+		drain(s);
+		return;
+	}
+	unsigned pend = rt_store_pending(s->store);
+	if (rt_store_commit(s->store) == 0) /* rt_sampler_finish syncs */
+		return;
+	/* the last group failed: it waits (it is the ring's newest) */
+	keep_from_ring(s, pend);
+}
+
+/*
+ * What still waits at the end goes into a ring left behind under the run's
+ * ring name: the live ring itself when it still holds all of it, else a
+ * new one as big as the wait. Its writer (this process) is then gone, so
+ * the next recorder or reader of the store salvages it.
+ */
+static void park(struct rt_sampler *s)
+{
+	size_t off = 0;
+	uint32_t len;
+	const struct rt_rec_header *first = next_waiting(s, &off, &len);
+	uint64_t head = s->ring ? rt_ring_head(s->ring) : 0;
+	if (s->ring && head - first->seq <= rt_ring_slot_count(s->ring)) {
+		s->parked = 1;
+		return;
+	}
+	if (!s->ring_path[0])
+		return; /* no shm at all: they are lost (counted) */
+	uint32_t slot = 0;
+	off = 0;
+	for (uint64_t i = 0; i < s->nwait; i++) {
+		next_waiting(s, &off, &len);
+		slot = len > slot ? len : slot;
+	}
+	if (s->ring)
+		rt_ring_close(s->ring, 1);
+	s->ring = NULL;
+	unlink(s->ring_path);
+	if (rt_ring_create(s->ring_path, s->run, (slot + 63) & ~63u, (uint32_t)s->nwait, &s->ring))
+		return;
+	off = 0;
+	for (uint64_t i = 0; i < s->nwait; i++) {
+		const struct rt_rec_header *h = next_waiting(s, &off, &len);
+		rt_ring_publish(s->ring, h->seq, h, len);
+	}
+	s->parked = 1;
 }
 
 void rt_sampler_finish(struct rt_sampler *s)
 {
 	rt_sampler_commit(s);
+	if (s->store && s->nwait)
+		park(s);
+	if (s->store && s->nwait && !s->parked)
+		s->unstored += s->nwait;
 	if (s->store)
 		rt_store_sync(s->store);
 	if (s->ring)
 		rt_ring_set_state(s->ring, RT_RING_FINISHED);
 }
 
+int rt_sampler_park_meta(struct rt_sampler *s, const char *meta, size_t len)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%s.meta", s->ring_path);
+	unlink(path);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	int rc = rt_write_all(fd, meta, len, 1000);
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}
+
 void rt_sampler_close(struct rt_sampler *s, int unlink_ring)
 {
 	if (s->ring) {
-		rt_ring_close(s->ring, unlink_ring);
+		rt_ring_close(s->ring, unlink_ring && !s->parked);
 		s->ring = NULL;
 	}
+	free(s->wait);
+	s->wait = NULL;
+	s->wait_len = s->wait_cap = 0;
 	rt_collector_close(&s->col);
 	free(s->rec);
 	free(s->inv_buf);

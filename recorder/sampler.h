@@ -38,6 +38,14 @@ struct rt_sampler {
 	struct rt_time last;      /* time of the last sample */
 	struct rt_proctree *tree; /* NULL: no process tree is tracked */
 	int32_t tracked_pid;
+	/* samples the store could not take, in order ([u32 len][pad][record]
+	 * each, 8-byte aligned): stored when it can again, else parked in a
+	 * ring for the next reader or recorder (rt_sampler_finish) */
+	unsigned char *wait;
+	size_t wait_len, wait_cap;
+	uint64_t nwait, waited; /* waiting now; waited at some point, in all */
+	unsigned since_drain;
+	int parked; /* what still waits is in a ring left behind: keep it */
 };
 
 /* Open the collectors. ring_slots: 0 for the default. */
@@ -64,8 +72,13 @@ void rt_sampler_attach_stream(struct rt_sampler *s, struct rt_stream_out *out, c
  * rt_sampler_finish syncs it with the run's final metadata. */
 void rt_sampler_commit(struct rt_sampler *s);
 /* Commit what waits, sync the store and mark the ring finished (readers
- * drain and stop). */
+ * drain and stop). Samples the store still cannot take are parked in the
+ * run's ring (s->parked): the next recorder or reader on the store stores
+ * them once it can, with the run's final metadata (rt_sampler_park_meta). */
 void rt_sampler_finish(struct rt_sampler *s);
+/* With samples parked: keep the run's final metadata beside its ring for
+ * the salvage (the store keeps the run "running" until then). 0 or -errno. */
+int rt_sampler_park_meta(struct rt_sampler *s, const char *meta, size_t len);
 /* Release everything; unlink_ring removes the ring file. */
 void rt_sampler_close(struct rt_sampler *s, int unlink_ring);
 

@@ -131,6 +131,10 @@ void rt_runmeta_write(struct rt_buf *b, const struct rt_run_meta *m)
 		key(b, "samples_not_stored");
 		rt_buf_u64(b, m->samples_not_stored);
 	}
+	if (m->samples_waited) {
+		key(b, "samples_waited");
+		rt_buf_u64(b, m->samples_waited);
+	}
 	if (m->alloc) { /* what the job was given (alloc.h) */
 		const struct rt_alloc *a = m->alloc;
 		key(b, "allocation");

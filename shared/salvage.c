@@ -10,6 +10,8 @@
 #include "rt/salvage.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,7 @@
 #include "rt/common.h"
 #include "rt/ring.h"
 #include "rt/runmeta.h"
+#include "rt/safefile.h"
 
 #define MAX_PER_PASS 64
 
@@ -78,6 +81,29 @@ static int finish_run(struct rt_store *s, uint64_t run, unsigned *samples)
 		rt_ring_close(ring, 0);
 		if (rc)
 			return rc; /* keep the ring: someone who can write may salvage it */
+	}
+	/* a recorder that could not write its store left the run's final
+	 * metadata beside its ring: the run is complete now */
+	char side[4200];
+	if (open_ring(s, run, &ring, path, sizeof(path)) == 0) {
+		rt_ring_close(ring, 0);
+		snprintf(side, sizeof(side), "%s.meta", path);
+		char why[256], fin[65536];
+		int fd = rt_open_own(side, O_RDONLY, 0, why, sizeof(why));
+		ssize_t n = fd >= 0 ? read(fd, fin, sizeof(fin)) : -1;
+		if (fd >= 0)
+			close(fd);
+		struct rt_run_fields ff;
+		if (n > 0 && (size_t)n < sizeof(fin) &&
+		    rt_runmeta_read(fin, (size_t)n, &ff) == 0 &&
+		    (rc = rt_store_put_meta(s, run, fin, (size_t)n)) == 0) {
+			unlink(side);
+			if (open_ring(s, run, &ring, path, sizeof(path)) == 0) {
+				rt_ring_close(ring, 0);
+				unlink(path);
+			}
+			return 0;
+		}
 	}
 	char *meta;
 	size_t len;

@@ -47,6 +47,7 @@ struct rt_run_meta {
 	int has_last_seq;
 	uint64_t last_seq;
 	uint64_t samples_not_stored;  /* taken but not committed (disk full...) */
+	uint64_t samples_waited;      /* not stored when taken: kept and stored later */
 	const struct rt_alloc *alloc; /* what the job was given, NULL: unknown */
 };
 
