@@ -528,7 +528,7 @@ static void finish_run(struct store_choice *sc, struct rt_sampler *s, struct rt_
 {
 	struct rt_time end;
 	rt_sampler_commit(s); /* every sample stored before the run says finished */
-	rt_clock_now(&end);
+	rt_clock_now_steady(&end);
 	meta->end_ns = end.wall_ns;
 	meta->has_last_seq = s->seq > 0;
 	meta->last_seq = s->seq ? s->seq - 1 : 0;
@@ -647,7 +647,7 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 	struct rt_host_info host;
 	rt_host_info(&host);
 	struct rt_time t0;
-	rt_clock_now(&t0);
+	rt_clock_now_steady(&t0); /* the run's timeline: never steps */
 	struct rt_run_meta meta = {
 	    .status = rt_run_status_name(RT_RUN_RUNNING),
 	    .start_ns = t0.wall_ns,

@@ -252,7 +252,7 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 	int inv_changed = 0;
 	warn[0] = '\0';
 	struct rt_time t;
-	rt_clock_now(&t);
+	rt_clock_now_steady(&t); /* a stepped clock moves no sample out of order */
 	s->col.job_pid = s->tracked_pid > 0 ? s->tracked_pid : 0; /* whose cgroup */
 	s->col.force_slow = (flags & RT_REC_FINAL) != 0; /* the last sample sees everything */
 	int rc = rt_collector_sample(&s->col, s->rec, s->rec_cap, &rec, &inv_changed);

@@ -47,6 +47,22 @@ void rt_clock_now(struct rt_time *t)
 	t->wall_ns = ts_ns(&ts);
 }
 
+void rt_clock_now_steady(struct rt_time *t)
+{
+	static uint64_t wall0, boot0;
+	struct timespec ts;
+	rt_clock_now(t);
+	if (fake || clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
+		return;
+	uint64_t boot = ts_ns(&ts);
+	if (!wall0) {
+		wall0 = t->wall_ns;
+		boot0 = boot;
+		return;
+	}
+	t->wall_ns = wall0 + (boot - boot0);
+}
+
 int rt_clock_wait(uint64_t deadline_ns, int fd)
 {
 	struct pollfd pfd = {.fd = fd, .events = POLLIN};

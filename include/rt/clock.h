@@ -16,6 +16,16 @@ struct rt_time {
 
 void rt_clock_now(struct rt_time *t);
 
+/*
+ * The same, with a wall time that never steps: the wall clock at this
+ * process's first call, plus CLOCK_BOOTTIME since (which counts suspend
+ * and is slewed, never stepped, with the wall clock). A run's timestamps
+ * come from here: a clock set back or forward mid-run moves no sample out
+ * of order, and END never comes before START. Equal to rt_clock_now() on
+ * the fake clock and on a clock nobody steps.
+ */
+void rt_clock_now_steady(struct rt_time *t);
+
 /* The real CLOCK_MONOTONIC in ns, even on the fake clock: for bounded
  * waits on other processes and peers, which fake time cannot shorten. */
 uint64_t rt_clock_mono_real(void);

@@ -307,3 +307,46 @@ long="$T/$(python3 -c 'print("d/" * 2000)')"
 set +e; "$RT" --store "$long" --count 1 2> "$T/long.err"; rc=$?; set -e
 [ $rc -eq 1 ] && grep -q "the path is too long" "$T/long.err" || fail "long store path: $rc $(cat "$T/long.err")"
 ok "outputs that cannot be written exit non-zero; control bytes escaped; bad numbers and dates refused"
+
+# ---- 9. the wall clock stepped back, then forward, mid-run (an LD_PRELOAD
+# fixture steps CLOCK_REALTIME for the recorder alone)
+if [ -z "${RT_SANITIZE:-}" ] || [ "$RT_SANITIZE" = OFF ]; then
+	for step in -3600 7200; do
+		st="$T/clock$step"
+		LD_PRELOAD="$BUILD/rt-clockstep.so" RT_TEST_STEP="1 $step" \
+			"$RT" --store "$st" -i 0.1 -o "$T/step.jsonl" -- sleep 2.5
+		"$EXP" --store "$st" show 1 > "$T/step.show"
+		python3 - "$T/step.jsonl" "$T/step.show" "$step" <<'PY' || fail "clock stepped by $step s"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+m = json.load(open(sys.argv[2]))
+ts = [r["timestamp"] for r in rows]
+assert all(b > a for a, b in zip(ts, ts[1:])), "timestamps out of order"
+assert all(0 < b - a < 0.5 for a, b in zip(ts, ts[1:])), "a gap in the timeline"
+assert m["end"] >= m["start"], (m["start"], m["end"])
+# the samples' timeline starts at the run's start, whichever way the clock went
+import datetime
+start = datetime.datetime.strptime(m["start"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc).timestamp()
+assert -1 <= ts[0] - start <= 2, (ts[0], start)
+for r in rows:
+    c = r["cpu"]
+    assert 0 <= c["utilization_pct"] <= 100.0001, c["utilization_pct"]
+    assert 0 <= c["process_cores_used"] < 64, c["process_cores_used"]
+    assert 0 <= r.get("actual_interval_ms", 100) < 1000, r.get("actual_interval_ms")
+PY
+		"$EXP" --store "$st" runs > "$T/step.runs"
+		python3 - "$T/step.runs" <<'PY' || fail "runs after a clock step: $(cat "$T/step.runs")"
+import sys
+row = open(sys.argv[1]).read().splitlines()[1].split()
+start, end, dur = row[1], row[2], row[3]
+assert end >= start, (start, end)
+assert dur.endswith("s") and 2.3 <= float(dur[:-1]) <= 3.5, dur
+PY
+		# --from/--to: the middle second of the run, by its own timestamps
+		from=$(python3 -c "import json;r=[json.loads(l) for l in open('$T/step.jsonl')];print('%.3f'%r[8]['timestamp'])")
+		to=$(python3 -c "import json;r=[json.loads(l) for l in open('$T/step.jsonl')];print('%.3f'%r[17]['timestamp'])")
+		n=$("$EXP" --store "$st" replay 1 --from "$from" --to "$to" | wc -l)
+		[ "$n" -ge 8 ] && [ "$n" -le 11 ] || fail "--from/--to after a step of $step s: $n lines"
+	done
+	ok "the wall clock stepped back an hour or forward two mid-run: timestamps in order, END after START, rates and --from/--to right"
+fi
