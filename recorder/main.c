@@ -788,8 +788,17 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 		deadline += interval_ns;
 		struct rt_time now;
 		rt_clock_now(&now);
-		if (deadline <= now.mono_ns)
-			deadline += ((now.mono_ns - deadline) / interval_ns + 1) * interval_ns;
+		if (deadline <= now.mono_ns) {
+			/* a sample took longer than the interval (a busy host, a huge
+			 * tree): the deadlines it ran past are skipped, and counted */
+			uint64_t missed = (now.mono_ns - deadline) / interval_ns + 1;
+			deadline += missed * interval_ns;
+			if (!meta.samples_skipped)
+				say("warning: sampling cannot keep up with -i %g here (a sample took "
+				    "%.1f ms); samples it skips are counted in the run and its summary",
+				    cfg.interval, (double)(now.mono_ns - s.last.mono_ns) / 1e6);
+			meta.samples_skipped += missed;
+		}
 		while (!cmd_done && !stopped && rt_clock_wait(deadline, wfd) == 1) {
 			struct signalfd_siginfo si;
 			while (sfd >= 0 && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {

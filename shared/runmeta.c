@@ -135,6 +135,10 @@ void rt_runmeta_write(struct rt_buf *b, const struct rt_run_meta *m)
 		key(b, "samples_waited");
 		rt_buf_u64(b, m->samples_waited);
 	}
+	if (m->samples_skipped) {
+		key(b, "samples_skipped");
+		rt_buf_u64(b, m->samples_skipped);
+	}
 	if (m->alloc) { /* what the job was given (alloc.h) */
 		const struct rt_alloc *a = m->alloc;
 		key(b, "allocation");

@@ -184,6 +184,19 @@ static int poison(struct rt_store *s, int sig)
 	return RT_E_CORRUPT;
 }
 
+#ifndef __has_feature
+#define __has_feature(x) 0
+#endif
+#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
+/* Under LeakSanitizer: the transaction a fault cut short is abandoned on
+ * purpose (above), and LMDB's allocations are LMDB's. */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+	return "leak:liblmdb.so\n";
+}
+#endif
+
 /* Evaluate call (an int) under the guard for store s; a read (rd) is
  * also bounded in CPU time when it is the outermost guarded call. */
 #define GUARDED(s, call) GUARD_((s), (call), 0)

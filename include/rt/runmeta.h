@@ -48,6 +48,7 @@ struct rt_run_meta {
 	uint64_t last_seq;
 	uint64_t samples_not_stored;  /* taken but not committed (disk full...) */
 	uint64_t samples_waited;      /* not stored when taken: kept and stored later */
+	uint64_t samples_skipped;     /* deadlines passed while a sample was taken */
 	const struct rt_alloc *alloc; /* what the job was given, NULL: unknown */
 };
 

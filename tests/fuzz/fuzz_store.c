@@ -39,14 +39,6 @@ static int sample_cb(void *ctx, uint64_t seq, const void *rec, size_t len)
 	return ++*n > 4000;
 }
 
-/* A fault inside LMDB abandons the transaction it was in (by design, see
- * store.c): that is not a leak to report. */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-	return "leak:liblmdb.so\n";
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static char dir[128], path[192];

@@ -68,15 +68,17 @@ ok "hung recorder: exit code back in ${took} s with one line"
 
 # the guardian holds no store, no ring, no socket but its link: only its
 # caller's descriptors, the signalfd and the link
-"$RT" -i 0.1 --quiet -- sleep 1 &
+"$RT" -i 0.1 --quiet -- sleep 3 &
 g=$!; track $g
 wait_for recorder_of $g || fail "no recorder"
+wait_for pgrep -P $g -x sleep || fail "no job"
 # its own: those its caller (this shell) does not have
 : > "$T/gfd"
 for f in /proc/$g/fd/*; do
 	n=${f##*/}
 	[ "$(readlink "$f")" = "$(readlink /proc/$$/fd/$n 2>/dev/null)" ] || readlink "$f" >> "$T/gfd"
 done
+kill -0 $g || fail "the guardian ended before its descriptors were read"
 wait $g
 sort "$T/gfd" | sed 's/:.*//' | tr '\n' ' ' > "$T/gfd2"
 [ "$(cat "$T/gfd2")" = "anon_inode socket " ] || fail "the guardian holds: $(cat "$T/gfd")"
@@ -350,3 +352,30 @@ PY
 	done
 	ok "the wall clock stepped back an hour or forward two mid-run: timestamps in order, END after START, rates and --from/--to right"
 fi
+
+# ---- 10. under load it says what it missed: a 3000-thread job at -i 0.01
+# either keeps the schedule or counts the samples it skipped; samples taken
+# plus skipped cover the run
+"$RT" --store "$T/load" -i 0.01 --quiet -- python3 -c "
+import threading, time
+ev = threading.Event()
+ts = [threading.Thread(target=ev.wait) for _ in range(3000)]
+[t.start() for t in ts]; time.sleep(2.5); ev.set(); [t.join() for t in ts]" 2> "$T/load.err"
+"$EXP" --store "$T/load" replay 1 > "$T/load.jsonl"
+"$EXP" --store "$T/load" show 1 > "$T/load.show"
+"$EXP" --store "$T/load" summary 1 > "$T/load.sum"
+python3 - "$T/load.jsonl" "$T/load.show" "$T/load.sum" "$T/load.err" <<'PY' || fail "skipped samples"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+m = json.load(open(sys.argv[2]))
+summary, err = open(sys.argv[3]).read(), open(sys.argv[4]).read()
+span = rows[-1]["timestamp"] - rows[0]["timestamp"]
+skipped = m.get("samples_skipped", 0)
+want = span / 0.01
+assert abs(len(rows) + skipped - want) <= 0.05 * want + 3, (len(rows), skipped, want)
+if skipped:
+    assert "skipped: %d samples" % skipped in summary, summary
+    assert err.count("cannot keep up") == 1, err
+print("3000 threads at -i 0.01: %d samples taken, %d skipped, over %.2f s" % (len(rows), skipped, span))
+PY
+ok "under load: the samples skipped are counted and said"
