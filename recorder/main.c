@@ -712,6 +712,9 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 	const char *rs = getenv("RT_RING_SLOTS"); /* testing aid: force lapped readers */
 	if (rs && strtoul(rs, NULL, 10) >= 2 && strtoul(rs, NULL, 10) <= 65536)
 		slots = strtoul(rs, NULL, 10);
+	/* the size cap is enforced a slice at a time: a quarter interval at most */
+	if (sc.store)
+		rt_store_set_cap_budget(sc.store, interval_ns / 4);
 	struct rt_sampler s;
 	struct rt_proctree *tree = NULL;
 	struct guard_state gs = {.g = g, .job = -1};

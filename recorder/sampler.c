@@ -340,7 +340,9 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 	if (++s->since_cap >= CAP_EVERY) {
 		unsigned deleted;
 		rt_store_enforce_cap(s->store, s->run, &deleted);
-		s->since_cap = 0;
+		/* a big run is deleted a bounded slice per sample (the budget
+		 * the recorder set), never a stall of the schedule */
+		s->since_cap = rt_store_cap_more(s->store) ? CAP_EVERY - 1 : 0;
 	}
 	return 0;
 }

@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rt/clock.h"
 #include "rt/common.h"
 #include "rt/pack.h"
 #include "rt/record.h"
@@ -73,6 +74,8 @@ struct rt_store {
 	int sync_on_commit;
 	uint64_t dropped; /* samples whose group could not be committed */
 	int poisoned;     /* LMDB faulted on damaged pages: never touched again */
+	uint64_t cap_budget_ns; /* time one rt_store_enforce_cap may take (0: all) */
+	int cap_more;           /* the last one stopped with work left */
 };
 
 /*
@@ -714,13 +717,13 @@ static int do_put(struct rt_store *s, MDB_txn *txn, void *vctx)
 	return rc;
 }
 
-static int store_new_run_impl(struct rt_store *s, const char *meta, size_t len, uint64_t *run_id)
+static __attribute__((noinline)) int store_new_run_impl(struct rt_store *s, const char *meta, size_t len, uint64_t *run_id)
 {
 	struct put_ctx c = {.dbi = s->runs, .v = {len, (void *)meta}, .run_id = run_id};
 	return with_write(s, do_put, &c);
 }
 
-static int store_put_meta_impl(struct rt_store *s, uint64_t run, const char *meta, size_t len)
+static __attribute__((noinline)) int store_put_meta_impl(struct rt_store *s, uint64_t run, const char *meta, size_t len)
 {
 	unsigned char key[8];
 	put_be64(key, run);
@@ -728,7 +731,7 @@ static int store_put_meta_impl(struct rt_store *s, uint64_t run, const char *met
 	return write_txn(s, do_put, &c); /* readers too: salvage marks runs crashed */
 }
 
-static int store_put_inventory_impl(struct rt_store *s, uint64_t run, uint32_t gen, const void *buf,
+static __attribute__((noinline)) int store_put_inventory_impl(struct rt_store *s, uint64_t run, uint32_t gen, const void *buf,
                            size_t len)
 {
 	unsigned char key[12];
@@ -850,12 +853,12 @@ static int commit_group(struct rt_store *s, int sync)
 	return rc;
 }
 
-static int store_flush_impl(struct rt_store *s)
+static __attribute__((noinline)) int store_flush_impl(struct rt_store *s)
 {
 	return commit_group(s, s->sync_on_commit);
 }
 
-static int store_commit_impl(struct rt_store *s)
+static __attribute__((noinline)) int store_commit_impl(struct rt_store *s)
 {
 	return commit_group(s, 0);
 }
@@ -875,7 +878,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t unit)
 	return 0;
 }
 
-static int store_append_impl(struct rt_store *s, uint64_t run, uint64_t seq, const void *rec, size_t len)
+static __attribute__((noinline)) int store_append_impl(struct rt_store *s, uint64_t run, uint64_t seq, const void *rec, size_t len)
 {
 	if (!s->rdwr || !s->have_dbis)
 		return -EROFS;
@@ -916,7 +919,7 @@ static int do_put_raw(struct rt_store *s, MDB_txn *txn, void *vctx)
 	return put_sample(s, txn, c->run, c->seq, c->val, c->len);
 }
 
-static int store_put_sample_bytes_impl(struct rt_store *s, uint64_t run, uint64_t seq, const void *val,
+static __attribute__((noinline)) int store_put_sample_bytes_impl(struct rt_store *s, uint64_t run, uint64_t seq, const void *val,
                               size_t len)
 {
 	struct raw_ctx c = {run, seq, val, len};
@@ -955,14 +958,14 @@ static int get_copy(struct rt_store *s, MDB_dbi dbi, void *key, size_t klen, voi
 	return 0;
 }
 
-static int store_get_meta_impl(struct rt_store *s, uint64_t run, char **meta, size_t *len)
+static __attribute__((noinline)) int store_get_meta_impl(struct rt_store *s, uint64_t run, char **meta, size_t *len)
 {
 	unsigned char key[8];
 	put_be64(key, run);
 	return get_copy(s, s->runs, key, 8, (void **)meta, len, 1);
 }
 
-static int store_get_inventory_impl(struct rt_store *s, uint64_t run, uint32_t gen, void **buf, size_t *len)
+static __attribute__((noinline)) int store_get_inventory_impl(struct rt_store *s, uint64_t run, uint32_t gen, void **buf, size_t *len)
 {
 	unsigned char key[12];
 	put_be64(key, run);
@@ -1054,7 +1057,7 @@ static int find_start(MDB_cursor *cur, uint64_t run, uint64_t from)
 	return 0;
 }
 
-static int store_scan_impl(struct rt_store *s, uint64_t run, uint64_t from, uint64_t to,
+static __attribute__((noinline)) int store_scan_impl(struct rt_store *s, uint64_t run, uint64_t from, uint64_t to,
                   rt_store_sample_cb cb, void *ctx)
 {
 	if (!s->have_dbis)
@@ -1176,7 +1179,7 @@ static int do_salvage(struct rt_store *s, MDB_txn *txn, void *vctx)
 	return 0;
 }
 
-static int store_salvage_impl(struct rt_store *s, struct rt_ring *ring, unsigned *added)
+static __attribute__((noinline)) int store_salvage_impl(struct rt_store *s, struct rt_ring *ring, unsigned *added)
 {
 	struct salvage_ctx c = {.ring = ring, .run = rt_ring_run_id(ring)};
 	*added = 0;
@@ -1224,7 +1227,7 @@ static int one_cb(void *vctx, uint64_t seq, const void *rec, size_t len)
 	return 1;
 }
 
-static int store_get_sample_impl(struct rt_store *s, uint64_t run, uint64_t seq, void *buf, size_t cap,
+static __attribute__((noinline)) int store_get_sample_impl(struct rt_store *s, uint64_t run, uint64_t seq, void *buf, size_t cap,
                         size_t *len)
 {
 	struct one_ctx c = {buf, cap, 0, 0};
@@ -1237,7 +1240,7 @@ static int store_get_sample_impl(struct rt_store *s, uint64_t run, uint64_t seq,
 	return 0;
 }
 
-static int store_seq_bounds_impl(struct rt_store *s, uint64_t run, uint64_t *first, uint64_t *last)
+static __attribute__((noinline)) int store_seq_bounds_impl(struct rt_store *s, uint64_t run, uint64_t *first, uint64_t *last)
 {
 	if (!s->have_dbis)
 		return RT_E_NOTFOUND;
@@ -1276,7 +1279,7 @@ static int store_seq_bounds_impl(struct rt_store *s, uint64_t run, uint64_t *fir
 	return ret;
 }
 
-static int store_seq_at_time_impl(struct rt_store *s, uint64_t run, uint64_t wall_ns, uint64_t *seq)
+static __attribute__((noinline)) int store_seq_at_time_impl(struct rt_store *s, uint64_t run, uint64_t wall_ns, uint64_t *seq)
 {
 	uint64_t lo, hi;
 	int rc = rt_store_seq_bounds(s, run, &lo, &hi);
@@ -1314,7 +1317,7 @@ static int store_seq_at_time_impl(struct rt_store *s, uint64_t run, uint64_t wal
 	return 0;
 }
 
-static int store_list_runs_impl(struct rt_store *s, rt_store_run_cb cb, void *ctx)
+static __attribute__((noinline)) int store_list_runs_impl(struct rt_store *s, rt_store_run_cb cb, void *ctx)
 {
 	if (!s->have_dbis)
 		return 0;
@@ -1369,6 +1372,7 @@ static int store_list_runs_impl(struct rt_store *s, rt_store_run_cb cb, void *ct
 struct del_ctx {
 	uint64_t run;
 	int done;
+	int batch; /* samples per transaction (0: DELETE_TXN_BATCH) */
 };
 
 /* Delete up to DELETE_TXN_BATCH samples (then inventories, then the run). */
@@ -1380,7 +1384,7 @@ static int do_delete(struct rt_store *s, MDB_txn *txn, void *vctx)
 	put_be64(key, c->run);
 	MDB_dbi dbis[2] = {s->samples, s->inv};
 	size_t klen[2] = {16, 12};
-	int budget = DELETE_TXN_BATCH;
+	int budget = c->batch ? c->batch : DELETE_TXN_BATCH;
 	for (int d = 0; d < 2; d++) {
 		int rc = mdb_cursor_open(txn, dbis[d], &cur);
 		if (rc)
@@ -1410,9 +1414,9 @@ static int do_delete(struct rt_store *s, MDB_txn *txn, void *vctx)
 	return 0;
 }
 
-static int store_delete_run_impl(struct rt_store *s, uint64_t run)
+static __attribute__((noinline)) int store_delete_run_impl(struct rt_store *s, uint64_t run)
 {
-	struct del_ctx c = {run, 0};
+	struct del_ctx c = {run, 0, 0};
 	while (!c.done) {
 		int rc = with_write(s, do_delete, &c);
 		if (rc)
@@ -1421,7 +1425,7 @@ static int store_delete_run_impl(struct rt_store *s, uint64_t run)
 	return 0;
 }
 
-static int store_used_bytes_impl(struct rt_store *s, uint64_t *bytes)
+static __attribute__((noinline)) int store_used_bytes_impl(struct rt_store *s, uint64_t *bytes)
 {
 	MDB_txn *txn;
 	int rc = txn_begin(s, MDB_RDONLY, &txn);
@@ -1456,15 +1460,79 @@ static int oldest_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 	return 1;
 }
 
-static int store_enforce_cap_impl(struct rt_store *s, uint64_t keep, unsigned *deleted)
+/*
+ * The run whose samples are being deleted for the cap, in `info`: its
+ * metadata goes first (it leaves every listing at once), then its samples
+ * a batch at a time, resumed by whoever enforces the cap next.
+ */
+static const char deleting_key[] = "deleting";
+
+static int do_mark_deleting(struct rt_store *s, MDB_txn *txn, void *vctx)
+{
+	uint64_t run = *(uint64_t *)vctx;
+	unsigned char key[8];
+	MDB_dbi info;
+	int rc = mdb_dbi_open(txn, "info", MDB_CREATE, &info);
+	if (rc)
+		return rc;
+	put_be64(key, run);
+	MDB_val k = {sizeof(deleting_key) - 1, (void *)deleting_key};
+	MDB_val v = {8, key};
+	if (run) {
+		MDB_val rk = {8, key};
+		if ((rc = mdb_del(txn, s->runs, &rk, NULL)) && rc != MDB_NOTFOUND)
+			return rc;
+		return mdb_put(txn, info, &k, &v, 0);
+	}
+	rc = mdb_del(txn, info, &k, NULL);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+static int get_deleting(struct rt_store *s, uint64_t *run)
+{
+	MDB_txn *txn;
+	MDB_dbi info;
+	MDB_val k = {sizeof(deleting_key) - 1, (void *)deleting_key}, v;
+	int rc = txn_begin(s, MDB_RDONLY, &txn);
+	if (rc)
+		return rc;
+	rc = mdb_dbi_open(txn, "info", 0, &info);
+	if (rc == 0)
+		rc = mdb_get(txn, info, &k, &v);
+	if (rc == 0 && v.mv_size == 8)
+		*run = get_be64(v.mv_data);
+	mdb_txn_abort(txn);
+	return rc == 0 && v.mv_size == 8 ? 0 : RT_E_NOTFOUND;
+}
+
+static __attribute__((noinline)) int store_enforce_cap_impl(struct rt_store *s, uint64_t keep, unsigned *deleted)
 {
 	*deleted = 0;
+	s->cap_more = 0;
 	if (!s->cap)
 		return 0;
+	uint64_t t0 = rt_clock_mono_real();
 	for (;;) {
+		int rc;
+		if (s->cap_budget_ns && rt_clock_mono_real() - t0 >= s->cap_budget_ns) {
+			s->cap_more = 1; /* go on at the next call */
+			return 0;
+		}
+		uint64_t run = 0;
+		if (get_deleting(s, &run) == 0) {
+			struct del_ctx d = {run, 0, s->cap_budget_ns ? 2000 : 0};
+			if ((rc = with_write(s, do_delete, &d)))
+				return rc;
+			if (d.done) {
+				uint64_t none = 0;
+				if ((rc = with_write(s, do_mark_deleting, &none)))
+					return rc;
+				(*deleted)++;
+			}
+			continue;
+		}
 		uint64_t used;
-		int rc = rt_store_used_bytes(s, &used);
-		if (rc)
+		if ((rc = rt_store_used_bytes(s, &used)))
 			return rc;
 		if (used <= s->cap)
 			return 0;
@@ -1472,13 +1540,22 @@ static int store_enforce_cap_impl(struct rt_store *s, uint64_t keep, unsigned *d
 		rt_store_list_runs(s, oldest_cb, &c);
 		if (!c.victim)
 			return 0; /* nothing we may delete */
-		if ((rc = rt_store_delete_run(s, c.victim)))
+		if ((rc = with_write(s, do_mark_deleting, &c.victim)))
 			return rc;
-		(*deleted)++;
 	}
 }
 
-static int store_sync_impl(struct rt_store *s)
+void rt_store_set_cap_budget(struct rt_store *s, uint64_t ns)
+{
+	s->cap_budget_ns = ns;
+}
+
+int rt_store_cap_more(const struct rt_store *s)
+{
+	return s->cap_more;
+}
+
+static __attribute__((noinline)) int store_sync_impl(struct rt_store *s)
 {
 	if (!s->unsynced)
 		return 0;

@@ -145,9 +145,13 @@ int rt_store_delete_run(struct rt_store *s, uint64_t run);
 /* Bytes in use by the data (pages of all databases). */
 int rt_store_used_bytes(struct rt_store *s, uint64_t *bytes);
 
-/* While used bytes exceed the cap, delete the oldest run other than keep.
- * *deleted counts the runs removed. */
+/* While used bytes exceed the cap, delete the oldest run other than keep
+ * (it leaves every listing at once; its samples go in batches). *deleted
+ * counts the runs removed. With a time budget, a call stops after about
+ * that long, with rt_store_cap_more() set, and the next one goes on. */
 int rt_store_enforce_cap(struct rt_store *s, uint64_t keep, unsigned *deleted);
+void rt_store_set_cap_budget(struct rt_store *s, uint64_t ns);
+int rt_store_cap_more(const struct rt_store *s);
 
 /*
  * Rewrite the store in dir without its free pages (runs deleted by the

@@ -277,3 +277,50 @@ Test(store, a_dead_writers_ring_is_salvaged_exactly_once_and_the_run_marked_cras
 	cr_expect_eq(system(cmd), 0);
 	unsetenv("RT_SHM_DIR");
 }
+
+/* The size cap never stalls the recorder: with a time budget, a big run is
+ * deleted a slice per call, and leaves every listing at once. */
+static int count_runs(void *ctx, uint64_t run, const char *meta, size_t len)
+{
+	(void)run, (void)meta, (void)len;
+	++*(int *)ctx;
+	return 0;
+}
+
+Test(store, size_cap_deletes_a_big_run_in_slices)
+{
+	struct rt_store *s;
+	cr_assert_eq(rt_store_open(dir, RT_STORE_RDWR, &s), 0);
+	rt_store_set_group(s, 4096, UINT64_MAX, 0);
+	uint64_t ids[2];
+	for (int k = 0; k < 2; k++) {
+		const char *m = "{\"status\":\"finished\"}";
+		cr_assert_eq(rt_store_new_run(s, m, strlen(m), &ids[k]), 0);
+		for (uint64_t i = 0; i < (k ? 100u : 60000u); i++)
+			rt_store_append(s, ids[k], i, rec, make_rec(i, i, 8));
+		rt_store_flush(s);
+	}
+	uint64_t used;
+	cr_assert_eq(rt_store_used_bytes(s, &used), 0);
+	rt_store_set_cap(s, used / 4);
+	rt_store_set_cap_budget(s, 1000000); /* 1 ms */
+	unsigned deleted = 0, total = 0;
+	int calls = 0, runs = 0;
+	cr_assert_eq(rt_store_enforce_cap(s, ids[1], &deleted), 0);
+	calls++;
+	total += deleted;
+	cr_expect(rt_store_cap_more(s), "60000 samples are not deleted within 1 ms");
+	rt_store_list_runs(s, count_runs, &runs);
+	cr_expect_eq(runs, 1, "the run being deleted is listed no more");
+	while (rt_store_cap_more(s) && calls < 10000) {
+		cr_assert_eq(rt_store_enforce_cap(s, ids[1], &deleted), 0);
+		total += deleted;
+		calls++;
+	}
+	cr_expect_eq(total, 1);
+	cr_expect_gt(calls, 2, "done in slices (%d calls)", calls);
+	uint64_t first, last;
+	cr_expect_eq(rt_store_seq_bounds(s, ids[0], &first, &last), RT_E_NOTFOUND);
+	cr_expect_eq(rt_store_seq_bounds(s, ids[1], &first, &last), 0, "the current run kept");
+	rt_store_close(s);
+}
