@@ -2,7 +2,8 @@
  * bench.c - rt's figures, measured side by side in one run.
  *
  *   rt-bench [--quick] [SECTION...]   steps storage replay gpu quiet family
- *                                     syscalls tree wrapper binaries (all)
+ *                                     syscalls tree wrapper guardian binaries
+ *                                     (all)
  *   rt-bench --answers     summary, recommend and report of long runs
  *   rt-bench --disk        bytes the store makes the disk write (root: loop device)
  *
@@ -1366,6 +1367,89 @@ static void bench_wrapper(const char *rec_bin, const char *tmp)
 	       sum[3] / reps * 1e3, sum[3] / anchor);
 }
 
+/* CPU time a process has run, ns (/proc/PID/schedstat: exact, not ticks) */
+static uint64_t oncpu_ns(pid_t pid)
+{
+	char path[64], buf[128];
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strtoull(buf, NULL, 10);
+}
+
+/* The first child of pid (its children file), or -1. */
+static pid_t first_child(pid_t pid)
+{
+	char path[96], buf[256];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return (pid_t)atoi(buf);
+}
+
+/*
+ * Wrapper mode's guardian (the process that waits for the job) beside the
+ * rest of the family, at 10 Hz with JSON lines to /dev/null: each one's
+ * CPU per sample (schedstat, between two readings after start-up) and PSS.
+ */
+static void bench_guardian(const char *rec_bin, const char *tmp, int quick)
+{
+	char store[4300], secs_s[16];
+	int secs = quick ? 6 : 30;
+	snprintf(store, sizeof(store), "%s/store-guardian", tmp);
+	snprintf(secs_s, sizeof(secs_s), "%d", secs);
+	pid_t g = fork();
+	if (g == 0) {
+		int null = open("/dev/null", O_RDWR);
+		dup2(null, 1);
+		dup2(null, 2);
+		execl(rec_bin, rec_bin, "-i", "0.1", "--store", store, "--", "sleep", secs_s,
+		      (char *)NULL);
+		_exit(127);
+	}
+	struct timespec nap = {1, 500000000};
+	nanosleep(&nap, NULL);
+	pid_t r = first_child(g), p = r > 0 ? first_child(r) : -1;
+	pid_t who[3] = {g, r, p};
+	uint64_t c0[3], c1[3];
+	double w0 = wall_now();
+	for (int i = 0; i < 3; i++)
+		c0[i] = oncpu_ns(who[i]);
+	struct timespec rest = {secs - 3, 0};
+	nanosleep(&rest, NULL);
+	double w1 = wall_now();
+	long pss[3];
+	for (int i = 0; i < 3; i++) {
+		c1[i] = oncpu_ns(who[i]);
+		pss[i] = smaps_kb(who[i], "Pss:");
+	}
+	int st;
+	waitpid(g, &st, 0);
+	double samples = (w1 - w0) / 0.1;
+	static const char *const names[3] = {"guardian (waits for the job)",
+	                                     "recorder", "printer (rt-export live)"};
+	printf("Wrapper mode's processes, -i 0.1 with JSON lines, %.0f samples:\n", samples);
+	double fam = 0;
+	long fpss = 0;
+	for (int i = 0; i < 3; i++) {
+		double us = (double)(c1[i] - c0[i]) / samples / 1e3;
+		fam += us;
+		fpss += pss[i];
+		printf("  %-30s %8.2f us/sample  PSS %6ld KiB\n", names[i], us, pss[i]);
+	}
+	printf("  %-30s %8.2f us/sample  PSS %6ld KiB\n\n", "the family", fam, fpss);
+}
+
 static int want(int argc, char **argv, const char *section)
 {
 	int any = 0;
@@ -1379,8 +1463,9 @@ static int want(int argc, char **argv, const char *section)
 	return !any;
 }
 
-static const char *const sections[] = {"steps",  "storage",  "replay", "gpu",     "quiet",
-                                       "family", "syscalls", "tree",   "wrapper", "binaries"};
+static const char *const sections[] = {"steps",    "storage", "replay",   "gpu",
+                                       "quiet",    "family",  "syscalls", "tree",
+                                       "wrapper",  "guardian", "binaries"};
 
 int main(int argc, char **argv)
 {
@@ -1581,6 +1666,8 @@ int main(int argc, char **argv)
 	}
 	if (want(argc, argv, "wrapper"))
 		bench_wrapper(rec_bin, tmp);
+	if (want(argc, argv, "guardian"))
+		bench_guardian(rec_bin, tmp, quick);
 	if (want(argc, argv, "binaries")) {
 		printf("Stripped binaries:\n");
 		printf("  rt-recorder                                        %8ld B\n",
