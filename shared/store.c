@@ -200,6 +200,9 @@ const char *__lsan_default_suppressions(void)
 }
 #endif
 
+/* The handlers run with SA_NODEFER and an empty sa_mask, so a fault
+ * leaves the signal mask as it was: sigsetjmp need not save it (a
+ * syscall per entry point saved). */
 /* Evaluate call (an int) under the guard for store s; a read (rd) is
  * also bounded in CPU time when it is the outermost guarded call. */
 #define GUARDED(s, call) GUARD_((s), (call), 0)
@@ -212,7 +215,7 @@ const char *__lsan_default_suppressions(void)
 		int g_sig_;                                                                       \
 		if ((s)->poisoned) {                                                              \
 			g_rc_ = RT_E_CORRUPT;                                                     \
-		} else if ((g_sig_ = sigsetjmp(g_jb_, 1)) != 0) {                                 \
+		} else if ((g_sig_ = sigsetjmp(g_jb_, 0)) != 0) {                                 \
 			fault_jb = g_prev_;                                                       \
 			if ((rd) && !g_prev_)                                                     \
 				watchdog(0);                                                      \
