@@ -31,9 +31,9 @@
 
 struct guard {
 	const char *prog;
-	int sock;      /* to the recorder; -1 once it is gone */
-	pid_t rec;     /* the recorder; -1 once reaped */
-	pid_t job;     /* -1 before it starts */
+	int sock;  /* to the recorder; -1 once it is gone */
+	pid_t rec; /* the recorder; -1 once reaped */
+	pid_t job; /* -1 before it starts */
 	int job_done, job_status;
 	struct rusage job_ru;
 	/* what the socket could not take yet: summed */
@@ -118,7 +118,8 @@ static void flush(struct guard *g)
 		memset(&g->backlog, 0, sizeof(g->backlog));
 	}
 	if (g->exited_pending) {
-		struct rt_guard_msg m = {.type = RT_G_EXITED, .pid = g->job, .status = g->job_status};
+		struct rt_guard_msg m = {
+		    .type = RT_G_EXITED, .pid = g->job, .status = g->job_status};
 		rt_guard_msg_rusage(&m, &g->job_ru);
 		if (send_now(g, &m) == 0)
 			g->exited_pending = 0;
@@ -232,7 +233,8 @@ static void wait_ready(struct guard *g, int ms)
 		uint64_t now = rt_clock_mono_real();
 		if (now >= end) {
 			gsay(g,
-			     "warning: the recorder is not ready after %d s (a slow disk?); starting "
+			     "warning: the recorder is not ready after %d s (a slow disk?); "
+			     "starting "
 			     "the job, its first moments may be missed",
 			     ms / 1000);
 			return;

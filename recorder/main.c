@@ -142,7 +142,8 @@ static int choose_store(const struct rt_config *cfg, int wrapper, const struct r
 	if (rrc == -ENAMETOOLONG) {
 		snprintf(why, sizeof(why), "the path is too long (at most %d bytes)",
 		         RT_STORE_DIR_MAX);
-		snprintf(dir, sizeof(dir), "%.60s...", cfg->store && *cfg->store ? cfg->store : env);
+		snprintf(dir, sizeof(dir), "%.60s...",
+		         cfg->store && *cfg->store ? cfg->store : env);
 		have = 1;
 	} else if (have && (rrc = try_store(dir, cfg, mb, c, why, sizeof(why))) == 0) {
 		return 0;
@@ -152,7 +153,8 @@ static int choose_store(const struct rt_config *cfg, int wrapper, const struct r
 		snprintf(fresh, sizeof(fresh), "%s.fresh", dir);
 		if (try_store(fresh, cfg, mb, c, why2, sizeof(why2)) == 0) {
 			say("warning: the store %s is damaged; it is left as it is and this run is "
-			    "stored in %s (what is intact: rt-export verify --store %s; a copy of it: "
+			    "stored in %s (what is intact: rt-export verify --store %s; a copy of "
+			    "it: "
 			    "rt-export recover %s)",
 			    dir, fresh, dir, dir);
 			return 0;
@@ -494,9 +496,7 @@ static int guard_read(struct guard_state *gs, int wait_ms)
 			return 1;
 		}
 		switch (m.type) {
-		case RT_G_STARTED:
-			gs->job = m.pid;
-			break;
+		case RT_G_STARTED: gs->job = m.pid; break;
 		case RT_G_NOSTART:
 			gs->nostart = 1;
 			gs->job_status = m.status;
@@ -797,8 +797,10 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 			uint64_t missed = (now.mono_ns - deadline) / interval_ns + 1;
 			deadline += missed * interval_ns;
 			if (!meta.samples_skipped)
-				say("warning: sampling cannot keep up with -i %g here (a sample took "
-				    "%.1f ms); samples it skips are counted in the run and its summary",
+				say("warning: sampling cannot keep up with -i %g here (a sample "
+				    "took "
+				    "%.1f ms); samples it skips are counted in the run and its "
+				    "summary",
 				    cfg.interval, (double)(now.mono_ns - s.last.mono_ns) / 1e6);
 			meta.samples_skipped += missed;
 		}
@@ -912,5 +914,3 @@ int main(int argc, char **argv)
 	rt_config_free(&cfg);
 	return code;
 }
-
-

@@ -25,12 +25,12 @@ static const char *type_name(mode_t m)
 	                     : "a file";
 }
 
-static int check_stat(const struct stat *st, const char *path, mode_t want, char *why,
-                      size_t cap)
+static int check_stat(const struct stat *st, const char *path, mode_t want, char *why, size_t cap)
 {
 	if ((st->st_mode & S_IFMT) != want) {
 		snprintf(why, cap, "'%s' is %s, not %s; remove it or choose another path", path,
-		         type_name(st->st_mode), want == S_IFDIR ? "a directory" : "a regular file");
+		         type_name(st->st_mode),
+		         want == S_IFDIR ? "a directory" : "a regular file");
 		return RT_E_UNSAFE;
 	}
 	if (st->st_uid != geteuid()) {
@@ -41,7 +41,8 @@ static int check_stat(const struct stat *st, const char *path, mode_t want, char
 		return RT_E_UNSAFE;
 	}
 	if ((st->st_mode & S_IWOTH) || ((st->st_mode & S_IWGRP) && st->st_gid != getegid())) {
-		snprintf(why, cap, "'%s' can be written by other users (mode %03o); run: chmod go-w '%s'",
+		snprintf(why, cap,
+		         "'%s' can be written by other users (mode %03o); run: chmod go-w '%s'",
 		         path, (unsigned)(st->st_mode & 0777), path);
 		return RT_E_UNSAFE;
 	}
@@ -71,10 +72,11 @@ int rt_open_own(const char *path, int flags, mode_t mode, char *why, size_t cap)
 	if (fd < 0) {
 		int e = errno;
 		if (e == ELOOP)
-			snprintf(why, cap,
-			         "'%s' is a symbolic link; rt does not follow links here: remove it, "
-			         "or give the path it points to",
-			         path);
+			snprintf(
+			    why, cap,
+			    "'%s' is a symbolic link; rt does not follow links here: remove it, "
+			    "or give the path it points to",
+			    path);
 		else
 			snprintf(why, cap, "'%s': %s", path, strerror(e));
 		return e == ELOOP ? RT_E_UNSAFE : -e;
@@ -122,7 +124,8 @@ int rt_outfile_open(struct rt_outfile *o, const char *path, mode_t mode, char *w
 		o->fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 		if (o->fd < 0) {
 			int e = errno;
-			snprintf(why, cap, "%s", e == ENXIO ? "a FIFO with no reader" : strerror(e));
+			snprintf(why, cap, "%s",
+			         e == ENXIO ? "a FIFO with no reader" : strerror(e));
 			return -e;
 		}
 		set_blocking(o->fd);
@@ -207,16 +210,19 @@ int rt_open_stream_out(const char *path, mode_t mode, char *why, size_t cap)
 	if (fd < 0) {
 		int e = errno;
 		if (e == ELOOP)
-			snprintf(why, cap, "a symbolic link; rt does not write through links: remove "
-			                   "it, or give the path it points to");
+			snprintf(why, cap,
+			         "a symbolic link; rt does not write through links: remove "
+			         "it, or give the path it points to");
 		else
-			snprintf(why, cap, "%s", e == ENXIO ? "a FIFO with no reader" : strerror(e));
+			snprintf(why, cap, "%s",
+			         e == ENXIO ? "a FIFO with no reader" : strerror(e));
 		return e == ELOOP ? RT_E_UNSAFE : -e;
 	}
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		if (st.st_uid != geteuid()) {
-			snprintf(why, cap, "it belongs to another user (uid %u); remove it or choose "
-			                   "another path",
+			snprintf(why, cap,
+			         "it belongs to another user (uid %u); remove it or choose "
+			         "another path",
 			         (unsigned)st.st_uid);
 			close(fd);
 			return RT_E_UNSAFE;
@@ -249,8 +255,8 @@ int rt_write_all(int fd, const void *buf, size_t len, int timeout_ms)
 		if (n < 0 && errno != EAGAIN)
 			return -errno;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		long spent = (long)(now.tv_sec - t0.tv_sec) * 1000 +
-		             (now.tv_nsec - t0.tv_nsec) / 1000000;
+		long spent =
+		    (long)(now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
 		if (spent >= timeout_ms)
 			return -EAGAIN;
 		struct pollfd pf = {.fd = fd, .events = POLLOUT};

@@ -94,8 +94,7 @@ static int finish_run(struct rt_store *s, uint64_t run, unsigned *samples)
 		if (fd >= 0)
 			close(fd);
 		struct rt_run_fields ff;
-		if (n > 0 && (size_t)n < sizeof(fin) &&
-		    rt_runmeta_read(fin, (size_t)n, &ff) == 0 &&
+		if (n > 0 && (size_t)n < sizeof(fin) && rt_runmeta_read(fin, (size_t)n, &ff) == 0 &&
 		    (rc = rt_store_put_meta(s, run, fin, (size_t)n)) == 0) {
 			unlink(side);
 			if (open_ring(s, run, &ring, path, sizeof(path)) == 0) {

@@ -72,8 +72,8 @@ struct rt_store {
 	uint64_t group_age_ns; /* ... or when the oldest waited this long */
 	uint64_t pend_since_ns;
 	int sync_on_commit;
-	uint64_t dropped; /* samples whose group could not be committed */
-	int poisoned;     /* LMDB faulted on damaged pages: never touched again */
+	uint64_t dropped;       /* samples whose group could not be committed */
+	int poisoned;           /* LMDB faulted on damaged pages: never touched again */
 	uint64_t cap_budget_ns; /* time one rt_store_enforce_cap may take (0: all) */
 	int cap_more;           /* the last one stopped with work left */
 };
@@ -179,11 +179,11 @@ static int poison(struct rt_store *s, int sig)
 {
 	s->poisoned = 1;
 	snprintf(s->err, sizeof(s->err), "the store is damaged (%s reading it)",
-	         sig == SIGBUS    ? "bus error"
-	         : sig == SIGABRT ? "LMDB assertion"
-	         : sig == SIGFPE  ? "arithmetic fault"
+	         sig == SIGBUS      ? "bus error"
+	         : sig == SIGABRT   ? "LMDB assertion"
+	         : sig == SIGFPE    ? "arithmetic fault"
 	         : sig == SIGVTALRM ? "endless loop"
-	                          : "invalid page");
+	                            : "invalid page");
 	return RT_E_CORRUPT;
 }
 
@@ -207,46 +207,46 @@ const char *__lsan_default_suppressions(void)
  * also bounded in CPU time when it is the outermost guarded call. */
 #define GUARDED(s, call) GUARD_((s), (call), 0)
 #define GUARDED_RD(s, call) GUARD_((s), (call), 1)
-#define GUARD_(s, call, rd)                                                                       \
-	({                                                                                        \
-		volatile int g_rc_;                                                               \
-		sigjmp_buf g_jb_, *volatile g_prev_ = fault_jb;                                   \
-		volatile int g_base_ = nowned;                                                    \
-		int g_sig_;                                                                       \
-		if ((s)->poisoned) {                                                              \
-			g_rc_ = RT_E_CORRUPT;                                                     \
-		} else if ((g_sig_ = sigsetjmp(g_jb_, 0)) != 0) {                                 \
-			fault_jb = g_prev_;                                                       \
-			if ((rd) && !g_prev_)                                                     \
-				watchdog(0);                                                      \
-			free_owned(g_base_);                                                      \
-			g_rc_ = poison((s), g_sig_);                                              \
-		} else {                                                                          \
-			guard_install();                                                          \
-			if ((rd) && !g_prev_)                                                     \
-				watchdog(WATCHDOG_CPU_SECS);                                      \
-			fault_jb = &g_jb_;                                                        \
-			g_rc_ = (call);                                                           \
-			fault_jb = g_prev_;                                                       \
-			if ((rd) && !g_prev_)                                                     \
-				watchdog(0);                                                      \
-		}                                                                                 \
-		g_rc_;                                                                            \
+#define GUARD_(s, call, rd)                                                                        \
+	({                                                                                         \
+		volatile int g_rc_;                                                                \
+		sigjmp_buf g_jb_, *volatile g_prev_ = fault_jb;                                    \
+		volatile int g_base_ = nowned;                                                     \
+		int g_sig_;                                                                        \
+		if ((s)->poisoned) {                                                               \
+			g_rc_ = RT_E_CORRUPT;                                                      \
+		} else if ((g_sig_ = sigsetjmp(g_jb_, 0)) != 0) {                                  \
+			fault_jb = g_prev_;                                                        \
+			if ((rd) && !g_prev_)                                                      \
+				watchdog(0);                                                       \
+			free_owned(g_base_);                                                       \
+			g_rc_ = poison((s), g_sig_);                                               \
+		} else {                                                                           \
+			guard_install();                                                           \
+			if ((rd) && !g_prev_)                                                      \
+				watchdog(WATCHDOG_CPU_SECS);                                       \
+			fault_jb = &g_jb_;                                                         \
+			g_rc_ = (call);                                                            \
+			fault_jb = g_prev_;                                                        \
+			if ((rd) && !g_prev_)                                                      \
+				watchdog(0);                                                       \
+		}                                                                                  \
+		g_rc_;                                                                             \
 	})
 
 /* Run a caller's callback outside the guard: its faults are its own, and
  * the time it takes is not the read's (the watchdog starts again now and
  * then: a long scan is many short reads). */
 static __thread unsigned callbacks;
-#define UNGUARDED(expr)                                                                           \
-	({                                                                                        \
-		sigjmp_buf *g_save_ = fault_jb;                                                   \
-		if ((++callbacks & 255) == 0)                                                     \
-			watchdog(WATCHDOG_CPU_SECS);                                              \
-		fault_jb = NULL;                                                                  \
-		int g_r_ = (expr);                                                                \
-		fault_jb = g_save_;                                                               \
-		g_r_;                                                                             \
+#define UNGUARDED(expr)                                                                            \
+	({                                                                                         \
+		sigjmp_buf *g_save_ = fault_jb;                                                    \
+		if ((++callbacks & 255) == 0)                                                      \
+			watchdog(WATCHDOG_CPU_SECS);                                               \
+		fault_jb = NULL;                                                                   \
+		int g_r_ = (expr);                                                                 \
+		fault_jb = g_save_;                                                                \
+		g_r_;                                                                              \
 	})
 
 static int writers_lock(const char *dir, int how);
@@ -504,9 +504,10 @@ static int check_files(const char *dir, int rdwr)
 			return RT_E_UNSAFE;
 		}
 		if (rdwr && st.st_uid != geteuid()) {
-			snprintf(refusal, sizeof(refusal),
-			         "'%s' belongs to another user (uid %u); choose a store of your own", p,
-			         (unsigned)st.st_uid);
+			snprintf(
+			    refusal, sizeof(refusal),
+			    "'%s' belongs to another user (uid %u); choose a store of your own", p,
+			    (unsigned)st.st_uid);
 			return RT_E_UNSAFE;
 		}
 	}
@@ -568,7 +569,7 @@ int rt_store_open(const char *dir, int flags, struct rt_store **out)
 	rc = GUARDED_RD(s, mdb_env_open(s->env, dir, MDB_NOSYNC | MDB_NOTLS | MDB_NORDAHEAD, 0600));
 	cloexec_lmdb_fds();
 	if (rc) {
-		int e = (rc > 0 && rc < 4096) ? -rc
+		int e = (rc > 0 && rc < 4096)                    ? -rc
 		        : rc == RT_E_CORRUPT || damaged_code(rc) ? RT_E_CORRUPT
 		                                                 : RT_E_STORE;
 		rt_store_close(s);
@@ -720,13 +721,15 @@ static int do_put(struct rt_store *s, MDB_txn *txn, void *vctx)
 	return rc;
 }
 
-static __attribute__((noinline)) int store_new_run_impl(struct rt_store *s, const char *meta, size_t len, uint64_t *run_id)
+static __attribute__((noinline)) int store_new_run_impl(struct rt_store *s, const char *meta,
+                                                        size_t len, uint64_t *run_id)
 {
 	struct put_ctx c = {.dbi = s->runs, .v = {len, (void *)meta}, .run_id = run_id};
 	return with_write(s, do_put, &c);
 }
 
-static __attribute__((noinline)) int store_put_meta_impl(struct rt_store *s, uint64_t run, const char *meta, size_t len)
+static __attribute__((noinline)) int store_put_meta_impl(struct rt_store *s, uint64_t run,
+                                                         const char *meta, size_t len)
 {
 	unsigned char key[8];
 	put_be64(key, run);
@@ -734,8 +737,9 @@ static __attribute__((noinline)) int store_put_meta_impl(struct rt_store *s, uin
 	return write_txn(s, do_put, &c); /* readers too: salvage marks runs crashed */
 }
 
-static __attribute__((noinline)) int store_put_inventory_impl(struct rt_store *s, uint64_t run, uint32_t gen, const void *buf,
-                           size_t len)
+static __attribute__((noinline)) int store_put_inventory_impl(struct rt_store *s, uint64_t run,
+                                                              uint32_t gen, const void *buf,
+                                                              size_t len)
 {
 	unsigned char key[12];
 	put_be64(key, run);
@@ -881,7 +885,8 @@ static int grow(void **p, size_t *cap, size_t need, size_t unit)
 	return 0;
 }
 
-static __attribute__((noinline)) int store_append_impl(struct rt_store *s, uint64_t run, uint64_t seq, const void *rec, size_t len)
+static __attribute__((noinline)) int store_append_impl(struct rt_store *s, uint64_t run,
+                                                       uint64_t seq, const void *rec, size_t len)
 {
 	if (!s->rdwr || !s->have_dbis)
 		return -EROFS;
@@ -922,8 +927,9 @@ static int do_put_raw(struct rt_store *s, MDB_txn *txn, void *vctx)
 	return put_sample(s, txn, c->run, c->seq, c->val, c->len);
 }
 
-static __attribute__((noinline)) int store_put_sample_bytes_impl(struct rt_store *s, uint64_t run, uint64_t seq, const void *val,
-                              size_t len)
+static __attribute__((noinline)) int store_put_sample_bytes_impl(struct rt_store *s, uint64_t run,
+                                                                 uint64_t seq, const void *val,
+                                                                 size_t len)
 {
 	struct raw_ctx c = {run, seq, val, len};
 	return with_write(s, do_put_raw, &c);
@@ -961,14 +967,16 @@ static int get_copy(struct rt_store *s, MDB_dbi dbi, void *key, size_t klen, voi
 	return 0;
 }
 
-static __attribute__((noinline)) int store_get_meta_impl(struct rt_store *s, uint64_t run, char **meta, size_t *len)
+static __attribute__((noinline)) int store_get_meta_impl(struct rt_store *s, uint64_t run,
+                                                         char **meta, size_t *len)
 {
 	unsigned char key[8];
 	put_be64(key, run);
 	return get_copy(s, s->runs, key, 8, (void **)meta, len, 1);
 }
 
-static __attribute__((noinline)) int store_get_inventory_impl(struct rt_store *s, uint64_t run, uint32_t gen, void **buf, size_t *len)
+static __attribute__((noinline)) int store_get_inventory_impl(struct rt_store *s, uint64_t run,
+                                                              uint32_t gen, void **buf, size_t *len)
 {
 	unsigned char key[12];
 	put_be64(key, run);
@@ -1060,8 +1068,9 @@ static int find_start(MDB_cursor *cur, uint64_t run, uint64_t from)
 	return 0;
 }
 
-static __attribute__((noinline)) int store_scan_impl(struct rt_store *s, uint64_t run, uint64_t from, uint64_t to,
-                  rt_store_sample_cb cb, void *ctx)
+static __attribute__((noinline)) int store_scan_impl(struct rt_store *s, uint64_t run,
+                                                     uint64_t from, uint64_t to,
+                                                     rt_store_sample_cb cb, void *ctx)
 {
 	if (!s->have_dbis)
 		return RT_E_NOTFOUND;
@@ -1182,7 +1191,8 @@ static int do_salvage(struct rt_store *s, MDB_txn *txn, void *vctx)
 	return 0;
 }
 
-static __attribute__((noinline)) int store_salvage_impl(struct rt_store *s, struct rt_ring *ring, unsigned *added)
+static __attribute__((noinline)) int store_salvage_impl(struct rt_store *s, struct rt_ring *ring,
+                                                        unsigned *added)
 {
 	struct salvage_ctx c = {.ring = ring, .run = rt_ring_run_id(ring)};
 	*added = 0;
@@ -1230,8 +1240,9 @@ static int one_cb(void *vctx, uint64_t seq, const void *rec, size_t len)
 	return 1;
 }
 
-static __attribute__((noinline)) int store_get_sample_impl(struct rt_store *s, uint64_t run, uint64_t seq, void *buf, size_t cap,
-                        size_t *len)
+static __attribute__((noinline)) int store_get_sample_impl(struct rt_store *s, uint64_t run,
+                                                           uint64_t seq, void *buf, size_t cap,
+                                                           size_t *len)
 {
 	struct one_ctx c = {buf, cap, 0, 0};
 	int rc = rt_store_scan(s, run, seq, seq, one_cb, &c);
@@ -1243,7 +1254,8 @@ static __attribute__((noinline)) int store_get_sample_impl(struct rt_store *s, u
 	return 0;
 }
 
-static __attribute__((noinline)) int store_seq_bounds_impl(struct rt_store *s, uint64_t run, uint64_t *first, uint64_t *last)
+static __attribute__((noinline)) int store_seq_bounds_impl(struct rt_store *s, uint64_t run,
+                                                           uint64_t *first, uint64_t *last)
 {
 	if (!s->have_dbis)
 		return RT_E_NOTFOUND;
@@ -1282,7 +1294,8 @@ static __attribute__((noinline)) int store_seq_bounds_impl(struct rt_store *s, u
 	return ret;
 }
 
-static __attribute__((noinline)) int store_seq_at_time_impl(struct rt_store *s, uint64_t run, uint64_t wall_ns, uint64_t *seq)
+static __attribute__((noinline)) int store_seq_at_time_impl(struct rt_store *s, uint64_t run,
+                                                            uint64_t wall_ns, uint64_t *seq)
 {
 	uint64_t lo, hi;
 	int rc = rt_store_seq_bounds(s, run, &lo, &hi);
@@ -1320,7 +1333,8 @@ static __attribute__((noinline)) int store_seq_at_time_impl(struct rt_store *s, 
 	return 0;
 }
 
-static __attribute__((noinline)) int store_list_runs_impl(struct rt_store *s, rt_store_run_cb cb, void *ctx)
+static __attribute__((noinline)) int store_list_runs_impl(struct rt_store *s, rt_store_run_cb cb,
+                                                          void *ctx)
 {
 	if (!s->have_dbis)
 		return 0;
@@ -1508,7 +1522,8 @@ static int get_deleting(struct rt_store *s, uint64_t *run)
 	return rc == 0 && v.mv_size == 8 ? 0 : RT_E_NOTFOUND;
 }
 
-static __attribute__((noinline)) int store_enforce_cap_impl(struct rt_store *s, uint64_t keep, unsigned *deleted)
+static __attribute__((noinline)) int store_enforce_cap_impl(struct rt_store *s, uint64_t keep,
+                                                            unsigned *deleted)
 {
 	*deleted = 0;
 	s->cap_more = 0;

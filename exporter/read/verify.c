@@ -181,13 +181,14 @@ static void say_run(const struct run_entry *e, const struct progress *p, int rec
 		return;
 	}
 	if (!e->meta_ok && p->readable == 0) {
-		printf("run %llu: unreadable (its metadata is damaged)\n", (unsigned long long)e->id);
+		printf("run %llu: unreadable (its metadata is damaged)\n",
+		       (unsigned long long)e->id);
 		return;
 	}
 	uint64_t from = p->bad ? p->first_bad : p->next;
 	printf("run %llu: damaged from sample %llu: %llu of %llu samples readable%s%s\n",
-	       (unsigned long long)e->id, (unsigned long long)from,
-	       (unsigned long long)p->readable, (unsigned long long)(want > p->next ? want : p->next),
+	       (unsigned long long)e->id, (unsigned long long)from, (unsigned long long)p->readable,
+	       (unsigned long long)(want > p->next ? want : p->next),
 	       !e->meta_ok ? ", metadata damaged" : "",
 	       recover ? (p->copied ? ", those copied" : ", nothing copied") : "");
 }
