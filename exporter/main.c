@@ -546,6 +546,18 @@ static void write_step_summary(const char *gh, const struct rt_answer *ans)
 
 /* live --summary: after the last line, the run's summary on stderr, from
  * its final metadata (the store's, or the stream's last) and the lines. */
+/* The summary on stderr, and in GitHub Actions where people read it: the
+ * job's page (TRACKER_STEP_SUMMARY=0 keeps it off). */
+static void say_summary(const struct rt_answer *ans)
+{
+	fflush(stdout);
+	rt_print_summary(stderr, ans);
+	fflush(stderr);
+	const char *gh = getenv("GITHUB_STEP_SUMMARY"), *opt = getenv("TRACKER_STEP_SUMMARY");
+	if (gh && *gh && !(opt && !strcmp(opt, "0")))
+		write_step_summary(gh, ans);
+}
+
 static void print_live_summary(struct rt_store *s, const struct rt_runinfo *ri,
                                const struct rt_buf *stream_meta, struct rt_series *ser)
 {
@@ -562,21 +574,27 @@ static void print_live_summary(struct rt_store *s, const struct rt_runinfo *ri,
 	}
 	struct rt_answer ans;
 	if (mj && rt_answer_from_series(mj, ml, ser, &ans) == 0) {
-		fflush(stdout);
-		rt_print_summary(stderr, &ans);
-		fflush(stderr);
-		/* in GitHub Actions, the summary where people read it: the job's
-		 * page (TRACKER_STEP_SUMMARY=0 keeps it off) */
-		const char *gh = getenv("GITHUB_STEP_SUMMARY"),
-		           *opt = getenv("TRACKER_STEP_SUMMARY");
-		if (gh && *gh && !(opt && !strcmp(opt, "0"))) {
-			write_step_summary(gh, &ans);
-		}
+		say_summary(&ans);
 		rt_answer_free(&ans);
 	} else {
 		rt_say("no summary: the run's metadata cannot be read");
 	}
 	rt_run_free(&fresh);
+}
+
+/* The same, of the run as stored, read when it ends. */
+static void print_stored_summary(struct rt_store *s, uint64_t run)
+{
+	char spec[32];
+	struct rt_answer ans;
+	snprintf(spec, sizeof(spec), "%llu", (unsigned long long)run);
+	/* the step summary's charts need the series itself */
+	const char *gh = getenv("GITHUB_STEP_SUMMARY"), *opt = getenv("TRACKER_STEP_SUMMARY");
+	int charts = gh && *gh && !(opt && !strcmp(opt, "0"));
+	if (rt_answer_run(s, spec, charts, &ans) == 0) {
+		say_summary(&ans);
+		rt_answer_free(&ans);
+	}
 }
 #endif
 
@@ -615,7 +633,11 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 #ifdef RT_EXPORT_FULL
 	struct rt_series ser = {0};
 	struct rt_buf last_meta = {0};
-	if (a->summary) { /* the recorder's --summary: collect the lines as numbers too */
+	/* the recorder's --summary: from the store at the end when there is
+	 * one (the printer's memory stays flat however long the run), else
+	 * (the recorder's pipe) the lines are collected as numbers too */
+	int sum_store = a->summary && a->fd < 0 && s;
+	if (a->summary && !sum_store) {
 		e.observe = rt_series_observe;
 		e.observe_ctx = &ser;
 		e.last_meta = &last_meta;
@@ -666,7 +688,9 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 	int rc = finish(&k, r);
 	rt_say_read_notes(&e.notes, e.run, e.lines);
 #ifdef RT_EXPORT_FULL
-	if (a->summary)
+	if (sum_store)
+		print_stored_summary(s, ri.id);
+	else if (a->summary)
 		print_live_summary(s, &ri, &last_meta, &ser);
 	rt_series_free(&ser);
 	rt_buf_free(&last_meta);
