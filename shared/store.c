@@ -390,7 +390,11 @@ static int load_store_id(struct rt_store *s)
 	}
 	for (int i = 0; i < 16; i++)
 		snprintf(hex + 2 * i, 3, "%02x", id[i]);
-	snprintf(s->ring_key, sizeof(s->ring_key), "%s#%s", s->dir, hex);
+	/* the directory as the kernel names it: `--store s` and
+	 * `--store /abs/s` are one store, with one set of ring names */
+	char real[4096];
+	const char *d = realpath(s->dir, real) ? real : s->dir;
+	snprintf(s->ring_key, sizeof(s->ring_key), "%s#%s", d, hex);
 	return 0;
 }
 

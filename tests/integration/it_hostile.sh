@@ -379,3 +379,15 @@ if skipped:
 print("3000 threads at -i 0.01: %d samples taken, %d skipped, over %.2f s" % (len(rows), skipped, span))
 PY
 ok "under load: the samples skipped are counted and said"
+
+# one store however its path is spelled: a run recorded with a relative
+# --store is followed live through the absolute one (ring names agree)
+mkdir -p "$T/relwd"
+(cd "$T/relwd" && "$RT" --store rel -i 0.1 -o /dev/null -- sleep 2) &
+rp=$!; track $rp
+wait_for test -e "$T/relwd/rel/data.mdb" || fail "no relative store"
+sleep 0.5
+timeout 10 "$EXP" --store "$T/relwd/rel" tail -n 1 > "$T/rel.tail" 2> "$T/rel.err" || true
+wait $rp
+grep -q '^{' "$T/rel.tail" || fail "a relative --store's live run not followed through its absolute path: $(cat "$T/rel.err")"
+ok "a store is one store however its path is spelled (live ring found)"
