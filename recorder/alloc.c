@@ -38,6 +38,41 @@ static int64_t cg_limit(const char *const roots[], const char *path, const char 
 	return -1;
 }
 
+/*
+ * GPUs a CUDA_VISIBLE_DEVICES (or ROCR_VISIBLE_DEVICES) value leaves
+ * visible, as CUDA reads it: a comma list of indexes, GPU-<uuid> or
+ * MIG-<id>, read up to the first entry that is none of those or names no
+ * device (-1, an index past the host's GPUs, NoDevFiles): that one and
+ * every one after it hide. An empty value hides every GPU.
+ */
+static unsigned visible_count(const char *s, unsigned host_gpus)
+{
+	unsigned n = 0;
+	while (s && *s) {
+		while (*s == ' ')
+			s++;
+		size_t len = strcspn(s, ",");
+		size_t digits = strspn(s, "0123456789");
+		size_t t = len;
+		while (t && s[t - 1] == ' ')
+			t--;
+		int index = digits && digits == t;
+		if (index) {
+			char *e;
+			unsigned long v = strtoul(s, &e, 10);
+			if (host_gpus && v >= host_gpus)
+				break;
+		} else if (!((t > 4 && !strncmp(s, "GPU-", 4)) || (t > 4 && !strncmp(s, "MIG-", 4)))) {
+			break;
+		}
+		n++;
+		s += len;
+		if (*s == ',')
+			s++;
+	}
+	return n;
+}
+
 /* Items of a comma list ("0,1,3"); "" (none) is 0, "NoDevFiles" too. */
 static unsigned list_count(const char *s)
 {
@@ -180,7 +215,7 @@ void rt_alloc_detect(const struct rt_request *req, unsigned host_cpus, uint64_t 
 		a->gpu = req->gpu;
 		snprintf(a->gpu_from, sizeof(a->gpu_from), "request");
 	} else if (vis) {
-		unsigned n = list_count(vis);
+		unsigned n = visible_count(vis, host_gpus);
 		a->gpu = n < host_gpus || !host_gpus ? n : host_gpus;
 		snprintf(a->gpu_from, sizeof(a->gpu_from), "visible");
 	} else if (slurm_gpu >= 0) {

@@ -260,7 +260,13 @@ int rt_parse_max_or_u64(const char *buf, size_t len, int64_t *out)
 		return 0;
 	}
 	uint64_t v;
-	if (rt_scan_u64(&p, end, &v))
+	if (p == end || *p < '0' || *p > '9' || rt_scan_u64(&p, end, &v))
+		return -1;
+	/* the kernel's grammar: "max" or an integer, then the newline; "1e3"
+	 * or "12M" is not a limit (it read as 1 and 12) */
+	while (p < end && (*p == ' ' || *p == '\n'))
+		p++;
+	if (p != end)
 		return -1;
 	*out = v >= (1ull << 62) ? -1 : (int64_t)v;
 	return 0;

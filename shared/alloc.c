@@ -7,6 +7,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Whether s starts with a decimal number (digits, at most one '.'
+ * between digits) and what follows is not more of a number. */
+static int decimal_prefix(const char *s)
+{
+	size_t a = strspn(s, "0123456789");
+	if (!a)
+		return 0;
+	if (s[a] == '.') {
+		size_t b = strspn(s + a + 1, "0123456789");
+		if (!b)
+			return 0;
+		a += 1 + b;
+	}
+	char c = s[a];
+	return !(c == '.' || c == 'e' || c == 'E' || c == 'x' || c == 'X' || c == 'p' || c == 'P');
+}
+
 int rt_parse_size(const char *s, size_t len, uint64_t *bytes)
 {
 	char buf[64];
@@ -15,6 +32,8 @@ int rt_parse_size(const char *s, size_t len, uint64_t *bytes)
 	memcpy(buf, s, len);
 	buf[len] = '\0';
 	char *end;
+	if (!decimal_prefix(buf))
+		return -1; /* 0x10G, 1e3M, inf: not what a person means by a size */
 	errno = 0;
 	double v = strtod(buf, &end);
 	if (end == buf || errno || !(v > 0) || !isfinite(v) || buf[0] == '-' || buf[0] == '+')
@@ -75,10 +94,18 @@ int rt_request_parse(const char *s, struct rt_request *r, char *err, size_t cap)
 		char v[64];
 		snprintf(v, sizeof(v), "%.*s", (int)(vl < 63 ? vl : 63), eq + 1);
 		char *x;
+		int twice = (kl == 3 && !strncmp(s, "cpu", 3) && r->has_cpu) ||
+		            (kl == 6 && !strncmp(s, "memory", 6) && r->has_mem) ||
+		            (kl == 3 && !strncmp(s, "gpu", 3) && r->has_gpu);
+		if (twice) {
+			snprintf(err, cap, "names %.*s twice: give each of cpu, memory, gpu once", (int)kl,
+			         s);
+			return -1;
+		}
 		if (kl == 3 && !strncmp(s, "cpu", 3)) {
 			errno = 0;
 			double c = strtod(v, &x);
-			if (x == v || *x || errno || !(c > 0) || c > 100000) {
+			if (!decimal_prefix(v) || x == v || *x || errno || !(c > 0) || c > 100000) {
 				snprintf(err, cap,
 				         "has cpu='%s': a number of cores > 0 (e.g. cpu=4)", v);
 				return -1;
@@ -95,7 +122,7 @@ int rt_request_parse(const char *s, struct rt_request *r, char *err, size_t cap)
 		} else if (kl == 3 && !strncmp(s, "gpu", 3)) {
 			errno = 0;
 			long g = strtol(v, &x, 10);
-			if (x == v || *x || errno || g < 0 || g > 1024) {
+			if (v[0] < '0' || v[0] > '9' || x == v || *x || errno || g < 0 || g > 1024) {
 				snprintf(err, cap,
 				         "has gpu='%s': a whole number of GPUs (e.g. gpu=1)", v);
 				return -1;

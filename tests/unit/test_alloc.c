@@ -67,3 +67,44 @@ Test(alloc, the_request_wins_and_visible_devices_count_gpus)
 	rt_alloc_detect(&r, 8, 64ull << 30, 4, &a);
 	cr_expect_eq(a.gpu, 0, "an empty list hides every GPU");
 }
+
+/* CUDA_VISIBLE_DEVICES as CUDA reads it: up to the first entry that names
+ * no device. */
+Test(alloc, visible_devices_are_read_as_cuda_reads_them)
+{
+	struct rt_alloc a;
+	static const struct {
+		const char *v;
+		unsigned gpus;
+	} cases[] = {
+	    {"-1", 0},          {"", 0},           {"NoDevFiles", 0},      {"0,1", 2},
+	    {"1,-1,0", 1},      {"0,7", 1},        {"GPU-8a2c0e7e-1f3d", 1}, {"MIG-GPU-8a2c/1/0,0", 2},
+	    {"0, 1", 2},        {"abc,0", 0},      {"3", 1},               {"4", 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		setenv("CUDA_VISIBLE_DEVICES", cases[i].v, 1);
+		rt_alloc_detect(NULL, 8, 64ull << 30, 4, &a);
+		cr_expect_eq(a.gpu, cases[i].gpus, "CUDA_VISIBLE_DEVICES='%s': %u GPUs, want %u",
+		             cases[i].v, a.gpu, cases[i].gpus);
+	}
+	unsetenv("CUDA_VISIBLE_DEVICES");
+}
+
+/* --request: decimal numbers with units only, each key once. */
+Test(alloc, a_request_takes_decimal_numbers_and_each_key_once)
+{
+	struct rt_request r;
+	char err[128];
+	static const char *const bad[] = {"memory=0x10G", "memory=1e3M", "cpu=0x4", "cpu=1e1",
+	                                  "cpu=4,cpu=5", "memory=1G,memory=2G", "gpu=1,gpu=1",
+	                                  "gpu=+1", "memory=.5G", "memory=inf", "cpu=nan"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_expect_neq(rt_request_parse(bad[i], &r, err, sizeof(err)), 0, "'%s' taken", bad[i]);
+	cr_expect_eq(rt_request_parse("cpu=4,cpu=5", &r, err, sizeof(err)), -1);
+	cr_expect(strstr(err, "twice") != NULL, "%s", err);
+	cr_assert_eq(rt_request_parse("cpu=2.5,memory=1.5GiB,gpu=1", &r, err, sizeof(err)), 0, "%s",
+	             err);
+	cr_expect(r.cpu == 2.5 && r.mem == 3ull << 29 && r.gpu == 1);
+	cr_assert_eq(rt_request_parse("memory=512M", &r, err, sizeof(err)), 0);
+	cr_expect_eq(r.mem, 512ull << 20);
+}

@@ -234,3 +234,16 @@ Test(procfs, sysfs_attributes_are_whole_numbers_or_nothing)
 	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++)
 		cr_expect_eq(rt_parse_attr_u64(bad[k], strlen(bad[k]), &u), -1, "'%s'", bad[k]);
 }
+
+/* cgroup limits in the kernel's grammar: "max" or an integer */
+Test(procfs, cgroup_limits_are_max_or_an_integer)
+{
+	int64_t v;
+	cr_expect_eq(rt_parse_max_or_u64("max\n", 4, &v), 0);
+	cr_expect_eq(v, -1);
+	cr_expect_eq(rt_parse_max_or_u64("536870912\n", 10, &v), 0);
+	cr_expect_eq(v, 536870912);
+	static const char *const bad[] = {"1e3\n", "12M\n", "-1\n", "0x10\n", "max2\n", "\n", "1.5\n"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_expect_neq(rt_parse_max_or_u64(bad[i], strlen(bad[i]), &v), 0, "'%s' taken", bad[i]);
+}
