@@ -11,6 +11,7 @@ empty or missing):
     partial  200 with a partialSuccess (3 data points rejected)
     400      400 with a reason (a bad request: never retried)
     429      429 with Retry-After: 1
+    429long  429 with Retry-After: 999999999 (the push's own bound must win)
     503      503
     garbage  bytes that are not HTTP, then the connection closed
     silence  no answer at all (the connection is held for 120 s)
@@ -80,6 +81,8 @@ class Handler(BaseHTTPRequestHandler):
             status, reply = 400, b'{"code":3,"message":"test receiver: bad request"}'
         elif word == "429":
             status, extra, reply = 429, {"Retry-After": "1"}, b"{}"
+        elif word == "429long":
+            status, extra, reply = 429, {"Retry-After": "999999999"}, b"{}"
         elif word == "503":
             status, reply = 503, b"{}"
         self.send_response(status)

@@ -327,6 +327,9 @@ static int send_batch(struct rt_push *p)
 		double wait = backoff;
 		if (r.retry_after_s >= 0)
 			wait = r.retry_after_s > 60 ? 60 : (double)r.retry_after_s;
+		/* the retry bound beats any Retry-After: one last try at its end */
+		if (wait > bound - waited)
+			wait = bound - waited > 0 ? bound - waited : 0;
 		rt_http_resp_free(&r);
 		if (p->verbose)
 			rt_say("push: %s; again in %.1f s",
@@ -745,6 +748,27 @@ int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char
 			       "AWS_SECRET_ACCESS_KEY is not: cannot sign for Amazon Managed "
 			       "Prometheus");
 			return 2;
+		}
+		/* a credential with a control byte would split the request's
+		 * headers (a second header smuggled in): refused, never sent */
+		static const char *const cred[] = {"TRACKER_REMOTE_WRITE_BEARER_TOKEN",
+		                                   "TRACKER_REMOTE_WRITE_USERNAME",
+		                                   "TRACKER_REMOTE_WRITE_PASSWORD"};
+		for (size_t i = 0; i < RT_ARRAY_LEN(cred); i++) {
+			const char *v = getenv(cred[i]);
+			for (const char *c = v; c && *c; c++)
+				if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+					rt_say("%s holds a control character (a line break?): it "
+					       "cannot go into a request header; set it without one",
+					       cred[i]);
+					return 2;
+				}
+			if (v && strlen(v) > 1000) {
+				rt_say("%s is longer than 1000 bytes: it is not sent cut; set the "
+				       "whole credential within that",
+				       cred[i]);
+				return 2;
+			}
 		}
 		if (!(region && *region) && auth_header(auth, sizeof(auth)))
 			p.headers[nh++] = auth;

@@ -109,6 +109,15 @@ TRACKER_PUSH_BATCH_LINES=7 TRACKER_PUSH_TIMEOUT_SECS=1 TRACKER_PUSH_RETRY_SECS=1
 rc=$?
 set -e
 [ $rc -eq 1 ] && grep -q "no answer" "$T/f2.err" || fail "silence: exit $rc ($(cat "$T/f2.err"))"
+# a Retry-After of 31 years: TRACKER_PUSH_RETRY_SECS still bounds the wait
+echo "429long 429long 429long" > "$R/script"
+t0=$(date +%s)
+set +e
+TRACKER_PUSH_BATCH_LINES=7 TRACKER_PUSH_RETRY_SECS=2 "$EXP" push 2 --to otlp > /dev/null 2> "$T/f4.err"
+rc=$?
+set -e
+took=$(($(date +%s) - t0))
+[ $rc -eq 1 ] && [ $took -le 6 ] || fail "Retry-After beat the retry bound: exit $rc after $took s ($(cat "$T/f4.err"))"
 : > "$R/script"
 TRACKER_PUSH_BATCH_LINES=7 "$EXP" push 2 --to otlp -v 2> "$T/f3.err" || fail "resumed push: $(cat "$T/f3.err")"
 grep -q "resumes at sample" "$T/f3.err" || fail "did not resume: $(cat "$T/f3.err")"
@@ -120,7 +129,11 @@ set +e
 OTEL_EXPORTER_OTLP_HEADERS="no-equals-sign" "$EXP" push 1 --to otlp > /dev/null 2> "$T/b1"; r1=$?
 env -u OTEL_EXPORTER_OTLP_ENDPOINT "$EXP" push 1 --to otlp > /dev/null 2> "$T/b2"; r2=$?
 OTEL_RESOURCE_ATTRIBUTES="=x" "$EXP" push 1 --to otlp > /dev/null 2> "$T/b3"; r3=$?
+TRACKER_REMOTE_WRITE_URL="http://127.0.0.1:1/w" TRACKER_REMOTE_WRITE_BEARER_TOKEN="$(printf 'tok\r\nX-Evil: 1')" \
+	"$EXP" push 1 --to prometheus > /dev/null 2> "$T/b4"; r4=$?
 set -e
+[ $r4 -eq 2 ] && grep -q "TRACKER_REMOTE_WRITE_BEARER_TOKEN holds a control character" "$T/b4" ||
+	fail "a token with a line break: $r4 $(cat "$T/b4")"
 [ $r1 -eq 2 ] && grep -q "OTEL_EXPORTER_OTLP_HEADERS" "$T/b1" || fail "bad headers: $r1 $(cat "$T/b1")"
 [ $r2 -eq 2 ] && grep -q "OTEL_EXPORTER_OTLP_ENDPOINT" "$T/b2" || fail "no endpoint: $r2 $(cat "$T/b2")"
 [ $r3 -eq 2 ] && grep -q "OTEL_RESOURCE_ATTRIBUTES" "$T/b3" || fail "bad resource: $r3 $(cat "$T/b3")"
