@@ -103,8 +103,8 @@ struct rt_sink {
 /* Output to path ("-": stdout; NULL: default_fd). Live output (line_flush)
  * is written in place as it comes; any other to a regular file replaces it
  * atomically at rt_sink_close (safefile.h). why: one line on failure. */
-int rt_sink_open(struct rt_sink *k, const char *path, int default_fd, int line_flush,
-                 char *why, size_t cap);
+int rt_sink_open(struct rt_sink *k, const char *path, int default_fd, int line_flush, char *why,
+                 size_t cap);
 /* Write what is buffered. Returns 0 or -errno (also kept in k->failed). */
 int rt_sink_flush(struct rt_sink *k);
 /* Flush and close: 0, or -errno when the output could not be written

@@ -364,7 +364,8 @@ static int verb_recover(const struct args *a, struct rt_store *s)
 {
 	(void)s;
 	if (!a->run) {
-		rt_say("recover needs the damaged store's directory: rt-export recover DIR [-o NEWDIR]");
+		rt_say("recover needs the damaged store's directory: rt-export recover DIR [-o "
+		       "NEWDIR]");
 		return 2;
 	}
 	return rt_cmd_recover(a->run, a->output);
@@ -618,8 +619,8 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 	char why[512];
 	r = rt_sink_open(&k, a->output, live ? 2 : 1, replay ? 0 : 1, why, sizeof(why));
 	if (r) {
-		rt_say("cannot open the output file %s: %s (choose another with -o FILE)", a->output,
-		       why);
+		rt_say("cannot open the output file %s: %s (choose another with -o FILE)",
+		       a->output, why);
 		rt_run_free(&ri);
 		return 1;
 	}
@@ -655,10 +656,11 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 		if ((r == 0 || r == RT_E_CORRUPT) && !from_ns && !to_ns && a->every == 1 &&
 		    ri.meta_json && rt_runmeta_read(ri.meta_json, strlen(ri.meta_json), &f) == 0 &&
 		    f.has_last_seq && !f.samples_not_stored && e.lines < f.last_seq)
-			rt_say("run %llu: %llu of its %llu samples are missing from the store (it is "
-			       "damaged): see rt-export verify",
-			       (unsigned long long)ri.id, (unsigned long long)(f.last_seq - e.lines),
-			       (unsigned long long)f.last_seq);
+			rt_say(
+			    "run %llu: %llu of its %llu samples are missing from the store (it is "
+			    "damaged): see rt-export verify",
+			    (unsigned long long)ri.id, (unsigned long long)(f.last_seq - e.lines),
+			    (unsigned long long)f.last_seq);
 		if (r == RT_E_RANGE) { /* say when the run ran instead of nothing */
 			char s0[32], s1[32];
 			rt_fmt_iso8601(s0, sizeof(s0), ri.start_ns);

@@ -62,7 +62,8 @@ static unsigned visible_count(const char *s, unsigned host_gpus)
 			unsigned long v = strtoul(s, &e, 10);
 			if (host_gpus && v >= host_gpus)
 				break;
-		} else if (!((t > 4 && !strncmp(s, "GPU-", 4)) || (t > 4 && !strncmp(s, "MIG-", 4)))) {
+		} else if (!((t > 4 && !strncmp(s, "GPU-", 4)) ||
+		             (t > 4 && !strncmp(s, "MIG-", 4)))) {
 			break;
 		}
 		n++;

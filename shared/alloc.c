@@ -98,8 +98,8 @@ int rt_request_parse(const char *s, struct rt_request *r, char *err, size_t cap)
 		            (kl == 6 && !strncmp(s, "memory", 6) && r->has_mem) ||
 		            (kl == 3 && !strncmp(s, "gpu", 3) && r->has_gpu);
 		if (twice) {
-			snprintf(err, cap, "names %.*s twice: give each of cpu, memory, gpu once", (int)kl,
-			         s);
+			snprintf(err, cap, "names %.*s twice: give each of cpu, memory, gpu once",
+			         (int)kl, s);
 			return -1;
 		}
 		if (kl == 3 && !strncmp(s, "cpu", 3)) {
@@ -122,7 +122,8 @@ int rt_request_parse(const char *s, struct rt_request *r, char *err, size_t cap)
 		} else if (kl == 3 && !strncmp(s, "gpu", 3)) {
 			errno = 0;
 			long g = strtol(v, &x, 10);
-			if (v[0] < '0' || v[0] > '9' || x == v || *x || errno || g < 0 || g > 1024) {
+			if (v[0] < '0' || v[0] > '9' || x == v || *x || errno || g < 0 ||
+			    g > 1024) {
 				snprintf(err, cap,
 				         "has gpu='%s': a whole number of GPUs (e.g. gpu=1)", v);
 				return -1;

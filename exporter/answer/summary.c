@@ -582,12 +582,15 @@ void rt_print_summary(FILE *f, const struct rt_answer *a)
 		fprintf(f, ", exit code %d", a->exit_code);
 	fprintf(f, ", started %s, %s, %llu samples every %g s\n", start, dur,
 	        (unsigned long long)st->lines, a->ri.interval);
-	const cJSON *sk = a->meta ? cJSON_GetObjectItemCaseSensitive(a->meta, "samples_skipped") : NULL;
+	const cJSON *sk =
+	    a->meta ? cJSON_GetObjectItemCaseSensitive(a->meta, "samples_skipped") : NULL;
 	if (cJSON_IsNumber(sk) && sk->valuedouble > 0)
 		fprintf(f,
-		        "  skipped: %.0f samples (%.1f %%): the host was too busy to sample every %g s; "
+		        "  skipped: %.0f samples (%.1f %%): the host was too busy to sample every "
+		        "%g s; "
 		        "the figures cover the samples taken\n",
-		        sk->valuedouble, 100.0 * sk->valuedouble / (sk->valuedouble + (double)st->lines),
+		        sk->valuedouble,
+		        100.0 * sk->valuedouble / (sk->valuedouble + (double)st->lines),
 		        a->ri.interval);
 	if (a->partial)
 		fprintf(f, "  partial: the run %s; these figures cover the samples so far\n",
@@ -804,7 +807,8 @@ cJSON *rt_json_run(const struct rt_answer *a)
 		cJSON_AddNullToObject(o, "exit_code");
 	cJSON_AddNumberToObject(o, "duration_secs", a->st.duration);
 	cJSON_AddNumberToObject(o, "samples", (double)a->st.lines);
-	const cJSON *sk = a->meta ? cJSON_GetObjectItemCaseSensitive(a->meta, "samples_skipped") : NULL;
+	const cJSON *sk =
+	    a->meta ? cJSON_GetObjectItemCaseSensitive(a->meta, "samples_skipped") : NULL;
 	cJSON_AddNumberToObject(o, "samples_skipped", cJSON_IsNumber(sk) ? sk->valuedouble : 0);
 	cJSON_AddNumberToObject(o, "interval_secs", a->ri.interval);
 	cJSON_AddBoolToObject(o, "partial", a->partial);

@@ -59,8 +59,8 @@ void rt_say_read_notes(const struct rt_read_notes *n, uint64_t run, uint64_t lin
 		       lines ? "; its last samples may be missing" : "");
 }
 
-int rt_sink_open(struct rt_sink *k, const char *path, int default_fd, int line_flush,
-                 char *why, size_t cap)
+int rt_sink_open(struct rt_sink *k, const char *path, int default_fd, int line_flush, char *why,
+                 size_t cap)
 {
 	memset(k, 0, sizeof(*k));
 	k->line_flush = line_flush;

@@ -232,8 +232,8 @@ static int list_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 	int have = rt_run_bounds(c->s, run, &first, &last) == 0;
 	/* a finished run that names its last sample but lacks it is damaged */
 	struct rt_run_fields f;
-	if (rt_runmeta_read(meta, len, &f) == 0 && f.has_last_seq &&
-	    !f.samples_not_stored && (!have || last != f.last_seq)) {
+	if (rt_runmeta_read(meta, len, &f) == 0 && f.has_last_seq && !f.samples_not_stored &&
+	    (!have || last != f.last_seq)) {
 		size_t n = strlen(c->damaged);
 		if (n + 24 < sizeof(c->damaged))
 			snprintf(c->damaged + n, sizeof(c->damaged) - n, "%s%llu", n ? ", " : "",

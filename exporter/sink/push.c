@@ -758,9 +758,10 @@ int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char
 			const char *v = getenv(cred[i]);
 			for (const char *c = v; c && *c; c++)
 				if ((unsigned char)*c < 0x20 || *c == 0x7f) {
-					rt_say("%s holds a control character (a line break?): it "
-					       "cannot go into a request header; set it without one",
-					       cred[i]);
+					rt_say(
+					    "%s holds a control character (a line break?): it "
+					    "cannot go into a request header; set it without one",
+					    cred[i]);
 					return 2;
 				}
 			if (v && strlen(v) > 1000) {
