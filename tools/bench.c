@@ -1367,34 +1367,32 @@ static void bench_wrapper(const char *rec_bin, const char *tmp)
 	       sum[3] / reps * 1e3, sum[3] / anchor);
 }
 
+/* /proc/PID/FILE into buf, NUL-terminated: its length, <= 0 when gone. */
+static ssize_t proc_text(pid_t pid, const char *file, char *buf, size_t cap)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, cap - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
 /* CPU time a process has run, ns (/proc/PID/schedstat: exact, not ticks) */
 static uint64_t oncpu_ns(pid_t pid)
 {
-	char path[64], buf[128];
-	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	return strtoull(buf, NULL, 10);
+	char buf[128];
+	return proc_text(pid, "schedstat", buf, sizeof(buf)) > 0 ? strtoull(buf, NULL, 10) : 0;
 }
 
 /* The first child of pid (its children file), or -1. */
 static pid_t first_child(pid_t pid)
 {
-	char path[96], buf[256];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return (pid_t)atoi(buf);
+	char file[64], buf[256];
+	snprintf(file, sizeof(file), "task/%d/children", (int)pid);
+	return proc_text(pid, file, buf, sizeof(buf)) > 0 ? (pid_t)atoi(buf) : -1;
 }
 
 /*
@@ -1436,8 +1434,8 @@ static void bench_guardian(const char *rec_bin, const char *tmp, int quick)
 	int st;
 	waitpid(g, &st, 0);
 	double samples = (w1 - w0) / 0.1;
-	static const char *const names[3] = {"guardian (waits for the job)",
-	                                     "recorder", "printer (rt-export live)"};
+	static const char *const names[3] = {"guardian (waits for the job)", "recorder",
+	                                     "printer (rt-export live)"};
 	printf("Wrapper mode's processes, -i 0.1 with JSON lines, %.0f samples:\n", samples);
 	double fam = 0;
 	long fpss = 0;
@@ -1486,15 +1484,9 @@ static void printer_rss(const char *rec_bin, const char *tmp, int n, int summary
 	/* how far the printer is: its write() calls, about one per line */
 	uint64_t last_seq = 0;
 	for (int q = 1; q <= 3 && p > 0;) {
-		char io[96], buf[512];
-		snprintf(io, sizeof(io), "/proc/%d/io", (int)p);
-		int fd = open(io, O_RDONLY | O_CLOEXEC);
-		ssize_t len = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-		if (fd >= 0)
-			close(fd);
-		if (len <= 0)
+		char buf[512];
+		if (proc_text(p, "io", buf, sizeof(buf)) <= 0)
 			break;
-		buf[len] = '\0';
 		const char *w = strstr(buf, "syscw:");
 		last_seq = w ? strtoull(w + 6, NULL, 10) : 0;
 		if (last_seq >= (uint64_t)n * (uint64_t)q / 4) {
@@ -1540,9 +1532,9 @@ static int want(int argc, char **argv, const char *section)
 	return !any;
 }
 
-static const char *const sections[] = {"steps",    "storage", "replay",   "gpu",
-                                       "quiet",    "family",  "syscalls", "tree",
-                                       "wrapper",  "guardian", "printer",  "binaries"};
+static const char *const sections[] = {"steps",   "storage",  "replay",   "gpu",
+                                       "quiet",   "family",   "syscalls", "tree",
+                                       "wrapper", "guardian", "printer",  "binaries"};
 
 int main(int argc, char **argv)
 {
