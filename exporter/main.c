@@ -394,7 +394,10 @@ static int verb_compact(const struct args *a, struct rt_store *s)
 		return 1;
 	}
 	if (rc) {
-		rt_say("cannot compact the store %s: %s", dir, rt_strerror(rc));
+		rt_say("cannot compact the store %s: %s", dir,
+		       rc == RT_E_CORRUPT ? "it is damaged and is left as it is; see what can be read "
+		                            "with rt-export verify, and copy it with rt-export recover"
+		                          : rt_strerror(rc));
 		return 1;
 	}
 	printf("compacted %s: %.1f MiB -> %.1f MiB\n", dir, (double)before / 1048576.0,
@@ -460,6 +463,15 @@ static int verb_delete(const struct args *a, struct rt_store *none)
 	if (rc) {
 		rt_say("cannot open the store %s for writing: %s", dir,
 		       rc == RT_E_UNSAFE ? rt_store_refusal() : rt_strerror(rc));
+		return 1;
+	}
+	/* deleting changes pages of runs long written: each one is looked at
+	 * first, and a damaged store is left as it is */
+	if ((rc = rt_store_check_pages(c.s))) {
+		rt_say("the store %s is damaged (%s); nothing was deleted. See what can be read with "
+		       "rt-export verify, and copy it with rt-export recover %s -o NEWDIR",
+		       dir, rc == RT_E_CORRUPT ? rt_store_last_error(c.s) : rt_strerror(rc), dir);
+		rt_store_close(c.s);
 		return 1;
 	}
 	rt_salvage_dead_runs(c.s, NULL, NULL); /* a killed recorder's run is not running */

@@ -39,6 +39,8 @@ struct guard {
 	/* what the socket could not take yet: summed */
 	struct rt_guard_msg backlog;
 	int exited_pending; /* the EXITED message waits behind the backlog */
+	int sync_pending;   /* the answer to a SYNC waits (behind the backlog) */
+	uint32_t sync_count;
 	int sigs[NSIG];     /* signals watched (not ignored by the caller) */
 	uint64_t stop_at[STOPS_TO_KILL];
 	unsigned nstops;
@@ -109,13 +111,20 @@ static void add_backlog(struct guard *g, const struct rt_guard_msg *m)
 		b->maxrss_kb = m->maxrss_kb;
 }
 
-/* Send what waits, in order: the backlog, then the job's end. */
+/* Send what waits, in order: the backlog, the answer to a SYNC, then the
+ * job's end. */
 static void flush(struct guard *g)
 {
 	if (g->backlog.count) {
 		if (send_now(g, &g->backlog) < 0)
 			return;
 		memset(&g->backlog, 0, sizeof(g->backlog));
+	}
+	if (g->sync_pending) {
+		struct rt_guard_msg m = {.type = RT_G_SYNC, .count = g->sync_count};
+		if (send_now(g, &m) < 0)
+			return;
+		g->sync_pending = 0;
 	}
 	if (g->exited_pending) {
 		struct rt_guard_msg m = {
@@ -208,21 +217,33 @@ static void forward(struct guard *g, const struct signalfd_siginfo *si)
 	kill(g->job, sig);
 }
 
-/* Read what the recorder sent: READY, or its end (EOF). 1: READY. */
-static int read_ready(struct guard *g)
+/* Read what the recorder sent: READY, SYNC, or its end (EOF). 1: READY. */
+static int read_recorder(struct guard *g)
 {
-	struct rt_guard_msg m;
-	ssize_t n;
-	do
-		n = recv(g->sock, &m, sizeof(m), MSG_DONTWAIT);
-	while (n < 0 && errno == EINTR);
-	if (n == (ssize_t)sizeof(m) && m.type == RT_G_READY)
-		return 1;
-	if (n == 0 || (n < 0 && errno != EAGAIN)) {
-		close(g->sock);
-		g->sock = -1;
+	int ready = 0;
+	while (g->sock >= 0) {
+		struct rt_guard_msg m;
+		ssize_t n;
+		do
+			n = recv(g->sock, &m, sizeof(m), MSG_DONTWAIT);
+		while (n < 0 && errno == EINTR);
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n != (ssize_t)sizeof(m)) {
+			close(g->sock);
+			g->sock = -1;
+			break;
+		}
+		if (m.type == RT_G_READY)
+			ready = 1;
+		if (m.type == RT_G_SYNC) {
+			/* what ended so far is reaped and told before the answer */
+			g->sync_count = m.count;
+			g->sync_pending = 1;
+			reap(g);
+		}
 	}
-	return 0;
+	return ready;
 }
 
 /* Wait up to ms for the recorder's first sample (or its end). */
@@ -241,7 +262,7 @@ static void wait_ready(struct guard *g, int ms)
 		}
 		struct pollfd p = {.fd = g->sock, .events = POLLIN};
 		int left = (int)((end - now) / 1000000u) + 1;
-		if (poll(&p, 1, left) > 0 && read_ready(g))
+		if (poll(&p, 1, left) > 0 && read_recorder(g))
 			return;
 	}
 }
@@ -259,11 +280,12 @@ static void wait_recorder(struct guard *g, int sfd, int ms)
 			     ms / 1000);
 			return;
 		}
-		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN},
-		                      {.fd = g->sock, .events = POLLOUT}};
-		int want_out = g->sock >= 0 && (g->backlog.count || g->exited_pending);
+		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = g->sock, .events = POLLIN}};
+		if (g->backlog.count || g->exited_pending || g->sync_pending)
+			p[1].events |= POLLOUT;
 		int left = (int)((end - now) / 1000000u) + 1;
-		poll(p, want_out ? 2 : 1, left > 100 ? 100 : left);
+		poll(p, 2, left > 100 ? 100 : left);
+		read_recorder(g);
 		struct signalfd_siginfo si;
 		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
 			; /* the job is gone: nothing to pass on */
@@ -344,11 +366,12 @@ int rt_guardian_run(struct rt_config *cfg, int out_fd, rt_record_fn record, cons
 	send_now(&g, &m);
 
 	while (!g.job_done) {
-		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN},
-		                      {.fd = g.sock, .events = POLLOUT}};
-		int want_out = g.sock >= 0 && g.backlog.count;
-		if (poll(p, want_out ? 2 : 1, sfd >= 0 ? -1 : 50) < 0 && errno != EINTR)
+		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = g.sock, .events = POLLIN}};
+		if (g.backlog.count || g.sync_pending)
+			p[1].events |= POLLOUT;
+		if (poll(p, 2, sfd >= 0 ? -1 : 50) < 0 && errno != EINTR)
 			continue;
+		read_recorder(&g);
 		struct signalfd_siginfo si;
 		while (sfd >= 0 && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 			if (si.ssi_signo == SIGCHLD)

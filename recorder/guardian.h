@@ -31,6 +31,8 @@ enum rt_guard_type {
 	RT_G_NOSTART,   /* the job could not start: status is the exit code */
 	RT_G_REAPED,    /* pid (0: several, count of them) was reaped with this rusage */
 	RT_G_EXITED,    /* the job (pid) ended with wait status status and this rusage */
+	RT_G_SYNC,      /* recorder -> guardian: reap what ended and report it, then
+	                 * send SYNC back with the same count (after those reports) */
 };
 
 struct rt_guard_msg {

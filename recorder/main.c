@@ -471,6 +471,7 @@ struct guard_state {
 	struct rt_proctree *tree;
 	pid_t job;
 	int job_status, job_done, nostart, gone;
+	uint32_t sync_sent, sync_back; /* SYNCs asked for, and the last answered */
 };
 
 static int guard_read(struct guard_state *gs, int wait_ms)
@@ -497,6 +498,7 @@ static int guard_read(struct guard_state *gs, int wait_ms)
 		}
 		switch (m.type) {
 		case RT_G_STARTED: gs->job = m.pid; break;
+		case RT_G_SYNC: gs->sync_back = m.count; break;
 		case RT_G_NOSTART:
 			gs->nostart = 1;
 			gs->job_status = m.status;
@@ -515,10 +517,26 @@ static int guard_read(struct guard_state *gs, int wait_ms)
 	}
 }
 
-/* The tree waits for reports of members the guardian just reaped. */
+/* The tree waits for reports of members the guardian just reaped; ms < 0:
+ * asks the guardian to reap and report what ended so far, and waits up to
+ * -ms for all of it. */
 static void await_reports(void *arg, int ms)
 {
-	guard_read(arg, ms);
+	struct guard_state *gs = arg;
+	if (ms >= 0) {
+		guard_read(gs, ms);
+		return;
+	}
+	struct rt_guard_msg m = {.type = RT_G_SYNC, .count = ++gs->sync_sent};
+	if (gs->gone || send(gs->g->fd, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(m))
+		return;
+	uint64_t end = rt_clock_mono_real() + (uint64_t)-ms * 1000000u;
+	while (gs->sync_back != gs->sync_sent && !gs->gone) {
+		uint64_t now = rt_clock_mono_real();
+		if (now >= end)
+			break;
+		guard_read(gs, (int)((end - now) / 1000000u) + 1);
+	}
 }
 
 /* Store the run's final metadata, let readers drain, close everything. */

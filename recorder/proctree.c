@@ -47,6 +47,9 @@
 #include "procfs.h"
 #include "rt/sysroot.h"
 
+/* How long a sample waits for the reaper's reports of what it reaped. */
+#define SYNC_WAIT_MS 50
+
 struct pt_proc {
 	int32_t pid; /* 0: empty slot */
 	int32_t ppid;
@@ -94,8 +97,13 @@ struct rt_proctree {
 	/* the host's fork counter now, and at the last full walk */
 	uint64_t forks, walked_forks;
 	int forks_known, walked_known;
-	pid_t *queue;
-	size_t qcap;
+	pid_t *queue; /* the last full walk's pids, parents before children */
+	size_t qcap, qlen;
+	/* the CPU bound: the host's CPUs, the last sample's time and the
+	 * cumulative CPU it gave (µs; see rt_proctree_bound) */
+	unsigned ncpu;
+	uint64_t now_ns, last_ns, shown_ut_us, shown_st_us;
+	int shown;
 	/* kernels without CONFIG_PROC_CHILDREN: children come from one scan
 	 * of every /proc/<pid>/stat per sample (pid, ppid pairs) */
 	int scan_mode;
@@ -575,9 +583,12 @@ static void account(struct rt_proctree *t, struct pt_proc *e, const struct rt_pi
 static int quick_walk(struct rt_proctree *t, struct walk_sum *w)
 {
 	uint64_t prev = t->gen - 1;
-	for (size_t i = 0; i < t->cap; i++) {
-		struct pt_proc *e = &t->tab[i];
-		if (!e->pid || e->seen != prev || e->gone)
+	/* parents before children, as the full walk went: a member read
+	 * before its parent could die and be reaped in between, and count
+	 * twice (live, and in the parent's cutime) */
+	for (size_t i = 0; i < t->qlen; i++) {
+		struct pt_proc *e = find(t, t->queue[i]);
+		if (!e || e->seen != prev || e->gone)
 			continue;
 		if (e->fd_stat < 0) { /* its second sample: keep a descriptor */
 			char rel[64];
@@ -650,6 +661,7 @@ static void full_walk(struct rt_proctree *t, struct walk_sum *w)
 		account(t, e, &ps, w);
 		children(t, pid, ps.threads, &n, again ? &e->fd_children : NULL);
 	}
+	t->qlen = n;
 	t->walked_forks = t->forks;
 	t->walked_known = t->forks_known;
 }
@@ -691,6 +703,44 @@ static void read_pss(struct rt_proctree *t, struct pt_proc *e)
 	t->pss_reads++;
 }
 
+void rt_proctree_bound(struct rt_proctree *t, unsigned ncpu, uint64_t now_ns)
+{
+	if (ncpu > t->ncpu)
+		t->ncpu = ncpu; /* the most ever online: a CPU taken offline ran */
+	t->now_ns = now_ns;
+}
+
+/*
+ * The cumulative CPU a sample shows. The walk reads its members one after
+ * another, for as long as that takes (seconds when a thousand busy members
+ * starve the recorder), so what it sums was read after the sample's time:
+ * at or above the tree's CPU at that time. The kernel caps what the tree
+ * can have gained since the last sample: the host's CPUs times the time
+ * between them. The figure shown is the lower of the two, and never below
+ * the last one shown; so it is still at or above the truth, closer to it,
+ * and what the cap held back shows in the next samples. The tree's last
+ * sample (its members all reaped, their rusage exact) is met exactly.
+ */
+static void bound(struct rt_proctree *t, uint64_t ut, uint64_t st, struct rt_rec_process *out)
+{
+	uint64_t dut = ut > t->shown_ut_us ? ut - t->shown_ut_us : 0;
+	uint64_t dst = st > t->shown_st_us ? st - t->shown_st_us : 0;
+	if (t->shown && t->ncpu && t->now_ns > t->last_ns) {
+		uint64_t room = (t->now_ns - t->last_ns) / 1000u * t->ncpu;
+		if (dut + dst > room) {
+			uint64_t u = (uint64_t)((double)room * (double)dut / (double)(dut + dst));
+			dut = u < room ? u : room;
+			dst = room - dut;
+		}
+	}
+	t->shown_ut_us += dut;
+	t->shown_st_us += dst;
+	t->shown = 1;
+	t->last_ns = t->now_ns;
+	out->utime_us = t->shown_ut_us;
+	out->stime_us = t->shown_st_us;
+}
+
 /* Whether member e is gone or exiting now (after the PSS reads). */
 static int exiting_now(struct rt_proctree *t, struct pt_proc *e)
 {
@@ -714,6 +764,10 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 		}
 		full_walk(t, &w);
 	}
+	/* what the reaper reaped so far (members gone before the walk read
+	 * them, newcomers included, which no entry waits for): reported now */
+	if (t->await_reports)
+		t->await_reports(t->await_arg, -SYNC_WAIT_MS);
 	/* settle departures: whoever was not seen this time */
 	for (size_t i = 0; i < t->cap; i++) {
 		struct pt_proc *e = &t->tab[i];
@@ -726,6 +780,24 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 	 * way, and the tree's CPU must not dip while they are */
 	for (int i = 0; i < 5 && t->await_reports && unreported(t); i++)
 		t->await_reports(t->await_arg, 10);
+	/* a member read alive in this walk whose report arrived since: its
+	 * exact rusage counts it, its live figures must not as well */
+	for (size_t i = 0; i < t->cap; i++) {
+		struct pt_proc *e = &t->tab[i];
+		if (!e->pid || e->seen != t->gen || e->gone || !e->reported)
+			continue;
+		w.ut -= e->ut;
+		w.st -= e->st;
+		w.mf -= e->mf;
+		w.rd -= e->rd;
+		w.wr -= e->wr;
+		w.threads -= e->threads;
+		w.fds -= e->nfds;
+		w.members--;
+		e->gone = 1;
+		e->seen = t->gen - 1; /* departed before this sample's figures */
+		t->departed = 1;
+	}
 	/* the pages shared within the tree changed hands: every PSS moved */
 	int fresh = t->moved || t->departed || t->want_status || t->recheck;
 	t->recheck = 0;
@@ -771,8 +843,8 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 	out->pid = t->root;
 	out->nprocs = w.members;
 	/* µs, so the exact rusage of reaped members keeps its precision */
-	out->utime_us = (w.ut + t->dep_ut) * 1000000u / t->hz + t->reaped_ut_us;
-	out->stime_us = (w.st + t->dep_st) * 1000000u / t->hz + t->reaped_st_us;
+	bound(t, (w.ut + t->dep_ut) * 1000000u / t->hz + t->reaped_ut_us,
+	      (w.st + t->dep_st) * 1000000u / t->hz + t->reaped_st_us, out);
 	out->read_bytes = w.rd + t->dep_rd + t->reaped_rd;
 	out->write_bytes = w.wr + t->dep_wr + t->reaped_wr;
 	out->rss_kb = w.rss_kb;

@@ -39,9 +39,12 @@ int rt_proctree_open(struct rt_proctree **out, pid_t root_pid);
 int rt_proctree_open_under(struct rt_proctree **out, pid_t reaper);
 /*
  * A member the reaper reaped leaves /proc a moment before its report
- * arrives. When a sample finds such a member gone without its report, it
- * calls fn(arg, ms), which waits up to ms for reports, a few times at most
- * (about 50 ms), so the tree's CPU never dips for one sample.
+ * arrives. After each walk, a sample calls fn(arg, -50): the reaper reaps
+ * and reports what ended so far (members it reaped before the walk read
+ * them, newcomers included) and fn waits up to 50 ms for all of it. When
+ * a sample still finds a member gone without its report, it calls fn(arg,
+ * ms), which waits up to ms for reports, a few times at most (about 50
+ * ms), so the tree's CPU never dips for one sample.
  */
 void rt_proctree_on_unreported(struct rt_proctree *t, void (*fn)(void *arg, int ms), void *arg);
 void rt_proctree_close(struct rt_proctree *t);
@@ -61,6 +64,13 @@ void rt_proctree_host_forks(struct rt_proctree *t, uint64_t forks);
  * (context switches, VmHWM) and its fd count (the sampler asks every 5 s).
  * Values not read are carried. */
 void rt_proctree_cadence(struct rt_proctree *t, int status, int fds);
+
+/*
+ * The sample about to be taken is at now_ns (a steady clock) and the host
+ * has ncpu CPUs: no sample shows more CPU than ncpu times the time since
+ * the last (rt_proctree_sample says how). Not called: no bound.
+ */
+void rt_proctree_bound(struct rt_proctree *t, unsigned ncpu, uint64_t now_ns);
 
 /* Walk the tree now and fill the process section of a record. */
 void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out);

@@ -266,6 +266,7 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 		 * count every fifth once-a-second sample and at the last one */
 		int rare = s->col.slow && (s->slow_ticks++ % 5 == 0 || (flags & RT_REC_FINAL));
 		rt_proctree_cadence(s->tree, rare, rare);
+		rt_proctree_bound(s->tree, rec.h->ncpu, t.mono_ns);
 		rt_proctree_sample(s->tree, rec.proc);
 		rt_gpu_tree(&s->col, s->tree, t.mono_ns, rec.proc);
 		rec.proc->pid = s->tracked_pid;
@@ -339,7 +340,13 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 	}
 	if (++s->since_cap >= CAP_EVERY) {
 		unsigned deleted;
-		rt_store_enforce_cap(s->store, s->run, &deleted);
+		if (rt_store_enforce_cap(s->store, s->run, &deleted) == RT_E_CORRUPT && !s->cap_refused) {
+			s->cap_refused = 1;
+			note(warn, warncap,
+			     "the store's size cap deletes nothing: the store is damaged (%s); "
+			     "see rt-export verify",
+			     rt_store_last_error(s->store));
+		}
 		/* a big run is deleted a bounded slice per sample (the budget
 		 * the recorder set), never a stall of the schedule */
 		s->since_cap = rt_store_cap_more(s->store) ? CAP_EVERY - 1 : 0;

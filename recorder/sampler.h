@@ -30,6 +30,7 @@ struct rt_sampler {
 	void *inv_buf;
 	size_t inv_cap;
 	unsigned since_trim, since_cap;
+	int cap_refused; /* said once: the cap found the store damaged */
 	int store_failing; /* the last write failed (said once per outage) */
 	uint64_t unstored; /* samples that could not be committed */
 	int inv_pending;   /* the current inventory is not in the store yet */

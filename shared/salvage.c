@@ -129,6 +129,14 @@ int rt_salvage_dead_runs(struct rt_store *s, unsigned *runs, unsigned *samples)
 	unsigned nr = 0, ns = 0;
 	int ret = 0;
 	rt_store_list_runs(s, dead_cb, &x);
+	/* salvage writes into pages a dead recorder left: looked at first */
+	if (x.n && rt_store_check_pages(s)) {
+		if (runs)
+			*runs = 0;
+		if (samples)
+			*samples = 0;
+		return RT_E_CORRUPT;
+	}
 	for (int i = 0; i < x.n; i++) {
 		int rc = finish_run(s, x.ids[i], &ns);
 		if (rc == 0)

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "rt/store.h"
+#include "rt/lmdbcheck.h"
 
 #include <errno.h>
 #include <setjmp.h>
@@ -76,6 +77,8 @@ struct rt_store {
 	int poisoned;           /* LMDB faulted on damaged pages: never touched again */
 	uint64_t cap_budget_ns; /* time one rt_store_enforce_cap may take (0: all) */
 	int cap_more;           /* the last one stopped with work left */
+	int pages_checked;      /* rt_store_check_pages passed before the cap's first delete */
+	int pages_bad;          /* ... or failed: the cap deletes nothing */
 };
 
 /*
@@ -1676,6 +1679,13 @@ int rt_store_compact(const char *dir, uint64_t *before, uint64_t *after, long *u
 		close(lk);
 		return rc;
 	}
+	/* the copy follows every page: a damaged one would be copied wrong
+	 * over the original */
+	if ((rc = rt_store_check_pages(s))) {
+		rt_store_close(s);
+		close(lk);
+		return rc;
+	}
 	snprintf(tmp, sizeof(tmp), "%s/.compact", dir);
 	snprintf(dst, sizeof(dst), "%s/data.mdb", tmp);
 	unlink(dst);
@@ -1801,6 +1811,23 @@ int rt_store_used_bytes(struct rt_store *s, uint64_t *bytes)
 
 int rt_store_enforce_cap(struct rt_store *s, uint64_t keep, unsigned *deleted)
 {
+	*deleted = 0;
+	if (s->pages_bad)
+		return RT_E_CORRUPT;
+	if (s->cap && !s->pages_checked) {
+		/* the first deletion of this handle looks at every page first:
+		 * it changes pages this process did not write */
+		uint64_t used = 0, run = 0;
+		int busy = GUARDED_RD(s, get_deleting(s, &run)) == 0;
+		if (busy || (rt_store_used_bytes(s, &used) == 0 && used > s->cap)) {
+			int rc = rt_store_check_pages(s);
+			if (rc) {
+				s->pages_bad = 1;
+				return rc;
+			}
+			s->pages_checked = 1;
+		}
+	}
 	return GUARDED(s, store_enforce_cap_impl(s, keep, deleted));
 }
 
@@ -1848,7 +1875,38 @@ int rt_store_check(struct rt_store *s)
 		if (r)
 			rc = r == RT_E_CORRUPT ? r : lmdb_fail(s, "check", r);
 	}
+	if ((rc == RT_E_STORE || rc == RT_E_CORRUPT) && !s->err[0])
+		snprintf(s->err, sizeof(s->err),
+		         "a run's metadata or the ends of its samples cannot be read");
 	return rc == RT_E_STORE ? RT_E_CORRUPT : rc;
+}
+
+int rt_store_check_pages(struct rt_store *s)
+{
+	int rc = rt_store_check(s);
+	if (rc)
+		return rc;
+	int fd;
+	if (mdb_env_get_fd(s->env, &fd))
+		return lmdb_fail(s, "check", EINVAL);
+	/* the snapshot's meta page is rewritten two commits later: a writer
+	 * that commits twice meanwhile costs a try */
+	for (int tries = 0; tries < 8; tries++) {
+		MDB_txn *txn;
+		if ((rc = txn_begin(s, MDB_RDONLY, &txn)))
+			return rc;
+		char why[200];
+		rc = rt_lmdb_check(fd, (uint64_t)mdb_txn_id(txn), why, sizeof(why));
+		mdb_txn_abort(txn);
+		if (rc == 0)
+			return 0;
+		if (strncmp(why, "no meta page holds", 18) != 0) {
+			snprintf(s->err, sizeof(s->err), "%s", why);
+			return RT_E_CORRUPT;
+		}
+	}
+	snprintf(s->err, sizeof(s->err), "its meta pages name no snapshot a reader can hold");
+	return RT_E_CORRUPT;
 }
 
 int rt_store_is_damaged(const struct rt_store *s)

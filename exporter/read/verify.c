@@ -212,6 +212,24 @@ static int list_runs(const char *dir, struct run_list *l)
 	return rc == RT_E_CORRUPT ? 0 : rc;
 }
 
+/* The pages a writer would change (delete, compact, salvage, the size cap
+ * check them first): one line. 1: sound. */
+static int pages_sound(const char *dir)
+{
+	struct rt_store *s;
+	if (rt_store_open(dir, RT_STORE_RDONLY, &s))
+		return 0;
+	int rc = rt_store_check_pages(s);
+	if (rc)
+		printf("pages: damaged (%s); delete, compact and recording into this store refuse "
+		       "to write into it\n",
+		       rt_store_last_error(s));
+	else
+		printf("pages: sound\n");
+	rt_store_close(s);
+	return rc == 0;
+}
+
 static int walk_store(const char *dir, const char *dst)
 {
 	struct run_list l = {0};
@@ -231,9 +249,14 @@ static int walk_store(const char *dir, const char *dst)
 		say_run(&l.v[i], p, dst != NULL);
 		bad += damaged(&l.v[i], p);
 	}
+	int pages_bad = !dst && !pages_sound(dir);
 	if (dst)
 		printf("%zu runs copied into %s, %zu of them damaged (only their intact samples)\n",
 		       l.n, dst, bad);
+	else if (pages_bad && !bad)
+		printf("all %zu runs readable, but the store's pages are damaged; copy it with: "
+		       "rt-export recover %s\n",
+		       l.n, dir);
 	else if (bad)
 		printf("%zu of %zu runs damaged; copy what is intact with: rt-export recover %s\n",
 		       bad, l.n, dir);
@@ -241,7 +264,7 @@ static int walk_store(const char *dir, const char *dst)
 		printf("all %zu runs intact\n", l.n);
 	munmap(p, sizeof(*p));
 	free(l.v);
-	return bad && !dst ? 1 : 0;
+	return (bad || pages_bad) && !dst ? 1 : 0;
 }
 
 int rt_cmd_verify(const char *dir)

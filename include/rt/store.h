@@ -55,6 +55,13 @@ void rt_store_close(struct rt_store *s);
  * returns RT_E_CORRUPT the same way, never a crash.
  */
 int rt_store_check(struct rt_store *s);
+/*
+ * The check before rt writes into a store it did not just write itself
+ * (delete, compact, salvage, the size cap): rt_store_check, then every page
+ * the current snapshot reaches (shared/lmdbcheck.c). It reads the whole
+ * data file. 0, or RT_E_CORRUPT with rt_store_last_error() saying where.
+ */
+int rt_store_check_pages(struct rt_store *s);
 /* Whether a fault in LMDB poisoned this handle (nothing more is read). */
 int rt_store_is_damaged(const struct rt_store *s);
 const char *rt_store_dir(const struct rt_store *s);

@@ -3,8 +3,10 @@
 # randomly damaged copies of a real store (flipped bits, zeroed pages, a
 # cut file, noise, every word byte-swapped as on another architecture)
 # read by runs, replay and summary, written by a wrapped job, verified and
-# recovered. Each program must end by itself without a signal; the job's
-# exit code must come back; a damaged store must be left untouched.
+# recovered, deleted from and compacted. Each program must end by itself
+# without a signal (under ASan: no invalid write either); the job's exit
+# code must come back; a damaged store must be left untouched by every
+# writer that says it is damaged.
 . "$(dirname "$0")/lib.sh"
 
 for i in 1 2 3 4; do "$RT" -i 0.01 --quiet --job-name "base$i" -- sleep 0.6; done
@@ -43,14 +45,16 @@ for n in range(trials):
     d = os.path.join(t, "d%d" % n)
     shutil.copytree(base, d)
     damage(os.path.join(d, "data.mdb"), kind)
-    before = hashlib.sha256(open(os.path.join(d, "data.mdb"), "rb").read()).hexdigest()
     for name, argv in [("runs", [exp, "--store", d, "runs"]),
                        ("replay", [exp, "--store", d, "replay", "2"]),
                        ("summary", [exp, "--store", d, "summary", "3"]),
                        ("verify", [exp, "--store", d, "verify"]),
                        ("recover", [exp, "recover", d]),
+                       ("delete", [exp, "--store", d, "delete", "1"]),
+                       ("compact", [exp, "--store", d, "compact"]),
                        ("job", [rec, "--store", d, "-i", "0.05", "--quiet", "--", "sh", "-c", "sleep 0.2; exit 5"])]:
         counts[name] = counts.get(name, 0) + 1
+        before = hashlib.sha256(open(os.path.join(d, "data.mdb"), "rb").read()).hexdigest()
         try:
             r = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60, env=env)
         except subprocess.TimeoutExpired:
@@ -60,11 +64,11 @@ for n in range(trials):
             bad.append((n, kind, name, r.returncode, err[-300:]))
         if name == "job" and r.returncode != 5:
             bad.append((n, kind, name, "exit code %d" % r.returncode, err[-300:]))
-        if name == "job" and "is damaged" in err:
-            counts["fresh"] = counts.get("fresh", 0) + 1
+        if name in ("job", "delete", "compact") and "is damaged" in err:
+            counts["refused " + name] = counts.get("refused " + name, 0) + 1
             after = hashlib.sha256(open(os.path.join(d, "data.mdb"), "rb").read()).hexdigest()
             if after != before:
-                bad.append((n, kind, "job", "wrote into the damaged store"))
+                bad.append((n, kind, name, "wrote into the damaged store"))
     shutil.rmtree(d, ignore_errors=True)
     shutil.rmtree(d + ".fresh", ignore_errors=True)
     shutil.rmtree(d + ".recovered", ignore_errors=True)

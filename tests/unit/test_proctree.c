@@ -456,3 +456,66 @@ Test(proctree, the_peak_is_never_below_what_a_member_holds_or_a_reaped_one_reach
 	cr_expect_eq(r.peak_rss_kb, 50000);
 	rt_proctree_close(t);
 }
+
+/* The reaper's report for member 200 arrives during the sample that read
+ * 200 alive (the kill came between its read and the end of the walk). */
+static struct rt_proctree *hook_tree;
+static int hook_syncs;
+static void report_200(void *arg, int ms)
+{
+	(void)arg;
+	if (ms >= 0 || hook_syncs++ != 1)
+		return;
+	struct rusage ru = {0};
+	ru.ru_utime.tv_sec = 1; /* exact: 1.0 s; the walk read 0.9 s */
+	gone(200);
+	rt_proctree_reaped(hook_tree, 200, &ru);
+}
+
+Test(proctree, a_member_read_alive_and_reported_in_the_same_sample_counts_once)
+{
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	proc(50, 1, 5, 0, 0, 0, 0, "200 ", "S"); /* the reaper, not a member */
+	proc(200, 50, 50, 80, 0, 0, 0, "", "R");
+	cr_assert_eq(rt_proctree_open_under(&t, 50), 0);
+	hook_tree = t;
+	hook_syncs = 0;
+	rt_proctree_on_unreported(t, report_200, NULL);
+	cr_expect_eq(cpu(t, &r), 80);
+	proc(200, 50, 50, 90, 0, 0, 0, "", "R");
+	cr_expect_eq(cpu(t, &r), (unsigned long)hz, "1.0 s exact, not 0.9 + 1.0");
+	cr_expect_eq(r.nprocs, 0, "no live member left");
+	cr_expect_eq(cpu(t, &r), (unsigned long)hz, "and it stays");
+	rt_proctree_close(t);
+}
+
+Test(proctree, no_sample_shows_more_cpu_than_the_host_could_give)
+{
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	const uint64_t s = 1000000000u;
+	proc(100, 1, 10, 0, 0, 0, 0, "", "R");
+	cr_assert_eq(rt_proctree_open(&t, 100), 0);
+	rt_proctree_bound(t, 2, 10 * s);
+	cr_expect_eq(cpu(t, &r), 0);
+	/* a walk that read its members long after the sample's time: 5 s of
+	 * CPU shows up 1 s later on a 2-CPU host */
+	proc(100, 1, 10, 4 * hz, hz, 0, 0, "", "R");
+	rt_proctree_bound(t, 2, 11 * s);
+	rt_proctree_sample(t, &r);
+	cr_expect_eq(r.utime_us + r.stime_us, 2000000u, "capped at 2 CPUs x 1 s");
+	cr_expect_eq(r.utime_us, 1600000u, "user and system keep their shares");
+	rt_proctree_bound(t, 2, 12 * s);
+	rt_proctree_sample(t, &r);
+	cr_expect_eq(r.utime_us + r.stime_us, 4000000u, "what was held back follows");
+	rt_proctree_bound(t, 2, 13 * s);
+	rt_proctree_sample(t, &r);
+	cr_expect_eq(r.utime_us + r.stime_us, 5000000u, "and meets the kernel's total");
+	cr_expect_eq(r.utime_us, 4000000u);
+	rt_proctree_bound(t, 2, 14 * s);
+	proc(100, 1, 10, 4 * hz, hz, 0, 0, "", "R");
+	rt_proctree_sample(t, &r);
+	cr_expect_eq(r.utime_us + r.stime_us, 5000000u, "never more");
+	rt_proctree_close(t);
+}
