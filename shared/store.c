@@ -1865,7 +1865,7 @@ int rt_store_check(struct rt_store *s)
 		rc = c.rc;
 	MDB_stat st;
 	for (int i = 0; rc == 0 && s->have_dbis && i < 3; i++) {
-		MDB_dbi d = i == 0 ? s->runs : i == 1 ? s->samples : s->inv;
+		volatile MDB_dbi d = i == 0 ? s->runs : i == 1 ? s->samples : s->inv;
 		MDB_txn *txn;
 		if ((rc = txn_begin(s, MDB_RDONLY, &txn)))
 			break;
