@@ -50,6 +50,7 @@ struct rt_store {
 	int have_dbis;
 	char ring_key[4200]; /* dir + the store's random id: names its rings */
 	int rdwr;
+	unsigned ro_flags; /* a reader's MDB_RDONLY (|MDB_NOLOCK): see read_only_flags */
 	int unsynced; /* a commit since the last sync */
 	int wlock;    /* writers' lock (shared) held by a writer's handle, or -1 */
 	uint64_t cap;
@@ -521,6 +522,40 @@ static int check_files(const char *dir, int rdwr)
 	return 0;
 }
 
+/*
+ * How a reader opens a store it cannot or must not write. Readers open
+ * read-write when they can: LMDB's reader table in lock.mdb keeps a writer
+ * from reusing the pages a reader is reading, and a reader finishes a dead
+ * recorder's run (salvage). A store of another user is opened read-only
+ * without its lock file (MDB_RDONLY|MDB_NOLOCK): its lock file is theirs,
+ * mapped and trusted by LMDB, and must not be. A store of our own that
+ * cannot be written (an archive: 555/444, a read-only mount) is opened
+ * MDB_RDONLY, and without the lock file too when that cannot be opened for
+ * writing. Without the lock file nothing keeps a writer off the pages
+ * being read: such a copy must not be written while it is read (an
+ * archived or shared copy is not); a page changed under the reader is a
+ * damaged record (its checksum) or a fault the guard catches, never a
+ * wrong figure taken for a right one.
+ */
+static unsigned read_only_flags(const char *dir)
+{
+	char data[4200], lock[4200];
+	struct stat st;
+	snprintf(data, sizeof(data), "%s/data.mdb", dir);
+	snprintf(lock, sizeof(lock), "%s/lock.mdb", dir);
+	if (stat(data, &st) < 0)
+		return 0; /* the open says why */
+	if (st.st_uid != geteuid())
+		return MDB_RDONLY | MDB_NOLOCK;
+	if (access(data, W_OK) == 0 && access(dir, W_OK) == 0)
+		return 0;
+	int fd = open(lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return MDB_RDONLY | MDB_NOLOCK;
+	close(fd);
+	return MDB_RDONLY;
+}
+
 int rt_store_open(const char *dir, int flags, struct rt_store **out)
 {
 	struct rt_store *s = calloc(1, sizeof(*s));
@@ -559,12 +594,14 @@ int rt_store_open(const char *dir, int flags, struct rt_store **out)
 			return -ENOENT;
 		}
 	}
+	if (!s->rdwr)
+		s->ro_flags = read_only_flags(dir);
 	if ((rc = mdb_env_create(&s->env))) {
 		s->env = NULL;
 		rt_store_close(s);
 		return RT_E_STORE;
 	}
-	if ((rc = preallocate_lock(dir))) {
+	if (!s->ro_flags && (rc = preallocate_lock(dir))) {
 		rt_store_close(s);
 		return rc;
 	}
@@ -573,7 +610,8 @@ int rt_store_open(const char *dir, int flags, struct rt_store **out)
 	mdb_env_set_maxreaders(s->env, MAX_READERS);
 	mdb_env_set_mapsize(s->env, INITIAL_MAP);
 	/* Readers open read-write too: LMDB needs the lock file's reader table. */
-	rc = GUARDED_RD(s, mdb_env_open(s->env, dir, MDB_NOSYNC | MDB_NOTLS | MDB_NORDAHEAD, 0600));
+	rc = GUARDED_RD(s, mdb_env_open(s->env, dir,
+	                                MDB_NOSYNC | MDB_NOTLS | MDB_NORDAHEAD | s->ro_flags, 0600));
 	cloexec_lmdb_fds();
 	if (rc) {
 		int e = (rc > 0 && rc < 4096)                    ? -rc
@@ -583,7 +621,8 @@ int rt_store_open(const char *dir, int flags, struct rt_store **out)
 		return e;
 	}
 	int dead = 0;
-	mdb_reader_check(s->env, &dead); /* clear slots of killed readers */
+	if (!(s->ro_flags & MDB_NOLOCK))
+		mdb_reader_check(s->env, &dead); /* clear slots of killed readers */
 	if ((rc = GUARDED_RD(s, open_dbis(s)))) {
 		rt_store_close(s);
 		return rc;
@@ -664,7 +703,7 @@ static int write_txn(struct rt_store *s, write_fn fn, void *ctx)
 
 static int write_txn_locked(struct rt_store *s, write_fn fn, void *ctx)
 {
-	if (!s->have_dbis)
+	if (!s->have_dbis || s->ro_flags)
 		return -EROFS;
 	for (int tries = 0; tries < 16; tries++) {
 		MDB_txn *txn;
