@@ -313,6 +313,12 @@ static int finish(struct rt_sink *k, int rc)
 			       "with: rt-export replay latest");
 		return 0;
 	}
+	if (k->failed == ETIMEDOUT) {
+		rt_say("%s took nothing for 1 s (a FIFO or pipe nobody reads?); live output stops "
+		       "here, the run is recorded: rt-export replay latest",
+		       k->name);
+		return 1;
+	}
 	if (k->failed) {
 		rt_say("cannot write to %s: %s", k->name, strerror(k->failed));
 		return 1;

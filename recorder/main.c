@@ -607,8 +607,9 @@ static struct rt_proctree *open_pid_tree(const struct rt_config *cfg)
 }
 
 /* -o FILE is opened here, before anything runs, so a bad path stops us at
- * once in our own name; the printer writes to the descriptor. */
-static int open_output(const struct rt_config *cfg, int *fd)
+ * once in our own name (a wrapped command runs all the same, without live
+ * output); the printer writes to the descriptor. */
+static int open_output(const struct rt_config *cfg, int *fd, int wrapper)
 {
 	*fd = -1;
 	if (!cfg->output || cfg->quiet)
@@ -620,9 +621,14 @@ static int open_output(const struct rt_config *cfg, int *fd)
 	char why[512];
 	*fd = rt_open_stream_out(cfg->output, 0644, why, sizeof(why));
 	if (*fd < 0) {
-		say("cannot open the output file %s: %s (choose another with -o FILE, or -o - for "
-		    "stdout)",
-		    cfg->output, why);
+		if (wrapper)
+			say("warning: cannot open the output file %s: %s; the command runs without "
+			    "live output, its samples are stored (rt-export replay latest)",
+			    cfg->output, why);
+		else
+			say("cannot open the output file %s: %s (choose another with -o FILE, or -o - "
+			    "for stdout)",
+			    cfg->output, why);
 		return -1;
 	}
 	return 0;
@@ -924,8 +930,11 @@ int main(int argc, char **argv)
 	if (wrapper)
 		cfg.pid = 0; /* a [job] pid of the config file does not apply to a command */
 	int out_fd;
-	if (open_output(&cfg, &out_fd))
-		return 1;
+	if (open_output(&cfg, &out_fd, wrapper)) {
+		if (!wrapper)
+			return 1;
+		cfg.quiet = 1; /* the job runs; --summary still ends it */
+	}
 	if (wrapper)
 		return rt_guardian_run(&cfg, out_fd, record, prog);
 	int code = record(&cfg, out_fd, NULL);

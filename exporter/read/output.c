@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "export.h"
+#include "rt/clock.h"
 #include "rt/common.h"
 
 #define SINK_FLUSH_AT (64 * 1024)
@@ -87,6 +89,9 @@ int rt_sink_open(struct rt_sink *k, const char *path, int default_fd, int line_f
 	return 0;
 }
 
+/* How long live output waits for its reader to take a line. */
+#define LIVE_WRITE_MS 1000
+
 int rt_sink_flush(struct rt_sink *k)
 {
 	if (!k || k->memory)
@@ -95,11 +100,32 @@ int rt_sink_flush(struct rt_sink *k)
 		k->buf.len = 0;
 		return -k->failed;
 	}
+	/* live output never waits on its reader for more than a second: a
+	 * FIFO or pipe nobody reads would hold this process (and with it the
+	 * job's stderr it inherited) after the job. Written a pipe buffer's
+	 * page at a time, each when poll says there is room, so no write
+	 * blocks (the descriptor may be the job's own stdout: it stays
+	 * blocking). */
 	size_t off = 0;
+	uint64_t t0 = k->line_flush ? rt_clock_mono_real() : 0;
 	while (off < k->buf.len) {
-		ssize_t n = write(k->fd, k->buf.p + off, k->buf.len - off);
+		size_t want = k->buf.len - off;
+		if (k->line_flush) {
+			uint64_t spent = (rt_clock_mono_real() - t0) / 1000000u;
+			struct pollfd pf = {.fd = k->fd, .events = POLLOUT};
+			int r = spent < LIVE_WRITE_MS ? poll(&pf, 1, (int)(LIVE_WRITE_MS - spent)) : 0;
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r == 0) {
+				k->failed = ETIMEDOUT;
+				break;
+			}
+			if (want > 4096)
+				want = 4096;
+		}
+		ssize_t n = write(k->fd, k->buf.p + off, want);
 		if (n < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR || errno == EAGAIN)
 				continue;
 			k->failed = errno;
 			break;

@@ -65,11 +65,14 @@ expect_fail 2 "unknown verb" "$EXP" frobnicate
 expect_fail 1 "no store at" "$EXP" --store "$T/none" runs
 ok "rt-export errors"
 
-# -o FILE that cannot be opened: one line in resource-tracker's name, exit 1,
-# the command never started
+# -o FILE that cannot be opened: one line in resource-tracker's name; exit 1
+# when tracking the system, and a wrapped command runs all the same (its
+# exit code kept, its samples stored)
 expect_fail 1 "^resource-tracker: cannot open the output file $T/nodir/x.jsonl" \
-	"$RT" -o "$T/nodir/x.jsonl" -- sh -c "touch '$T/ran'"
-[ ! -e "$T/ran" ] || fail "-o unopenable: the command ran"
+	"$RT" -o "$T/nodir/x.jsonl"
+expect_fail 7 "^resource-tracker: warning: cannot open the output file $T/nodir/x.jsonl.*the command runs" \
+	"$RT" -o "$T/nodir/x.jsonl" -- sh -c "touch '$T/ran'; exit 7"
+[ -e "$T/ran" ] || fail "-o unopenable: the command did not run"
 # -o - is stdout
 "$RT" -o - -i 0.05 -- sh -c 'sleep 0.12' 2> "$T/err" > "$T/out"
 grep -q '^{' "$T/out" || fail "-o -: nothing on stdout"
