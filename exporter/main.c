@@ -401,9 +401,10 @@ static int verb_compact(const struct args *a, struct rt_store *s)
 	}
 	if (rc) {
 		rt_say("cannot compact the store %s: %s", dir,
-		       rc == RT_E_CORRUPT ? "it is damaged and is left as it is; see what can be read "
-		                            "with rt-export verify, and copy it with rt-export recover"
-		                          : rt_strerror(rc));
+		       rc == RT_E_CORRUPT
+		           ? "it is damaged and is left as it is; see what can be read "
+		             "with rt-export verify, and copy it with rt-export recover"
+		           : rt_strerror(rc));
 		return 1;
 	}
 	printf("compacted %s: %.1f MiB -> %.1f MiB\n", dir, (double)before / 1048576.0,
@@ -474,9 +475,10 @@ static int verb_delete(const struct args *a, struct rt_store *none)
 	/* deleting changes pages of runs long written: each one is looked at
 	 * first, and a damaged store is left as it is */
 	if ((rc = rt_store_check_pages(c.s))) {
-		rt_say("the store %s is damaged (%s); nothing was deleted. See what can be read with "
-		       "rt-export verify, and copy it with rt-export recover %s -o NEWDIR",
-		       dir, rc == RT_E_CORRUPT ? rt_store_last_error(c.s) : rt_strerror(rc), dir);
+		rt_say(
+		    "the store %s is damaged (%s); nothing was deleted. See what can be read with "
+		    "rt-export verify, and copy it with rt-export recover %s -o NEWDIR",
+		    dir, rc == RT_E_CORRUPT ? rt_store_last_error(c.s) : rt_strerror(rc), dir);
 		rt_store_close(c.s);
 		return 1;
 	}

@@ -41,7 +41,7 @@ struct guard {
 	int exited_pending; /* the EXITED message waits behind the backlog */
 	int sync_pending;   /* the answer to a SYNC waits (behind the backlog) */
 	uint32_t sync_count;
-	int sigs[NSIG];     /* signals watched (not ignored by the caller) */
+	int sigs[NSIG]; /* signals watched (not ignored by the caller) */
 	uint64_t stop_at[STOPS_TO_KILL];
 	unsigned nstops;
 };
@@ -280,7 +280,8 @@ static void wait_recorder(struct guard *g, int sfd, int ms)
 			     ms / 1000);
 			return;
 		}
-		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = g->sock, .events = POLLIN}};
+		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN},
+		                      {.fd = g->sock, .events = POLLIN}};
 		if (g->backlog.count || g->exited_pending || g->sync_pending)
 			p[1].events |= POLLOUT;
 		int left = (int)((end - now) / 1000000u) + 1;
@@ -366,7 +367,8 @@ int rt_guardian_run(struct rt_config *cfg, int out_fd, rt_record_fn record, cons
 	send_now(&g, &m);
 
 	while (!g.job_done) {
-		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = g.sock, .events = POLLIN}};
+		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN},
+		                      {.fd = g.sock, .events = POLLIN}};
 		if (g.backlog.count || g.sync_pending)
 			p[1].events |= POLLOUT;
 		if (poll(p, 2, sfd >= 0 ? -1 : 50) < 0 && errno != EINTR)

@@ -626,7 +626,8 @@ static int open_output(const struct rt_config *cfg, int *fd, int wrapper)
 			    "live output, its samples are stored (rt-export replay latest)",
 			    cfg->output, why);
 		else
-			say("cannot open the output file %s: %s (choose another with -o FILE, or -o - "
+			say("cannot open the output file %s: %s (choose another with -o FILE, or "
+			    "-o - "
 			    "for stdout)",
 			    cfg->output, why);
 		return -1;

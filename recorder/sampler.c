@@ -340,7 +340,8 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 	}
 	if (++s->since_cap >= CAP_EVERY) {
 		unsigned deleted;
-		if (rt_store_enforce_cap(s->store, s->run, &deleted) == RT_E_CORRUPT && !s->cap_refused) {
+		if (rt_store_enforce_cap(s->store, s->run, &deleted) == RT_E_CORRUPT &&
+		    !s->cap_refused) {
 			s->cap_refused = 1;
 			note(warn, warncap,
 			     "the store's size cap deletes nothing: the store is damaged (%s); "

@@ -155,7 +155,8 @@ static int free_record(struct ck *c, const uint8_t *v, uint64_t dsize)
 	for (uint64_t k = 1; k <= cnt; k++) {
 		uint64_t f = u64(v + k * 8);
 		if (f < 2 || f >= c->npages || (c->freed[f / 8] & (1u << (f % 8))))
-			return bad(c, "the free list names page %llu wrongly", (unsigned long long)f);
+			return bad(c, "the free list names page %llu wrongly",
+			           (unsigned long long)f);
 		c->freed[f / 8] |= (uint8_t)(1u << (f % 8));
 	}
 	return 0;
@@ -167,10 +168,10 @@ static int big_free_record(struct ck *c, uint64_t opg, uint64_t dsize)
 	uint8_t *all = malloc((size_t)dsize);
 	if (!all)
 		return bad(c, "out of memory");
-	int rc = pread(c->fd, all, (size_t)dsize, (off_t)(opg * c->psize + PAGEHDRSZ)) ==
-	                 (ssize_t)dsize
-	             ? free_record(c, all, dsize)
-	             : bad(c, "overflow page %llu cannot be read", (unsigned long long)opg);
+	int rc =
+	    pread(c->fd, all, (size_t)dsize, (off_t)(opg * c->psize + PAGEHDRSZ)) == (ssize_t)dsize
+	        ? free_record(c, all, dsize)
+	        : bad(c, "overflow page %llu cannot be read", (unsigned long long)opg);
 	free(all);
 	return rc;
 }
@@ -201,8 +202,11 @@ static int walk(struct ck *c, uint64_t pgno, unsigned depth, unsigned maxdepth, 
 	unsigned lower = u16(buf + 12), upper = u16(buf + 14);
 	int leaf = depth == maxdepth;
 	if (!rc && flags != (leaf ? P_LEAF : P_BRANCH))
-		rc = bad(c, "page %llu is a %s page where a %s was expected", (unsigned long long)pgno,
-		         flags == P_LEAF ? "leaf" : flags == P_BRANCH ? "branch" : "malformed",
+		rc = bad(c, "page %llu is a %s page where a %s was expected",
+		         (unsigned long long)pgno,
+		         flags == P_LEAF     ? "leaf"
+		         : flags == P_BRANCH ? "branch"
+		                             : "malformed",
 		         leaf ? "leaf" : "branch");
 	if (!rc && (lower < PAGEHDRSZ || lower > upper || upper > c->psize ||
 	            (lower - PAGEHDRSZ) % 2 || lower == PAGEHDRSZ))
@@ -217,16 +221,16 @@ static int walk(struct ck *c, uint64_t pgno, unsigned depth, unsigned maxdepth, 
 	for (unsigned i = 0; !rc && i < nkeys; i++) {
 		unsigned off = u16(buf + PAGEHDRSZ + 2 * i);
 		if (off < upper || off + NODESIZE > c->psize) {
-			rc = bad(c, "page %llu: node %u at %u is outside %u..%u", (unsigned long long)pgno,
-			         i, off, upper, c->psize);
+			rc = bad(c, "page %llu: node %u at %u is outside %u..%u",
+			         (unsigned long long)pgno, i, off, upper, c->psize);
 			break;
 		}
 		const uint8_t *n = buf + off;
 		unsigned nflags = u16(n + 4), ksize = u16(n + 6);
 		uint64_t dsize = (uint64_t)u16(n) | (uint64_t)u16(n + 2) << 16;
 		if (off + NODESIZE + ksize > c->psize) {
-			rc = bad(c, "page %llu: node %u's key runs past the page", (unsigned long long)pgno,
-			         i);
+			rc = bad(c, "page %llu: node %u's key runs past the page",
+			         (unsigned long long)pgno, i);
 			break;
 		}
 		const uint8_t *key = n + NODESIZE;
@@ -248,11 +252,14 @@ static int walk(struct ck *c, uint64_t pgno, unsigned depth, unsigned maxdepth, 
 		c->nentries++;
 		const uint8_t *val = key + ksize;
 		if (nflags & ~(unsigned)(F_BIGDATA | F_SUBDATA)) {
-			rc = bad(c, "page %llu: node %u has flags %#x (duplicate-sorted data is not rt's)",
-			         (unsigned long long)pgno, i, nflags);
+			rc = bad(
+			    c,
+			    "page %llu: node %u has flags %#x (duplicate-sorted data is not rt's)",
+			    (unsigned long long)pgno, i, nflags);
 		} else if (nflags & F_BIGDATA) {
 			if (off + NODESIZE + ksize + 8 > c->psize || (nflags & F_SUBDATA)) {
-				rc = bad(c, "page %llu: node %u is malformed", (unsigned long long)pgno, i);
+				rc = bad(c, "page %llu: node %u is malformed",
+				         (unsigned long long)pgno, i);
 			} else if (!obuf && !(obuf = malloc(c->psize))) {
 				rc = bad(c, "out of memory");
 			} else {
@@ -270,7 +277,8 @@ static int walk(struct ck *c, uint64_t pgno, unsigned depth, unsigned maxdepth, 
 				         (unsigned long long)pgno, i);
 			} else {
 				char name[64];
-				snprintf(name, sizeof(name), "%.*s", (int)(ksize < 40 ? ksize : 40), key);
+				snprintf(name, sizeof(name), "%.*s", (int)(ksize < 40 ? ksize : 40),
+				         key);
 				get_db(val, &sub);
 				struct ck saved = *c;
 				c->nbranch = c->nleaf = c->noverflow = c->nentries = 0;
@@ -306,13 +314,14 @@ static int walk_db(struct ck *c, const struct db *d, int kind, const char *name)
 		return -1;
 	if (c->nentries != d->entries || c->nbranch != d->branch || c->nleaf != d->leaf ||
 	    c->noverflow != d->overflow)
-		return bad(c,
-		           "database %s counts %llu entries in %llu/%llu/%llu pages, its tree holds "
-		           "%llu in %llu/%llu/%llu",
-		           name, (unsigned long long)d->entries, (unsigned long long)d->branch,
-		           (unsigned long long)d->leaf, (unsigned long long)d->overflow,
-		           (unsigned long long)c->nentries, (unsigned long long)c->nbranch,
-		           (unsigned long long)c->nleaf, (unsigned long long)c->noverflow);
+		return bad(
+		    c,
+		    "database %s counts %llu entries in %llu/%llu/%llu pages, its tree holds "
+		    "%llu in %llu/%llu/%llu",
+		    name, (unsigned long long)d->entries, (unsigned long long)d->branch,
+		    (unsigned long long)d->leaf, (unsigned long long)d->overflow,
+		    (unsigned long long)c->nentries, (unsigned long long)c->nbranch,
+		    (unsigned long long)c->nleaf, (unsigned long long)c->noverflow);
 	return 0;
 }
 
@@ -329,7 +338,8 @@ int rt_lmdb_check(int fd, uint64_t txnid, char *why, size_t cap)
 	c.psize = psize;
 	uint8_t meta[2][256];
 	for (int i = 0; i < 2; i++)
-		if (pread(fd, meta[i], sizeof(meta[i]), (off_t)i * psize) != (ssize_t)sizeof(meta[i]))
+		if (pread(fd, meta[i], sizeof(meta[i]), (off_t)i * psize) !=
+		    (ssize_t)sizeof(meta[i]))
 			return bad(&c, "meta page %d cannot be read", i);
 	const uint8_t *m = NULL;
 	for (int i = 0; i < 2; i++) {
@@ -343,7 +353,8 @@ int rt_lmdb_check(int fd, uint64_t txnid, char *why, size_t cap)
 	off_t end = lseek(fd, 0, SEEK_END);
 	if (end < 0 || last < 1 || last >= (uint64_t)end / psize)
 		return bad(&c, "the last page %llu is beyond the file's %llu pages",
-		           (unsigned long long)last, (unsigned long long)(end > 0 ? end / psize : 0));
+		           (unsigned long long)last,
+		           (unsigned long long)(end > 0 ? end / psize : 0));
 	c.npages = last + 1;
 	c.seen = calloc((size_t)(c.npages / 8 + 1), 1);
 	c.freed = calloc((size_t)(c.npages / 8 + 1), 1);

@@ -51,8 +51,8 @@ struct rt_store {
 	char ring_key[4200]; /* dir + the store's random id: names its rings */
 	int rdwr;
 	unsigned ro_flags; /* a reader's MDB_RDONLY (|MDB_NOLOCK): see read_only_flags */
-	int unsynced; /* a commit since the last sync */
-	int wlock;    /* writers' lock (shared) held by a writer's handle, or -1 */
+	int unsynced;      /* a commit since the last sync */
+	int wlock;         /* writers' lock (shared) held by a writer's handle, or -1 */
 	uint64_t cap;
 	char dir[4096];
 	char err[256];
@@ -610,8 +610,9 @@ int rt_store_open(const char *dir, int flags, struct rt_store **out)
 	mdb_env_set_maxreaders(s->env, MAX_READERS);
 	mdb_env_set_mapsize(s->env, INITIAL_MAP);
 	/* Readers open read-write too: LMDB needs the lock file's reader table. */
-	rc = GUARDED_RD(s, mdb_env_open(s->env, dir,
-	                                MDB_NOSYNC | MDB_NOTLS | MDB_NORDAHEAD | s->ro_flags, 0600));
+	rc =
+	    GUARDED_RD(s, mdb_env_open(s->env, dir,
+	                               MDB_NOSYNC | MDB_NOTLS | MDB_NORDAHEAD | s->ro_flags, 0600));
 	cloexec_lmdb_fds();
 	if (rc) {
 		int e = (rc > 0 && rc < 4096)                    ? -rc

@@ -113,7 +113,8 @@ int rt_sink_flush(struct rt_sink *k)
 		if (k->line_flush) {
 			uint64_t spent = (rt_clock_mono_real() - t0) / 1000000u;
 			struct pollfd pf = {.fd = k->fd, .events = POLLOUT};
-			int r = spent < LIVE_WRITE_MS ? poll(&pf, 1, (int)(LIVE_WRITE_MS - spent)) : 0;
+			int r =
+			    spent < LIVE_WRITE_MS ? poll(&pf, 1, (int)(LIVE_WRITE_MS - spent)) : 0;
 			if (r < 0 && errno == EINTR)
 				continue;
 			if (r == 0) {

@@ -48,8 +48,8 @@ static int sample_cb(void *ctx, uint64_t seq, const void *rec, size_t len)
 static unsigned long inputs, written;
 static void stats(void)
 {
-	fprintf(stderr, "fuzz_store: %lu inputs, %lu written through the writers' paths\n",
-	        inputs, written);
+	fprintf(stderr, "fuzz_store: %lu inputs, %lu written through the writers' paths\n", inputs,
+	        written);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
