@@ -301,7 +301,8 @@ SHAPES = {
 # times each, memory figures not compared (a watcher cannot read 1000
 # processes' smaps_rollup every 20 ms)
 CPU_SHAPES = {"killtree", "poolstorm"}
-RUNS = 10
+# (3 under the sanitizers: the same paths, at a fifth of the speed)
+RUNS = 10 if os.environ.get("RT_SANITIZE", "OFF") in ("", "OFF") else 3
 # shapes whose process and thread counts hold still long enough to compare
 STEADY_COUNTS = {"forkpool", "threads", "execchain", "shm", "fsync", "mapfile", "daemon"}
 
