@@ -575,10 +575,16 @@ static const char *auth_header(char *buf, size_t cap)
 
 /* Value [s, end) of an OTEL_* list, percent-decoded, into out (cap
  * bytes, NUL-terminated); its length. */
+/* Percent-decode s..end into out: its length, or SIZE_MAX when it does not
+ * fit in cap (never cut). */
 static size_t pct_decode(const char *s, const char *end, char *out, size_t cap)
 {
 	size_t o = 0;
-	for (const char *c = s; c < end && o + 1 < cap; c++) {
+	for (const char *c = s; c < end; c++) {
+		if (o + 1 >= cap) {
+			out[0] = '\0';
+			return SIZE_MAX;
+		}
 		int hi, lo;
 		if (*c == '%' && end - c >= 3 &&
 		    sscanf((char[3]){c[1], c[2], 0}, "%1x%1x", &hi, &lo) == 2) {
@@ -611,11 +617,17 @@ static int otlp_headers(struct rt_push *p, const char *var, size_t *n)
 			return -1;
 		}
 		char *h = p->hdr_store[*n];
-		size_t o = 0, cap = sizeof(p->hdr_store[0]);
+		size_t o = 0, cap = RT_PUSH_HEADER_MAX + 1;
 		const char *ke = eq;
 		while (ke > s && ke[-1] == ' ')
 			ke--;
-		for (const char *c = s; c < ke && o + 4 < cap; c++) {
+		if ((size_t)(ke - s) + 4 >= cap) {
+			rt_say("%s has a header name longer than %d bytes: it is not sent cut; OTLP "
+			       "is off for this push",
+			       var, RT_PUSH_HEADER_MAX);
+			return -1;
+		}
+		for (const char *c = s; c < ke; c++) {
 			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
 			      (*c >= '0' && *c <= '9') || *c == '-' || *c == '_')) {
 				rt_say("%s has a header name that is not a token: '%.60s'; OTLP is "
@@ -629,6 +641,12 @@ static int otlp_headers(struct rt_push *p, const char *var, size_t *n)
 		h[o++] = ':';
 		h[o++] = ' ';
 		size_t vl = pct_decode(eq + 1, end, h + o, cap - o);
+		if (vl == SIZE_MAX) {
+			rt_say("%s has a header (%.40s...) longer than %d bytes: it is not sent cut; "
+			       "OTLP is off for this push",
+			       var, s, RT_PUSH_HEADER_MAX);
+			return -1;
+		}
 		for (size_t i = 0; i < vl; i++)
 			if ((unsigned char)h[o + i] < 0x20) {
 				rt_say("%s has a control character in a value; OTLP is off for "
@@ -639,6 +657,14 @@ static int otlp_headers(struct rt_push *p, const char *var, size_t *n)
 		p->headers[(*n)++] = h;
 		s = e ? e + 1 : end;
 	}
+	return 0;
+}
+
+static int has_control(const char *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
+			return 1;
 	return 0;
 }
 
@@ -659,10 +685,24 @@ static int otlp_resource(struct rt_push *p)
 		char key[64];
 		snprintf(key, sizeof(key), "%.*s", (int)(eq - s), s);
 		char val[256];
-		set_attr(p, key, val, pct_decode(eq + 1, end, val, sizeof(val)));
+		size_t vl = pct_decode(eq + 1, end, val, sizeof(val));
+		if (vl == SIZE_MAX || has_control(val, vl)) {
+			rt_say("OTEL_RESOURCE_ATTRIBUTES: the value of %s is %s; it is not sent %s; "
+			       "OTLP is off for this push",
+			       key, vl == SIZE_MAX ? "longer than 255 bytes" : "holds a control character",
+			       vl == SIZE_MAX ? "cut" : "so");
+			return -1;
+		}
+		set_attr(p, key, val, vl);
 		s = e ? e + 1 : end;
 	}
 	const char *svc = getenv("OTEL_SERVICE_NAME");
+	if (svc && (strlen(svc) > 255 || has_control(svc, strlen(svc)))) {
+		rt_say("OTEL_SERVICE_NAME is %s; it is not sent %s; OTLP is off for this push",
+		       strlen(svc) > 255 ? "longer than 255 bytes" : "holds a control character",
+		       strlen(svc) > 255 ? "cut" : "so");
+		return -1;
+	}
 	if (svc && *svc)
 		set_attr(p, "service.name", svc, strlen(svc));
 	return 0;
@@ -679,6 +719,8 @@ static const char *otlp_url(char *buf, size_t cap)
 	if (!b || !*b)
 		return NULL;
 	size_t n = strlen(b);
+	if (n > RT_PUSH_URL_MAX)
+		return b; /* too long: said by the caller, never cut */
 	snprintf(buf, cap, "%.*s/v1/metrics", (int)(n && b[n - 1] == '/' ? n - 1 : n), b);
 	return buf;
 }
@@ -707,6 +749,14 @@ int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char
 			rt_say("push --to otlp needs --url URL, "
 			       "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT or "
 			       "OTEL_EXPORTER_OTLP_ENDPOINT (e.g. http://HOST:4318)");
+		return 2;
+	}
+	if (strlen(url) > RT_PUSH_URL_MAX || has_control(url, strlen(url)) || strchr(url, ' ')) {
+		rt_say("the %s URL is %s; it is not sent %s",
+		       sink == &rt_push_otlp ? "OTLP" : "remote write",
+		       strlen(url) > RT_PUSH_URL_MAX ? "longer than 2000 bytes"
+		                                     : "not one word (a space or control character)",
+		       strlen(url) > RT_PUSH_URL_MAX ? "cut" : "so");
 		return 2;
 	}
 	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {

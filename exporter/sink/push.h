@@ -45,6 +45,11 @@ struct rt_push_sink {
 	void (*accepted)(struct rt_push *p, const char *body);
 };
 
+/* The longest header line ("Name: value") and URL sent; longer ones are
+ * refused with one line, never cut. */
+#define RT_PUSH_HEADER_MAX 1000
+#define RT_PUSH_URL_MAX 2000
+
 struct rt_push {
 	const struct rt_push_sink *sink;
 	const char *url;
@@ -64,7 +69,7 @@ struct rt_push {
 	uint64_t sent_lines, sent_bytes, requests;
 	char ckpt[4200];
 	int failed, said_partial, live, verbose;
-	char hdr_store[8][1200]; /* backing for headers from the environment */
+	char hdr_store[8][RT_PUSH_HEADER_MAX + 1]; /* headers from the environment */
 };
 
 extern const struct rt_push_sink rt_push_prometheus, rt_push_otlp;

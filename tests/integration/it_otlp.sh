@@ -131,13 +131,25 @@ env -u OTEL_EXPORTER_OTLP_ENDPOINT "$EXP" push 1 --to otlp > /dev/null 2> "$T/b2
 OTEL_RESOURCE_ATTRIBUTES="=x" "$EXP" push 1 --to otlp > /dev/null 2> "$T/b3"; r3=$?
 TRACKER_REMOTE_WRITE_URL="http://127.0.0.1:1/w" TRACKER_REMOTE_WRITE_BEARER_TOKEN="$(printf 'tok\r\nX-Evil: 1')" \
 	"$EXP" push 1 --to prometheus > /dev/null 2> "$T/b4"; r4=$?
+# values longer than their bound: refused whole, never sent cut
+long() { python3 -c "import sys; print('$1' + 'a' * int(sys.argv[1]))" "$2"; }
+OTEL_EXPORTER_OTLP_HEADERS="$(long X- 60000)=1" "$EXP" push 1 --to otlp > /dev/null 2> "$T/b5"; r5=$?
+OTEL_EXPORTER_OTLP_HEADERS="x-key=$(long v 1200)" "$EXP" push 1 --to otlp > /dev/null 2> "$T/b6"; r6=$?
+OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:1/$(long p 70000)" "$EXP" push 1 --to otlp > /dev/null 2> "$T/b7"; r7=$?
+OTEL_RESOURCE_ATTRIBUTES="team=$(long t 300)" "$EXP" push 1 --to otlp > /dev/null 2> "$T/b8"; r8=$?
+OTEL_SERVICE_NAME="$(printf 'svc\001x')" "$EXP" push 1 --to otlp > /dev/null 2> "$T/b9"; r9=$?
 set -e
+for b in 5 6 7 8 9; do
+	eval "r=\$r$b"
+	[ "$r" -eq 2 ] && [ "$(wc -l < "$T/b$b")" -eq 1 ] && grep -q "longer than\|control character" "$T/b$b" ||
+		fail "an over-long or control-character value (case $b): exit $r $(head -c 300 "$T/b$b")"
+done
 [ $r4 -eq 2 ] && grep -q "TRACKER_REMOTE_WRITE_BEARER_TOKEN holds a control character" "$T/b4" ||
 	fail "a token with a line break: $r4 $(cat "$T/b4")"
 [ $r1 -eq 2 ] && grep -q "OTEL_EXPORTER_OTLP_HEADERS" "$T/b1" || fail "bad headers: $r1 $(cat "$T/b1")"
 [ $r2 -eq 2 ] && grep -q "OTEL_EXPORTER_OTLP_ENDPOINT" "$T/b2" || fail "no endpoint: $r2 $(cat "$T/b2")"
 [ $r3 -eq 2 ] && grep -q "OTEL_RESOURCE_ATTRIBUTES" "$T/b3" || fail "bad resource: $r3 $(cat "$T/b3")"
-ok "malformed OTEL_* variables or none: one line, exit 2"
+ok "malformed OTEL_* variables or none, values over their bound or with control bytes: one line, exit 2"
 
 # 4. streamed as it is recorded: the OTLP endpoint variables make the
 # recorder start the push (its own process beside a Prometheus one that is
