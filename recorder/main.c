@@ -44,6 +44,8 @@
 
 #define DEFAULT_STORE_MAX_MB 1024
 #define EXPORTER_WAIT_NS (10ull * 1000000000ull)
+/* ... of which the pushers wait, by default, after the job */
+#define PUSH_EXIT_WAIT_S 3
 
 static const char *prog = "resource-tracker";
 
@@ -409,6 +411,25 @@ static int wait_until(pid_t pid, uint64_t deadline_ns)
 	return done;
 }
 
+/* How long the pushers may take after the job: TRACKER_PUSH_EXIT_WAIT_SECS,
+ * whole seconds from 0 to 10 (the exporters' shared wait), default 3. */
+static int push_exit_wait(void)
+{
+	const char *v = getenv("TRACKER_PUSH_EXIT_WAIT_SECS");
+	if (!v || !*v)
+		return PUSH_EXIT_WAIT_S;
+	char *end;
+	errno = 0;
+	long x = strtol(v, &end, 10);
+	if (*end || errno || x < 0 || x > 10 || v[0] < '0' || v[0] > '9') {
+		say("warning: TRACKER_PUSH_EXIT_WAIT_SECS='%.40s' is not a whole number of seconds "
+		    "from 0 to 10; %d is used",
+		    v, PUSH_EXIT_WAIT_S);
+		return PUSH_EXIT_WAIT_S;
+	}
+	return (int)x;
+}
+
 /* The exporters get one shared, bounded wait: the output drains, the
  * uploader sends its last batch and finishes the run. Past it, the output
  * is left to finish on its own and the upload is stopped, each with one
@@ -416,6 +437,7 @@ static int wait_until(pid_t pid, uint64_t deadline_ns)
 static void wait_exporters(pid_t exporter, pid_t uploader, const pid_t *pusher, uint64_t run,
                            int stored, uint64_t deadline)
 {
+	uint64_t done_at = rt_clock_mono_real();
 	if (exporter > 0 && !wait_until(exporter, deadline)) {
 		if (stored)
 			say("output is still being written after 10 s; leaving it. The run is "
@@ -431,16 +453,20 @@ static void wait_exporters(pid_t exporter, pid_t uploader, const pid_t *pusher, 
 		    "safe in the store, finish it later with: rt-export upload %llu",
 		    (unsigned long long)run, (unsigned long long)run);
 	}
+	/* a metrics engine that is down must not hold every job of a CI
+	 * pipeline: the pushers get their own, shorter wait */
+	int secs = push_exit_wait();
+	uint64_t push_deadline = done_at + (uint64_t)secs * 1000000000u;
+	if (push_deadline > deadline)
+		push_deadline = deadline;
 	for (int i = 0; i < 2; i++)
-		if (pusher[i] > 0 && !wait_until(pusher[i], deadline)) {
+		if (pusher[i] > 0 && !wait_until(pusher[i], push_deadline)) {
 			kill(pusher[i], SIGTERM);
 			waitpid(pusher[i], NULL, 0);
-			say("the push of run %llu to the metrics engine did not finish within 10 "
-			    "s; "
-			    "the run is safe in the store, finish it later with: rt-export push "
-			    "%llu "
-			    "--to %s",
-			    (unsigned long long)run, (unsigned long long)run,
+			say("the push of run %llu to the metrics engine did not finish within %d s "
+			    "(TRACKER_PUSH_EXIT_WAIT_SECS); the run is safe in the store, finish it "
+			    "later with: rt-export push %llu --to %s",
+			    (unsigned long long)run, secs, (unsigned long long)run,
 			    i ? "otlp" : "prometheus");
 		}
 }

@@ -165,3 +165,20 @@ wait $J || fail "the streamed run: $(cat "$T/live.err")"
 [ "$mid" -ge 1 ] || fail "nothing arrived while run 3 was recorded"
 check 3 || fail "the streamed run, once it ended"
 ok "OTEL_EXPORTER_OTLP_ENDPOINT: the run streamed while it ran and every point arrived once; a Prometheus endpoint that is down did not stop it"
+
+# 5. an engine that is down at the job's end costs it at most
+# TRACKER_PUSH_EXIT_WAIT_SECS (default 3 s, was 10), one line, and its exit
+# code; the run is pushed later, every point once
+start=$(date +%s%N)
+set +e
+OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:1/" "$RT" -i 0.2 -n down --quiet -- sh -c 'sleep 1; exit 6' 2> "$T/down.err"
+rc=$?
+set -e
+took=$(( ($(date +%s%N) - start) / 1000000 ))
+[ $rc -eq 6 ] || fail "a dead engine changed the exit code: $rc $(cat "$T/down.err")"
+[ $took -le 5500 ] || fail "a dead engine held the job's exit for $took ms"
+[ "$(wc -l < "$T/down.err")" -eq 1 ] && grep -q "did not finish within 3 s.*rt-export push 4 --to otlp" "$T/down.err" ||
+	fail "the dead engine's line: $(cat "$T/down.err")"
+"$EXP" push 4 --to otlp > /dev/null 2> "$T/later.err" || fail "the later push: $(cat "$T/later.err")"
+check 4 || fail "run 4, pushed after the engine came back"
+ok "a dead metrics engine costs the job ${took} ms in all (a 1 s job; exit wait 3 s), one line and nothing else; the run is pushed later, every point once"
