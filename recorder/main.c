@@ -96,7 +96,7 @@ static int try_store(const char *dir, const struct rt_config *cfg, const struct 
 		return rc;
 	}
 	/* a damaged store is left as it is (the caller records beside it) */
-	if ((rc = rt_store_check(st))) {
+	if ((rc = rt_store_check_for_writer(st))) {
 		snprintf(why, whycap, "%s",
 		         rc == RT_E_CORRUPT ? "it is damaged" : rt_store_last_error(st));
 		rt_store_close(st);

@@ -1949,6 +1949,20 @@ int rt_store_check_pages(struct rt_store *s)
 	return RT_E_CORRUPT;
 }
 
+int rt_store_check_for_writer(struct rt_store *s)
+{
+	char p[4200];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/data.mdb", s->dir);
+	if (stat(p, &st) == 0 && (uint64_t)st.st_size <= RT_STORE_FULL_CHECK_BYTES) {
+		int rc = rt_store_check_pages(s);
+		s->pages_checked = rc == 0;
+		s->pages_bad = rc != 0;
+		return rc;
+	}
+	return rt_store_check(s);
+}
+
 int rt_store_is_damaged(const struct rt_store *s)
 {
 	return s->poisoned;
