@@ -70,6 +70,7 @@ struct pt_proc {
 	int fd_stat, fd_io, fd_smaps, fd_children; /* kept open, -1: none */
 	uint32_t threads;
 	uint8_t gone;     /* departed, kept until the departure is settled */
+	uint8_t left_in;  /* departed in this refresh round (refresh_reapers) */
 	uint8_t reported; /* its reaper's report arrived (rt_proctree_reaped) */
 };
 
@@ -741,6 +742,99 @@ static void bound(struct rt_proctree *t, uint64_t ut, uint64_t st, struct rt_rec
 	out->stime_us = t->shown_st_us;
 }
 
+/* Member e leaves this sample's figures: it is gone since it was read. */
+static void drop_member(struct rt_proctree *t, struct pt_proc *e, struct walk_sum *w)
+{
+	w->ut -= e->ut;
+	w->st -= e->st;
+	w->mf -= e->mf;
+	w->rd -= e->rd;
+	w->wr -= e->wr;
+	w->threads -= e->threads;
+	w->fds -= e->nfds;
+	w->members--;
+	e->gone = 1;
+	e->seen = t->gen - 1; /* departed before this sample's figures */
+	t->departed = 1;
+}
+
+/* Read live member e's stat again: 0 and ps, or -1 when it is gone. */
+static int reread(struct rt_proctree *t, struct pt_proc *e, struct rt_pid_stat *ps)
+{
+	ssize_t len = read_kept(t, e->first_gen == t->gen ? NULL : &e->fd_stat, e->pid, "stat");
+	return len > 0 && rt_parse_pid_stat(t->buf, (size_t)len, ps) == 0 && ps->start == e->start
+	           ? 0
+	           : -1;
+}
+
+/*
+ * A member its parent reaped after the walk read the parent and before it
+ * came to the member is in neither figure: the parent's cutime was read
+ * before. So the live parent of every member that left is read again (its
+ * cutime now holds what it reaped), and then its live children: one that
+ * left meanwhile may be in the new figure too, so it leaves the sample and
+ * the parent is read once more, until a round finds no child gone (a few
+ * at most; a storm of exits ends). A parent gone by then leaves too, and
+ * its own parent is read.
+ */
+static void refresh_reapers(struct rt_proctree *t, struct walk_sum *w)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		t->tab[i].left_in = t->tab[i].pid && t->tab[i].gone && t->tab[i].seen != t->gen;
+	for (int round = 0; round < 8; round++) {
+		int more = 0;
+		for (size_t i = 0; i < t->cap; i++) {
+			struct pt_proc *c = &t->tab[i];
+			if (!c->pid || !c->left_in)
+				continue;
+			c->left_in = 0;
+			struct pt_proc *p = find(t, c->ppid);
+			if (!p || p->seen != t->gen || p->gone)
+				continue; /* reaped outside the tree, or by the reaper */
+			struct rt_pid_stat ps;
+			if (reread(t, p, &ps)) {
+				drop_member(t, p, w);
+				p->left_in = 1;
+				more = 1;
+				continue;
+			}
+			w->ut += ps.ut - p->ut;
+			w->st += ps.st - p->st;
+			w->mf += ps.mf - p->mf;
+			p->ut = ps.ut;
+			p->st = ps.st;
+			p->mf = ps.mf;
+			ssize_t len =
+			    read_kept(t, p->first_gen == t->gen ? NULL : &p->fd_io, p->pid, "io");
+			uint64_t v;
+			if (len > 0 &&
+			    rt_parse_field_u64(t->buf, (size_t)len, "read_bytes:", &v) == 0 &&
+			    v >= p->rd) {
+				w->rd += v - p->rd;
+				p->rd = v;
+			}
+			if (len > 0 &&
+			    rt_parse_field_u64(t->buf, (size_t)len, "write_bytes:", &v) == 0 &&
+			    v >= p->wr) {
+				w->wr += v - p->wr;
+				p->wr = v;
+			}
+			/* its children counted live must still be there */
+			for (size_t k = 0; k < t->cap; k++) {
+				struct pt_proc *q = &t->tab[k];
+				if (q->pid && q->ppid == p->pid && q->seen == t->gen && !q->gone &&
+				    reread(t, q, &ps)) {
+					drop_member(t, q, w);
+					q->left_in = 1;
+					more = 1;
+				}
+			}
+		}
+		if (!more)
+			break;
+	}
+}
+
 /* Whether member e is gone or exiting now (after the PSS reads). */
 static int exiting_now(struct rt_proctree *t, struct pt_proc *e)
 {
@@ -776,6 +870,8 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 		e->gone = 1;
 		t->departed = 1;
 	}
+	if (t->departed)
+		refresh_reapers(t, &w);
 	/* members reaped by the reaper a moment ago: their reports are on the
 	 * way, and the tree's CPU must not dip while they are */
 	for (int i = 0; i < 5 && t->await_reports && unreported(t); i++)
@@ -786,17 +882,7 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 		struct pt_proc *e = &t->tab[i];
 		if (!e->pid || e->seen != t->gen || e->gone || !e->reported)
 			continue;
-		w.ut -= e->ut;
-		w.st -= e->st;
-		w.mf -= e->mf;
-		w.rd -= e->rd;
-		w.wr -= e->wr;
-		w.threads -= e->threads;
-		w.fds -= e->nfds;
-		w.members--;
-		e->gone = 1;
-		e->seen = t->gen - 1; /* departed before this sample's figures */
-		t->departed = 1;
+		drop_member(t, e, &w);
 	}
 	/* the pages shared within the tree changed hands: every PSS moved */
 	int fresh = t->moved || t->departed || t->want_status || t->recheck;

@@ -519,3 +519,32 @@ Test(proctree, no_sample_shows_more_cpu_than_the_host_could_give)
 	cr_expect_eq(r.utime_us + r.stime_us, 5000000u, "never more");
 	rt_proctree_close(t);
 }
+
+/* Member 100 reaps its child 200 after the walk read 100 and before it
+ * came to 200: the sync hook (after the walk) rewrites 100's stat the way
+ * the kernel would have it by then. */
+static void reap_200_late(void *arg, int ms)
+{
+	(void)arg;
+	if (ms < 0 && hook_syncs++ == 1)
+		proc(100, 50, 10, 15, 0, 40, 10, "", "S");
+}
+
+Test(proctree, a_member_reaped_by_a_member_mid_walk_is_not_lost)
+{
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	proc(50, 1, 5, 0, 0, 0, 0, "100 ", "S"); /* the reaper, not a member */
+	proc(100, 50, 10, 10, 0, 0, 0, "200 ", "S");
+	proc(200, 100, 50, 40, 10, 0, 0, "", "R");
+	cr_assert_eq(rt_proctree_open_under(&t, 50), 0);
+	hook_syncs = 0;
+	rt_proctree_on_unreported(t, reap_200_late, NULL);
+	cr_expect_eq(cpu(t, &r), 60);
+	gone(200); /* the walk will not find it; 100's stat still says cutime 0 */
+	proc(100, 50, 10, 15, 0, 0, 0, "", "S"); /* and 100 ran 5 ticks */
+	cr_expect_eq(cpu(t, &r), 65, "200's 50 ticks are in 100's cutime, read again");
+	cr_expect_eq(r.nprocs, 1);
+	cr_expect_eq(cpu(t, &r), 65);
+	rt_proctree_close(t);
+}
