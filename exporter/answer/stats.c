@@ -102,6 +102,8 @@ int rt_series_add(struct rt_series *s, const struct rt_derived *d)
 		s->wall0_ns = d->prev.rec->h->wall_ns;
 		s->mono0_ns = d->prev.rec->h->mono_ns;
 		s->rss_max_mib = -1;
+		s->hwm_max_mib = -1;
+		s->shared_min_mib = -1;
 	}
 	if (s->staged == RT_SERIES_STAGE && rt_series_flush(s))
 		return -ENOMEM;
@@ -121,6 +123,15 @@ int rt_series_add(struct rt_series *s, const struct rt_derived *d)
 		s->rss_max_mib = v;
 	if (rt_value(d, RT_V_PROC_PEAK_RSS, &v) && v > s->rss_max_mib)
 		s->rss_max_mib = v;
+	if (rt_value(d, RT_V_PROC_PEAK_RSS, &v) && v > s->hwm_max_mib)
+		s->hwm_max_mib = v;
+	/* what a high-water mark counts that PSS does not: pages shared with
+	 * others (libraries, a pool's parent), at least this much all run */
+	double rss, pss, threads;
+	if (rt_value(d, RT_V_PROC_RSS, &rss) && rt_value(d, RT_V_PROC_PSS, &pss) &&
+	    rt_value(d, RT_V_PROC_THREADS, &threads) && threads > 0 &&
+	    (s->shared_min_mib < 0 || rss - pss < s->shared_min_mib))
+		s->shared_min_mib = rss > pss ? rss - pss : 0;
 	return 0;
 }
 
@@ -225,12 +236,25 @@ void rt_stats_compute(struct rt_series *s, struct rt_runstats *st)
 	}
 	free(scratch);
 	st->has_proc = st->col[rt_stats_col(RT_V_PROC_CORES)].present;
+	st->hwm_max_mib = s->n ? s->hwm_max_mib : -1;
+	st->shared_min_mib = s->n ? s->shared_min_mib : -1;
+	const struct rt_colstat *m =
+	    &st->col[rt_stats_col(st->has_proc ? RT_V_PROC_PSS : RT_V_MEM_USED)];
+	st->mem_peak_mib = m->present ? m->max : -1;
+	/* a peak between two samples (a spike, a job shorter than one
+	 * interval) is in its process's high-water mark: never a sum of them,
+	 * which would count a copy-on-write pool's shared pages once a worker;
+	 * less the pages the samples saw shared (RSS - PSS), which a
+	 * high-water mark counts whole and PSS in part */
+	double hwm = st->hwm_max_mib - (st->shared_min_mib > 0 ? st->shared_min_mib : 0);
+	if (st->has_proc && hwm > st->mem_peak_mib)
+		st->mem_peak_mib = hwm;
 }
 
 void rt_stats_aggregate(const struct rt_runstats *runs, size_t n, struct rt_runstats *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->rss_max_mib = -1;
+	out->rss_max_mib = out->mem_peak_mib = out->hwm_max_mib = -1;
 	size_t measured = 0; /* a run that ended before its first sample has no say */
 	for (size_t r = 0; r < n; r++)
 		measured += runs[r].lines > 0;
@@ -241,6 +265,10 @@ void rt_stats_aggregate(const struct rt_runstats *runs, size_t n, struct rt_runs
 		out->duration += runs[r].duration / (double)measured;
 		if (runs[r].rss_max_mib > out->rss_max_mib)
 			out->rss_max_mib = runs[r].rss_max_mib;
+		if (runs[r].mem_peak_mib > out->mem_peak_mib)
+			out->mem_peak_mib = runs[r].mem_peak_mib;
+		if (runs[r].hwm_max_mib > out->hwm_max_mib)
+			out->hwm_max_mib = runs[r].hwm_max_mib;
 		out->has_proc |= runs[r].has_proc;
 	}
 	for (unsigned c = 0; c < RT_STATS_COLS; c++) {
@@ -401,6 +429,14 @@ static void why(struct rt_recommendation *r, const char *s)
 	snprintf(r->why + n, sizeof(r->why) - n, "%s%s", n ? "; " : "", s);
 }
 
+/* The memory peak the answer is built from (rt_runstats.mem_peak_mib). */
+static double mem_peak(const struct rt_runstats *st)
+{
+	if (st->mem_peak_mib >= 0)
+		return st->mem_peak_mib;
+	return max_of(st, st->has_proc ? RT_V_PROC_PSS : RT_V_MEM_USED);
+}
+
 void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
 {
 	r->why[0] = '\0';
@@ -413,7 +449,17 @@ void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
 	const struct rt_colstat *cc = xcol(st, sys ? RT_V_CPU_UTIL : RT_V_PROC_CORES);
 	double p95 = cc ? ceil(cc->p95 - 0.05) : 1; /* 2.03 cores is 2 vCPUs' worth, not 3 */
 	r->cpu_p95 = p95 < 1 || isnan(p95) ? 1 : (long)p95;
-	r->memory_mib = rt_round_memory(max_of(st, sys ? RT_V_MEM_USED : RT_V_PROC_PSS) * 1.2);
+	double peak = mem_peak(st);
+	r->memory_mib = rt_round_memory(peak * 1.2);
+	const struct rt_colstat *pss = xcol(st, RT_V_PROC_PSS);
+	if (!sys && pss && peak > pss->max * 1.05 && peak >= 1) {
+		char b[160];
+		snprintf(b, sizeof(b),
+		         "memory: from the %.0f MiB one process reached between samples (its "
+		         "high-water mark), above the %.0f MiB the samples saw",
+		         peak, pss->max);
+		why(r, b);
+	}
 	double gpu_mean = mean_of(st, sys ? RT_V_GPU_USAGE : RT_V_PROC_GPU_USAGE);
 	double gpu = nearbyint(max_of(st, sys ? RT_V_GPU_USAGE : RT_V_PROC_GPU_USAGE));
 	r->gpu = gpu_mean > 0 ? (gpu < 1 ? 1 : (long)gpu) : 0;
@@ -439,7 +485,7 @@ void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
 		}
 	}
 	if (f.psi_mem >= RT_MEM_STALL_PCT && !(f.oom_kills > 0 && f.oom_in_cgroup)) {
-		long m = rt_round_memory(max_of(st, sys ? RT_V_MEM_USED : RT_V_PROC_PSS) * 1.5);
+		long m = rt_round_memory(peak * 1.5);
 		if (m > r->memory_mib) {
 			r->memory_mib = m;
 			why(r, "memory: stalled waiting for memory, so 50 % above its peak");

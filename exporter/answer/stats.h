@@ -35,9 +35,11 @@ struct rt_series {
 	double *col[RT_STATS_COLS]; /* NAN where the column is empty */
 	uint64_t wall0_ns;          /* wall clock of the base record */
 	uint64_t mono0_ns;
-	double rss_max_mib; /* the tree's RSS peak: largest RSS sum or VmHWM, -1: none */
-	int oom;            /* an allocation failed; the series is incomplete */
-	void *block;        /* the arrays' one mapping */
+	double rss_max_mib;    /* the tree's RSS peak: largest RSS sum or VmHWM, -1: none */
+	double hwm_max_mib;    /* the largest VmHWM of a member or reaped descendant, -1: none */
+	double shared_min_mib; /* the least RSS - PSS of a live tree (shared pages), -1: none */
+	int oom;               /* an allocation failed; the series is incomplete */
+	void *block;           /* the arrays' one mapping */
 	size_t block_bytes;
 	unsigned staged;                                  /* lines in stage, after n */
 	double stage[RT_SERIES_STAGE][RT_STATS_COLS + 2]; /* elapsed, dt, columns */
@@ -66,7 +68,14 @@ struct rt_runstats {
 	uint64_t lines;
 	double duration;    /* seconds covered by the lines */
 	double rss_max_mib; /* -1: unknown */
-	int has_proc;       /* process columns present (wrapper or --pid) */
+	/* The job's memory peak the answer is built from: the tree's largest
+	 * PSS in any sample, or the largest peak one of its processes reached
+	 * between samples (VmHWM, ru_maxrss of a reaped one), whichever is
+	 * more; the host's memory in use without a tree. -1: unknown. */
+	double mem_peak_mib;
+	double hwm_max_mib;    /* the largest member's own peak, -1: unknown */
+	double shared_min_mib; /* the least RSS - PSS of a live tree, -1: unknown */
+	int has_proc;          /* process columns present (wrapper or --pid) */
 	struct rt_colstat col[RT_STATS_COLS];
 };
 

@@ -1136,6 +1136,8 @@ int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o)
 		cJSON_AddStringToObject(j, "answer", line);
 		add_num_or_null(j, "process_rss_peak_mib",
 		                a.st.rss_max_mib >= 0 ? a.st.rss_max_mib : NAN);
+		add_num_or_null(j, "process_memory_peak_mib",
+		                a.st.mem_peak_mib >= 0 ? a.st.mem_peak_mib : NAN);
 		add_allocation(j, &a.st);
 		cJSON_AddItemToObject(j, "findings", rt_json_findings(&a.st));
 		if (a.st.lines)
@@ -1274,9 +1276,11 @@ void rt_efficiency(const struct rt_runstats *st, const cJSON *meta, struct rt_ef
 	e->cpu_mean = secs / d;
 	e->cpu_pct = e->cpu_given > 0 ? secs / (e->cpu_given * d) * 100.0 : NAN;
 	e->mem_given_mib = meta_alloc(meta, "memory_bytes") / 1048576.0;
-	const struct rt_colstat *m = col(st, p ? RT_V_PROC_PSS : RT_V_MEM_USED);
-	e->mem_peak_mib = m ? m->max : NAN;
-	e->mem_pct = e->mem_given_mib > 0 && m ? m->max / e->mem_given_mib * 100.0 : NAN;
+	/* the answer's peak: peaks between samples included */
+	e->mem_peak_mib = st->mem_peak_mib >= 0 ? st->mem_peak_mib : NAN;
+	e->mem_pct = e->mem_given_mib > 0 && isfinite(e->mem_peak_mib)
+	                 ? e->mem_peak_mib / e->mem_given_mib * 100.0
+	                 : NAN;
 	double g = meta_alloc(meta, "gpu");
 	e->gpu_given = g > 0 ? (unsigned)g : 0;
 	const struct rt_colstat *gu = col(st, p ? RT_V_PROC_GPU_USAGE : RT_V_GPU_USAGE);
@@ -1357,8 +1361,7 @@ void rt_answer_line(char *buf, size_t cap, const struct rt_runstats *st,
 	double cores = (p ? sum_of(st, RT_V_PROC_UTIME) + sum_of(st, RT_V_PROC_STIME)
 	                  : sum_of(st, RT_V_UTIME) + sum_of(st, RT_V_STIME)) /
 	               d;
-	const struct rt_colstat *m = col(st, p ? RT_V_PROC_PSS : RT_V_MEM_USED);
-	mib_text(used, sizeof(used), m ? m->max : 0);
+	mib_text(used, sizeof(used), st->mem_peak_mib > 0 ? st->mem_peak_mib : 0);
 	mib_text(reco, sizeof(reco), (double)r->memory_mib);
 	size_t n = 0;
 	if (e->known && e->cpu_given > 0)
