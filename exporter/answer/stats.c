@@ -191,10 +191,45 @@ static double percentile(double *v, size_t n, double q)
 	return a + (h - (double)k) * (b - a);
 }
 
+/* Columns that are a rate over their line's interval (cores, shares of
+ * time): a short line's few ticks over a few ms swing them. */
+static int rate_column(unsigned id)
+{
+	const struct rt_value_info *v = rt_value_info(id);
+	return id == RT_V_CPU_UTIL || id == RT_V_PROC_CORES || id == RT_V_CG_UTIL ||
+	       (v && v->kind == RT_VK_STALL);
+}
+
+/*
+ * A last line much shorter than the one before it (under half: the job
+ * ended just after a sample) holds a rate of a few ticks over a few ms:
+ * 0.95 cores in the last 60 ms of a job limited to 0.5. For every max, p95
+ * and chart, the two lines share their rate over both (weighted by time,
+ * so the mean and the CPU seconds are unchanged); sums, levels and the
+ * stored samples stay as they are.
+ */
+static void fold_short_tail(struct rt_series *s)
+{
+	if (s->n < 2)
+		return;
+	size_t a = s->n - 2, b = s->n - 1;
+	double da = s->dt[a], db = s->dt[b];
+	if (!(da > 0) || !(db >= 0) || db >= 0.5 * da)
+		return;
+	pthread_once(&once, build_cols);
+	for (unsigned c = 0; c < RT_STATS_COLS; c++) {
+		double va = s->col[c][a], vb = s->col[c][b];
+		if (!rate_column(col_id[c]) || isnan(va) || isnan(vb))
+			continue;
+		s->col[c][a] = s->col[c][b] = (va * da + vb * db) / (da + db);
+	}
+}
+
 void rt_stats_compute(struct rt_series *s, struct rt_runstats *st)
 {
 	memset(st, 0, sizeof(*st));
 	rt_series_flush(s);
+	fold_short_tail(s);
 	st->lines = s->n;
 	st->rss_max_mib = s->n ? s->rss_max_mib : -1;
 	double total_w = 0;

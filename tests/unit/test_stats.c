@@ -87,6 +87,35 @@ Test(stats, mean_is_weighted_by_time_so_a_short_last_interval_weighs_less)
 	rt_series_free(&s);
 }
 
+Test(stats, a_short_last_interval_is_folded_into_the_one_before_for_max_and_p95)
+{
+	struct rt_series s;
+	make(&s, 3, 1.0);
+	s.dt[2] = 0.06; /* the job ended 60 ms after a sample */
+	set(&s, "process_cpu_usage", 0, 0.5);
+	set(&s, "process_cpu_usage", 1, 0.5);
+	set(&s, "process_cpu_usage", 2, 0.95); /* a few ticks over a few ms */
+	set(&s, "process_memory_mib", 0, 100);
+	set(&s, "process_memory_mib", 1, 100);
+	set(&s, "process_memory_mib", 2, 300); /* a level: a real reading, kept */
+	struct rt_runstats st;
+	rt_stats_compute(&s, &st);
+	double folded = (0.5 * 1.0 + 0.95 * 0.06) / 1.06;
+	cr_assert_float_eq(get(&st, "process_cpu_usage")->max, folded, 1e-12);
+	cr_assert_float_eq(get(&st, "process_cpu_usage")->mean, (0.5 + 0.5 + 0.95 * 0.06) / 2.06,
+	                   1e-12, "the mean (and CPU seconds) unchanged");
+	cr_assert_float_eq(get(&st, "process_memory_mib")->max, 300, 0);
+	rt_series_free(&s);
+	/* half an interval or more: left as it is */
+	make(&s, 2, 1.0);
+	s.dt[1] = 0.5;
+	set(&s, "process_cpu_usage", 0, 0.5);
+	set(&s, "process_cpu_usage", 1, 0.95);
+	rt_stats_compute(&s, &st);
+	cr_assert_float_eq(get(&st, "process_cpu_usage")->max, 0.95, 0);
+	rt_series_free(&s);
+}
+
 Test(stats, round_memory_steps_then_whole_gib)
 {
 	cr_assert_eq(rt_round_memory(0), 128);
