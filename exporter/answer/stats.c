@@ -210,6 +210,16 @@ static int rate_column(unsigned id)
  */
 static void fold_short_tail(struct rt_series *s)
 {
+	if (s->folded == 1 + (int)s->n)
+		return; /* done for these lines */
+	double(*orig)[2] = s->tail_orig;
+	if (s->folded >= 3) /* lines came since the last fold: undo it */
+		for (unsigned c = 0; c < RT_STATS_COLS; c++)
+			for (int k = 0; k < 2 && !isnan(orig[c][0]); k++)
+				s->col[c][(size_t)s->folded - 3 + (size_t)k] = orig[c][k];
+	s->folded = 1 + (int)s->n;
+	for (unsigned c = 0; c < RT_STATS_COLS; c++)
+		orig[c][0] = orig[c][1] = NAN;
 	if (s->n < 2)
 		return;
 	size_t a = s->n - 2, b = s->n - 1;
@@ -221,6 +231,8 @@ static void fold_short_tail(struct rt_series *s)
 		double va = s->col[c][a], vb = s->col[c][b];
 		if (!rate_column(col_id[c]) || isnan(va) || isnan(vb))
 			continue;
+		orig[c][0] = va;
+		orig[c][1] = vb;
 		s->col[c][a] = s->col[c][b] = (va * da + vb * db) / (da + db);
 	}
 }
@@ -230,6 +242,7 @@ void rt_stats_compute(struct rt_series *s, struct rt_runstats *st)
 	memset(st, 0, sizeof(*st));
 	rt_series_flush(s);
 	fold_short_tail(s);
+	double(*orig)[2] = s->tail_orig;
 	st->lines = s->n;
 	st->rss_max_mib = s->n ? s->rss_max_mib : -1;
 	double total_w = 0;
@@ -246,12 +259,15 @@ void rt_stats_compute(struct rt_series *s, struct rt_runstats *st)
 			double v = s->col[c][i];
 			if (isnan(v))
 				continue;
+			/* sum, first and last of the values as they were */
+			double raw =
+			    i + 2 >= s->n && !isnan(orig[c][0]) ? orig[c][i + 2 - s->n] : v;
 			if (!m)
-				cs->first = v;
-			cs->last = v;
+				cs->first = raw;
+			cs->last = raw;
 			if (v > 0 && cs->first_nonzero < 0)
 				cs->first_nonzero = s->elapsed[i];
-			sum += v;
+			sum += raw;
 			wsum += v * s->dt[i];
 			w += s->dt[i];
 			if (v > max)

@@ -33,7 +33,11 @@ struct rt_series {
 	double *elapsed;            /* seconds from the run's base record to each line's record */
 	double *dt;                 /* seconds each line covers (its weight) */
 	double *col[RT_STATS_COLS]; /* NAN where the column is empty */
-	uint64_t wall0_ns;          /* wall clock of the base record */
+	/* a short last line folded into the one before (rt_stats_compute):
+	 * the two lines' values as they were, NAN where nothing was folded */
+	int folded;
+	double tail_orig[RT_STATS_COLS][2];
+	uint64_t wall0_ns; /* wall clock of the base record */
 	uint64_t mono0_ns;
 	double rss_max_mib;    /* the tree's RSS peak: largest RSS sum or VmHWM, -1: none */
 	double hwm_max_mib;    /* the largest VmHWM of a member or reaped descendant, -1: none */
