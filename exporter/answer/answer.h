@@ -131,6 +131,21 @@ cJSON *rt_json_findings(const struct rt_runstats *st);
 /* What held the job back, as plain sentences (only what matters): up to
  * max of them into out; how many. start_ns dates an OOM kill. */
 #define RT_FINDING_LEN 200
+
+/*
+ * What the summary says below its table, the same in every form (text,
+ * Markdown and the GitHub step summary, JSON "notes", the report): given
+ * against used, the server allocation, each finding, the recommendation
+ * and why it was raised. label is the text form's left column ("" where a
+ * line goes on the one above).
+ */
+#define RT_NOTE_LEN 400
+struct rt_note {
+	const char *label;
+	char text[RT_NOTE_LEN];
+};
+#define RT_NOTES_MAX 20
+size_t rt_summary_notes(const struct rt_answer *a, struct rt_note *out, size_t max);
 size_t rt_findings_text(const struct rt_runstats *st, uint64_t start_ns, char out[][RT_FINDING_LEN],
                         size_t max);
 /* "servers" and "cost" into obj */

@@ -458,20 +458,20 @@ cJSON *rt_json_summary_rows(const struct rt_runstats *st, const cJSON *meta)
 	return arr;
 }
 
-static void print_reco_line(FILE *f, const struct rt_recommendation *r)
+static void reco_text(char *buf, size_t cap, const struct rt_recommendation *r)
 {
-	fprintf(f, "  %-24s %ld vCPU%s", "recommended", r->cpu, r->cpu == 1 ? "" : "s");
-	if (r->cpu_p95 > r->cpu)
-		fprintf(f, " (%ld at the p95 of its use)", r->cpu_p95);
-	fprintf(f, ", %ld MiB memory", r->memory_mib);
-	if (r->gpu)
-		fprintf(f, ", %ld GPU%s with %ld MiB VRAM", r->gpu, r->gpu == 1 ? "" : "s",
-		        r->vram_mib);
-	else
-		fputs(", no GPU", f);
-	fputs(r->from_system ? " (from the whole system: this run tracked no process)\n" : "\n", f);
-	if (r->why[0])
-		fprintf(f, "  %-24s %s\n", "raised because", r->why);
+	size_t n = (size_t)snprintf(buf, cap, "%ld vCPU%s", r->cpu, r->cpu == 1 ? "" : "s");
+	if (n < cap && r->cpu_p95 > r->cpu)
+		n += (size_t)snprintf(buf + n, cap - n, " (%ld at the p95 of its use)", r->cpu_p95);
+	if (n < cap)
+		n += (size_t)snprintf(buf + n, cap - n, ", %ld MiB memory", r->memory_mib);
+	if (n < cap && r->gpu)
+		n += (size_t)snprintf(buf + n, cap - n, ", %ld GPU%s with %ld MiB VRAM", r->gpu,
+		                      r->gpu == 1 ? "" : "s", r->vram_mib);
+	else if (n < cap)
+		n += (size_t)snprintf(buf + n, cap - n, ", no GPU");
+	if (n < cap && r->from_system)
+		snprintf(buf + n, cap - n, " (from the whole system: this run tracked no process)");
 }
 
 size_t rt_findings_text(const struct rt_runstats *st, uint64_t start_ns, char out[][RT_FINDING_LEN],
@@ -548,12 +548,47 @@ size_t rt_findings_text(const struct rt_runstats *st, uint64_t start_ns, char ou
 }
 
 /* What held the job back, each a plain sentence, only when it matters. */
-static void print_findings(FILE *f, const struct rt_runstats *st, uint64_t start_ns)
+static struct rt_note *note(struct rt_note *out, size_t *n, size_t max, const char *label)
 {
-	char lines[8][RT_FINDING_LEN];
-	size_t n = rt_findings_text(st, start_ns, lines, 8);
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, "  ! %s\n", lines[i]);
+	if (*n >= max)
+		return NULL;
+	out[*n].label = label;
+	out[*n].text[0] = '\0';
+	return &out[(*n)++];
+}
+
+size_t rt_summary_notes(const struct rt_answer *a, struct rt_note *out, size_t max)
+{
+	const struct rt_runstats *st = &a->st;
+	size_t n = 0;
+	struct rt_note *x;
+	if (!st->lines)
+		return 0;
+	struct rt_recommendation r;
+	struct rt_efficiency e;
+	rt_recommend(st, &r);
+	rt_efficiency(st, a->meta, &e);
+	char eff[6][RT_EFF_LEN];
+	size_t ne = rt_efficiency_text(&e, &r, eff, 6);
+	for (size_t i = 0; i < ne; i++)
+		if ((x = note(out, &n, max, i ? "" : "given against used")))
+			snprintf(x->text, sizeof(x->text), "%.*s", RT_EFF_LEN, eff[i]);
+	if (!e.known && (x = note(out, &n, max, "given against used")))
+		snprintf(x->text, sizeof(x->text), "not recorded (a run of an rt before 0.3)");
+	char why[200];
+	const char *alloc = rt_allocation_name(rt_stats_allocation_why(st, why, sizeof(why)));
+	if (alloc && (x = note(out, &n, max, "server allocation")))
+		snprintf(x->text, sizeof(x->text), "%s: %s", alloc, why);
+	char found[8][RT_FINDING_LEN];
+	size_t nf = rt_findings_text(st, a->ri.start_ns, found, 8);
+	for (size_t i = 0; i < nf; i++)
+		if ((x = note(out, &n, max, "!")))
+			snprintf(x->text, sizeof(x->text), "%.*s", RT_FINDING_LEN, found[i]);
+	if ((x = note(out, &n, max, "recommended")))
+		reco_text(x->text, sizeof(x->text), &r);
+	if (r.why[0] && (x = note(out, &n, max, "raised because")))
+		snprintf(x->text, sizeof(x->text), "%s", r.why);
+	return n;
 }
 
 void rt_print_summary(FILE *f, const struct rt_answer *a)
@@ -605,19 +640,13 @@ void rt_print_summary(FILE *f, const struct rt_answer *a)
 		return;
 	}
 	print_table(f, st, a->meta);
-	char eff[6][RT_EFF_LEN];
-	size_t ne = rt_efficiency_text(&e, &r, eff, 6);
-	for (size_t i = 0; i < ne; i++)
-		fprintf(f, "  %-24s %s\n", i ? "" : "given against used", eff[i]);
-	if (!e.known)
-		fprintf(f, "  %-24s not recorded (a run of an rt before 0.3)\n",
-		        "given against used");
-	char why[200];
-	const char *alloc = rt_allocation_name(rt_stats_allocation_why(st, why, sizeof(why)));
-	if (alloc)
-		fprintf(f, "  %-24s %s: %s\n", "server allocation", alloc, why);
-	print_findings(f, st, a->ri.start_ns);
-	print_reco_line(f, &r);
+	struct rt_note notes[RT_NOTES_MAX];
+	size_t nn = rt_summary_notes(a, notes, RT_NOTES_MAX);
+	for (size_t i = 0; i < nn; i++)
+		if (!strcmp(notes[i].label, "!"))
+			fprintf(f, "  ! %s\n", notes[i].text);
+		else
+			fprintf(f, "  %-24s %s\n", notes[i].label, notes[i].text);
 }
 
 /* Markdown: a table a person pastes into a ticket or a pull request. */
@@ -673,23 +702,22 @@ void rt_print_summary_markdown(FILE *f, const struct rt_answer *a)
 		md_cell(f, rows[i].note);
 		fputs(" |\n", f);
 	}
-	char eff[6][RT_EFF_LEN];
-	size_t ne = rt_efficiency_text(&e, &r, eff, 6);
-	if (ne || !e.known)
-		fputc('\n', f);
-	for (size_t i = 0; i < ne; i++) {
-		fputs("- ", f);
-		md_cell(f, eff[i]);
+	/* the same lines as the text summary's, each with its label */
+	struct rt_note notes[RT_NOTES_MAX];
+	size_t nn = rt_summary_notes(a, notes, RT_NOTES_MAX);
+	fputc('\n', f);
+	const char *label = "";
+	for (size_t i = 0; i < nn; i++) {
+		if (notes[i].label[0])
+			label = notes[i].label;
+		fputs(!strcmp(label, "!") ? "- :warning: " : "- **", f);
+		if (strcmp(label, "!")) {
+			md_cell(f, label);
+			fputs("**: ", f);
+		}
+		md_cell(f, notes[i].text);
 		fputc('\n', f);
 	}
-	if (!e.known)
-		fputs("- given against used: not recorded (a run of an rt before 0.3)\n", f);
-	fprintf(f, "\nRecommended: %ld vCPU%s, %ld MiB memory", r.cpu, r.cpu == 1 ? "" : "s",
-	        r.memory_mib);
-	if (r.gpu)
-		fprintf(f, ", %ld GPU%s with %ld MiB VRAM", r.gpu, r.gpu == 1 ? "" : "s",
-		        r.vram_mib);
-	fputs(".\n", f);
 }
 
 void rt_print_job_summary(FILE *f, const char *job, const struct rt_answer *runs, size_t n)
@@ -739,7 +767,11 @@ void rt_print_job_summary(FILE *f, const char *job, const struct rt_answer *runs
 	size_t ne = rt_efficiency_text(&e, &r, eff, 6);
 	for (size_t i = 0; i < ne; i++)
 		fprintf(f, "  %-24s %s\n", i ? "" : "given (newest run)", eff[i]);
-	print_reco_line(f, &r);
+	char reco[RT_NOTE_LEN];
+	reco_text(reco, sizeof(reco), &r);
+	fprintf(f, "  %-24s %s\n", "recommended", reco);
+	if (r.why[0])
+		fprintf(f, "  %-24s %s\n", "raised because", r.why);
 }
 
 void rt_print_recommendation(FILE *f, const char *what, const struct rt_runstats *st,
@@ -1138,6 +1170,16 @@ int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o)
 		                a.st.rss_max_mib >= 0 ? a.st.rss_max_mib : NAN);
 		add_num_or_null(j, "process_memory_peak_mib",
 		                a.st.mem_peak_mib >= 0 ? a.st.mem_peak_mib : NAN);
+		/* the lines below the table, as the text and Markdown say them */
+		struct rt_note notes[RT_NOTES_MAX];
+		size_t nn = rt_summary_notes(&a, notes, RT_NOTES_MAX);
+		cJSON *na = cJSON_AddArrayToObject(j, "notes");
+		for (size_t i = 0; na && i < nn; i++) {
+			cJSON *no = cJSON_CreateObject();
+			cJSON_AddStringToObject(no, "label", notes[i].label);
+			cJSON_AddStringToObject(no, "text", notes[i].text);
+			cJSON_AddItemToArray(na, no);
+		}
 		add_allocation(j, &a.st);
 		cJSON_AddItemToObject(j, "findings", rt_json_findings(&a.st));
 		if (a.st.lines)

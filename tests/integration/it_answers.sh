@@ -321,4 +321,37 @@ RT_DYGRAPHS_DIR=/nonexistent "$EXP" report "$R1" -o "$T/x.html" 2> "$T/err"; rc=
 set -e
 [ $rc -eq 1 ] && grep -q "libjs-dygraphs" "$T/err" && [ ! -e "$T/x.html" ] || fail "missing dygraphs: rc $rc $(cat "$T/err")"
 ok "report: self-contained, downsampled, drawn in Chromium with no errors and a shared crosshair"
+
+# ---- one answer everywhere: the lines below the summary's table (given
+# against used, allocation, findings, recommendation, why it was raised)
+# are the same in the text, the Markdown (the GitHub step summary), the
+# JSON and the report. A 300 MiB spike between two samples raises the
+# memory, so there is a "raised because" to carry.
+GITHUB_STEP_SUMMARY="$T/step.md" "$RT" -i 1 --quiet --summary --request memory=128M -- python3 -c "
+import time
+time.sleep(1.2); a = bytearray(b'\\x01') * (300 << 20); time.sleep(0.2); del a; time.sleep(1)" 2> "$T/one.txt"
+R9=$(last_run)
+"$EXP" summary "$R9" --json > "$T/one.json"
+"$EXP" summary "$R9" --format markdown > "$T/one.md"
+"$EXP" report "$R9" -o "$T/one.html" 2>/dev/null
+python3 - "$T" <<'PY' || fail "the answer differs between the summary's forms"
+import html, json, os, re, sys
+t = sys.argv[1]
+notes = json.load(open(os.path.join(t, "one.json")))["notes"]
+labels = [n["label"] for n in notes]
+assert "raised because" in labels and "recommended" in labels, labels
+text = open(os.path.join(t, "one.txt")).read()
+md = open(os.path.join(t, "one.md")).read()
+step = open(os.path.join(t, "step.md")).read()
+page = html.unescape(re.sub(r"<[^>]+>", " ", open(os.path.join(t, "one.html")).read()))
+page = " ".join(page.split())
+for n in notes:
+    assert n["text"] in text, ("text summary", n)
+    assert n["text"].replace("|", "\\|") in md, ("markdown", n)
+    assert n["text"].replace("|", "\\|") in step, ("GITHUB_STEP_SUMMARY", n)
+    if n["label"] in ("raised because", "server allocation", "!", "given against used", ""):
+        assert " ".join(n["text"].split()) in page, ("report", n)
+print("%d lines below the table, the same in text, Markdown, step summary, JSON and report" % len(notes))
+PY
+ok "one answer everywhere: text, Markdown, GITHUB_STEP_SUMMARY, JSON and the report say the same"
 exit 0
