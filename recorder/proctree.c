@@ -67,7 +67,8 @@ struct pt_proc {
 	uint64_t first_gen;      /* generation of the first sighting */
 	uint8_t parents_vm;      /* runs in its parent's address space (vfork) */
 	uint64_t io_for;         /* ut+st when io was last read */
-	int fd_stat, fd_io, fd_smaps, fd_children; /* kept open, -1: none */
+	int fd_stat, fd_io, fd_smaps, fd_children, fd_sched; /* kept open, -1: none */
+	uint64_t delay; /* ns its threads waited for a CPU (schedstat), never lower */
 	uint32_t threads;
 	uint8_t gone;     /* departed, kept until the departure is settled */
 	uint8_t left_in;  /* departed in this refresh round (refresh_reapers) */
@@ -85,6 +86,8 @@ struct rt_proctree {
 	size_t cap, used;
 	uint64_t gen;
 	uint64_t dep_ut, dep_st, dep_rd, dep_wr, dep_mf; /* departed, last seen */
+	uint64_t dep_delay; /* every departed member's wait: no reaper folds it in */
+	int have_delay;     /* schedstat read (CONFIG_SCHED_INFO) */
 	uint64_t reaped_ut_us, reaped_st_us, reaped_rd, reaped_wr, reaped_mf;
 	/* status and fd values: read when asked (rt_proctree_cadence) */
 	int want_status, want_fds, have_status, have_fds;
@@ -135,7 +138,8 @@ static struct pt_proc *insert(struct rt_proctree *t, pid_t pid)
 		i = (i + 1) & (t->cap - 1);
 	memset(&t->tab[i], 0, sizeof(t->tab[i]));
 	t->tab[i].pid = pid;
-	t->tab[i].fd_stat = t->tab[i].fd_io = t->tab[i].fd_smaps = t->tab[i].fd_children = -1;
+	t->tab[i].fd_stat = t->tab[i].fd_io = t->tab[i].fd_smaps = t->tab[i].fd_children =
+	    t->tab[i].fd_sched = -1;
 	t->used++;
 	return &t->tab[i];
 }
@@ -161,8 +165,8 @@ static int grow(struct rt_proctree *t)
 
 static void close_fds(struct pt_proc *e)
 {
-	int *fds[4] = {&e->fd_stat, &e->fd_io, &e->fd_smaps, &e->fd_children};
-	for (int k = 0; k < 4; k++) {
+	int *fds[5] = {&e->fd_stat, &e->fd_io, &e->fd_smaps, &e->fd_children, &e->fd_sched};
+	for (int k = 0; k < 5; k++) {
 		if (*fds[k] >= 0)
 			close(*fds[k]);
 		*fds[k] = -1;
@@ -466,7 +470,7 @@ static int absorbed(struct rt_proctree *t, const struct pt_proc *e)
 }
 
 struct walk_sum {
-	uint64_t ut, st, rd, wr, rss_kb, pss_kb, mf, threads, fds;
+	uint64_t ut, st, rd, wr, rss_kb, pss_kb, mf, threads, fds, delay;
 	uint32_t members;
 };
 
@@ -527,6 +531,53 @@ static void count_fds(struct rt_proctree *t, struct pt_proc *e)
 	t->have_fds = 1;
 }
 
+/* schedstat: "<ns on a CPU> <ns waiting runnable> <timeslices>". */
+static int parse_delay(const char *buf, ssize_t len, uint64_t *delay)
+{
+	const char *p = buf, *end = buf + (len > 0 ? len : 0);
+	uint64_t run;
+	return len > 0 && rt_scan_u64(&p, end, &run) == 0 && rt_scan_u64(&p, end, delay) == 0 ? 0
+	                                                                                      : -1;
+}
+
+/*
+ * The time member e's threads waited, runnable, for a CPU (schedstat, ns):
+ * its own file when it has one thread (through a kept descriptor), else
+ * every thread's by path. A thread that ended took its wait with it, so a
+ * member's figure never goes down: a member with short-lived threads is
+ * counted short, never double.
+ */
+static void read_delay(struct rt_proctree *t, struct pt_proc *e, int first)
+{
+	uint64_t sum = 0, d;
+	int ok = 0;
+	if (e->threads <= 1) {
+		ssize_t len = read_kept(t, first ? NULL : &e->fd_sched, e->pid, "schedstat");
+		ok = parse_delay(t->buf, len, &sum) == 0;
+	} else {
+		char rel[96], path[4200];
+		snprintf(rel, sizeof(rel), "%d/task", e->pid);
+		DIR *dir = rt_path(path, sizeof(path), RT_PROC, rel) == 0 ? opendir(path) : NULL;
+		struct dirent *de;
+		while (dir && (de = readdir(dir))) {
+			if (de->d_name[0] < '0' || de->d_name[0] > '9')
+				continue;
+			snprintf(rel, sizeof(rel), "%d/task/%.16s/schedstat", e->pid, de->d_name);
+			if (parse_delay(t->buf, read_proc(t, rel), &d) == 0) {
+				sum += d;
+				ok = 1;
+			}
+		}
+		if (dir)
+			closedir(dir);
+	}
+	if (!ok)
+		return;
+	t->have_delay = 1;
+	if (sum > e->delay)
+		e->delay = sum;
+}
+
 /* Count live member e, whose stat was just read into ps. */
 static void account(struct rt_proctree *t, struct pt_proc *e, const struct rt_pid_stat *ps,
                     struct walk_sum *w)
@@ -569,6 +620,8 @@ static void account(struct rt_proctree *t, struct pt_proc *e, const struct rt_pi
 		}
 		e->io_for = e->ut + e->st;
 	}
+	read_delay(t, e, first);
+	w->delay += e->delay;
 	w->ut += e->ut;
 	w->st += e->st;
 	w->mf += e->mf;
@@ -640,6 +693,7 @@ static void full_walk(struct rt_proctree *t, struct walk_sum *w)
 			/* pid reused: the old process departed */
 			e->gone = 1;
 			t->departed = 1;
+			t->dep_delay += e->delay;
 			if (!absorbed(t, e)) {
 				t->dep_ut += e->ut;
 				t->dep_st += e->st;
@@ -752,6 +806,7 @@ static void drop_member(struct rt_proctree *t, struct pt_proc *e, struct walk_su
 	w->wr -= e->wr;
 	w->threads -= e->threads;
 	w->fds -= e->nfds;
+	w->delay -= e->delay;
 	w->members--;
 	e->gone = 1;
 	e->seen = t->gen - 1; /* departed before this sample's figures */
@@ -909,6 +964,7 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 		struct pt_proc *e = &t->tab[i];
 		if (!e->pid || !e->gone || e->seen == t->gen)
 			continue;
+		t->dep_delay += e->delay; /* no reaper's figure holds it */
 		if (!absorbed(t, e)) {
 			t->dep_ut += e->ut;
 			t->dep_st += e->st;
@@ -946,6 +1002,9 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 	out->peak_rss_kb = t->peak_hwm_kb;
 	out->open_fds = w.fds;
 	out->majflt = w.mf + t->dep_mf + t->reaped_mf;
+	out->run_delay_ns = w.delay + t->dep_delay;
+	if (t->have_delay || w.members == 0)
+		out->ext_valid |= RT_PROC_X_DELAY;
 }
 
 uint64_t rt_proctree_pss_reads(const struct rt_proctree *t)

@@ -19,10 +19,10 @@
 #define SERIES_ARRAYS (RT_STATS_COLS + 2)
 
 const unsigned rt_stats_xids[RT_STATS_XCOLS] = {
-    RT_V_OOM_KILLS,     RT_V_CG_OOM_KILLS,   RT_V_CG_THROTTLED, RT_V_CG_CPU_LIMIT,
-    RT_V_CG_MEM_LIMIT,  RT_V_CG_MEM_USED,    RT_V_PSI_CPU_SOME, RT_V_PSI_MEM_SOME,
-    RT_V_PSI_IO_SOME,   RT_V_DISK_RLAT,      RT_V_DISK_WLAT,    RT_V_GPUS_THROTTLED,
-    RT_V_SPACE_DF_USED, RT_V_SPACE_RESERVED,
+    RT_V_OOM_KILLS,     RT_V_CG_OOM_KILLS,   RT_V_CG_THROTTLED,  RT_V_CG_CPU_LIMIT,
+    RT_V_CG_MEM_LIMIT,  RT_V_CG_MEM_USED,    RT_V_PSI_CPU_SOME,  RT_V_PSI_MEM_SOME,
+    RT_V_PSI_IO_SOME,   RT_V_DISK_RLAT,      RT_V_DISK_WLAT,     RT_V_GPUS_THROTTLED,
+    RT_V_SPACE_DF_USED, RT_V_SPACE_RESERVED, RT_V_PROC_CPU_WAIT,
 };
 
 /* The value id behind kept column c, and the column of each value id. */
@@ -488,6 +488,17 @@ static double mem_peak(const struct rt_runstats *st)
 	return max_of(st, st->has_proc ? RT_V_PROC_PSS : RT_V_MEM_USED);
 }
 
+int rt_cpu_demand(const struct rt_runstats *st, double *used, double *waited)
+{
+	const struct rt_colstat *w = xcol(st, RT_V_PROC_CPU_WAIT);
+	const struct rt_colstat *u = xcol(st, RT_V_PROC_UTIME), *s = xcol(st, RT_V_PROC_STIME);
+	if (!st->has_proc || !w || !u || !(st->duration > 0))
+		return -1;
+	*used = (u->sum + (s ? s->sum : 0)) / st->duration;
+	*waited = w->sum / st->duration;
+	return 0;
+}
+
 void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
 {
 	r->why[0] = '\0';
@@ -516,6 +527,23 @@ void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
 	r->gpu = gpu_mean > 0 ? (gpu < 1 ? 1 : (long)gpu) : 0;
 	double vram = max_of(st, sys ? RT_V_GPU_VRAM : RT_V_PROC_GPU_VRAM);
 	r->vram_mib = vram > 0 ? rt_round_memory(vram * 1.2) : 0;
+	/* a job that waited for a CPU on a busy host wanted more than it got:
+	 * its threads were runnable for used + waited cores on average */
+	double used, waited;
+	if (!sys && rt_cpu_demand(st, &used, &waited) == 0 && waited >= RT_WAIT_CORES &&
+	    waited >= RT_WAIT_SHARE * used) {
+		double want = nearbyint(used + waited);
+		if (want > r->cpu) {
+			char b[160];
+			snprintf(
+			    b, sizeof(b),
+			    "CPU: it waited for a CPU %.1f cores' worth on average (the host was "
+			    "busy), so from what it wanted: %.1f used + %.1f waited",
+			    waited, used, waited);
+			r->cpu = (long)want;
+			why(r, b);
+		}
+	}
 	/* what it used is not what it needed when something held it back */
 	struct rt_findings f;
 	rt_findings(st, &f);

@@ -18,7 +18,7 @@
 
 /* The columns kept: the 32 CSV columns, then these values (what the
  * findings and the report need), stats index RT_CSV_COLUMNS + k. */
-#define RT_STATS_XCOLS 14
+#define RT_STATS_XCOLS 15
 #define RT_STATS_COLS (RT_CSV_COLUMNS + RT_STATS_XCOLS)
 extern const unsigned rt_stats_xids[RT_STATS_XCOLS];
 
@@ -98,6 +98,17 @@ enum rt_allocation { RT_ALLOC_UNKNOWN, RT_ALLOC_DEDICATED, RT_ALLOC_SHARED };
 /* "shared" when the host was busier than the job by the §9 margins. */
 enum rt_allocation rt_stats_allocation(const struct rt_runstats *st);
 const char *rt_allocation_name(enum rt_allocation a); /* NULL for unknown */
+
+/*
+ * The tree's CPU demand on average (cores): what it used and what its
+ * threads waited, runnable, for a CPU (schedstat run_delay). -1 when the
+ * run has no such column (a run of an older rt, no process tree).
+ * Recommendations go by demand when the job waited at least RT_WAIT_CORES
+ * and RT_WAIT_SHARE of what it used.
+ */
+#define RT_WAIT_CORES 0.2
+#define RT_WAIT_SHARE 0.1
+int rt_cpu_demand(const struct rt_runstats *st, double *used, double *waited);
 
 /* What held the job back, from the saturation columns (rt 0.2). */
 struct rt_findings {

@@ -575,6 +575,13 @@ size_t rt_summary_notes(const struct rt_answer *a, struct rt_note *out, size_t m
 			snprintf(x->text, sizeof(x->text), "%.*s", RT_EFF_LEN, eff[i]);
 	if (!e.known && (x = note(out, &n, max, "given against used")))
 		snprintf(x->text, sizeof(x->text), "not recorded (a run of an rt before 0.3)");
+	double used, waited;
+	if (rt_cpu_demand(st, &used, &waited) == 0 && waited >= 0.005 &&
+	    (x = note(out, &n, max, "CPU wanted")))
+		snprintf(x->text, sizeof(x->text),
+		         "%.1f cores, got %.1f: its threads waited for a CPU %.1f cores' worth on "
+		         "average",
+		         used + waited, used, waited);
 	char why[200];
 	const char *alloc = rt_allocation_name(rt_stats_allocation_why(st, why, sizeof(why)));
 	if (alloc && (x = note(out, &n, max, "server allocation")))

@@ -191,7 +191,7 @@ struct rt_rec_system {
 struct rt_rec_process {
 	RT_REC_PROCESS(RT_MEMBER, RT_MEMBER_A, RT_MEMBER_P)
 };
-enum { RT_PROC_X_STATUS = 1u << 0, RT_PROC_X_FDS = 1u << 1 };
+enum { RT_PROC_X_STATUS = 1u << 0, RT_PROC_X_FDS = 1u << 1, RT_PROC_X_DELAY = 1u << 2 };
 
 struct rt_rec_cpu {
 	RT_REC_CPU(RT_MEMBER, RT_MEMBER_A, RT_MEMBER_P)

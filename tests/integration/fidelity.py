@@ -320,6 +320,22 @@ def shape_short(data):
     write_maxrss(data, "short")
 
 
+def shape_starved(data):
+    """4 workers busy for 4 s each on a host kept busy by 2 other spinners
+    (the driver's, outside the job): they want 4 cores and get fewer."""
+    end = time.monotonic() + 4.0
+    pids = []
+    for _ in range(4):
+        pid = os.fork()
+        if pid == 0:
+            while time.monotonic() < end:
+                pass
+            os._exit(0)
+        pids.append(pid)
+    for pid in pids:
+        os.waitpid(pid, 0)
+
+
 SHAPES = {
     "forkpool": shape_forkpool,
     "threads": shape_threads,
@@ -333,7 +349,10 @@ SHAPES = {
     "poolstorm": shape_poolstorm,
     "spike": shape_spike,
     "short": shape_short,
+    "starved": shape_starved,
 }
+# CPU the job wanted: run beside spinners outside it, truth by construction
+DEMAND_SHAPES = {"starved": (2, 4 * 4.0)}  # spinners beside it, CPU seconds wanted
 # shapes whose memory peak falls between samples: their own interval and
 # options, the truth being the job's ru_maxrss (memory figures only)
 PEAK_SHAPES = {"spike": ["-i", "1"], "short": ["-i", "1", "--request", "memory=64M"]}
@@ -565,7 +584,9 @@ def drive_one(build, work, data, shape, table):
     dev = blockdev_of(data)
     io0 = sectors(dev) if dev else None
     w = Watcher(cg)
-    watched = shape not in CPU_SHAPES and shape not in PEAK_SHAPES
+    watched = shape not in CPU_SHAPES and shape not in PEAK_SHAPES and shape not in DEMAND_SHAPES
+    spinners = [subprocess.Popen(["sh", "-c", "while :; do :; done"])
+                for _ in range(DEMAND_SHAPES.get(shape, (0, 0))[0])]
     if watched:
         w.start()
     try:
@@ -574,6 +595,9 @@ def drive_one(build, work, data, shape, table):
         w.stop.set()
         if watched:
             w.join()
+        for p in spinners:
+            p.kill()
+            p.wait()
     io1 = sectors(dev) if dev else None
     truth_cpu = cg.cpu_secs()
     cg_mem = cg.memory_peak_mib()
@@ -638,6 +662,20 @@ def drive_one(build, work, data, shape, table):
     check("cores, worst sample", worst, ncpu, over == 0,
           "bound: the host's %d CPUs (%d samples above)" % (ncpu, over))
     if shape in CPU_SHAPES:
+        table.extend(res)
+        return ok
+    if shape in DEMAND_SHAPES:
+        # what the job wanted: used + waited for a CPU, against the CPU
+        # seconds its busy workers wanted by construction; the
+        # recommendation goes by it
+        wait = sum((x.get("process_cpu_wait_secs") or 0) for x in c)
+        want = DEMAND_SHAPES[shape][1]
+        check("CPU wanted s", rt_cpu + wait, want, abs(rt_cpu + wait - want) <= want * 0.1,
+              "4 workers busy 4 s each (used + waited, schedstat)")
+        rec = json.loads(subprocess.run([build + "/rt-export", "recommend", "latest", "--json"],
+                                        capture_output=True, text=True, check=True).stdout)
+        got = rec["recommendation"]["cpu"]
+        check("recommended vCPUs", got, 4, got == 4, "the 4 cores it wanted, not what it got")
         table.extend(res)
         return ok
     if shape in PEAK_SHAPES:

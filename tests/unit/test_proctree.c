@@ -424,7 +424,7 @@ Test(proctree, a_short_job_has_its_status_and_fds_from_its_first_sample)
 	struct rt_rec_process r;
 	cr_assert_eq(rt_proctree_open(&t, 100), 0);
 	cpu(t, &r); /* no job yet: its counts are zero, and known */
-	cr_expect_eq(r.ext_valid, RT_PROC_X_STATUS | RT_PROC_X_FDS);
+	cr_expect_eq(r.ext_valid, RT_PROC_X_STATUS | RT_PROC_X_FDS | RT_PROC_X_DELAY);
 	cr_expect_eq(r.nprocs, 0);
 	proc(100, 1, 10, 5, 0, 0, 0, "", "S");
 	status(100, 10, 2, 5000);
