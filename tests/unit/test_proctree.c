@@ -548,3 +548,39 @@ Test(proctree, a_member_reaped_by_a_member_mid_walk_is_not_lost)
 	cr_expect_eq(cpu(t, &r), 65);
 	rt_proctree_close(t);
 }
+
+static void schedstat(int pid, unsigned long long run, unsigned long long delay)
+{
+	char path[600];
+	snprintf(path, sizeof(path), "%s/proc/%d/schedstat", root, pid);
+	FILE *f = fopen(path, "w");
+	fprintf(f, "%llu %llu 7\n", run, delay);
+	fclose(f);
+}
+
+Test(proctree, the_wait_for_a_cpu_is_summed_kept_when_members_leave_and_never_drops)
+{
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	proc(100, 1, 10, 5, 0, 0, 0, "200 ", "S");
+	proc(200, 100, 50, 5, 0, 0, 0, "", "R");
+	schedstat(100, 1000, 3000000);
+	schedstat(200, 1000, 5000000);
+	cr_assert_eq(rt_proctree_open(&t, 100), 0);
+	cpu(t, &r);
+	cr_expect(r.ext_valid & RT_PROC_X_DELAY);
+	cr_expect_eq(r.run_delay_ns, 8000000u);
+	/* 200 waited 2 ms more, then was reaped by 100: its wait stays */
+	schedstat(200, 1000, 7000000);
+	cpu(t, &r);
+	cr_expect_eq(r.run_delay_ns, 10000000u);
+	gone(200);
+	proc(100, 1, 10, 5, 0, 10, 0, "", "S");
+	cpu(t, &r);
+	cr_expect_eq(r.run_delay_ns, 10000000u, "no reaper's figure holds a wait: kept");
+	/* a member's figure never goes down (a thread of it ended) */
+	schedstat(100, 1000, 1000000);
+	cpu(t, &r);
+	cr_expect_eq(r.run_delay_ns, 10000000u);
+	rt_proctree_close(t);
+}
