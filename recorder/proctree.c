@@ -88,6 +88,7 @@ struct rt_proctree {
 	uint64_t dep_ut, dep_st, dep_rd, dep_wr, dep_mf; /* departed, last seen */
 	uint64_t dep_delay; /* every departed member's wait: no reaper folds it in */
 	int have_delay;     /* schedstat read (CONFIG_SCHED_INFO) */
+	int no_delay;       /* rt-bench: leave schedstat unread */
 	uint64_t reaped_ut_us, reaped_st_us, reaped_rd, reaped_wr, reaped_mf;
 	/* status and fd values: read when asked (rt_proctree_cadence) */
 	int want_status, want_fds, have_status, have_fds;
@@ -551,19 +552,29 @@ static void read_delay(struct rt_proctree *t, struct pt_proc *e, int first)
 {
 	uint64_t sum = 0, d;
 	int ok = 0;
+	if (t->no_delay)
+		return;
 	if (e->threads <= 1) {
 		ssize_t len = read_kept(t, first ? NULL : &e->fd_sched, e->pid, "schedstat");
 		ok = parse_delay(t->buf, len, &sum) == 0;
 	} else {
-		char rel[96], path[4200];
+		/* each thread's file opened relative to the task directory: no
+		 * path walk from /proc for each */
+		char rel[96], path[4200], name[40];
 		snprintf(rel, sizeof(rel), "%d/task", e->pid);
 		DIR *dir = rt_path(path, sizeof(path), RT_PROC, rel) == 0 ? opendir(path) : NULL;
+		int dfd = dir ? dirfd(dir) : -1;
 		struct dirent *de;
 		while (dir && (de = readdir(dir))) {
 			if (de->d_name[0] < '0' || de->d_name[0] > '9')
 				continue;
-			snprintf(rel, sizeof(rel), "%d/task/%.16s/schedstat", e->pid, de->d_name);
-			if (parse_delay(t->buf, read_proc(t, rel), &d) == 0) {
+			snprintf(name, sizeof(name), "%.16s/schedstat", de->d_name);
+			int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			ssize_t len = rt_pread_all(fd, t->buf, sizeof(t->buf));
+			close(fd);
+			if (parse_delay(t->buf, len, &d) == 0) {
 				sum += d;
 				ok = 1;
 			}
@@ -1005,6 +1016,11 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 	out->run_delay_ns = w.delay + t->dep_delay;
 	if (t->have_delay || w.members == 0)
 		out->ext_valid |= RT_PROC_X_DELAY;
+}
+
+void rt_proctree_read_delay(struct rt_proctree *t, int on)
+{
+	t->no_delay = !on;
 }
 
 uint64_t rt_proctree_pss_reads(const struct rt_proctree *t)

@@ -75,6 +75,10 @@ void rt_proctree_bound(struct rt_proctree *t, unsigned ncpu, uint64_t now_ns);
 /* Walk the tree now and fill the process section of a record. */
 void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out);
 
+/* Whether samples read each member's schedstat (the wait for a CPU): on,
+ * unless rt-bench turns it off to tell its cost apart. */
+void rt_proctree_read_delay(struct rt_proctree *t, int on);
+
 /* smaps_rollup reads so far (what rt-bench tells apart). */
 uint64_t rt_proctree_pss_reads(const struct rt_proctree *t);
 
