@@ -33,6 +33,7 @@
 
 #include "export.h"
 #include "rt/common.h"
+#include "rt/ring.h"
 #include "rt/runmeta.h"
 #include "rt/salvage.h"
 #include "rt/store.h"
@@ -698,7 +699,21 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 		r = rt_follow(&e, 1);
 	} else {
 		uint64_t first = 0, last = 0, start = 1;
-		if (rt_store_seq_bounds(s, ri.id, &first, &last) == 0) {
+		int known = rt_store_seq_bounds(s, ri.id, &first, &last) == 0;
+		/* the store takes samples in groups, a few seconds behind the
+		 * ring: the run's newest sample is the ring's */
+		char rpath[4096];
+		struct rt_ring *rg;
+		rt_ring_path(rpath, sizeof(rpath), rt_store_ring_key(s), ri.id);
+		if (rt_ring_open(rpath, &rg) == 0) {
+			uint64_t head = rt_ring_head(rg);
+			if (head > 0 && head - 1 > last) {
+				last = head - 1;
+				known = 1;
+			}
+			rt_ring_close(rg, 0);
+		}
+		if (known) {
 			start = a->all                 ? first + 1
 			        : last + 1 > a->last_n ? last + 1 - a->last_n
 			                               : 1;

@@ -71,3 +71,19 @@ bash -c 'eval "set -- $1"; printf "%s\n" "$#" "$@"' _ "$line" > "$T/words"
 printf '%s\n' 8 sh -c ': "$@"' x "a b" "it's" "$(printf 'l1\nl2')" '$HOME' > "$T/want"
 cmp -s "$T/words" "$T/want" || fail "the command does not read back: $line"
 ok "the summary's command reads back as the same words"
+
+# tail -n N starts N samples back from the newest, which the ring has
+# before the store (it takes samples in groups a few seconds late): 4 s
+# into a 10 Hz run, tail -n 3 prints 3 lines and then only new ones
+"$RT" --quiet -i 0.1 -n tailn -- sleep 6 &
+J=$!
+track $J
+sleep 4
+timeout 0.6 "$EXP" tail -n 3 > "$T/tn" 2>/dev/null || true
+timeout 0.6 "$EXP" tail > "$T/t1" 2>/dev/null || true
+wait $J
+n=$(wc -l < "$T/tn"); n1=$(wc -l < "$T/t1")
+# 0.6 s at 10 Hz is at most ~7 new lines (a loaded machine: fewer)
+[ "$n" -ge 3 ] && [ "$n" -le 11 ] || fail "tail -n 3 printed $n lines in 0.6 s (the store's lag dumped?)"
+[ "$n1" -ge 1 ] && [ "$n1" -le 9 ] || fail "tail printed $n1 lines in 0.6 s"
+ok "tail -n N starts N samples back from the ring's newest ($n lines in 0.6 s with -n 3, $n1 with the default 1)"
