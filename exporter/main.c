@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <signal.h>
@@ -133,6 +134,7 @@ struct args {
 	unsigned seen;   /* options given, by opt_id */
 	enum rt_format fmt;
 	uint64_t every, last_n;
+	double every_secs; /* --every with a unit: a time, made samples per run */
 	int all;
 	int fd; /* live --fd N: the recorder's stream (-1: none) */
 	int verbose;
@@ -162,6 +164,33 @@ static int parse_u64(const char *s, uint64_t *out)
 	if (!*s || *end || errno || s[0] == '-')
 		return -1;
 	*out = v;
+	return 0;
+}
+
+/* --every: a bare number of samples, or a decimal time with s, m or h
+ * (every_secs; 0 when a count). */
+static int parse_every(const char *v, uint64_t *every, double *secs)
+{
+	*secs = 0;
+	size_t n = strlen(v);
+	char unit = n ? v[n - 1] : 0;
+	if (unit != 's' && unit != 'm' && unit != 'h')
+		return parse_u64(v, every) || *every == 0 ? -1 : 0;
+	char num[32];
+	if (n < 2 || n - 1 >= sizeof(num))
+		return -1;
+	memcpy(num, v, n - 1);
+	num[n - 1] = '\0';
+	int dot = 0;
+	for (const char *c = num; *c; c++)
+		if (*c == '.' ? dot++ : (*c < '0' || *c > '9'))
+			return -1;
+	double x = strtod(num, NULL);
+	x *= unit == 'h' ? 3600 : unit == 'm' ? 60 : 1;
+	if (!(x > 0) || x > 1e9)
+		return -1;
+	*secs = x;
+	*every = 1;
 	return 0;
 }
 
@@ -207,8 +236,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case O_FROM: a->from = v; break;
 		case O_TO: a->to = v; break;
 		case O_EVERY:
-			if (parse_u64(v, &a->every) || a->every == 0) {
-				rt_say("--every must be a positive integer (got '%s')", v);
+			if (parse_every(v, &a->every, &a->every_secs)) {
+				rt_say("--every must be a number of samples (10) or a time (30s, "
+				       "5m, 1h, "
+				       "decimal) above 0 (got '%s')",
+				       v);
 				return -1;
 			}
 			break;
@@ -670,11 +702,16 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 	if (a->fd >= 0) {
 		r = rt_follow_stream(&e, a->fd);
 	} else if (replay) {
-		struct rt_replay_opts o = {from_ns, to_ns, a->every};
+		uint64_t every = a->every;
+		if (a->every_secs > 0) { /* a time: the samples it spans, at least 1 */
+			double n = nearbyint(a->every_secs / (ri.interval > 0 ? ri.interval : 1.0));
+			every = n < 1 ? 1 : n > 1e12 ? 1000000000000ull : (uint64_t)n;
+		}
+		struct rt_replay_opts o = {from_ns, to_ns, every};
 		r = rt_replay(&e, &o);
 		/* a whole run that lacks samples its metadata names: damaged */
 		struct rt_run_fields f;
-		if ((r == 0 || r == RT_E_CORRUPT) && !from_ns && !to_ns && a->every == 1 &&
+		if ((r == 0 || r == RT_E_CORRUPT) && !from_ns && !to_ns && every == 1 &&
 		    ri.meta_json && rt_runmeta_read(ri.meta_json, strlen(ri.meta_json), &f) == 0 &&
 		    f.has_last_seq && !f.samples_not_stored && e.lines < f.last_seq)
 			rt_say(
@@ -789,9 +826,10 @@ static const struct verb {
                    "store (default DIR.recovered); DIR is only read",
                    NO_STORE, verb_recover},
     [V_SHOW] = {"show", "RUN", "print one run's metadata as JSON", NEEDS_RUN, FULL(verb_show)},
-    [V_REPLAY] = {"replay", "RUN [-f json|csv] [--from T] [--to T] [--every N] [-o FILE]",
+    [V_REPLAY] = {"replay", "RUN [-f json|csv] [--from T] [--to T] [--every N|TIME] [-o FILE]",
                   "print a recorded run or a time range of it; --every N prints every Nth sample "
-                  "(rates over N intervals)",
+                  "(rates over N intervals; a bare number counts samples), --every 5m one line "
+                  "per 5 minutes (s, m, h; rounded to whole intervals)",
                   NEEDS_RUN, verb_stream},
     [V_TAIL] =
         {"tail", "[RUN] [-f json|csv] [-n N | --all] [-o FILE]",

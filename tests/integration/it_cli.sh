@@ -107,3 +107,14 @@ assert re.search(r'"start_ns":\s*%d\b' % m["start_ns"], text)
 assert m["end_ns"] > m["start_ns"] > 1.7e18
 PY
 ok "show prints ns as integers"
+
+# replay --every: a bare number counts samples, a time (s, m, h) is made
+# whole intervals of the run's: at -i 0.1, --every 0.5s is --every 5
+"$RT" --quiet -i 0.1 -n every -- sleep 1.2
+"$EXP" replay latest --every 5 > "$T/e5"
+"$EXP" replay latest --every 0.5s > "$T/e05s"
+[ -s "$T/e5" ] && cmp -s "$T/e5" "$T/e05s" || fail "--every 0.5s is not --every 5 at -i 0.1"
+for bad in 0x10 1e1s -5s 5x s 0s; do
+	expect_fail 2 "every must be a number of samples" "$EXP" replay latest --every "$bad"
+done
+ok "replay --every takes a count of samples or a time"
