@@ -852,10 +852,11 @@ static const struct verb {
                 "resumes where a previous push stopped; every sample reaches the engine once",
                 NEEDS_RUN, FULL(verb_push)},
     [V_SUMMARY] =
-        {"summary", "(RUN | --job NAME [--last N]) [--json]",
+        {"summary", "(RUN | --job NAME [--last N]) [--json | --format text|markdown|json]",
          "what the run needed: duration, exit status, CPU, memory, GPU, disk and network of the "
          "process tree and the host, the server allocation and the recommended resources; with "
-         "--job, one row per stored run of that job and their aggregate",
+         "--job, one row per stored run of that job and their aggregate; --format markdown "
+         "for a ticket, a pull request or GITHUB_STEP_SUMMARY",
          0, FULL(verb_answer)},
     [V_RECOMMEND] =
         {"recommend", "(RUN | --job NAME [--last N]) [--json] [--servers N]",
