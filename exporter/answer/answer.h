@@ -112,7 +112,7 @@ struct rt_summary_row {
 	const char *label;
 	const struct rt_colstat *c;
 	int prec;
-	char note[160];
+	char note[200];
 };
 #define RT_SUMMARY_ROWS 12
 size_t rt_summary_rows(const struct rt_runstats *st, const cJSON *meta, struct rt_summary_row *out,

@@ -394,8 +394,10 @@ size_t rt_summary_rows(const struct rt_runstats *st, const cJSON *meta, struct r
 			rt_fmt_bytes(y, sizeof(y), b);
 			rt_fmt_bytes(rx, sizeof(rx), a / dur);
 			rt_fmt_bytes(ry, sizeof(ry), b / dur);
-			snprintf(r->note, sizeof(r->note), "%s %s, %s %s (%s/s, %s/s on average)",
-			         d->an, x, d->bn, y, rx, ry);
+			/* what stays on the host (lo) is no network a server needs */
+			snprintf(r->note, sizeof(r->note), "%s %s, %s %s (%s/s, %s/s on average)%s",
+			         d->an, x, d->bn, y, rx, ry,
+			         d->id == RT_V_NET_RX ? "; loopback left out" : "");
 			n++;
 			continue;
 		}
