@@ -188,9 +188,17 @@ static int key_order(const uint8_t *a, size_t alen, const uint8_t *b, size_t ble
 
 static int walk_db(struct ck *c, const struct db *d, int kind, const char *name);
 
-/* One page at depth (1: the root) of a tree depth pages deep. kind: 0 the
- * free list, 1 the main database (named databases in it), 2 a named one. */
-static int walk(struct ck *c, uint64_t pgno, unsigned depth, unsigned maxdepth, int kind)
+/* A key range a page's keys must lie in: [lo, hi), NULL for no bound. */
+struct range {
+	const uint8_t *lo, *hi;
+	size_t lolen, hilen;
+};
+
+/* One page at depth (1: the root) of a tree depth pages deep, its keys
+ * within r (its separators in the branch above). kind: 0 the free list, 1
+ * the main database (named databases in it), 2 a named one. */
+static int walk(struct ck *c, uint64_t pgno, unsigned depth, unsigned maxdepth, int kind,
+                const struct range *r)
 {
 	if (mark(c, pgno, kind == 0 ? "a free-list" : "a tree"))
 		return -1;
@@ -236,7 +244,9 @@ static int walk(struct ck *c, uint64_t pgno, unsigned depth, unsigned maxdepth, 
 		const uint8_t *key = n + NODESIZE;
 		/* a branch page's first key is the lower bound of all: empty */
 		if (leaf || i > 0) {
-			if (pkey && key_order(pkey, plen, key, ksize, kind == 0) >= 0) {
+			if ((pkey && key_order(pkey, plen, key, ksize, kind == 0) >= 0) ||
+			    (r->lo && key_order(r->lo, r->lolen, key, ksize, kind == 0) > 0) ||
+			    (r->hi && key_order(key, ksize, r->hi, r->hilen, kind == 0) >= 0)) {
 				rc = bad(c, "page %llu: keys out of order at node %u",
 				         (unsigned long long)pgno, i);
 				break;
@@ -245,8 +255,18 @@ static int walk(struct ck *c, uint64_t pgno, unsigned depth, unsigned maxdepth, 
 			plen = ksize;
 		}
 		if (!leaf) {
+			/* the child's keys lie between this separator and the next */
+			struct range cr = {i ? key : r->lo, r->hi, i ? ksize : r->lolen, r->hilen};
+			if (i + 1 < nkeys) {
+				unsigned noff = u16(buf + PAGEHDRSZ + 2 * (i + 1));
+				if (noff >= upper && noff + NODESIZE <= c->psize &&
+				    noff + NODESIZE + u16(buf + noff + 6) <= c->psize) {
+					cr.hi = buf + noff + NODESIZE;
+					cr.hilen = u16(buf + noff + 6);
+				}
+			}
 			uint64_t child = dsize | (uint64_t)nflags << 32;
-			rc = walk(c, child, depth + 1, maxdepth, kind);
+			rc = walk(c, child, depth + 1, maxdepth, kind, &cr);
 			continue;
 		}
 		c->nentries++;
@@ -310,7 +330,8 @@ static int walk_db(struct ck *c, const struct db *d, int kind, const char *name)
 		return bad(c, "database %s has flags %#x", name, d->flags);
 	if (kind != 0 && (d->flags & 0x7Eu))
 		return bad(c, "database %s has flags %#x (rt's use none)", name, d->flags);
-	if (walk(c, d->root, 1, d->depth, kind))
+	struct range all = {NULL, NULL, 0, 0};
+	if (walk(c, d->root, 1, d->depth, kind, &all))
 		return -1;
 	if (c->nentries != d->entries || c->nbranch != d->branch || c->nleaf != d->leaf ||
 	    c->noverflow != d->overflow)

@@ -61,7 +61,7 @@ for n in range(trials):
             bad.append((n, kind, name, "hung")); continue
         err = r.stderr.decode(errors="replace")
         if r.returncode < 0 or r.returncode >= 128 or "Assertion" in err or "AddressSanitizer" in err:
-            bad.append((n, kind, name, r.returncode, err[-300:]))
+            bad.append((n, kind, name, r.returncode, err[:1500]))
         if name == "job" and r.returncode != 5:
             bad.append((n, kind, name, "exit code %d" % r.returncode, err[-300:]))
         if name in ("job", "delete", "compact") and "is damaged" in err:
