@@ -1467,11 +1467,21 @@ static void mermaid(FILE *f, const struct rt_answer *a, unsigned id, const char 
 	if (c < 0 || !s->n || !a->st.col[c].present)
 		return;
 	size_t per = (s->n + 99) / 100, nb = (s->n + per - 1) / per;
-	fprintf(f, "\n```mermaid\nxychart-beta\n  title \"%s\"\n  x-axis \"seconds\" [", title);
-	int prec = s->elapsed[s->n - 1] < 100 ? 1 : 0; /* a short run's seconds need a decimal */
-	for (size_t b = 0; b < nb; b++)
-		fprintf(f, "%s%.*f", b ? ", " : "", prec, s->elapsed[b * per]);
-	fprintf(f, "]\n  y-axis \"%s\"\n  line [", unit);
+	/* a numeric x axis (Mermaid picks a few ticks; a label per point ran
+	 * together: "0.51.01.52.0..."), in minutes past 5 minutes; y from 0;
+	 * the line in a blue that reads on GitHub's light and dark themes (the
+	 * default theme drew it in #ECECFF, nearly white) */
+	double end = s->elapsed[s->n - 1], top = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (!isnan(s->col[c][i]) && s->col[c][i] > top)
+			top = s->col[c][i];
+	int minutes = end > 300;
+	fprintf(f,
+	        "\n```mermaid\n%%%%{init: {\"themeVariables\": {\"xyChart\": "
+	        "{\"plotColorPalette\": \"#2f81f7\"}}}}%%%%\nxychart-beta\n  title \"%s\"\n"
+	        "  x-axis \"%s\" 0 --> %.*f\n  y-axis \"%s\" 0 --> %.*f\n  line [",
+	        title, minutes ? "minutes" : "seconds", end < 10 ? 1 : 0, minutes ? end / 60 : end,
+	        unit, top < 10 ? 2 : 0, top > 0 ? top * 1.1 : 1);
 	for (size_t b = 0; b < nb; b++) {
 		double v = 0, w = 0, mx = 0;
 		for (size_t i = b * per; i < s->n && i < (b + 1) * per; i++) {

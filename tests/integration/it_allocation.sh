@@ -109,14 +109,19 @@ assert t.startswith("### rt: run "), t[:80]
 assert "| | mean | p95 | max | |" in t and "|---|---:|---:|---:|---|" in t
 rows = [l for l in t.splitlines() if l.startswith("| CPU cores, job |")]
 assert rows and len(rows[0].split("|")) == 7, rows
-charts = re.findall(r"```mermaid\nxychart-beta\n(.*?)```", t, re.S)
+charts = re.findall(r"```mermaid\n%%\{init: (.*?)\}%%\nxychart-beta\n(.*?)```", t, re.S)
 assert len(charts) == 2, len(charts)
-for c in charts:
-    xs = re.search(r'x-axis "seconds" \[(.*)\]', c).group(1).split(",")
-    ys = re.search(r"line \[(.*)\]", c).group(1).split(",")
-    assert 1 < len(xs) == len(ys) <= 100, (len(xs), len(ys))
-    [float(v) for v in xs + ys]
-print("step summary: table and %d charts of %s points" % (len(charts), [len(re.search(r"line \[(.*)\]", c).group(1).split(",")) for c in charts]))
+for init, c in charts:
+    # an explicit line colour (the default theme's #ECECFF is nearly white)
+    assert "plotColorPalette" in init, init
+    # a numeric x axis (Mermaid picks its ticks: no label per point), y from 0
+    x = re.search(r'x-axis "(seconds|minutes)" 0 --> ([0-9.]+)\n', c)
+    y = re.search(r'y-axis "[^"]+" 0 --> ([0-9.]+)\n', c)
+    assert x and y, c[:200]
+    ys = [float(v) for v in re.search(r"line \[(.*)\]", c).group(1).split(",")]
+    assert 1 < len(ys) <= 100, len(ys)
+    assert max(ys) <= float(y.group(1)), (max(ys), y.group(1))
+print("step summary: table and %d charts of %s points" % (len(charts), [len(re.search(r"line \[(.*)\]", c).group(1).split(",")) for _, c in charts]))
 PY
 : > "$T/step2.md"
 TRACKER_STEP_SUMMARY=0 GITHUB_STEP_SUMMARY="$T/step2.md" "$RT" --quiet --summary -- true 2> /dev/null
