@@ -494,6 +494,8 @@ static int device_points(struct rt_push *p, const struct rt_derived *d, int64_t 
 			return -ENOMEM;
 	}
 	for (unsigned i = 0; i < c->h->nnic && i < inv->nnic; i++) {
+		if (!strcmp(inv->nic[i].operstate, "down"))
+			continue; /* an interface that is down carries nothing */
 		if (!(s = dev_series(p, D_NIC_RX, i, inv->nic[i].name)) ||
 		    add_point(s, (double)d->nic_rx_delta[i], d, ms, send) ||
 		    !(s = dev_series(p, D_NIC_TX, i, inv->nic[i].name)) ||
@@ -520,8 +522,14 @@ static int observe(void *ctx, const struct rt_derived *d)
 		p->start_ns = (int64_t)d->prev.rec->h->wall_ns;
 	int send = d->seq >= p->next_seq;
 	int64_t ms = (int64_t)(d->wall_ns / 1000000u);
+	int no_gpu = !d->cur.inv || d->cur.inv->ngpu == 0;
 	for (unsigned k = 0; k < p->nser; k++) {
 		double v;
+		/* a host without a GPU gets no GPU series (all zeros, to be
+		 * filtered out of every dashboard) */
+		if (no_gpu && p->ser[k].v && p->ser[k].v->fleet &&
+		    strstr(p->ser[k].v->fleet, "gpu"))
+			continue;
 		if (p->ser[k].id < RT_NV && rt_value(d, p->ser[k].id, &v) &&
 		    add_point(&p->ser[k], v, d, ms, send))
 			return -ENOMEM;
@@ -622,9 +630,10 @@ static int otlp_headers(struct rt_push *p, const char *var, size_t *n)
 		while (ke > s && ke[-1] == ' ')
 			ke--;
 		if ((size_t)(ke - s) + 4 >= cap) {
-			rt_say("%s has a header name longer than %d bytes: it is not sent cut; OTLP "
-			       "is off for this push",
-			       var, RT_PUSH_HEADER_MAX);
+			rt_say(
+			    "%s has a header name longer than %d bytes: it is not sent cut; OTLP "
+			    "is off for this push",
+			    var, RT_PUSH_HEADER_MAX);
 			return -1;
 		}
 		for (const char *c = s; c < ke; c++) {
@@ -642,9 +651,10 @@ static int otlp_headers(struct rt_push *p, const char *var, size_t *n)
 		h[o++] = ' ';
 		size_t vl = pct_decode(eq + 1, end, h + o, cap - o);
 		if (vl == SIZE_MAX) {
-			rt_say("%s has a header (%.40s...) longer than %d bytes: it is not sent cut; "
-			       "OTLP is off for this push",
-			       var, s, RT_PUSH_HEADER_MAX);
+			rt_say(
+			    "%s has a header (%.40s...) longer than %d bytes: it is not sent cut; "
+			    "OTLP is off for this push",
+			    var, s, RT_PUSH_HEADER_MAX);
 			return -1;
 		}
 		for (size_t i = 0; i < vl; i++)
@@ -687,10 +697,12 @@ static int otlp_resource(struct rt_push *p)
 		char val[256];
 		size_t vl = pct_decode(eq + 1, end, val, sizeof(val));
 		if (vl == SIZE_MAX || has_control(val, vl)) {
-			rt_say("OTEL_RESOURCE_ATTRIBUTES: the value of %s is %s; it is not sent %s; "
-			       "OTLP is off for this push",
-			       key, vl == SIZE_MAX ? "longer than 255 bytes" : "holds a control character",
-			       vl == SIZE_MAX ? "cut" : "so");
+			rt_say(
+			    "OTEL_RESOURCE_ATTRIBUTES: the value of %s is %s; it is not sent %s; "
+			    "OTLP is off for this push",
+			    key,
+			    vl == SIZE_MAX ? "longer than 255 bytes" : "holds a control character",
+			    vl == SIZE_MAX ? "cut" : "so");
 			return -1;
 		}
 		set_attr(p, key, val, vl);
@@ -754,8 +766,9 @@ int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char
 	if (strlen(url) > RT_PUSH_URL_MAX || has_control(url, strlen(url)) || strchr(url, ' ')) {
 		rt_say("the %s URL is %s; it is not sent %s",
 		       sink == &rt_push_otlp ? "OTLP" : "remote write",
-		       strlen(url) > RT_PUSH_URL_MAX ? "longer than 2000 bytes"
-		                                     : "not one word (a space or control character)",
+		       strlen(url) > RT_PUSH_URL_MAX
+		           ? "longer than 2000 bytes"
+		           : "not one word (a space or control character)",
 		       strlen(url) > RT_PUSH_URL_MAX ? "cut" : "so");
 		return 2;
 	}

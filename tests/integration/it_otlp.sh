@@ -122,6 +122,8 @@ took=$(($(date +%s) - t0))
 TRACKER_PUSH_BATCH_LINES=7 "$EXP" push 2 --to otlp -v 2> "$T/f3.err" || fail "resumed push: $(cat "$T/f3.err")"
 grep -q "resumes at sample" "$T/f3.err" || fail "did not resume: $(cat "$T/f3.err")"
 check 2 || fail "run 2 after the faults"
+# this host has no GPU: no GPU series was sent (all zeros for every dashboard)
+! cat "$R"/accepted/* | grep -qi '"name":"[^"]*gpu' || fail "GPU series sent from a host without a GPU"
 ok "OTLP faults: 429 waits its Retry-After, 503 and garbage are retried, partial success said once, 400 and silence stop with one line and resume later; every point once"
 
 # 3. bad variables: one line, exit 2, nothing sent
