@@ -404,11 +404,11 @@ static void given_card(struct rt_buf *b, const struct rt_answer *a)
 	}
 	size_t n = rt_efficiency_text(&e, &r, eff, 6);
 	for (size_t i = 0; i < n; i++)
-		card_row(b, i ? "" : "given", eff[i]);
+		card_row(b, i ? "" : "allocation", eff[i]);
 	if (!e.known)
-		card_row(b, "given", "not recorded (a run of an rt before 0.3)");
+		card_row(b, "allocation", "not recorded (a run of an rt before 0.3)");
 	else if (!n)
-		card_row(b, "given", "the whole host; nothing was asked or limited");
+		card_row(b, "allocation", "the whole host; nothing was asked or limited");
 	rt_buf_puts(b, "</table></section>\n");
 }
 
@@ -427,9 +427,9 @@ static void cloud_card(struct rt_buf *b, const struct rt_offer *o)
 		card_row(b, "zone", o->cloud.zone);
 		card_row(b, "instance type", o->cloud.instance_type);
 		card_num(b, "price", o->price_here, 4, "USD/hour");
-		card_num(b, "run cost",
-		         isfinite(o->price_here) ? o->price_here * o->duration / 3600.0 : NAN, 4,
-		         "USD");
+		double cost = isfinite(o->price_here) ? o->price_here * o->duration / 3600.0 : NAN;
+		/* a short run costs fractions of a cent: shown, not as 0.0000 */
+		card_num(b, "run cost", cost, isfinite(cost) && cost < 0.01 ? 6 : 4, "USD");
 	}
 	rt_buf_puts(b, "</table></section>\n");
 }
@@ -530,10 +530,11 @@ static void reco_section(struct rt_buf *b, const struct rt_recommendation *r,
 		if (isfinite(o->price_here) && isfinite(o->servers[0].min_price_ondemand)) {
 			double here = o->price_here * o->duration / 3600.0;
 			double there = o->servers[0].min_price_ondemand * o->duration / 3600.0;
+			int pr = here < 0.01 ? 6 : 4;
 			snprintf(t, sizeof(t),
-			         "This run cost %.4f USD on %s %s; on the cheapest fit %.4f USD "
-			         "(saving %.4f USD).",
-			         here, o->cloud.vendor, o->cloud.instance_type, there,
+			         "This run cost %.*f USD on %s %s; on the cheapest fit %.*f USD "
+			         "(saving %.*f USD).",
+			         pr, here, o->cloud.vendor, o->cloud.instance_type, pr, there, pr,
 			         here - there);
 			rt_buf_puts(b, "<p class=note>");
 			html(b, t);
@@ -849,7 +850,7 @@ static int job_report(struct rt_store *s, const struct rt_answer_opts *o)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 		      (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_'))
 			*p = '_';
-	snprintf(what, sizeof(what), "job %s (%zu runs)", o->job, n);
+	snprintf(what, sizeof(what), "job %s (%zu run%s)", o->job, n, n == 1 ? "" : "s");
 	int rc = emit(o->output ? o->output : def, &b, what);
 	rt_buf_free(&b);
 	for (size_t i = 0; i < n; i++)
