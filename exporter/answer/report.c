@@ -372,7 +372,9 @@ static void host_card(struct rt_buf *b, const struct rt_answer *a)
 	card_num(b, "vCPUs", rt_meta_num(m, "host", "vcpus"), 0, "");
 	card_row(b, "CPU", rt_meta_str(m, "host", "cpu_model"));
 	card_num(b, "memory", rt_meta_num(m, "host", "memory_mib"), 0, "MiB");
-	card_num(b, "storage", rt_meta_num(m, "host", "storage_gb"), 1, "GB");
+	/* the devices' size: a filesystem on it has less (the summary's "of N
+	 * GB" is the filesystem's, as df says) */
+	card_num(b, "storage (devices)", rt_meta_num(m, "host", "storage_gb"), 1, "GB");
 	double g = rt_meta_num(m, "host", "gpu_count");
 	const char *gm = rt_meta_str(m, "host", "gpu_model");
 	if (g > 0)
