@@ -226,6 +226,7 @@ static int walk(struct ck *c, uint64_t pgno, unsigned depth, unsigned maxdepth, 
 		c->nbranch++;
 	const uint8_t *pkey = NULL;
 	size_t plen = 0;
+	uint64_t packed = 0; /* the nodes' sizes: LMDB keeps them packed from upper on */
 	for (unsigned i = 0; !rc && i < nkeys; i++) {
 		unsigned off = u16(buf + PAGEHDRSZ + 2 * i);
 		if (off < upper || off + NODESIZE > c->psize) {
@@ -242,6 +243,16 @@ static int walk(struct ck *c, uint64_t pgno, unsigned depth, unsigned maxdepth, 
 			break;
 		}
 		const uint8_t *key = n + NODESIZE;
+		/* what LMDB will take the node's size to be when it moves or
+		 * deletes it: a node that claims more than it has moves other
+		 * nodes past the page (a write out of bounds) */
+		uint64_t nsz = NODESIZE + ksize + (!leaf ? 0 : (nflags & F_BIGDATA) ? 8 : dsize);
+		packed += (nsz + 1) & ~(uint64_t)1;
+		if (off + nsz > c->psize) {
+			rc = bad(c, "page %llu: node %u runs past the page",
+			         (unsigned long long)pgno, i);
+			break;
+		}
 		/* a branch page's first key is the lower bound of all: empty */
 		if (leaf || i > 0) {
 			if ((pkey && key_order(pkey, plen, key, ksize, kind == 0) >= 0) ||
@@ -312,6 +323,9 @@ static int walk(struct ck *c, uint64_t pgno, unsigned depth, unsigned maxdepth, 
 			rc = free_record(c, val, dsize);
 		}
 	}
+	if (!rc && packed != c->psize - upper)
+		rc = bad(c, "page %llu: its nodes take %llu bytes of the %u from upper on",
+		         (unsigned long long)pgno, (unsigned long long)packed, c->psize - upper);
 	free(obuf);
 	free(buf);
 	return rc;

@@ -101,6 +101,35 @@ n=$(grep "^run $run:" "$T/zv" | sed 's/.*: \([0-9]*\) of .*/\1/')
 [ "$(wc -l < "$T/zc.jsonl")" -ge $((n - 1)) ] || fail "recover: run $run has $(wc -l < "$T/zc.jsonl") lines of $n"
 ok "verify names the damage, the recorder records beside it, recover copies every intact sample"
 
+# a node that claims more bytes than it has, still inside its page: LMDB
+# moves the other nodes by that much when it deletes it (a heap overflow
+# under ASan once); the page check must refuse it before any write
+cp -r "$base" "$T/n"
+python3 - "$T/n/data.mdb" <<'PY'
+import struct, sys
+p = sys.argv[1]; d = bytearray(open(p, "rb").read()); ps = 4096; hit = 0
+for pg in range(2, len(d) // ps):
+    o = pg * ps
+    flags, lower, upper = struct.unpack_from("<HHH", d, o + 10)
+    if flags != 2 or lower <= 16 or upper > ps or lower > upper:
+        continue  # leaf pages only
+    for i in range((lower - 16) // 2):
+        off = struct.unpack_from("<H", d, o + 16 + 2 * i)[0]
+        lo, hi, nf, ks = struct.unpack_from("<HHHH", d, o + off)
+        if nf == 0 and off + 8 + ks + lo + 64 <= ps:
+            struct.pack_into("<H", d, o + off, lo + 64)  # 64 bytes more than it has
+            hit += 1
+            break
+open(p, "wb").write(d)
+assert hit, "no leaf node to stretch"
+PY
+sum0=$(sha256sum < "$T/n/data.mdb")
+set +e; "$EXP" --store "$T/n" verify > "$T/nv"; rv=$?; "$EXP" --store "$T/n" delete 1 2> "$T/nd"; rd=$?; set -e
+[ $rv -eq 1 ] && grep -q "pages: damaged" "$T/nv" || fail "verify: a stretched node passed: $(tail -2 "$T/nv")"
+[ $rd -eq 1 ] && grep -q "is damaged" "$T/nd" || fail "delete: $rd $(cat "$T/nd")"
+[ "$(sha256sum < "$T/n/data.mdb")" = "$sum0" ] || fail "delete wrote into the damaged store"
+ok "a node that claims more than it has: the page check refuses it, delete writes nothing"
+
 # ---- a filesystem that turns read-only mid-run (ext4 errors=remount-ro
 # and a disk error 2 s into a 6 s run): no sample is lost. They wait in the
 # run's ring with its final metadata, and the next reader stores them once
