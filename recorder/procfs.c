@@ -243,6 +243,8 @@ int rt_parse_pid_stat(const char *b, size_t len, struct rt_pid_stat *ps)
 	ps->flt = f[6] + f[8];
 	/* f[5]=flags(9): PF_EXITING (0x4) while its memory is being released */
 	ps->exiting = state == 'Z' || state == 'X' || state == 'x' || (f[5] & 0x4) != 0;
+	ps->own_ut = f[10];
+	ps->own_st = f[11];
 	ps->ut = f[10] + f[12];
 	ps->st = f[11] + f[13];
 	ps->threads = (uint32_t)f[16];

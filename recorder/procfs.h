@@ -107,6 +107,7 @@ struct rt_pid_stat {
 	int32_t ppid;
 	uint32_t threads;
 	uint64_t ut, st, start, rss_pages, mf; /* ut/st/mf include the reaped children's */
+	uint64_t own_ut, own_st;               /* its own utime and stime alone (ticks) */
 	uint64_t flt; /* its own page faults, minor + major (not its children's) */
 	int exiting;  /* a zombie, or on its way out (PF_EXITING) */
 };

@@ -54,7 +54,8 @@ struct pt_proc {
 	int32_t pid; /* 0: empty slot */
 	int32_t ppid;
 	uint64_t start;
-	uint64_t ut, st;         /* utime+cutime, stime+cstime (ticks) */
+	uint64_t ut, st;         /* utime+cutime, stime+cstime (µs, see set_cpu) */
+	uint64_t own_us;         /* its own user + system, µs: never lower */
 	uint64_t mf;             /* majflt+cmajflt */
 	uint64_t vcs, ivcs;      /* context switches at the last status read */
 	uint32_t nfds;           /* at the last count */
@@ -454,15 +455,21 @@ static void children(struct rt_proctree *t, pid_t pid, uint32_t threads, size_t 
 }
 
 /* Whether a departed entry's ticks now live in a live member's cutime (or
- * in the tracker's exact rusage): follow last-known parents. */
+ * in the tracker's exact rusage): follow last-known parents. Under a
+ * reaper that reports (wrapper mode), nothing is reaped outside the tree:
+ * a member whose parents are gone was reparented to the reaper, and its
+ * report counts it (keeping its last figure too would count it twice). */
 static int absorbed(struct rt_proctree *t, const struct pt_proc *e)
 {
+	int reporter = t->root == 0 && t->await_reports;
+	if (e->reported)
+		return 1;
 	for (int depth = 0; depth < 64; depth++) {
 		if (t->root == 0 && e->ppid == t->self)
 			return 1; /* reaped by us: counted exactly by rt_proctree_reaped */
 		const struct pt_proc *p = find(t, e->ppid);
 		if (!p)
-			return 0; /* reaped outside the tree */
+			return reporter; /* reaped outside the tree, or orphaned to us */
 		if (p->seen == t->gen && !p->gone)
 			return 1;
 		e = p;
@@ -533,12 +540,11 @@ static void count_fds(struct rt_proctree *t, struct pt_proc *e)
 }
 
 /* schedstat: "<ns on a CPU> <ns waiting runnable> <timeslices>". */
-static int parse_delay(const char *buf, ssize_t len, uint64_t *delay)
+static int parse_delay(const char *buf, ssize_t len, uint64_t *run, uint64_t *delay)
 {
 	const char *p = buf, *end = buf + (len > 0 ? len : 0);
-	uint64_t run;
-	return len > 0 && rt_scan_u64(&p, end, &run) == 0 && rt_scan_u64(&p, end, delay) == 0 ? 0
-	                                                                                      : -1;
+	return len > 0 && rt_scan_u64(&p, end, run) == 0 && rt_scan_u64(&p, end, delay) == 0 ? 0
+	                                                                                     : -1;
 }
 
 /*
@@ -546,17 +552,19 @@ static int parse_delay(const char *buf, ssize_t len, uint64_t *delay)
  * its own file when it has one thread (through a kept descriptor), else
  * every thread's by path. A thread that ended took its wait with it, so a
  * member's figure never goes down: a member with short-lived threads is
- * counted short, never double.
+ * counted short, never double. *run: the same threads' time on a CPU, ns
+ * (0: not read).
  */
-static void read_delay(struct rt_proctree *t, struct pt_proc *e, int first)
+static void read_delay(struct rt_proctree *t, struct pt_proc *e, int first, uint64_t *run)
 {
-	uint64_t sum = 0, d;
+	uint64_t sum = 0, d, r, rsum = 0;
 	int ok = 0;
+	*run = 0;
 	if (t->no_delay)
 		return;
 	if (e->threads <= 1) {
 		ssize_t len = read_kept(t, first ? NULL : &e->fd_sched, e->pid, "schedstat");
-		ok = parse_delay(t->buf, len, &sum) == 0;
+		ok = parse_delay(t->buf, len, &rsum, &sum) == 0;
 	} else {
 		/* each thread's file opened relative to the task directory: no
 		 * path walk from /proc for each */
@@ -574,8 +582,9 @@ static void read_delay(struct rt_proctree *t, struct pt_proc *e, int first)
 				continue;
 			ssize_t len = rt_pread_all(fd, t->buf, sizeof(t->buf));
 			close(fd);
-			if (parse_delay(t->buf, len, &d) == 0) {
+			if (parse_delay(t->buf, len, &r, &d) == 0) {
 				sum += d;
+				rsum += r;
 				ok = 1;
 			}
 		}
@@ -585,8 +594,36 @@ static void read_delay(struct rt_proctree *t, struct pt_proc *e, int first)
 	if (!ok)
 		return;
 	t->have_delay = 1;
+	*run = rsum;
 	if (sum > e->delay)
 		e->delay = sum;
+}
+
+/*
+ * Member e's CPU (µs) from its stat ps. The kernel shows a process's own
+ * utime and stime in whole ticks (10 ms), each cut down: a thousand members
+ * that ran 9 ms each read as nothing, 9 s short. Its threads' time on a CPU
+ * (schedstat, ns; run_ns, 0 when unread) is exact for the live threads, so
+ * its own time is the larger of the two, never lower than the last figure,
+ * split as the ticks split it (all user when both read 0, as the kernel
+ * does). The children it reaped (cutime, cstime) are added as
+ * ticks: one cut per reaper, not per child.
+ */
+static void set_cpu(struct rt_proctree *t, struct pt_proc *e, const struct rt_pid_stat *ps,
+                    uint64_t run_ns)
+{
+	uint64_t ou = ps->own_ut * 1000000u / t->hz, os = ps->own_st * 1000000u / t->hz;
+	uint64_t own = ou + os;
+	if (run_ns / 1000u > own)
+		own = run_ns / 1000u;
+	if (e->own_us > own)
+		own = e->own_us;
+	e->own_us = own;
+	uint64_t u = ou + os ? (uint64_t)((double)own * (double)ou / (double)(ou + os)) : own;
+	if (u > own)
+		u = own;
+	e->ut = u + (ps->ut - ps->own_ut) * 1000000u / t->hz;
+	e->st = own - u + (ps->st - ps->own_st) * 1000000u / t->hz;
 }
 
 /* Count live member e, whose stat was just read into ps. */
@@ -596,11 +633,12 @@ static void account(struct rt_proctree *t, struct pt_proc *e, const struct rt_pi
 	int first = e->seen == 0;
 	e->start = ps->start;
 	e->ppid = ps->ppid;
-	e->ut = ps->ut;
-	e->st = ps->st;
 	e->mf = ps->mf;
 	e->seen = t->gen;
 	e->threads = ps->threads;
+	uint64_t run_ns;
+	read_delay(t, e, first, &run_ns);
+	set_cpu(t, e, ps, run_ns);
 	if (first) {
 		e->born_late = t->gen > 1;
 		e->first_gen = t->gen;
@@ -631,7 +669,6 @@ static void account(struct rt_proctree *t, struct pt_proc *e, const struct rt_pi
 		}
 		e->io_for = e->ut + e->st;
 	}
-	read_delay(t, e, first);
 	w->delay += e->delay;
 	w->ut += e->ut;
 	w->st += e->st;
@@ -789,18 +826,23 @@ void rt_proctree_bound(struct rt_proctree *t, unsigned ncpu, uint64_t now_ns)
  */
 static void bound(struct rt_proctree *t, uint64_t ut, uint64_t st, struct rt_rec_process *out)
 {
-	uint64_t dut = ut > t->shown_ut_us ? ut - t->shown_ut_us : 0;
-	uint64_t dst = st > t->shown_st_us ? st - t->shown_st_us : 0;
+	uint64_t shown = t->shown_ut_us + t->shown_st_us;
+	uint64_t inc = ut + st > shown ? ut + st - shown : 0;
 	if (t->shown && t->ncpu && t->now_ns > t->last_ns) {
 		uint64_t room = (t->now_ns - t->last_ns) / 1000u * t->ncpu;
-		if (dut + dst > room) {
-			uint64_t u = (uint64_t)((double)room * (double)dut / (double)(dut + dst));
-			dut = u < room ? u : room;
-			dst = room - dut;
-		}
+		if (inc > room)
+			inc = room;
 	}
-	t->shown_ut_us += dut;
-	t->shown_st_us += dst;
+	/* the increase goes to user and system as the walk's sum is ahead of
+	 * what was shown in each; the total, never each part, is what the
+	 * walk gives (a member's split is the ticks' estimate) */
+	uint64_t au = ut > t->shown_ut_us ? ut - t->shown_ut_us : 0;
+	uint64_t as = st > t->shown_st_us ? st - t->shown_st_us : 0;
+	uint64_t du = au + as ? (uint64_t)((double)inc * (double)au / (double)(au + as)) : inc;
+	if (du > inc)
+		du = inc;
+	t->shown_ut_us += du;
+	t->shown_st_us += inc - du;
 	t->shown = 1;
 	t->last_ns = t->now_ns;
 	out->utime_us = t->shown_ut_us;
@@ -864,11 +906,11 @@ static void refresh_reapers(struct rt_proctree *t, struct walk_sum *w)
 				more = 1;
 				continue;
 			}
-			w->ut += ps.ut - p->ut;
-			w->st += ps.st - p->st;
+			uint64_t ut0 = p->ut, st0 = p->st;
+			set_cpu(t, p, &ps, 0); /* its own time: the last exact figure */
+			w->ut += p->ut - ut0;
+			w->st += p->st - st0;
 			w->mf += ps.mf - p->mf;
-			p->ut = ps.ut;
-			p->st = ps.st;
 			p->mf = ps.mf;
 			ssize_t len =
 			    read_kept(t, p->first_gen == t->gen ? NULL : &p->fd_io, p->pid, "io");
@@ -996,8 +1038,7 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 	out->pid = t->root;
 	out->nprocs = w.members;
 	/* µs, so the exact rusage of reaped members keeps its precision */
-	bound(t, (w.ut + t->dep_ut) * 1000000u / t->hz + t->reaped_ut_us,
-	      (w.st + t->dep_st) * 1000000u / t->hz + t->reaped_st_us, out);
+	bound(t, w.ut + t->dep_ut + t->reaped_ut_us, w.st + t->dep_st + t->reaped_st_us, out);
 	out->read_bytes = w.rd + t->dep_rd + t->reaped_rd;
 	out->write_bytes = w.wr + t->dep_wr + t->reaped_wr;
 	out->rss_kb = w.rss_kb;

@@ -340,12 +340,18 @@ ok "report: self-contained, downsampled, drawn in Chromium with no errors and a 
 # against used, allocation, findings, recommendation, why it was raised)
 # are the same in the text, the Markdown (the GitHub step summary), the
 # JSON and the report. A 300 MiB spike between two samples raises the
-# memory, so there is a "raised because" to carry.
-GITHUB_STEP_SUMMARY="$T/step.md" "$RT" -i 1 --quiet --summary --request memory=128M -- python3 -c "
+# memory, so there is a "raised because" to carry (a sample that happens
+# to land on the spike sees it, and nothing is raised: tried again, at most
+# 4 times).
+for try in 1 2 3 4; do
+	rm -f "$T/step.md"
+	GITHUB_STEP_SUMMARY="$T/step.md" "$RT" -i 1 --quiet --summary --request memory=128M -- python3 -c "
 import time
-time.sleep(1.2); a = bytearray(b'\\x01') * (300 << 20); time.sleep(0.2); del a; time.sleep(1)" 2> "$T/one.txt"
-R9=$(last_run)
-"$EXP" summary "$R9" --json > "$T/one.json"
+time.sleep(1.2); a = bytearray(b'\\x01') * (300 << 20); del a; time.sleep(1)" 2> "$T/one.txt"
+	R9=$(last_run)
+	"$EXP" summary "$R9" --json > "$T/one.json"
+	grep -q '"raised because"' "$T/one.json" && break
+done
 "$EXP" summary "$R9" --format markdown > "$T/one.md"
 "$EXP" report "$R9" -o "$T/one.html" 2>/dev/null
 python3 - "$T" <<'PY' || fail "the answer differs between the summary's forms"

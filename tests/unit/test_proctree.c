@@ -584,3 +584,74 @@ Test(proctree, the_wait_for_a_cpu_is_summed_kept_when_members_leave_and_never_dr
 	cr_expect_eq(r.run_delay_ns, 10000000u);
 	rt_proctree_close(t);
 }
+
+/* The kernel shows a process's own utime and stime in whole ticks, each cut
+ * down: a thousand members that ran 9 ms each read as nothing. schedstat's
+ * time on a CPU (ns) is exact for the live threads. */
+Test(proctree, a_member_s_own_time_is_exact_to_the_ns_not_cut_to_ticks)
+{
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	proc(100, 1, 10, 0, 0, 0, 0, "200 ", "S");
+	proc(200, 100, 50, 0, 0, 0, 0, "", "S");
+	schedstat(100, 9000000, 0); /* 9 ms, 0 ticks */
+	schedstat(200, 9000000, 0);
+	cr_assert_eq(rt_proctree_open(&t, 100), 0);
+	rt_proctree_sample(t, &r);
+	cr_expect_eq(r.utime_us + r.stime_us, 18000u, "2 x 9 ms, not 0");
+	cr_expect_eq(r.stime_us, 0u, "no tick to split by: user, as the kernel does");
+	/* 200 ran on: 2 user and 1 system tick, 35 ms exact: split 2:1 */
+	proc(200, 100, 50, 2, 1, 0, 0, "", "S");
+	schedstat(200, 35000000, 0);
+	rt_proctree_sample(t, &r);
+	cr_expect_eq(r.utime_us + r.stime_us, 44000u);
+	/* a thread of 100 ended: its live threads' time drops, the figure not */
+	schedstat(100, 1000000, 0);
+	rt_proctree_sample(t, &r);
+	cr_expect_eq(r.utime_us + r.stime_us, 44000u, "never lower");
+	/* 100 reaps 200 (cutime 3 ticks): 200 leaves, 100's cutime holds it */
+	gone(200);
+	proc(100, 1, 10, 0, 0, 2, 1, "", "S");
+	rt_proctree_sample(t, &r);
+	cr_expect_eq(r.utime_us + r.stime_us, 44000u,
+	             "not counted twice (35 ms shown, 30 in cutime)");
+	rt_proctree_close(t);
+}
+
+/* Under the wrapper's reaper, a member whose parents are all gone was
+ * orphaned to the reaper: its report counts it, its last live figure must
+ * not as well (1000 processes killed at once counted 0.9 s twice). */
+static void report_300_late(void *arg, int ms)
+{
+	(void)arg;
+	if (ms < 0 && hook_syncs++ == 2) {
+		struct rusage ru = {0};
+		ru.ru_utime.tv_sec = 1;
+		rt_proctree_reaped(hook_tree, 300, &ru);
+	}
+}
+
+Test(proctree, an_orphan_reaped_by_the_reaper_counts_once_when_its_report_is_late)
+{
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	proc(50, 1, 5, 0, 0, 0, 0, "100 ", "S"); /* the reaper, not a member */
+	proc(100, 50, 10, 0, 0, 0, 0, "200 ", "S");
+	proc(200, 100, 20, 0, 0, 0, 0, "300 ", "S");
+	proc(300, 200, 30, 90, 0, 0, 0, "", "R");
+	cr_assert_eq(rt_proctree_open_under(&t, 50), 0);
+	hook_tree = t;
+	hook_syncs = 0;
+	rt_proctree_on_unreported(t, report_300_late, NULL);
+	cr_expect_eq(cpu(t, &r), 90);
+	/* 200 and 300 killed at once: 200 reaped by 100, 300 by the reaper,
+	 * whose report comes a sample later */
+	gone(200);
+	gone(300);
+	proc(100, 50, 10, 0, 0, 0, 0, "", "S");
+	cpu(t, &r);
+	cpu(t, &r);
+	cr_expect_eq(cpu(t, &r), (unsigned long)hz,
+	             "1.0 s, its exact rusage alone (not 0.9 + 1.0)");
+	rt_proctree_close(t);
+}
