@@ -295,6 +295,7 @@ static void derive_cpu(struct rt_derived *d, uint32_t hz)
 		    (double)(delta(c->sys->cpu[RT_CPU_IRQ], p->sys->cpu[RT_CPU_IRQ]) +
 		             delta(c->sys->cpu[RT_CPU_SOFTIRQ], p->sys->cpu[RT_CPU_SOFTIRQ])) /
 		    hz;
+		put_i(d, RT_V_CPU_COUNT, n);
 	}
 	for (unsigned i = 0; i < c->h->ncpu; i++) {
 		int j = prev_slot_cpu(d, i);

@@ -127,6 +127,16 @@ static void resource(struct rt_push *p, struct rt_store *s, const struct rt_runi
 	set_attr(p, "service.name", job, strlen(job));
 	if (host)
 		set_attr(p, "host.name", host, strlen(host));
+	/* Prometheus's instance label: node_exporter's target is HOST:9100
+	 * by default, so that is the default here too (TRACKER_PUSH_INSTANCE
+	 * names another: the one the node's exporter is scraped as) */
+	const char *inst = getenv("TRACKER_PUSH_INSTANCE");
+	char ibuf[300];
+	if (!inst || !*inst) {
+		snprintf(ibuf, sizeof(ibuf), "%s:9100", host ? host : "localhost");
+		inst = ibuf;
+	}
+	set_attr(p, "service.instance.id", inst, strlen(inst));
 	set_attr(p, "rt.run.id", run, strlen(run));
 	/* run ids count from 1 in every store: the store's random id tells two
 	 * stores' run 1 apart (an older store without one: its directory) */
@@ -145,6 +155,48 @@ static void resource(struct rt_push *p, struct rt_store *s, const struct rt_runi
 		set_attr(p, "host.type", c.instance_type, strlen(c.instance_type));
 	}
 	cJSON_Delete(m);
+}
+
+/* What the job was given (the run's allocation: a request, Slurm, the
+ * cgroup, its affinity or the host), a gauge per line of each run, the
+ * source as an attribute: efficiency in PromQL is used / given. */
+#define ALLOC_ID (RT_NV + 1)
+static struct rt_push_series *new_series(struct rt_push *p);
+static const struct rt_value_info alloc_rows[] = {
+    {.fleet = "rt.allocation.cpu", .fleet_unit = "{cpu}", .fleet_scale = 1},
+    {.fleet = "rt.allocation.memory", .fleet_unit = "By", .fleet_scale = 1},
+    {.fleet = "rt.allocation.gpu", .fleet_unit = "{gpu}", .fleet_scale = 1},
+};
+
+static int alloc_series(struct rt_push *p, const struct rt_runinfo *ri)
+{
+	cJSON *m = cJSON_Parse(ri->meta_json);
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(m, "allocation");
+	static const char *const val[] = {"cpu", "memory_bytes", "gpu"}, *const from[] = {
+	                                                                     "cpu_from",
+	                                                                     "memory_from",
+	                                                                     "gpu_from"};
+	int rc = 0;
+	for (size_t i = 0; a && i < RT_ARRAY_LEN(alloc_rows) && !rc; i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(a, val[i]);
+		const cJSON *f = cJSON_GetObjectItemCaseSensitive(a, from[i]);
+		if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0)
+			continue;
+		struct rt_push_series *sr = new_series(p);
+		if (!sr) {
+			rc = -ENOMEM;
+			break;
+		}
+		sr->id = ALLOC_ID;
+		sr->v = &alloc_rows[i];
+		sr->constant = v->valuedouble;
+		snprintf(sr->dkey, sizeof(sr->dkey), "rt.allocation.source");
+		snprintf(sr->dval, sizeof(sr->dval), "%s",
+		         cJSON_IsString(f) && f->valuestring[0] ? f->valuestring : "host");
+		rt_prom_name(sr->name, sizeof(sr->name), sr->v);
+	}
+	cJSON_Delete(m);
+	return rc;
 }
 
 /* ---- the checkpoint ---------------------------------------------------- */
@@ -359,10 +411,32 @@ static int send_batch(struct rt_push *p)
 
 /* ---- the lines ---------------------------------------------------------- */
 
-/* Value v (before its scale) of series s at the line d. */
-static int add_point(struct rt_push_series *s, double v, const struct rt_derived *d, int64_t ms,
-                     int send)
+static int put_point(struct rt_push_series *s, struct rt_point pt)
 {
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct rt_point *np = realloc(s->pt, cap * sizeof(*np));
+		if (!np)
+			return -ENOMEM;
+		s->pt = np;
+		s->cap = cap;
+	}
+	s->pt[s->n++] = pt;
+	return 0;
+}
+
+/* Value v (before its scale) of series s at the line d. */
+static int add_point(struct rt_push *p, struct rt_push_series *s, double v,
+                     const struct rt_derived *d, int64_t ms, int send)
+{
+	/* a counter's first point: 0 at the run's first record, so that the
+	 * first interval is an increase too (sent with the run's first line) */
+	if (p->zero_start && s->v->fleet_sum && p->first_line && !s->last_ms && send) {
+		int64_t z = p->start_ns / 1000000;
+		if (z < ms && put_point(s, (struct rt_point){0.0, p->start_ns, z, 0}))
+			return -ENOMEM;
+		s->last_ms = z < ms ? z : 0;
+	}
 	v *= s->v->fleet_scale;
 	if (s->v->fleet_sum)
 		v = s->sum += v;
@@ -372,17 +446,23 @@ static int add_point(struct rt_push_series *s, double v, const struct rt_derived
 	 * every push: decided from the first line) */
 	int64_t t = ms > s->last_ms ? ms : s->last_ms + 1;
 	s->last_ms = t;
+	s->last_ns = (int64_t)d->wall_ns;
 	if (!send || !isfinite(v))
 		return 0;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		struct rt_point *np = realloc(s->pt, cap * sizeof(*np));
-		if (!np)
+	return put_point(s, (struct rt_point){v, (int64_t)d->wall_ns, t, 0});
+}
+
+/* The run ended: each series it had says so, 1 ms after its last point
+ * (Prometheus: the staleness marker, and the series no longer reads 5
+ * minutes on; OTLP: a point flagged as no recorded value). */
+static int add_stale(struct rt_push *p)
+{
+	for (unsigned k = 0; k < p->nser; k++) {
+		struct rt_push_series *s = &p->ser[k];
+		if (s->last_ms &&
+		    put_point(s, (struct rt_point){NAN, s->last_ns + 1000000, s->last_ms + 1, 1}))
 			return -ENOMEM;
-		s->pt = np;
-		s->cap = cap;
 	}
-	s->pt[s->n++] = (struct rt_point){v, (int64_t)d->wall_ns, t};
 	return 0;
 }
 
@@ -413,25 +493,25 @@ static const struct rt_value_info dev_rows[D_N] = {
                   .fleet_sum = 1,
                   .fleet_unit = "By",
                   .fleet_scale = 1,
-                  .fleet_attr = "direction",
+                  .fleet_attr = "disk.io.direction",
                   .fleet_attr_value = "read"},
     [D_DISK_W] = {.fleet = "system.disk.io",
                   .fleet_sum = 1,
                   .fleet_unit = "By",
                   .fleet_scale = 1,
-                  .fleet_attr = "direction",
+                  .fleet_attr = "disk.io.direction",
                   .fleet_attr_value = "write"},
     [D_NIC_RX] = {.fleet = "system.network.io",
                   .fleet_sum = 1,
                   .fleet_unit = "By",
                   .fleet_scale = 1,
-                  .fleet_attr = "direction",
+                  .fleet_attr = "network.io.direction",
                   .fleet_attr_value = "receive"},
     [D_NIC_TX] = {.fleet = "system.network.io",
                   .fleet_sum = 1,
                   .fleet_unit = "By",
                   .fleet_scale = 1,
-                  .fleet_attr = "direction",
+                  .fleet_attr = "network.io.direction",
                   .fleet_attr_value = "transmit"},
     [D_GPU_UTIL] = {.fleet = "hw.gpu.utilization", .fleet_unit = "1", .fleet_scale = 0.01},
     [D_GPU_MEM] = {.fleet = "hw.gpu.memory.usage", .fleet_unit = "By", .fleet_scale = 1},
@@ -483,33 +563,35 @@ static int device_points(struct rt_push *p, const struct rt_derived *d, int64_t 
 	for (unsigned i = 0; i < c->h->ncpu && i < inv->ncpu; i++) {
 		snprintf(name, sizeof(name), "%u", inv->cpu_id[i]);
 		if (!(s = dev_series(p, D_CORE, i, name)) ||
-		    add_point(s, d->core_pct[i], d, ms, send))
+		    add_point(p, s, d->core_pct[i], d, ms, send))
 			return -ENOMEM;
 	}
 	for (unsigned i = 0; i < c->h->ndisk && i < inv->ndisk; i++) {
 		if (!(s = dev_series(p, D_DISK_R, i, inv->disk[i].name)) ||
-		    add_point(s, (double)d->disk_rd_delta[i], d, ms, send) ||
+		    add_point(p, s, (double)d->disk_rd_delta[i], d, ms, send) ||
 		    !(s = dev_series(p, D_DISK_W, i, inv->disk[i].name)) ||
-		    add_point(s, (double)d->disk_wr_delta[i], d, ms, send))
+		    add_point(p, s, (double)d->disk_wr_delta[i], d, ms, send))
 			return -ENOMEM;
 	}
 	for (unsigned i = 0; i < c->h->nnic && i < inv->nnic; i++) {
 		if (!strcmp(inv->nic[i].operstate, "down"))
 			continue; /* an interface that is down carries nothing */
 		if (!(s = dev_series(p, D_NIC_RX, i, inv->nic[i].name)) ||
-		    add_point(s, (double)d->nic_rx_delta[i], d, ms, send) ||
+		    add_point(p, s, (double)d->nic_rx_delta[i], d, ms, send) ||
 		    !(s = dev_series(p, D_NIC_TX, i, inv->nic[i].name)) ||
-		    add_point(s, (double)d->nic_tx_delta[i], d, ms, send))
+		    add_point(p, s, (double)d->nic_tx_delta[i], d, ms, send))
 			return -ENOMEM;
 	}
 	for (unsigned i = 0; i < c->h->ngpu && i < inv->ngpu; i++) {
 		const struct rt_rec_gpu *g = &c->gpu[i];
 		const char *id = inv->gpu[i].uuid[0] ? inv->gpu[i].uuid : inv->gpu[i].pci_bus_id;
-		if ((g->valid & RT_GPU_V_UTIL) && (!(s = dev_series(p, D_GPU_UTIL, i, id)) ||
-		                                   add_point(s, (double)g->util_pct, d, ms, send)))
+		if ((g->valid & RT_GPU_V_UTIL) &&
+		    (!(s = dev_series(p, D_GPU_UTIL, i, id)) ||
+		     add_point(p, s, (double)g->util_pct, d, ms, send)))
 			return -ENOMEM;
-		if ((g->valid & RT_GPU_V_MEM) && (!(s = dev_series(p, D_GPU_MEM, i, id)) ||
-		                                  add_point(s, (double)g->vram_used, d, ms, send)))
+		if ((g->valid & RT_GPU_V_MEM) &&
+		    (!(s = dev_series(p, D_GPU_MEM, i, id)) ||
+		     add_point(p, s, (double)g->vram_used, d, ms, send)))
 			return -ENOMEM;
 	}
 	return 0;
@@ -520,6 +602,7 @@ static int observe(void *ctx, const struct rt_derived *d)
 	struct rt_push *p = ctx;
 	if (!p->start_ns)
 		p->start_ns = (int64_t)d->prev.rec->h->wall_ns;
+	p->first_line = p->lines_seen++ == 0;
 	int send = d->seq >= p->next_seq;
 	int64_t ms = (int64_t)(d->wall_ns / 1000000u);
 	int no_gpu = !d->cur.inv || d->cur.inv->ngpu == 0;
@@ -531,11 +614,15 @@ static int observe(void *ctx, const struct rt_derived *d)
 		    strstr(p->ser[k].v->fleet, "gpu"))
 			continue;
 		if (p->ser[k].id < RT_NV && rt_value(d, p->ser[k].id, &v) &&
-		    add_point(&p->ser[k], v, d, ms, send))
+		    add_point(p, &p->ser[k], v, d, ms, send))
+			return -ENOMEM;
+		if (p->ser[k].id == ALLOC_ID &&
+		    add_point(p, &p->ser[k], p->ser[k].constant, d, ms, send))
 			return -ENOMEM;
 	}
 	if (p->devices && device_points(p, d, ms, send))
 		return -ENOMEM;
+	p->first_line = 0;
 	if (!send)
 		return 0;
 	p->batch_last = d->seq;
@@ -851,6 +938,20 @@ int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char
 	if (rt_run_resolve(s, spec, &ri))
 		return 1;
 	resource(&p, s, &ri);
+	const char *inst = rt_push_attr(&p, "service.instance.id");
+	if (inst && (strlen(inst) > 255 || has_control(inst, strlen(inst)))) {
+		rt_say("TRACKER_PUSH_INSTANCE is %s; it is not sent %s",
+		       strlen(inst) > 255 ? "longer than 255 bytes" : "holds a control character",
+		       strlen(inst) > 255 ? "cut" : "so");
+		rt_run_free(&ri);
+		return 2;
+	}
+	p.zero_start = sink == &rt_push_prometheus;
+	if (alloc_series(&p, &ri)) {
+		rt_say("out of memory");
+		rt_run_free(&ri);
+		return 1;
+	}
 	if (sink == &rt_push_otlp && otlp_resource(&p)) {
 		rt_run_free(&ri);
 		return 2;
@@ -893,7 +994,12 @@ int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char
 			if (rc == RT_E_RANGE)
 				rc = 0; /* no lines yet */
 		}
-		if (rc == 0 && p.batch_lines)
+		/* a run that ended: its series end with it (with the last lines,
+		 * or alone when they went in a full batch) */
+		int ended = rc == 0 && (p.live || rt_run_status_of(ri.status) != RT_RUN_RUNNING);
+		if (ended && (p.batch_lines || p.sent_lines) && add_stale(&p))
+			rc = -ENOMEM;
+		if (rc == 0 && (p.batch_lines || (ended && p.sent_lines)))
 			rc = send_batch(&p);
 		rt_say_read_notes(&e.notes, ri.id, e.lines);
 		rt_emitter_free(&e);

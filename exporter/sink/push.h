@@ -19,6 +19,8 @@ struct rt_point {
 	double v;
 	int64_t ns; /* the sample's wall clock */
 	int64_t ms; /* the same in ms, strictly increasing per series */
+	int stale;  /* the run's end: Prometheus's staleness marker, OTLP's no
+	               recorded value (v is NaN) */
 };
 
 struct rt_push_series {
@@ -27,8 +29,9 @@ struct rt_push_series {
 	char dkey[32], dval[96];       /* a device's attribute ("": none) */
 	char name[128];                /* the Prometheus name */
 	double sum;                    /* a counter: so far */
-	int64_t last_ms;
-	size_t n, cap; /* points of the batch */
+	double constant;               /* a run value (the allocation): NaN when a row's */
+	int64_t last_ms, last_ns;      /* the last line's point (0: none yet) */
+	size_t n, cap;                 /* points of the batch */
 	struct rt_point *pt;
 };
 
@@ -69,6 +72,11 @@ struct rt_push {
 	uint64_t sent_lines, sent_bytes, requests;
 	char ckpt[4200];
 	int failed, said_partial, live, verbose;
+	int zero_start; /* counters start with a 0 at the run's first record
+	                   (remote write: PromQL's increase and rate see the first
+	                   interval) */
+	int first_line; /* the line being observed is the run's first */
+	uint64_t lines_seen;
 	char hdr_store[8][RT_PUSH_HEADER_MAX + 1]; /* headers from the environment */
 };
 

@@ -92,6 +92,10 @@ static int encode(const struct rt_push *p, struct rt_buf *out)
 				if (v->fleet_sum)
 					nanos(&j, "startTimeUnixNano", p->start_ns);
 				nanos(&j, "timeUnixNano", s->pt[i].ns);
+				if (s->pt[i].stale) { /* DATA_POINT_FLAGS_NO_RECORDED_VALUE */
+					rt_buf_puts(&j, ",\"flags\":1}");
+					continue;
+				}
 				rt_buf_puts(&j, ",\"asDouble\":");
 				rt_buf_f64_json(&j, s->pt[i].v);
 				rt_buf_putc(&j, '}');

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <snappy-c.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,20 +34,17 @@ static int cmp_label(const void *a, const void *b)
 }
 
 /* The resource as labels, as OpenTelemetry's Prometheus translation names
- * them: service.name is job, host.name is instance (and host_name). */
+ * them: service.name is job, service.instance.id is instance. */
 static size_t resource_labels(const struct rt_push *p, char names[][64], const char *values[])
 {
 	size_t n = 0;
-	for (unsigned i = 0; i < p->nattr && n + 2 < MAX_LABELS; i++) {
-		if (!strcmp(p->akey[i], "service.name")) {
+	for (unsigned i = 0; i < p->nattr && n + 1 < MAX_LABELS; i++) {
+		if (!strcmp(p->akey[i], "service.name"))
 			snprintf(names[n], 64, "job");
-		} else {
-			if (!strcmp(p->akey[i], "host.name")) {
-				snprintf(names[n], 64, "instance");
-				values[n++] = p->aval[i];
-			}
+		else if (!strcmp(p->akey[i], "service.instance.id"))
+			snprintf(names[n], 64, "instance");
+		else
 			label_name(names[n], 64, p->akey[i]);
-		}
 		values[n++] = p->aval[i];
 	}
 	return n;
@@ -115,7 +113,12 @@ static int encode(const struct rt_push *p, struct rt_buf *out)
 		}
 		for (size_t i = 0; i < s->n; i++) {
 			prometheus__sample__init(&samples[nts][i]);
-			samples[nts][i].value = s->pt[i].v;
+			/* Prometheus's staleness marker: a NaN with these bits */
+			union {
+				uint64_t u;
+				double d;
+			} stale = {0x7ff0000000000002ull};
+			samples[nts][i].value = s->pt[i].stale ? stale.d : s->pt[i].v;
 			samples[nts][i].timestamp = s->pt[i].ms;
 			sp[nts][i] = &samples[nts][i];
 		}

@@ -1,6 +1,10 @@
 #!/bin/sh
 # --help, the man pages and docs/cli.md agree: every option and env var of
 # the recorder's option table, every verb of rt-export's verb table and
+# the Grafana dashboard of docs/ is the one the value rows make
+"$BUILD/fleet-table" --grafana > "$T/grafana.json"
+cmp -s "$T/grafana.json" "$HERE/docs/grafana-dashboard.json" || missing="$missing
+  docs/grafana-dashboard.json differs from the code's (build/fleet-table --grafana prints it)"
 # every environment variable the code reads is documented in both places.
 . "$(dirname "$0")/lib.sh"
 HERE=$(cd "$(dirname "$0")/../.." && pwd)

@@ -42,6 +42,18 @@ res = pts[0]["resource"]
 assert res["service.name"] == "trainer", res          # OTEL_SERVICE_NAME wins
 assert res["deployment.environment"] == "ci", res       # OTEL_RESOURCE_ATTRIBUTES
 assert res.get("host.name") and res.get("rt.store"), res
+# the run's end: each series ends with one point flagged as no recorded
+# value (Prometheus turns it into a staleness marker), after its last
+stale = [p for p in pts if p["flags"] & 1]
+pts = [p for p in pts if not p["flags"] & 1]
+assert all(p.get("value") is None for p in stale), stale[:1]
+ends = {}
+for p in pts:
+    k = (p["metric"], json.dumps(p["attrs"], sort_keys=True))
+    ends[k] = max(ends.get(k, 0), int(p["time"]))
+sk = [(p["metric"], json.dumps(p["attrs"], sort_keys=True)) for p in stale]
+assert sorted(sk) == sorted(ends), ("one end marker per series", len(sk), len(ends))
+assert all(int(p["time"]) > ends[(p["metric"], json.dumps(p["attrs"], sort_keys=True))] for p in stale)
 seen = {}
 for p in pts:
     key = (p["metric"], json.dumps(p["attrs"], sort_keys=True), p["time"])
@@ -63,7 +75,7 @@ acc, want = 0.0, []
 for t, l in zip(us, lines):
     acc += l["cpu"]["process_utime_secs"]
     want.append((t, acc))
-cpu = series("process.cpu.time", {"state": "user"})
+cpu = series("process.cpu.time", {"cpu.mode": "user"})
 same(cpu, want, "cpu")
 assert all(p["kind"] == "sum" and p["temporality"] == 2 and p["monotonic"] for p in cpu), cpu[0]
 assert len({p["start"] for p in cpu}) == 1 and int(cpu[0]["start"]) < int(cpu[0]["time"])

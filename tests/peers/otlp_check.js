@@ -53,7 +53,8 @@ for (const dir of process.argv.slice(2)) {
           console.log(JSON.stringify({ file: f, resource: res, metric: m.name, unit: m.unit, kind,
             temporality: m.sum ? m.sum.aggregationTemporality : null,
             monotonic: m.sum ? !!m.sum.isMonotonic : null, attrs,
-            start: p.startTimeUnixNano || null, time: p.timeUnixNano, value: p.asDouble }));
+            start: p.startTimeUnixNano || null, time: p.timeUnixNano, value: p.asDouble,
+            flags: p.flags || 0 }));
         }
       }
     }
