@@ -18,8 +18,11 @@ if [ -n "$need" ]; then
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need
 fi
-if [ ! -d tests/peers/node_modules/@20minutes/s3rver ] || [ ! -d tests/peers/node_modules/@opentelemetry/otlp-transformer ]; then
-	(cd tests/peers && npm ci --no-audit --no-fund --engine-strict=false --loglevel=error)
+# (puppeteer, under mermaid-cli, drives the Debian chromium: it downloads
+# no browser of its own)
+if [ ! -d tests/peers/node_modules/@20minutes/s3rver ] || [ ! -d tests/peers/node_modules/@opentelemetry/otlp-transformer ] ||
+	[ ! -x tests/peers/node_modules/.bin/mmdc ]; then
+	(cd tests/peers && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --engine-strict=false --loglevel=error)
 fi
 echo "== ctest"
 (cd build && ctest --output-on-failure -j2)

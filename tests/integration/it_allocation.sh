@@ -115,7 +115,7 @@ for init, c in charts:
     # an explicit line colour (the default theme's #ECECFF is nearly white)
     assert "plotColorPalette" in init, init
     # a numeric x axis (Mermaid picks its ticks: no label per point), y from 0
-    x = re.search(r'x-axis "(seconds|minutes)" 0 --> ([0-9.]+)\n', c)
+    x = re.search(r'x-axis "(seconds|minutes|hours)" ([0-9.]+) --> ([0-9.]+)\n', c)
     y = re.search(r'y-axis "[^"]+" 0 --> ([0-9.]+)\n', c)
     assert x and y, c[:200]
     ys = [float(v) for v in re.search(r"line \[(.*)\]", c).group(1).split(",")]
@@ -126,7 +126,14 @@ PY
 : > "$T/step2.md"
 TRACKER_STEP_SUMMARY=0 GITHUB_STEP_SUMMARY="$T/step2.md" "$RT" --quiet --summary -- true 2> /dev/null
 [ ! -s "$T/step2.md" ] || fail "TRACKER_STEP_SUMMARY=0 wrote the step summary"
-ok "GITHUB_STEP_SUMMARY: the Markdown summary and two Mermaid charts (<= 100 points); TRACKER_STEP_SUMMARY=0 keeps it off"
+# rendered as GitHub would, with Mermaid's own renderer (mermaid-cli, in
+# the Debian chromium), and measured: at most 12 x labels, none overlapping,
+# y from 0, the line in its colour, not the default theme's text
+PEERS="$(dirname "$0")/../peers/node_modules"
+[ -x "$PEERS/.bin/mmdc" ] || fail "no mermaid-cli in tests/peers (tools/test.sh installs it: npm ci there)"
+command -v chromium > /dev/null 2>&1 || fail "chromium is not installed (tools/test.sh installs it)"
+node "$(dirname "$0")/../browser/check_mermaid.js" "$T/step.md" || fail "the step summary's charts as rendered"
+ok "GITHUB_STEP_SUMMARY: the Markdown summary and two Mermaid charts (<= 100 points, rendered by mermaid-cli: <= 12 x labels, none overlapping); TRACKER_STEP_SUMMARY=0 keeps it off"
 
 # 4. a run recorded by rt 0.1: no allocation, said once, no crash
 cp -r "$HERE/tests/fixtures/stores/v0.1.0/store" "$T/old"
