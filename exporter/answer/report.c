@@ -119,7 +119,8 @@ static void num(struct rt_buf *b, double v)
 struct series_def {
 	const char *label;
 	unsigned column; /* value id */
-	int rate;        /* bytes per interval shown as bytes per second */
+	int rate;        /* 1: bytes per interval shown as bytes per second;
+	                    2: seconds per interval as % of the interval */
 };
 
 struct chart_def {
@@ -172,10 +173,10 @@ static const struct chart_def charts[] = {
      0,
      {{"read", RT_V_DISK_RLAT, 0}, {"write", RT_V_DISK_WLAT, 0}}},
     {"throttled",
-     "CPU throttled by the cgroup quota",
-     "s",
+     "CPU throttled by the cgroup quota (share of the time)",
+     "%",
      0,
-     {{"job's cgroup", RT_V_CG_THROTTLED, 0}}},
+     {{"job's cgroup", RT_V_CG_THROTTLED, 2}}},
     {"net", "Network in / out", "B/s", 0, {{"received", RT_V_NET_RX, 1}, {"sent", RT_V_NET_TX, 1}}},
 };
 
@@ -184,13 +185,13 @@ static double value(const struct rt_series *s, int c, int rate, size_t i)
 {
 	double v = s->col[c][i];
 	if (rate && !isnan(v))
-		v = s->dt[i] > 0 ? v / s->dt[i] : NAN;
+		v = s->dt[i] > 0 ? v / s->dt[i] * (rate == 2 ? 100 : 1) : NAN;
 	return v;
 }
 
 /* One chart's data: [[x,[lo,mean,hi],...],...] over at most B buckets. */
 static void chart_data(struct rt_buf *b, const struct rt_series *s, const int *cols,
-                       const int *rate, int ns)
+                       const int *rate, int ns, double given)
 {
 	size_t n = s->n;
 	double t0 = n ? s->elapsed[0] - s->dt[0] : 0, t1 = n ? s->elapsed[n - 1] : 0;
@@ -232,6 +233,15 @@ static void chart_data(struct rt_buf *b, const struct rt_series *s, const int *c
 			} else {
 				rt_buf_puts(b, "null,null,null");
 			}
+			rt_buf_putc(b, ']');
+		}
+		if (!isnan(given)) { /* the allocation: the same in every bucket */
+			rt_buf_puts(b, ",[");
+			num(b, given);
+			rt_buf_putc(b, ',');
+			num(b, given);
+			rt_buf_putc(b, ',');
+			num(b, given);
 			rt_buf_putc(b, ']');
 		}
 		rt_buf_putc(b, ']');
@@ -309,8 +319,29 @@ static void charts_json(struct rt_buf *b, const struct rt_answer *a)
 				rt_buf_putc(b, ',');
 			js_str(b, labels[d]);
 		}
+		/* what the job was given (a request, its cgroup's limit, Slurm,
+		 * its affinity): a dashed line on the CPU and memory charts */
+		double given = NAN;
+		const char *from = NULL;
+		if (!strcmp(c->id, "cpu") || !strcmp(c->id, "memory")) {
+			int cpu = !strcmp(c->id, "cpu");
+			from = rt_meta_str(a->meta, "allocation", cpu ? "cpu_from" : "memory_from");
+			given = rt_meta_num(a->meta, "allocation", cpu ? "cpu" : "memory_bytes");
+			if (!cpu)
+				given /= 1048576.0;
+			if (!from || !strcmp(from, "host") || !(given > 0))
+				given = NAN;
+		}
+		if (!isnan(given)) {
+			char l[96];
+			snprintf(l, sizeof(l), "given (%s)", from);
+			rt_buf_putc(b, ',');
+			js_str(b, l);
+			rt_buf_puts(b, "],\"dashed\":[");
+			js_str(b, l);
+		}
 		rt_buf_puts(b, "],\"data\":");
-		chart_data(b, &a->series, cols, rate, ns);
+		chart_data(b, &a->series, cols, rate, ns, given);
 		rt_buf_putc(b, '}');
 	}
 	rt_buf_puts(b, "]");
@@ -563,6 +594,8 @@ static const char page_css[] =
     ".card th{color:#58606b;font-weight:500}.stats td,.servers td{text-align:right}"
     ".stats{width:100%}.stats th{text-align:right}.stats th:first-child{text-align:left}"
     ".stats td:last-child,.stats th:last-child{text-align:left;padding-left:24px;width:50%}"
+    ".runs td,.runs th{white-space:nowrap}.runs td{text-align:right}"
+    ".runs td:nth-child(2),.runs td:nth-child(4){text-align:left}.runs th{font-weight:600}"
     ".stats th,.servers th{font-weight:600}.reco{font-size:18px;font-weight:600;margin:4px 0}"
     ".note{color:#58606b;margin:4px 0}.chart{height:220px}.legend{min-height:20px;"
     "font-size:12px}"
@@ -578,6 +611,11 @@ static const char page_js[] =
     "function clock(s){var d=new Date(D.wall0_ms+s*1000);return d.getFullYear()+'-'+"
     "pad(d.getMonth()+1)+'-'+pad(d.getDate())+' '+pad(d.getHours())+':'+pad(d.getMinutes())+"
     "':'+pad(d.getSeconds());}\n"
+    "function day(s){var d=new Date(s*1000),m=pad(d.getMonth()+1)+'-'+pad(d.getDate());"
+    "var hm=pad(d.getHours())+':'+pad(d.getMinutes());"
+    "return D.span<3600?hm+':'+pad(d.getSeconds()):D.span<172800?m+' '+hm:d.getFullYear()+'-'+m;}\n"
+    "function clockAt(s){var d=new Date(s*1000);return d.getFullYear()+'-'+pad(d.getMonth()+1)+"
+    "'-'+pad(d.getDate())+' '+pad(d.getHours())+':'+pad(d.getMinutes())+':'+pad(d.getSeconds());}\n"
     "function human(v,u){if(v===null||v===undefined||isNaN(v))return '-';"
     "if(u==='B/s'){var k=['B/s','KiB/s','MiB/s','GiB/s','TiB/s'],i=0;"
     "while(Math.abs(v)>=1024&&i<4){v/=1024;i++;}return v.toFixed(i||Math.abs(v)<10?1:0)+' '+k[i];}"
@@ -603,15 +641,25 @@ static const char page_js[] =
     " var el=document.createElement('div');el.className='chart';el.id='chart-'+c.id;"
     " var lg=document.createElement('div');lg.className='legend';"
     " s.appendChild(h);s.appendChild(el);s.appendChild(lg);box.appendChild(s);\n"
-    " var g=new "
-    "Dygraph(el,c.data,{labels:['time'].concat(c.labels),customBars:true,includeZero:true,"
+    /* a limit or request: a dashed line; the job page: dates on the x
+     * axis (seconds since the epoch), a point per run */
+    " var ser={};(c.dashed||[]).forEach(function(l){ser[l]={strokePattern:[6,4],"
+    "strokeWidth:1.5};});\n"
+    " var xa=D.dates?{axisLabelWidth:96,axisLabelFormatter:function(x){return day(x);},"
+    "valueFormatter:function(x){return clockAt(x);}}"
+    ":{axisLabelFormatter:function(x){return elapsed(x);},"
+    "valueFormatter:function(x){return clock(x)+' (+'+elapsed(x)+')';}};\n"
+    " var o={labels:['time'].concat(c.labels),customBars:true,includeZero:true,"
     "labelsDiv:lg,legend:'always',labelsSeparateLines:false,fillAlpha:0.2,strokeWidth:1.5,"
-    "colors:['#1d6fd8','#e4572e','#2a9d8f','#f4a261'].slice(0,c.labels.length),"
-    "axes:{x:{axisLabelFormatter:function(x){return elapsed(x);},"
-    "valueFormatter:function(x){return clock(x)+' (+'+elapsed(x)+')';}},"
+    "drawPoints:!!D.dates,pointSize:3,series:ser,"
+    "colors:['#1d6fd8','#e4572e','#2a9d8f','#f4a261','#6e7781'].slice(0,c.labels.length),"
+    "axes:{x:xa,"
     "y:{axisLabelWidth:84,ticker:ticks(c.unit),valueFormatter:function(v){return "
     "human(v,c.unit);}}},"
-    "plugins:[new Dygraph.Plugins.Crosshair({direction:'vertical'})]});\n"
+    "plugins:[new Dygraph.Plugins.Crosshair({direction:'vertical'})]};\n"
+    /* one run: a day either side, not an axis of no width */
+    " if(D.dates&&c.data.length===1)o.dateWindow=[c.data[0][0]-43200,c.data[0][0]+43200];\n"
+    " var g=new Dygraph(el,c.data,o);\n"
     " gs.push(g);});\n"
     "if(gs.length>1)Dygraph.synchronize(gs,{selection:true,zoom:true,range:false});\n"
     "window.rtCharts=gs;\n"
@@ -722,7 +770,7 @@ static void trend(struct rt_buf *b, int first, const char *id, const char *title
 	rt_buf_puts(b, "],\"data\":[");
 	for (size_t i = 0; i < n; i++) {
 		rt_buf_puts(b, i ? ",[" : "[");
-		num(b, (double)(runs[i].ri.start_ns - runs[0].ri.start_ns) / 1e9);
+		rt_buf_printf(b, "%.3f", (double)runs[i].ri.start_ns / 1e9); /* all its digits */
 		for (int d = 0; d < ns; d++) {
 			double v = get(&runs[i], d);
 			rt_buf_putc(b, ',');
@@ -797,7 +845,7 @@ static int job_report(struct rt_store *s, const struct rt_answer_opts *o)
 	snprintf(title, sizeof(title), "rt report: job %s", o->job);
 	snprintf(sub, sizeof(sub), "%zu run%s", n, n == 1 ? "" : "s");
 	page_head(&b, dir, title, sub);
-	rt_buf_puts(&b, "<section class=wide><h2>Runs</h2><table class=stats>\n<tr><th>run</th>"
+	rt_buf_puts(&b, "<section class=wide><h2>Runs</h2><table class=runs>\n<tr><th>run</th>"
 	                "<th>start</th><th>duration</th><th>status</th><th>CPU mean</th>"
 	                "<th>CPU p95</th><th>peak PSS MiB</th><th>RSS peak MiB</th></tr>\n");
 	for (size_t i = 0; i < n; i++) {
@@ -835,7 +883,7 @@ static int job_report(struct rt_store *s, const struct rt_answer_opts *o)
 	                ". One point per run, at its start; the recommendation comes from the "
 	                "runs' history (means averaged, the largest peaks).</footer>\n"
 	                "<script type=\"application/json\" id=rt-data>");
-	rt_buf_printf(&b, "{\"wall0_ms\":%.0f,\"span\":%.3f,\"charts\":[",
+	rt_buf_printf(&b, "{\"dates\":true,\"wall0_ms\":%.0f,\"span\":%.3f,\"charts\":[",
 	              (double)runs[0].ri.start_ns / 1e6,
 	              (double)(runs[n - 1].ri.start_ns - runs[0].ri.start_ns) / 1e9);
 	static const char *const cpu_l[] = {"mean", "p95"},
