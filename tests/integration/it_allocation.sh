@@ -88,6 +88,16 @@ grep -q "given against used  *given 4 cores (asked)" "$T/reco3" || fail "recomme
 "$EXP" report 3 -o "$T/r3.html" 2> /dev/null || fail "report"
 grep -q "<h2>Given against used</h2>" "$T/r3.html" && grep -q "given 4 cores (asked), used" "$T/r3.html" ||
 	fail "the report has no given-against-used card"
+# the allocation drawn on the CPU (4 cores) and memory (1024 MiB) charts, dashed
+python3 - "$T/r3.html" << 'PY' || fail "the report's allocation lines"
+import json, re, sys
+d = json.loads(re.search(r'<script type="application/json" id=rt-data>(.*?)</script>', open(sys.argv[1]).read(), re.S).group(1))
+c = {x["id"]: x for x in d["charts"]}
+for cid, want in (("cpu", 4), ("memory", 1024)):
+    x = c[cid]
+    assert x.get("dashed") == ["given (request)"] and x["labels"][-1] == "given (request)", x["labels"]
+    assert all(r[-1] == [want, want, want] for r in x["data"]), (cid, x["data"][:2])
+PY
 "$EXP" summary --job alloc --json | python3 -c '
 import json, sys
 s = json.load(sys.stdin)

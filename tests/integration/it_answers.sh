@@ -327,6 +327,13 @@ if command -v "${CHROMIUM:-chromium}" > /dev/null 2>&1; then
 	[ "$(grep -c '<tr><td>' "$T/job.html")" -ge 3 ] || fail "report --job: fewer than 3 run rows"
 	grep -q "Recommended for the next run" "$T/job.html" || fail "report --job: no recommendation"
 	RT_EXPECT_CHARTS=3 node "$HERE/tests/browser/check_report.js" "$T/job.html" || fail "browser: job history report"
+	# history on a date axis: each run at its own start (seconds since the epoch, every digit)
+	python3 - "$T/job.html" << 'PY' || fail "report --job: the runs' times"
+import json, re, sys
+d = json.loads(re.search(r'<script type="application/json" id=rt-data>(.*?)</script>', open(sys.argv[1]).read(), re.S).group(1))
+xs = [r[0] for r in d["charts"][0]["data"]]
+assert d.get("dates") is True and len(xs) >= 3 and xs == sorted(xs) and len(set(xs)) == len(xs) and xs[0] > 1.7e9, xs
+PY
 else
 	fail "chromium is not installed (tools/test.sh installs it)"
 fi
