@@ -629,6 +629,10 @@ static struct rt_proctree *open_pid_tree(const struct rt_config *cfg)
 		    cfg->pid_from[0] ? cfg->pid_from : "--pid", strerror(errno));
 		return NULL;
 	}
+	/* started by the process it tracks (`resource-tracker --pid $$ &`, a
+	 * Python program's tracker): the recorder and what it starts are not
+	 * the job's */
+	rt_proctree_exclude(tree, getpid());
 	return tree;
 }
 

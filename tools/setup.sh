@@ -6,7 +6,8 @@ set -eu
 cd "$(dirname "$0")/.."
 pkgs="build-essential cmake pkg-config clang liblmdb-dev libcurl4-openssl-dev libssl-dev
 zlib1g-dev libcjson-dev libcriterion-dev libclang-rt-14-dev python3 python3-botocore curl
-libjs-dygraphs libprotobuf-c-dev protobuf-c-compiler libsnappy-dev"
+libjs-dygraphs libprotobuf-c-dev protobuf-c-compiler libsnappy-dev python3-pytest python3-pip
+python3-setuptools python3-venv"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -29,9 +29,11 @@ PY
 ok "JSON lines"
 
 # metrics go to stderr by default; stdout stays clean; --quiet prints nothing
-"$RT" -i 0.02 --count 3 > "$T/out" 2> "$T/err"
+# (at -i 0.2: a loaded host, or the sanitizers, may not keep up with 0.02,
+# which is a warning line of its own)
+"$RT" -i 0.2 --count 3 > "$T/out" 2> "$T/err"
 [ ! -s "$T/out" ] || fail "metrics on stdout"
-[ "$(wc -l < "$T/err")" -eq 3 ] || fail "expected 3 lines on stderr"
+[ "$(wc -l < "$T/err")" -eq 3 ] || fail "expected 3 lines on stderr: $(cut -c1-120 "$T/err")"
 "$RT" -i 0.02 --count 3 --quiet > "$T/out" 2>&1
 [ ! -s "$T/out" ] || fail "--quiet printed: $(cat "$T/out")"
 ok "stderr default, --quiet"

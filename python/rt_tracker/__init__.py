@@ -1,0 +1,9 @@
+"""rt_tracker: the resource-tracker Python API backed by rt.
+
+    from rt_tracker import ResourceTracker   # instead of resource_tracker
+"""
+from .table import Table
+from .tracker import Report, ResourceTracker, RtMissingWarning, find_binary, track
+
+__version__ = "0.1.0"
+__all__ = ["ResourceTracker", "Report", "RtMissingWarning", "Table", "find_binary", "track"]

@@ -1,0 +1,110 @@
+"""A small table of rows (the reference package's TinyDataFrame's shape):
+len(), a row by index as a dict, a column by name as a list, slices,
+to_dict(), to_csv(). No dependency beyond the standard library."""
+
+import csv
+import io
+
+
+class Table:
+    """Rows of samples with named columns."""
+
+    def __init__(self, data=None, columns=None):
+        """data: a list of dicts, a dict of lists, or rows (lists) with columns."""
+        self._cols = []
+        self._rows = []
+        if isinstance(data, dict):
+            self._cols = list(data)
+            n = max((len(v) for v in data.values()), default=0)
+            self._rows = [[data[c][i] if i < len(data[c]) else None for c in self._cols]
+                          for i in range(n)]
+        elif data and isinstance(data[0], dict):
+            self._cols = list(columns or data[0])
+            self._rows = [[r.get(c) for c in self._cols] for r in data]
+        elif data:
+            self._cols = list(columns or [])
+            self._rows = [list(r) for r in data]
+        else:
+            self._cols = list(columns or [])
+
+    @property
+    def columns(self):
+        return list(self._cols)
+
+    def __len__(self):
+        return len(self._rows)
+
+    def __iter__(self):
+        for r in self._rows:
+            yield dict(zip(self._cols, r))
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            i = self._cols.index(key)
+            return [r[i] for r in self._rows]
+        if isinstance(key, slice):
+            return Table(self._rows[key], self._cols)
+        if isinstance(key, (list, tuple)):
+            idx = [self._cols.index(k) for k in key]
+            return Table([[r[i] for i in idx] for r in self._rows], list(key))
+        return dict(zip(self._cols, self._rows[key]))
+
+    def __setitem__(self, key, values):
+        values = list(values)
+        if key in self._cols:
+            i = self._cols.index(key)
+            for r, v in zip(self._rows, values):
+                r[i] = v
+        else:
+            self._cols.append(key)
+            if not self._rows:
+                self._rows = [[v] for v in values]
+            for r, v in zip(self._rows, values):
+                r.append(v)
+
+    def __contains__(self, key):
+        return key in self._cols
+
+    def __repr__(self):
+        head = ", ".join(self._cols[:6]) + (", ..." if len(self._cols) > 6 else "")
+        return "<Table: %d rows x %d columns (%s)>" % (len(self._rows), len(self._cols), head)
+
+    def rename(self, columns):
+        return Table(self._rows, [columns.get(c, c) for c in self._cols])
+
+    def to_dict(self):
+        return {c: [r[i] for r in self._rows] for i, c in enumerate(self._cols)}
+
+    def to_csv(self, path=None, quote_strings=True):
+        """The table as CSV text, or written to path (then the path)."""
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n",
+                       quoting=csv.QUOTE_NONNUMERIC if quote_strings else csv.QUOTE_MINIMAL)
+        w.writerow(self._cols)
+        for r in self._rows:
+            w.writerow(["" if v is None else v for v in r])
+        if path is None:
+            return buf.getvalue()
+        with open(path, "w", newline="") as f:
+            f.write(buf.getvalue())
+        return path
+
+
+def _number(text):
+    if text == "":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            return text
+
+
+def from_csv(text):
+    """A Table from CSV text (numbers as int or float, empty as None)."""
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows:
+        return Table()
+    return Table([[_number(v) for v in r] for r in rows[1:]], rows[0])

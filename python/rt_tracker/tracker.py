@@ -1,0 +1,606 @@
+"""ResourceTracker: the reference package's API, measured by rt.
+
+One `rt-recorder --pid PID` per tracker samples the process tree and the
+system into its own store (a temporary directory unless store= is given);
+`rt-export` reads the rows (CSV replay, live from the ring while the run
+goes on), the summary, the recommendation and the report. Nothing is
+sampled in Python.
+
+It never breaks the program it tracks: when rt is missing or its recorder
+dies, one warning is issued and the calls return empty tables (misuse still
+raises RuntimeError, as the reference does).
+"""
+
+import atexit
+import ctypes
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import warnings
+import webbrowser
+import weakref
+
+from .table import Table, from_csv
+
+__all__ = ["ResourceTracker", "Report", "RtMissingWarning", "find_binary"]
+
+#: values in MiB or GB sent as bytes by get_combined_metrics(bytes=True)
+BYTE_COLUMNS = {
+    "memory_mib": 1 << 20, "memory_free_mib": 1 << 20, "memory_used_mib": 1 << 20,
+    "memory_buffers_mib": 1 << 20, "memory_cached_mib": 1 << 20,
+    "memory_active_mib": 1 << 20, "memory_inactive_mib": 1 << 20, "gpu_vram_mib": 1 << 20,
+    "disk_space_total_gb": 10**9, "disk_space_used_gb": 10**9, "disk_space_free_gb": 10**9,
+}
+
+#: the reference's human-friendly names
+HUMAN_NAMES = {
+    "timestamp": "Timestamp", "processes": "processes", "utime": "CPU time (user)",
+    "stime": "CPU time (system)", "cpu_usage": "CPU usage", "memory_free_mib": "free memory",
+    "memory_used_mib": "used memory", "memory_buffers_mib": "memory buffers",
+    "memory_cached_mib": "memory page/file cached", "memory_active_mib": "active memory",
+    "memory_inactive_mib": "inactive memory", "disk_read_bytes": "disk read",
+    "disk_write_bytes": "disk write", "disk_space_total_gb": "disk space total",
+    "disk_space_used_gb": "disk space used", "disk_space_free_gb": "disk space free",
+    "net_recv_bytes": "inbound network traffic", "net_sent_bytes": "outbound network traffic",
+    "gpu_usage": "GPU usage", "gpu_vram_mib": "VRAM used", "gpu_utilized": "GPUs in use",
+    "pid": "PID", "children": "children", "memory_mib": "memory usage",
+}
+
+
+class RtMissingWarning(RuntimeWarning):
+    """rt's binaries are missing, or its recorder stopped: the program runs on."""
+
+
+def find_binary(name):
+    """The path of rt's binary name: under $RT_PREFIX/bin, else on PATH; None."""
+    prefix = os.environ.get("RT_PREFIX")
+    if prefix:
+        p = os.path.join(prefix, "bin", name)
+        return p if os.access(p, os.X_OK) else None
+    return shutil.which(name)
+
+
+_HOW = ("install rt (its README: sh tools/demo.sh builds it; cmake --install puts "
+        "rt-recorder and rt-export on PATH) or set RT_PREFIX to its install prefix")
+
+
+class Report(str):
+    """The HTML report: text, with save() and browse()."""
+
+    def save(self, path):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self)
+        return path
+
+    def browse(self):
+        fd, path = tempfile.mkstemp(prefix="rt-report-", suffix=".html")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(self)
+        webbrowser.open("file://" + path)
+        return path
+
+
+# trackers of this process: stopped at interpreter exit; a forked child
+# owns none of them (it must not stop its parent's recorder)
+_live = weakref.WeakSet()
+
+
+def _stop_all():
+    for t in list(_live):
+        if t._owner == os.getpid():
+            try:
+                t.stop()
+            except Exception:  # exit must go on
+                pass
+
+
+atexit.register(_stop_all)
+
+
+def _die_with_parent():
+    """In the recorder's child before exec: SIGTERM when the tracked
+    program dies without stopping it (killed: no atexit runs)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+class ResourceTracker:
+    """Track the resource usage of a process tree and of the system with rt.
+
+    The parameters are the reference's (resource-tracker 0.5.0); `method`
+    is accepted and ignored (nothing is forked in Python). Beyond them:
+    `store` (a directory to keep the run in; default a temporary one,
+    removed when the tracker is), `request` (what the job asked for, as
+    rt's --request: "cpu=4,memory=16GiB,gpu=1"), `job_name` and
+    `extended` (rows with rt's extended CSV columns).
+    """
+
+    def __init__(self, pid=None, children=True, interval=1, method=None, autostart=False,
+                 track_processes=True, track_system=True, discover_server=True,
+                 discover_cloud=True, sentinel_token=None, upload_interval=60,
+                 streaming_metadata=None, *, store=None, request=None, job_name=None,
+                 extended=False):
+        self.pid = os.getpid() if pid is None else int(pid)
+        self.children = children
+        self.interval = float(interval)
+        self.method = method
+        self.autostart = autostart
+        self.track_processes = track_processes
+        self.track_system = track_system
+        self.discover_server = discover_server
+        self.discover_cloud = discover_cloud
+        self.upload_interval = upload_interval
+        self.streaming_metadata = streaming_metadata
+        self._token = sentinel_token or os.environ.get("SENTINEL_API_TOKEN")
+        self.request = request
+        self.job_name = job_name
+        self.extended = extended
+        self._own_store = store is None
+        self.store = store
+        self._proc = None
+        self._run = None
+        self._owner = os.getpid()
+        self._warned = False
+        self._frozen = None  # rows of a tracker made from a snapshot
+        self._server_info = None
+        self._cloud_info = None
+        self._stderr = None
+        if autostart:
+            self.start()
+
+    # ---- lifecycle ------------------------------------------------------
+
+    def _warn(self, what):
+        if not self._warned:
+            self._warned = True
+            warnings.warn("rt_tracker: %s; the program runs on untracked" % what,
+                          RtMissingWarning, stacklevel=3)
+
+    def start(self):
+        """Start the recorder (RuntimeError when running or already stopped)."""
+        if self.running:
+            raise RuntimeError("Resource tracker already running, cannot start again.")
+        if hasattr(self, "stop_time"):
+            raise RuntimeError("Resource tracker already stopped. Create a new instance "
+                               "instead of trying to restart it.")
+        self.start_time = time.time()
+        self.stop_time = None
+        _live.add(self)
+        rec = find_binary("rt-recorder")
+        if not rec or not find_binary("rt-export"):
+            self._warn("rt's rt-recorder and rt-export were not found (%s)" % _HOW)
+            return
+        if self._own_store:
+            self.store = tempfile.mkdtemp(prefix="rt-tracker-")
+            weakref.finalize(self, shutil.rmtree, self.store, True)
+        before = self._run_ids()
+        cmd = [rec, "--pid", str(self.pid), "-i", "%g" % self.interval, "--store", self.store,
+               "--quiet"]
+        if self.job_name:
+            cmd += ["--job-name", self.job_name]
+        if self.request:
+            cmd += ["--request", self.request]
+        env = dict(os.environ)
+        if self._token:
+            env["SENTINEL_API_TOKEN"] = self._token
+            env["TRACKER_UPLOAD_INTERVAL"] = str(int(self.upload_interval))
+        self._stderr = tempfile.TemporaryFile()
+        try:
+            self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                          stdout=subprocess.DEVNULL, stderr=self._stderr,
+                                          env=env, start_new_session=True,
+                                          preexec_fn=_die_with_parent)
+        except OSError as e:
+            self._warn("cannot start rt-recorder (%s)" % e)
+            return
+        # the run it records: the new one in the store
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and self._proc.poll() is None:
+            new = [r for r in self._run_ids() if r not in before]
+            if new:
+                self._run = max(new)
+                break
+            time.sleep(0.02)
+        if self._run is None:
+            self._recorder_died()
+
+    def _recorder_died(self):
+        why = ""
+        if self._stderr is not None:
+            self._stderr.seek(0)
+            why = self._stderr.read().decode("utf-8", "replace").strip().splitlines()
+            why = why[-1] if why else ""
+        code = self._proc.poll() if self._proc else None
+        self._warn("rt-recorder stopped%s%s" % (
+            " (exit %s)" % code if code is not None else "", ": " + why if why else ""))
+
+    def stop(self, exit_code=0, run_status=None):
+        """Stop the recorder; the run stays readable (its rows, stats,
+        report). A forked child's copy of a tracker stops nothing."""
+        if os.getpid() != self._owner:
+            return
+        if not self.running:
+            return
+        self.stop_time = time.time()
+        self.exit_code = exit_code
+        p = self._proc
+        if p is not None:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+            elif p.returncode not in (0, -signal.SIGTERM):
+                self._recorder_died()
+        _live.discard(self)
+
+    def __enter__(self):
+        if not self.running:
+            self.start()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.stop(exit_code=1 if exc_type else 0)
+        return False
+
+    def __del__(self):
+        try:
+            if getattr(self, "_owner", None) == os.getpid() and self.running:
+                self.stop()
+        except Exception:
+            pass
+
+    @property
+    def running(self):
+        return hasattr(self, "stop_time") and self.stop_time is None
+
+    # ---- reading -------------------------------------------------------
+
+    def _export(self, *args, timeout=60):
+        exe = find_binary("rt-export")
+        if not exe or not self.store:
+            return None
+        try:
+            r = subprocess.run([exe, "--store", self.store] + list(args), capture_output=True,
+                               timeout=timeout, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return r.stdout.decode("utf-8", "replace") if r.returncode == 0 else None
+
+    def _run_ids(self):
+        out = self._export("runs") or ""
+        ids = []
+        for line in out.splitlines()[1:]:
+            f = line.split()
+            if f and f[0].isdigit():
+                ids.append(int(f[0]))
+        return ids
+
+    def _rows(self):
+        if self._frozen is not None:
+            return self._frozen
+        if self._run is None:
+            return Table()
+        args = ["replay", str(self._run), "-f", "csv"]
+        if self.extended:
+            args += ["--csv-columns", "extended"]
+        text = self._export(*args)
+        if text is None:
+            if self.running and self._proc is not None and self._proc.poll() is not None:
+                self._recorder_died()
+            return Table()
+        return from_csv(text)
+
+    def _part(self, prefix):
+        t = self._rows()
+        cols = [c for c in t.columns if c == "timestamp" or c.startswith(prefix)]
+        return t[cols].rename({c: c[len(prefix):] for c in cols if c != "timestamp"})
+
+    @property
+    def n_samples(self):
+        return len(self._rows())
+
+    @property
+    def process_metrics(self):
+        """timestamp, pid, children, utime, stime, cpu_usage, memory_mib (PSS),
+        disk_read_bytes, disk_write_bytes, gpu_usage, gpu_vram_mib, gpu_utilized."""
+        return self._part("process_") if self.track_processes else Table()
+
+    @property
+    def system_metrics(self):
+        """timestamp, processes, utime, stime, cpu_usage, memory_*_mib, disk
+        bytes and space, net bytes, gpu_usage, gpu_vram_mib, gpu_utilized."""
+        return self._part("system_") if self.track_system else Table()
+
+    def get_combined_metrics(self, bytes=False, human_names=False, system_prefix=None,
+                             process_prefix=None, offset=None):
+        """Both, by timestamp: system_* and process_* columns (rt's CSV)."""
+        t = self._rows()
+        if offset:
+            t = t[offset:]
+        if not len(t):
+            return Table()
+        if bytes:
+            for c in t.columns:
+                base = c.split("_", 1)[1] if c.startswith(("system_", "process_")) else c
+                if base in BYTE_COLUMNS:
+                    t[c] = [None if v is None else v * BYTE_COLUMNS[base] for v in t[c]]
+        sp = system_prefix if system_prefix is not None else ("System " if human_names else "system_")
+        pp = process_prefix if process_prefix is not None else ("Process " if human_names else "process_")
+        names = {}
+        for c in t.columns:
+            for pre, new in (("system_", sp), ("process_", pp)):
+                if c.startswith(pre):
+                    base = c[len(pre):]
+                    names[c] = new + (HUMAN_NAMES.get(base, base) if human_names else base)
+            if c == "timestamp" and human_names:
+                names[c] = "Timestamp"
+        return t.rename(names)
+
+    def wait_for_samples(self, n=1, timeout=5):
+        """Wait until n samples are recorded (RuntimeError past timeout)."""
+        deadline = time.time() + timeout
+        while self.n_samples < n:
+            if not self.running:
+                raise RuntimeError("Resource tracker has been already stopped with %d sample(s), "
+                                   "cannot wait to collect the requested %d sample(s)."
+                                   % (self.n_samples, n))
+            if self._proc is None or self._proc.poll() is not None:
+                return  # rt missing or stopped: said once, nothing to wait for
+            if time.time() > deadline:
+                raise RuntimeError("Timed out waiting for resource tracker to collect %d samples" % n)
+            time.sleep(min(0.05, self.interval / 10))
+
+    # ---- answers ---------------------------------------------------------
+
+    def stats(self, specs=None):
+        """{column: {"mean"|"max"|"sum"|"duration": value}} over the run, the
+        reference's default specs, from rt's rows."""
+        t = self.get_combined_metrics()
+        if not len(t):
+            raise RuntimeError("No metrics collected (yet)")
+        specs = specs or [
+            ("process_cpu_usage", "mean"), ("process_cpu_usage", "max"),
+            ("process_memory_mib", "mean"), ("process_memory_mib", "max"),
+            ("process_gpu_usage", "mean"), ("process_gpu_usage", "max"),
+            ("process_gpu_vram_mib", "mean"), ("process_gpu_vram_mib", "max"),
+            ("process_gpu_utilized", "mean"), ("process_gpu_utilized", "max"),
+            ("system_disk_space_used_gb", "max"), ("system_net_recv_bytes", "sum"),
+            ("system_net_sent_bytes", "sum"), ("timestamp", "duration"),
+        ]
+        out = {}
+        for spec in specs:
+            col, agg = spec[0], spec[1]
+            if col not in t:
+                continue
+            vals = [v for v in t[col] if v is not None]
+            if not vals:
+                continue
+            if agg == "mean":
+                v = round(sum(vals) / len(vals), 2)
+            elif agg == "max":
+                v = round(max(vals), 2)
+            elif agg == "sum":
+                v = sum(vals)
+            elif agg == "duration":
+                v = max(vals) - min(vals) + self.interval
+            else:
+                raise ValueError("unknown aggregation %r" % agg)
+            out.setdefault(col, {})[agg] = v
+        return out
+
+    def summary(self):
+        """rt's summary of the run: (text, dict of summary --json)."""
+        if self._run is None:
+            return "", {}
+        text = self._export("summary", str(self._run)) or ""
+        js = self._export("summary", str(self._run), "--json")
+        return text, json.loads(js) if js else {}
+
+    def recommend_resources(self, historical_stats=[]):
+        """{'cpu', 'memory' (MiB), 'gpu', 'vram' (MiB)} by rt's rules (the
+        reference's: mean CPU, peak memory + 20 %, rounded to a server
+        size; rt raises them for peaks between samples and CPU the job
+        waited for). With historical_stats (stats() dicts), by the
+        reference's rules over all of them."""
+        if historical_stats:
+            stats = [self.stats()] + list(historical_stats)
+            cpu = sum(s["process_cpu_usage"]["mean"] for s in stats) / len(stats)
+            mem = max(s["process_memory_mib"]["max"] for s in stats)
+            gpu = max(s.get("process_gpu_usage", {}).get("max", 0) for s in stats)
+            vram = max(s.get("process_gpu_vram_mib", {}).get("max", 0) for s in stats)
+            return {"cpu": max(1, round(cpu)), "memory": _round_memory(mem * 1.2),
+                    "gpu": max(1, round(gpu)) if gpu > 0 else 0,
+                    "vram": _round_memory(vram * 1.2) if vram > 0 else 0}
+        if self._run is None:
+            return {}
+        js = self._export("recommend", str(self._run), "--json")
+        if not js:
+            return {}
+        r = json.loads(js).get("recommendation") or {}
+        return {"cpu": r.get("cpu"), "memory": r.get("memory_mib"), "gpu": r.get("gpu"),
+                "vram": r.get("vram_mib")}
+
+    def recommend_server(self, **kwargs):
+        """The cheapest cloud server that fits (Spare Cores Keeper, through
+        rt-export recommend --servers 1): a dict, {} when none answered."""
+        if self._run is None:
+            return {}
+        js = self._export("recommend", str(self._run), "--servers", "1", "--json", timeout=120)
+        if not js:
+            return {}
+        servers = json.loads(js).get("servers") or []
+        return servers[0] if servers else {}
+
+    def report(self, integration="standalone", historical_stats=[], status_failed=False,
+               integration_version=None):
+        """rt's HTML report of the run: text with save() and browse()."""
+        if self._run is None:
+            return Report("")
+        fd, path = tempfile.mkstemp(prefix="rt-report-", suffix=".html")
+        os.close(fd)
+        try:
+            self._export("report", str(self._run), "-o", path)
+            with open(path, encoding="utf-8") as f:
+                return Report(f.read())
+        finally:
+            os.unlink(path)
+
+    def _meta(self):
+        if self._run is None:
+            return {}
+        js = self._export("show", str(self._run))
+        try:
+            return json.loads(js) if js else {}
+        except ValueError:
+            return {}
+
+    @property
+    def server_info(self):
+        """The host as the reference names it (vcpus, memory_mib, gpu_count, ...)."""
+        if self._server_info is None:
+            h = self._meta().get("host") or {}
+            self._server_info = {
+                "vcpus": h.get("vcpus"), "cpu_name": h.get("cpu_model"),
+                "memory_mib": h.get("memory_mib"), "gpu_count": h.get("gpu_count") or 0,
+                "gpu_names": [h["gpu_model"]] if h.get("gpu_model") else [],
+                "gpu_memory_mib": h.get("gpu_memory_mib") or 0,
+                "disk_space_total_gb": h.get("storage_gb"), "hostname": h.get("hostname"),
+            }
+        return self._server_info
+
+    @property
+    def cloud_info(self):
+        """The cloud (vendor, instance type, region) when rt-export discover
+        finds one; {"vendor": "unknown"} otherwise."""
+        if self._cloud_info is None:
+            if not self.discover_cloud:
+                self._cloud_info = {}
+            else:
+                js = self._export("discover", "--json", timeout=30)
+                try:
+                    self._cloud_info = json.loads(js) if js else {"vendor": "unknown"}
+                except ValueError:
+                    self._cloud_info = {"vendor": "unknown"}
+        return self._cloud_info
+
+    @property
+    def sentinel_result(self):
+        """What the Sentinel API answered (rt's uploader streams the run
+        when a token is set): the run's upload metadata, or None."""
+        if not self._token:
+            return None
+        return self._meta().get("upload")
+
+    # ---- snapshots -----------------------------------------------------
+
+    def snapshot(self):
+        return {
+            "metadata": {
+                "version": 1,
+                "resource_tracker": {"version": "rt_tracker", "implementation": "rt"},
+                "pid": self.pid, "children": self.children, "interval": self.interval,
+                "method": self.method, "autostart": self.autostart,
+                "track_processes": self.track_processes, "track_system": self.track_system,
+                "discover_server": self.discover_server, "discover_cloud": self.discover_cloud,
+                "start_time": getattr(self, "start_time", None),
+                "stop_time": self.stop_time if getattr(self, "stop_time", None) else time.time(),
+                "duration": round((getattr(self, "stop_time", None) or time.time())
+                                  - getattr(self, "start_time", time.time()) + self.interval, 2),
+            },
+            "server_info": self._server_info,
+            "cloud_info": self._cloud_info,
+            "combined_metrics": self.get_combined_metrics().to_dict(),
+            "process_metrics": self.process_metrics.to_dict(),
+            "system_metrics": self.system_metrics.to_dict(),
+        }
+
+    @classmethod
+    def from_snapshot(cls, snapshot):
+        m = snapshot["metadata"]
+        t = cls(pid=m["pid"], children=m["children"], interval=m["interval"],
+                method=m.get("method"), autostart=False, track_processes=m["track_processes"],
+                track_system=m["track_system"], discover_server=m["discover_server"],
+                discover_cloud=m["discover_cloud"])
+        t.start_time = m["start_time"]
+        t.stop_time = m["stop_time"]
+        t._server_info = snapshot.get("server_info")
+        t._cloud_info = snapshot.get("cloud_info")
+        t._frozen = Table(snapshot.get("combined_metrics") or {})
+        return t
+
+    def dumps(self):
+        return json.dumps(self.snapshot())
+
+    @classmethod
+    def loads(cls, s):
+        return cls.from_snapshot(json.loads(s))
+
+    def dump(self, file):
+        with open(file, "w") as f:
+            f.write(self.dumps())
+        return file
+
+    @classmethod
+    def load(cls, file):
+        with open(file) as f:
+            return cls.loads(f.read())
+
+
+def _round_memory(mib):
+    for step in (128, 256, 512, 1024, 2048):
+        if mib <= step:
+            return step
+    return int(-(-mib // 1024) * 1024)
+
+
+def _after_fork_in_child():
+    # a forked child's trackers are its parent's: it must not stop them
+    for t in list(_live):
+        _live.discard(t)
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+class track:
+    """A tracker as a context manager or a function decorator, its summary
+    printed at the end (to stderr; print_summary=False keeps it, in
+    .summary_text and .summary_json)."""
+
+    def __init__(self, interval=1, print_summary=True, **kwargs):
+        self.kwargs = dict(kwargs, interval=interval)
+        self.print_summary = print_summary
+        self.tracker = None
+        self.summary_text, self.summary_json = "", {}
+
+    def __enter__(self):
+        self.tracker = ResourceTracker(**self.kwargs)
+        self.tracker.start()
+        return self.tracker
+
+    def __exit__(self, exc_type, exc, tb):
+        self.tracker.stop(exit_code=1 if exc_type else 0)
+        self.summary_text, self.summary_json = self.tracker.summary()
+        if self.print_summary and self.summary_text:
+            sys.stderr.write(self.summary_text)
+        return False
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapped(*a, **k):
+            with track(print_summary=self.print_summary, **self.kwargs):
+                return fn(*a, **k)
+        return wrapped

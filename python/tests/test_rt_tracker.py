@@ -1,0 +1,242 @@
+"""rt_tracker against the real rt binaries (RT_PREFIX or PATH: tests/python.sh
+puts the build on PATH), a real store, real child processes."""
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import time
+import warnings
+
+import pytest
+
+import rt_tracker
+from rt_tracker import ResourceTracker, RtMissingWarning, track
+
+
+def spin(seconds):
+    end = time.time() + seconds
+    x = 0
+    while time.time() < end:
+        x += 1
+    return x
+
+
+def recorders_of(pid):
+    """rt-recorder processes tracking pid (from ps, as a person would look)."""
+    out = subprocess.run(["ps", "-eo", "pid,stat,args"], capture_output=True, text=True).stdout
+    return [l for l in out.splitlines() if "rt-recorder" in l and "--pid %d " % pid in l + " "]
+
+
+def test_api_round_trip(tmp_path):
+    t = ResourceTracker(interval=0.2, job_name="pytest")
+    assert not t.running
+    t.start()
+    assert t.running
+    with pytest.raises(RuntimeError):
+        t.start()
+    buf = bytearray(64 << 20)
+    spin(1.2)
+    t.wait_for_samples(3, timeout=10)
+    assert t.n_samples >= 3
+    del buf
+    t.stop()
+    assert not t.running
+    with pytest.raises(RuntimeError):
+        t.start()
+    pm, sm = t.process_metrics, t.system_metrics
+    assert pm.columns == ["timestamp", "pid", "children", "utime", "stime", "cpu_usage",
+                          "memory_mib", "disk_read_bytes", "disk_write_bytes", "gpu_usage",
+                          "gpu_vram_mib", "gpu_utilized"]
+    assert sm.columns[:5] == ["timestamp", "processes", "utime", "stime", "cpu_usage"]
+    assert len(pm) == len(sm) == t.n_samples >= 6
+    assert pm[0]["pid"] == os.getpid()
+    assert max(pm["children"]) == 0, "the recorder (this process's child) is not the job's"
+    assert max(pm["memory_mib"]) >= 64  # the 64 MiB it held (PSS)
+    assert isinstance(pm["cpu_usage"], list) and pm[-1].keys() == set(pm.columns)
+    c = t.get_combined_metrics()
+    assert "system_cpu_usage" in c and "process_memory_mib" in c
+    cb = t.get_combined_metrics(bytes=True, human_names=True)
+    assert "Process memory usage" in cb.columns
+    assert cb["Process memory usage"] == [v * 1048576 for v in c["process_memory_mib"]]
+    csv = tmp_path / "p.csv"
+    pm.to_csv(str(csv))
+    assert csv.read_text().splitlines()[0].startswith('"timestamp","pid"')
+    st = t.stats()
+    assert st["process_memory_mib"]["max"] == max(pm["memory_mib"])
+    assert st["timestamp"]["duration"] > 1
+    rec = t.recommend_resources()
+    assert set(rec) == {"cpu", "memory", "gpu", "vram"} and rec["cpu"] >= 1 and rec["memory"] >= 128
+    rep = t.report()
+    assert rep.startswith("<!DOCTYPE html>") and "rt report" in rep
+    assert rep.save(str(tmp_path / "r.html")) and (tmp_path / "r.html").stat().st_size > 1000
+    assert t.server_info["vcpus"] == os.cpu_count()
+    text, js = t.summary()
+    assert "recommended" in text and js["run"]["job_name"] == "pytest"
+    # snapshots: the same rows, stopped
+    t2 = ResourceTracker.loads(t.dumps())
+    assert not t2.running and t2.process_metrics.to_dict() == pm.to_dict()
+    t.dump(str(tmp_path / "s.json"))
+    assert ResourceTracker.load(str(tmp_path / "s.json")).n_samples == t.n_samples
+
+
+def test_numbers_equal_the_cli(tmp_path):
+    """The rows are rt-export's replay of the same run, the recommendation
+    rt-export recommend's."""
+    store = str(tmp_path / "store")
+    with ResourceTracker(interval=0.25, store=store) as t:
+        spin(1.0)
+        t.wait_for_samples(2, timeout=10)
+    exe = rt_tracker.find_binary("rt-export")
+    csv = subprocess.run([exe, "--store", store, "replay", "latest", "-f", "csv"],
+                         capture_output=True, text=True, check=True).stdout
+    rows = [l.split(",") for l in csv.splitlines()]
+    c = t.get_combined_metrics()
+    assert c.columns == rows[0] and len(c) == len(rows) - 1
+    col = rows[0].index("process_utime")
+    assert [float(r[col]) for r in rows[1:]] == c["process_utime"]
+    rec = json.loads(subprocess.run([exe, "--store", store, "recommend", "latest", "--json"],
+                                    capture_output=True, text=True, check=True).stdout)
+    assert t.recommend_resources()["memory"] == rec["recommendation"]["memory_mib"]
+    # CPU seconds: the tree's (this process and its children), exact
+    cpu = sum(c["process_utime"]) + sum(c["process_stime"])
+    assert cpu >= 0.8
+
+
+def _pool_work(n):
+    buf = bytearray(40 << 20)  # each worker's own 40 MiB
+    for i in range(0, len(buf), 4096):
+        buf[i] = 1
+    time.sleep(1.5)
+    return n
+
+
+def smaps_pss_kib(pids):
+    total = 0
+    for p in pids:
+        try:
+            with open("/proc/%d/smaps_rollup" % p) as f:
+                for line in f:
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def tree_of(pid):
+    out = [pid]
+    for p in out:
+        try:
+            with open("/proc/%d/task/%d/children" % (p, p)) as f:
+                out += [int(x) for x in f.read().split()]
+        except OSError:
+            pass
+    return out
+
+
+def is_rt(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return b"rt-recorder" in f.read() or False
+    except OSError:
+        return False
+
+
+def test_fork_pool_pss_against_smaps_rollup():
+    """A multiprocessing fork pool: the tree's PSS in rt's rows against a
+    watcher summing smaps_rollup over the same tree (this process and its
+    workers, never the recorder)."""
+    t = ResourceTracker(interval=0.2)
+    t.start()
+    truth = []
+    with multiprocessing.get_context("fork").Pool(3) as pool:
+        res = pool.map_async(_pool_work, range(3))
+        end = time.time() + 1.2
+        while time.time() < end:
+            members = [p for p in tree_of(os.getpid()) if not is_rt(p)]
+            truth.append(smaps_pss_kib(members) / 1024)
+            time.sleep(0.05)
+        res.get(timeout=30)
+    t.stop()
+    rt_peak = max(t.process_metrics["memory_mib"])
+    true_peak = max(truth)
+    assert abs(rt_peak - true_peak) <= true_peak * 0.05 + 2, (rt_peak, true_peak)
+    assert max(t.process_metrics["children"]) >= 3  # the workers, not the recorder
+
+
+def test_fork_child_cannot_stop_its_parents_tracker():
+    t = ResourceTracker(interval=0.2)
+    t.start()
+    pid = os.fork()
+    if pid == 0:
+        t.stop()  # a copy: stops nothing
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert t.running and t._proc.poll() is None
+    t.stop()
+    assert not recorders_of(os.getpid())
+
+
+def test_missing_binaries_warn_once_and_return_empty(monkeypatch, tmp_path):
+    monkeypatch.setenv("RT_PREFIX", str(tmp_path / "nowhere"))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        t = ResourceTracker(autostart=True)
+        spin(0.1)
+        t.stop()
+        assert len(t.process_metrics) == 0 and t.n_samples == 0
+        assert t.recommend_resources() == {}
+    ws = [x for x in w if issubclass(x.category, RtMissingWarning)]
+    assert len(ws) == 1 and "RT_PREFIX" in str(ws[0].message)
+
+
+def test_killed_recorder_keeps_the_program_running():
+    t = ResourceTracker(interval=0.2)
+    t.start()
+    t.wait_for_samples(2, timeout=10)
+    os.kill(t._proc.pid, signal.SIGKILL)
+    t._proc.wait()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        n = t.n_samples  # what was stored stays readable
+        t.stop()
+    assert n >= 2
+    assert any(issubclass(x.category, RtMissingWarning) for x in w)
+    assert not recorders_of(os.getpid())
+
+
+def test_interpreter_exit_stops_the_recorder_and_leaves_no_orphan(tmp_path):
+    code = ("import time, rt_tracker\n"
+            "t = rt_tracker.ResourceTracker(interval=0.2, store=%r)\n"
+            "t.start(); t.wait_for_samples(2, timeout=10)\n"
+            "print(t._proc.pid, flush=True)\n" % str(tmp_path / "s"))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env=os.environ)
+    assert r.returncode == 0, r.stderr
+    rec = int(r.stdout.split()[0])
+    time.sleep(0.2)
+    assert not os.path.exists("/proc/%d" % rec), "the recorder outlived the interpreter"
+    # and a program killed outright: the recorder follows it (parent-death signal)
+    code2 = code + "import os, signal; os.kill(os.getpid(), signal.SIGKILL)\n"
+    r = subprocess.run([sys.executable, "-c", code2], capture_output=True, text=True, timeout=60)
+    rec = int(r.stdout.split()[0])
+    for _ in range(100):
+        if not os.path.exists("/proc/%d" % rec):
+            break
+        time.sleep(0.05)
+    assert not os.path.exists("/proc/%d" % rec), "an orphaned recorder after SIGKILL"
+
+
+def test_track_as_context_manager_and_decorator(capsys):
+    with track(interval=0.2) as t:
+        spin(0.6)
+    assert t.n_samples >= 2
+    assert "recommended" in capsys.readouterr().err
+
+    @track(interval=0.2, print_summary=False)
+    def work():
+        spin(0.4)
+        return 42
+    assert work() == 42
