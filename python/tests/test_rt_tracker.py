@@ -86,7 +86,9 @@ def test_numbers_equal_the_cli(tmp_path):
     rt-export recommend's."""
     store = str(tmp_path / "store")
     with ResourceTracker(interval=0.25, store=store) as t:
+        p0 = time.process_time()
         spin(1.0)
+        used = time.process_time() - p0  # this process's own CPU (the host may be busy)
         t.wait_for_samples(2, timeout=10)
     exe = rt_tracker.find_binary("rt-export")
     csv = subprocess.run([exe, "--store", store, "replay", "latest", "-f", "csv"],
@@ -99,9 +101,10 @@ def test_numbers_equal_the_cli(tmp_path):
     rec = json.loads(subprocess.run([exe, "--store", store, "recommend", "latest", "--json"],
                                     capture_output=True, text=True, check=True).stdout)
     assert t.recommend_resources()["memory"] == rec["recommendation"]["memory_mib"]
-    # CPU seconds: the tree's (this process and its children), exact
+    # CPU seconds: the tree's (this process, no child), at least what it
+    # used spinning, as the kernel counted it
     cpu = sum(c["process_utime"]) + sum(c["process_stime"])
-    assert cpu >= 0.8
+    assert cpu >= used * 0.97 - 0.02, (cpu, used)
 
 
 def _pool_work(n):
