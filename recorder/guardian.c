@@ -36,7 +36,9 @@ struct guard {
 	pid_t job; /* -1 before it starts */
 	int job_done, job_status;
 	struct rusage job_ru;
-	/* what the socket could not take yet: summed */
+	/* what the socket could not take yet: each report in order (the
+	 * recorder matches them to members by pid), then summed past that */
+	size_t qhead, qlen;
 	struct rt_guard_msg backlog;
 	int exited_pending; /* the EXITED message waits behind the backlog */
 	int sync_pending;   /* the answer to a SYNC waits (behind the backlog) */
@@ -96,8 +98,23 @@ static int send_now(struct guard *g, const struct rt_guard_msg *m)
 	return -1;
 }
 
+/* Reports the socket could not take yet, one by one: a thousand members
+ * killed at once fill the socket's buffer; in the guardian's own memory
+ * (no allocation: pages are only touched when used). */
+#define QUEUE 8192
+static struct rt_guard_msg queue[QUEUE];
+
+static int waiting(const struct guard *g)
+{
+	return g->qlen || g->backlog.count;
+}
+
 static void add_backlog(struct guard *g, const struct rt_guard_msg *m)
 {
+	if (!g->backlog.count && g->qlen < QUEUE) {
+		queue[(g->qhead + g->qlen++) % QUEUE] = *m;
+		return;
+	}
 	struct rt_guard_msg *b = &g->backlog;
 	b->type = RT_G_REAPED;
 	b->pid = b->count ? 0 : m->pid;
@@ -115,6 +132,12 @@ static void add_backlog(struct guard *g, const struct rt_guard_msg *m)
  * job's end. */
 static void flush(struct guard *g)
 {
+	while (g->qlen) {
+		if (send_now(g, &queue[g->qhead]) < 0)
+			return;
+		g->qhead = (g->qhead + 1) % QUEUE;
+		g->qlen--;
+	}
 	if (g->backlog.count) {
 		if (send_now(g, &g->backlog) < 0)
 			return;
@@ -141,7 +164,7 @@ static void tell_reaped(struct guard *g, pid_t pid, const struct rusage *ru)
 	rt_guard_msg_rusage(&m, ru);
 	if (g->sock < 0)
 		return;
-	if (g->backlog.count || send_now(g, &m) < 0)
+	if (waiting(g) || send_now(g, &m) < 0)
 		add_backlog(g, &m);
 }
 
@@ -282,7 +305,7 @@ static void wait_recorder(struct guard *g, int sfd, int ms)
 		}
 		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN},
 		                      {.fd = g->sock, .events = POLLIN}};
-		if (g->backlog.count || g->exited_pending || g->sync_pending)
+		if (waiting(g) || g->exited_pending || g->sync_pending)
 			p[1].events |= POLLOUT;
 		int left = (int)((end - now) / 1000000u) + 1;
 		poll(p, 2, left > 100 ? 100 : left);
@@ -369,7 +392,7 @@ int rt_guardian_run(struct rt_config *cfg, int out_fd, rt_record_fn record, cons
 	while (!g.job_done) {
 		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN},
 		                      {.fd = g.sock, .events = POLLIN}};
-		if (g.backlog.count || g.sync_pending)
+		if (waiting(&g) || g.sync_pending)
 			p[1].events |= POLLOUT;
 		if (poll(p, 2, sfd >= 0 ? -1 : 50) < 0 && errno != EINTR)
 			continue;

@@ -464,7 +464,8 @@ static void wait_exporters(pid_t exporter, pid_t uploader, const pid_t *pusher, 
 			kill(pusher[i], SIGTERM);
 			waitpid(pusher[i], NULL, 0);
 			say("the push of run %llu to the metrics engine did not finish within %d s "
-			    "(TRACKER_PUSH_EXIT_WAIT_SECS); the run is safe in the store, finish it "
+			    "(TRACKER_PUSH_EXIT_WAIT_SECS); the run is safe in the store, finish "
+			    "it "
 			    "later with: rt-export push %llu --to %s",
 			    (unsigned long long)run, secs, (unsigned long long)run,
 			    i ? "otlp" : "prometheus");
@@ -533,7 +534,7 @@ static int guard_read(struct guard_state *gs, int wait_ms)
 		case RT_G_EXITED:
 			rt_guard_msg_to_rusage(&m, &ru);
 			if (gs->tree)
-				rt_proctree_reaped(gs->tree, m.pid, &ru);
+				rt_proctree_reaped_n(gs->tree, m.pid, m.count, &ru);
 			if (m.type == RT_G_EXITED) {
 				gs->job_done = 1;
 				gs->job_status = m.status;

@@ -74,6 +74,15 @@ struct pt_proc {
 	uint8_t gone;     /* departed, kept until the departure is settled */
 	uint8_t left_in;  /* departed in this refresh round (refresh_reapers) */
 	uint8_t reported; /* its reaper's report arrived (rt_proctree_reaped) */
+	uint8_t exiting;  /* a zombie or on its way out when last read */
+};
+
+/* A departed member whose report the reaper has not sent yet: its last
+ * figures stand in for it until the report comes, so the tree's CPU does
+ * not dip (a dip under a busy host is lost to the bound). */
+struct pt_pending {
+	int32_t pid;
+	uint64_t ut, st, rd, wr, mf;
 };
 
 struct rt_proctree {
@@ -91,6 +100,11 @@ struct rt_proctree {
 	int have_delay;     /* schedstat read (CONFIG_SCHED_INFO) */
 	int no_delay;       /* rt-bench: leave schedstat unread */
 	uint64_t reaped_ut_us, reaped_st_us, reaped_rd, reaped_wr, reaped_mf;
+	/* departed members the reaper will report (a FIFO: reports come in
+	 * the order it reaps them), and their figures' sum */
+	struct pt_pending *pend;
+	size_t pend_head, pend_n, pend_cap;
+	uint64_t pend_ut, pend_st, pend_rd, pend_wr, pend_mf;
 	/* status and fd values: read when asked (rt_proctree_cadence) */
 	int want_status, want_fds, have_status, have_fds;
 	uint64_t vcs, ivcs, peak_hwm_kb;
@@ -245,6 +259,7 @@ void rt_proctree_close(struct rt_proctree *t)
 	free(t->tab);
 	free(t->queue);
 	free(t->pairs);
+	free(t->pend);
 	free(t);
 }
 
@@ -274,10 +289,70 @@ void rt_proctree_host_forks(struct rt_proctree *t, uint64_t forks)
 	t->forks_known = 1;
 }
 
+static void pend_take(struct rt_proctree *t, size_t at)
+{
+	struct pt_pending *q = &t->pend[(t->pend_head + at) % t->pend_cap];
+	t->pend_ut -= q->ut;
+	t->pend_st -= q->st;
+	t->pend_rd -= q->rd;
+	t->pend_wr -= q->wr;
+	t->pend_mf -= q->mf;
+	/* the oldest moves into its place: the order is only a guess anyway */
+	*q = t->pend[t->pend_head];
+	t->pend_head = (t->pend_head + 1) % t->pend_cap;
+	t->pend_n--;
+}
+
+/* A report of count members (pid 0: several the reaper summed): the
+ * members it covers leave the pending ones (that pid, else the oldest). */
+static void pend_reported(struct rt_proctree *t, pid_t pid, uint32_t count)
+{
+	if (pid > 0) {
+		for (size_t i = 0; i < t->pend_n; i++)
+			if (t->pend[(t->pend_head + i) % t->pend_cap].pid == pid) {
+				pend_take(t, i);
+				return;
+			}
+		return; /* not pending: read alive, or never seen */
+	}
+	while (count-- && t->pend_n)
+		pend_take(t, 0);
+}
+
+static void pend_add(struct rt_proctree *t, const struct pt_proc *e)
+{
+	if (t->pend_n == t->pend_cap) {
+		size_t cap = t->pend_cap ? t->pend_cap * 2 : 256;
+		struct pt_pending *np = cap <= 65536 ? malloc(cap * sizeof(*np)) : NULL;
+		if (!np)
+			return; /* not held: a dip until its report */
+		for (size_t i = 0; i < t->pend_n; i++)
+			np[i] = t->pend[(t->pend_head + i) % t->pend_cap];
+		free(t->pend);
+		t->pend = np;
+		t->pend_cap = cap;
+		t->pend_head = 0;
+	}
+	struct pt_pending *q = &t->pend[(t->pend_head + t->pend_n++) % t->pend_cap];
+	*q = (struct pt_pending){e->pid, e->ut, e->st, e->rd, e->wr, e->mf};
+	t->pend_ut += q->ut;
+	t->pend_st += q->st;
+	t->pend_rd += q->rd;
+	t->pend_wr += q->wr;
+	t->pend_mf += q->mf;
+}
+
 void rt_proctree_reaped(struct rt_proctree *t, pid_t pid, const struct rusage *ru)
+{
+	rt_proctree_reaped_n(t, pid, 1, ru);
+}
+
+void rt_proctree_reaped_n(struct rt_proctree *t, pid_t pid, uint32_t count, const struct rusage *ru)
 {
 	if (excluded(t, pid))
 		return;
+	if (t->pend_n)
+		pend_reported(t, pid, count ? count : 1);
 	t->reaped_ut_us +=
 	    (uint64_t)ru->ru_utime.tv_sec * 1000000u + (uint64_t)ru->ru_utime.tv_usec;
 	t->reaped_st_us +=
@@ -461,20 +536,48 @@ static void children(struct rt_proctree *t, pid_t pid, uint32_t threads, size_t 
  * report counts it (keeping its last figure too would count it twice). */
 static int absorbed(struct rt_proctree *t, const struct pt_proc *e)
 {
-	int reporter = t->root == 0 && t->await_reports;
 	if (e->reported)
 		return 1;
 	for (int depth = 0; depth < 64; depth++) {
 		if (t->root == 0 && e->ppid == t->self)
-			return 1; /* reaped by us: counted exactly by rt_proctree_reaped */
+			return 0; /* reaped by us: counted by its report (pending till then) */
 		const struct pt_proc *p = find(t, e->ppid);
 		if (!p)
-			return reporter; /* reaped outside the tree, or orphaned to us */
+			return 0; /* reaped outside the tree, or orphaned to the reaper */
 		if (p->seen == t->gen && !p->gone)
-			return 1;
+			/* a live parent reaped it; one on its way out did not: its
+			 * children went to the reaper */
+			return !(p->exiting && t->root == 0 && t->await_reports);
 		e = p;
 	}
 	return 0;
+}
+
+/* Whether departed e will be reported by the reaper (wrapper mode): its
+ * last figures then wait in the pending ones. */
+static int to_be_reported(const struct rt_proctree *t, const struct pt_proc *e)
+{
+	return t->root == 0 && t->await_reports && !e->reported;
+}
+
+/* Departed e's figures: in a live member's cutime (nothing to do), in the
+ * reaper's report to come (pending till then), or kept as they were last
+ * read (reaped outside the tree). */
+static void depart(struct rt_proctree *t, const struct pt_proc *e)
+{
+	if (absorbed(t, e))
+		return;
+	if (to_be_reported(t, e)) {
+		pend_add(t, e);
+		return;
+	}
+	if (e->reported)
+		return;
+	t->dep_ut += e->ut;
+	t->dep_st += e->st;
+	t->dep_rd += e->rd;
+	t->dep_wr += e->wr;
+	t->dep_mf += e->mf;
 }
 
 struct walk_sum {
@@ -633,6 +736,7 @@ static void account(struct rt_proctree *t, struct pt_proc *e, const struct rt_pi
 	int first = e->seen == 0;
 	e->start = ps->start;
 	e->ppid = ps->ppid;
+	e->exiting = (uint8_t)ps->exiting;
 	e->mf = ps->mf;
 	e->seen = t->gen;
 	e->threads = ps->threads;
@@ -742,13 +846,7 @@ static void full_walk(struct rt_proctree *t, struct walk_sum *w)
 			e->gone = 1;
 			t->departed = 1;
 			t->dep_delay += e->delay;
-			if (!absorbed(t, e)) {
-				t->dep_ut += e->ut;
-				t->dep_st += e->st;
-				t->dep_rd += e->rd;
-				t->dep_wr += e->wr;
-				t->dep_mf += e->mf;
-			}
+			depart(t, e);
 			erase(t, e);
 			e = NULL;
 		}
@@ -1018,13 +1116,7 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 		if (!e->pid || !e->gone || e->seen == t->gen)
 			continue;
 		t->dep_delay += e->delay; /* no reaper's figure holds it */
-		if (!absorbed(t, e)) {
-			t->dep_ut += e->ut;
-			t->dep_st += e->st;
-			t->dep_rd += e->rd;
-			t->dep_wr += e->wr;
-			t->dep_mf += e->mf;
-		}
+		depart(t, e);
 	}
 	for (size_t i = 0; i < t->cap;) {
 		struct pt_proc *e = &t->tab[i];
@@ -1038,9 +1130,10 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 	out->pid = t->root;
 	out->nprocs = w.members;
 	/* µs, so the exact rusage of reaped members keeps its precision */
-	bound(t, w.ut + t->dep_ut + t->reaped_ut_us, w.st + t->dep_st + t->reaped_st_us, out);
-	out->read_bytes = w.rd + t->dep_rd + t->reaped_rd;
-	out->write_bytes = w.wr + t->dep_wr + t->reaped_wr;
+	bound(t, w.ut + t->dep_ut + t->reaped_ut_us + t->pend_ut,
+	      w.st + t->dep_st + t->reaped_st_us + t->pend_st, out);
+	out->read_bytes = w.rd + t->dep_rd + t->reaped_rd + t->pend_rd;
+	out->write_bytes = w.wr + t->dep_wr + t->reaped_wr + t->pend_wr;
 	out->rss_kb = w.rss_kb;
 	out->pss_kb = w.pss_kb;
 	out->threads = w.threads;
@@ -1053,7 +1146,7 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 	out->invol_ctxt = t->ivcs;
 	out->peak_rss_kb = t->peak_hwm_kb;
 	out->open_fds = w.fds;
-	out->majflt = w.mf + t->dep_mf + t->reaped_mf;
+	out->majflt = w.mf + t->dep_mf + t->reaped_mf + t->pend_mf;
 	out->run_delay_ns = w.delay + t->dep_delay;
 	if (t->have_delay || w.members == 0)
 		out->ext_valid |= RT_PROC_X_DELAY;

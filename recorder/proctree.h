@@ -53,6 +53,10 @@ void rt_proctree_exclude(struct rt_proctree *t, pid_t pid);
 /* The tracker (or the reaper) reaped pid (a member) with this rusage:
  * count it exactly. pid 0: several processes, summed. */
 void rt_proctree_reaped(struct rt_proctree *t, pid_t pid, const struct rusage *ru);
+/* The same for a report of count members (pid 0: several the reaper summed
+ * when its socket was full). */
+void rt_proctree_reaped_n(struct rt_proctree *t, pid_t pid, uint32_t count,
+                          const struct rusage *ru);
 
 /* The host's fork counter (/proc/stat "processes") read just before the
  * next rt_proctree_sample(): while it stands still, no process was born
