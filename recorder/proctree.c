@@ -540,7 +540,7 @@ static int absorbed(struct rt_proctree *t, const struct pt_proc *e)
 		return 1;
 	for (int depth = 0; depth < 64; depth++) {
 		if (t->root == 0 && e->ppid == t->self)
-			return 0; /* reaped by us: counted by its report (pending till then) */
+			return 1; /* reaped by us: counted exactly by rt_proctree_reaped */
 		const struct pt_proc *p = find(t, e->ppid);
 		if (!p)
 			return 0; /* reaped outside the tree, or orphaned to the reaper */
