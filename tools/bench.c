@@ -93,42 +93,64 @@ static void pace_wait(double *deadline)
 /*
  * (a) the floor: what any tracker must do per sample to know what rt knows,
  * and nothing more: pread of the very files the recorder reads every sample
- * (its collector's own descriptors: /proc/stat, meminfo, diskstats,
- * net/dev, loadavg, the cgroup's CPU usage, each NIC's operstate), statvfs
- * of its mounts, and one getdents walk of /proc. No parsing, no storing.
- * floor_calls gets its syscalls per sample.
+ * (the /proc and /sys files it keeps open, listed from its /proc/PID/fd:
+ * /proc/stat, meminfo, vmstat, pressure, diskstats, net/dev, the cgroup's
+ * files, each NIC's operstate...), statvfs of its mounts, and one getdents
+ * walk of /proc. No parsing, no storing. floor_calls gets its syscalls per
+ * sample.
  */
-/* The file cgroup.c reads the recorder's cgroup CPU usage from (v2
- * cpu.stat, v1 cpuacct.usage), for the floor; -1 when none. */
-static int open_cg_usage(void)
+static double floor_calls;
+static pid_t floor_of; /* whose open files the floor reads; 0: the collector's,
+                        * -1: the 5 the reference's system metrics read */
+static int floor_nfiles;    /* how many it read */
+static char floor_list[4096]; /* and which, for the family's line */
+
+/*
+ * Open again the /proc and /sys files pid keeps open (the ones its sources
+ * pread each sample), into fds; their names go to floor_list.
+ */
+static int open_kept_files(pid_t pid, int *fds, int cap)
 {
-	char buf[4096], path[1200];
-	int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return -1;
-	struct rt_cgroup_paths cp;
-	rt_parse_proc_cgroup(buf, (size_t)n, &cp);
-	static const char *const v1[] = {"cpuacct", "cpu,cpuacct", "cpuacct,cpu"};
-	static const char *const v2[] = {"", "/unified"};
-	for (int i = 0; i < 3 && cp.cpuacct[0]; i++) {
-		snprintf(path, sizeof(path), "/sys/fs/cgroup/%s%s/cpuacct.usage", v1[i],
-		         cp.cpuacct);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0)
-			return fd;
+	char dir[64];
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
+	DIR *d = opendir(dir);
+	int n = 0;
+	size_t used = 0;
+	floor_list[0] = '\0';
+	struct dirent *de;
+	while (d && n < cap && (de = readdir(d))) {
+		char link[320], target[512];
+		snprintf(link, sizeof(link), "%s/%s", dir, de->d_name);
+		ssize_t k = readlink(link, target, sizeof(target) - 1);
+		if (k <= 0)
+			continue;
+		target[k] = '\0';
+		if (strncmp(target, "/proc/", 6) && strncmp(target, "/sys/", 5))
+			continue;
+		struct stat st;
+		int fd = open(target, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		fds[n++] = fd;
+		int w = snprintf(floor_list + used, sizeof(floor_list) - used, "%s%s",
+		                 used ? " " : "", target);
+		if (w > 0 && (size_t)w < sizeof(floor_list) - used)
+			used += (size_t)w;
 	}
-	for (int i = 0; i < 2 && cp.v2[0] && !cp.cpuacct[0]; i++) {
-		snprintf(path, sizeof(path), "/sys/fs/cgroup%s%s/cpu.stat", v2[i], cp.v2);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0)
-			return fd;
-	}
-	return -1;
+	if (d)
+		closedir(d);
+	return n;
 }
 
-static double floor_calls;
-
+/*
+ * The floor: pread the /proc and /sys files the recorder keeps open (those
+ * of floor_of, the running recorder; else those the collector opened in
+ * this process), statvfs each mount it watches and one getdents pass of
+ * /proc, n times (paced when pace is set), parsing nothing. CPU µs each.
+ */
 static double bench_pread(int n)
 {
 	struct rt_collector c;
@@ -141,27 +163,17 @@ static double bench_pread(int n)
 	struct rt_record r;
 	int ch;
 	rt_collector_sample(&c, rb, cap, &r, &ch); /* opens the NICs' operstate */
-	int fds[8 + RT_MAX_NICS], nfd = 0;
-	/* the files the sources keep open, opened here alike */
-	int mine[] = {open("/proc/stat", O_RDONLY | O_CLOEXEC),
-	              open("/proc/meminfo", O_RDONLY | O_CLOEXEC),
-	              open("/proc/diskstats", O_RDONLY | O_CLOEXEC),
-	              open("/proc/net/dev", O_RDONLY | O_CLOEXEC),
-	              open_cg_usage(),
-	              open("/proc/loadavg", O_RDONLY | O_CLOEXEC)};
-	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
-		if (mine[i] >= 0)
-			fds[nfd++] = mine[i];
-	int nops = 0;
-	for (unsigned i = 0; i < c.inv->nnic; i++) {
-		char path[300];
-		snprintf(path, sizeof(path), "/sys/class/net/%s/operstate", c.inv->nic[i].name);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			fds[nfd++] = fd;
-			nops++;
-		}
+	int fds[256], nfd = 0;
+	if (floor_of < 0) {
+		static const char *const five[] = {"/proc/stat", "/proc/meminfo", "/proc/diskstats",
+		                                   "/proc/net/dev", "/proc/mounts"};
+		for (int i = 0; i < 5; i++)
+			if ((fds[nfd] = open(five[i], O_RDONLY | O_CLOEXEC)) >= 0)
+				nfd++;
+	} else {
+		nfd = open_kept_files(floor_of ? floor_of : getpid(), fds, 256);
 	}
+	floor_nfiles = nfd;
 	int procfd = open("/proc", O_RDONLY | O_DIRECTORY);
 	static char buf[65536];
 	long calls = 0;
@@ -182,10 +194,7 @@ static double bench_pread(int n)
 	}
 	double us = (cpu_now() - t0) / n * 1e6;
 	floor_calls = (double)(calls + (pace ? n : 0)) / n; /* + the sleep */
-	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
-		if (mine[i] >= 0)
-			close(mine[i]);
-	for (int k = nfd - nops; k < nfd; k++)
+	for (int k = 0; k < nfd; k++)
 		close(fds[k]);
 	close(procfd);
 	rt_collector_close(&c);
@@ -1282,22 +1291,50 @@ static void bench_family(const char *rec_bin, const char *tmp, int n)
 	long long rec0, rec1, fam0 = family_ns(rec, kids, nk, &rec0);
 	long long sad0 = sad > 0 ? sched_ns(sad) : -1;
 	double w0 = wall_now();
+	/* the two floors in the same window: the 5 files in a child, the
+	 * recorder's own in this process */
 	pace = 1.0;
+	double five[2] = {-1, 0};
+	int fp[2];
+	pid_t fivep = pipe(fp) == 0 ? fork() : -1;
+	if (fivep == 0) {
+		floor_of = -1;
+		five[0] = bench_pread(n);
+		five[1] = floor_calls;
+		if (write(fp[1], five, sizeof(five)) != (ssize_t)sizeof(five))
+			_exit(1);
+		_exit(0);
+	}
+	floor_of = rec;
 	double fl = bench_pread(n);
+	floor_of = 0;
 	pace = 0;
 	double w1 = wall_now();
 	long long fam1 = family_ns(rec, kids, nk, &rec1);
 	long long sad1 = sad > 0 ? sched_ns(sad) : -1;
+	if (fivep > 0) {
+		if (read(fp[0], five, sizeof(five)) != (ssize_t)sizeof(five))
+			five[0] = -1;
+		waitpid(fivep, NULL, 0);
+		close(fp[0]);
+		close(fp[1]);
+	}
 	double samples = (w1 - w0) / 1.0;
 	double fam = (double)(fam1 - fam0) / samples / 1e3,
 	       own = (double)(rec1 - rec0) / samples / 1e3;
 	printf("Default mode at 1 Hz (JSON lines to stderr), %d samples, side by side:\n", n);
-	printf("  floor, paced at 1 Hz in rt-bench                    %8.1f us  (%.1f syscalls)\n",
-	       fl, floor_calls);
-	printf("  rt family: rt-recorder + rt-export live             %8.1f us  (%.2fx floor)\n",
+	printf("  floor of the %2d files the recorder keeps open       %8.1f us  (%.1f syscalls)\n",
+	       floor_nfiles, fl, floor_calls);
+	if (five[0] > 0)
+		printf("  floor of the  5 files the reference's metrics read  %8.1f us  (%.1f "
+		       "syscalls)\n",
+		       five[0], five[1]);
+	printf("  rt family: rt-recorder + rt-export live             %8.1f us  (%.2fx floor of "
+	       "its files)\n",
 	       fam, fam / fl);
-	printf("    of which rt-recorder / its exporters              %8.1f / %.1f us\n", own,
+	printf("    of which rt-recorder / its printer                %8.1f / %.1f us\n", own,
 	       fam - own);
+	printf("  (the recorder's files: %s)\n", floor_list);
 	if (sad0 >= 0 && sad1 >= 0) {
 		double sd = (double)(sad1 - sad0) / samples / 1e3;
 		printf(
@@ -1307,7 +1344,7 @@ static void bench_family(const char *rec_bin, const char *tmp, int n)
 	} else {
 		printf("  sysstat sadc: not installed (apt-get install sysstat to compare)\n");
 	}
-	printf("  Python resource-tracker: not measurable here (no PyPI access)\n");
+	printf("  (the Python packages: rt-bench peers)\n");
 	printf("Memory of the family (default mode, %d s into the run):\n", n + 2);
 	long pss_sum = 0;
 	pid_t all[9] = {rec};

@@ -28,6 +28,11 @@ void rt_buf_u64(struct rt_buf *b, uint64_t v);
 void rt_buf_i64(struct rt_buf *b, int64_t v);
 /* Shortest round-trip double, serde_json style; null for NaN/inf. */
 void rt_buf_f64_json(struct rt_buf *b, double v);
+/* The shortest digits of v > 0 (finite) that read back as v, as printf's
+ * "%.*e" gives them: digits without dot or trailing zeros, and the decimal
+ * exponent of the first. exact: integer arithmetic where it applies (the
+ * same digits, no printf); 0: snprintf and strtod (the tests' reference). */
+int rt_fmt_shortest(double v, char *digits, int *exp10, int exact);
 /* Same as printf("%.*f", prec, v) for prec 0..9. */
 void rt_buf_f64_fixed(struct rt_buf *b, double v, int prec);
 /* JSON string literal with escapes; bytes are copied as they are except

@@ -590,7 +590,7 @@ def drive_one(build, work, data, shape, table):
     if watched:
         w.start()
     try:
-        rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, timeout=60).returncode
+        rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, timeout=300).returncode
     finally:
         w.stop.set()
         if watched:
@@ -816,10 +816,20 @@ def main():
         return 0
     for s in shapes:
         for _ in range(RUNS if s in CPU_SHAPES else 1):
-            ok = drive_one(build, work, data, s, table) and ok
+            try:
+                ok = drive_one(build, work, data, s, table) and ok
+            except Exception:  # one shape's trouble must not hide the others' table
+                import traceback
+                traceback.print_exc()
+                table.append((s, "the run itself", 0, 0, 0.0, "FAIL", "an exception (above)"))
+                ok = False
     print("%-10s %-17s %10s %10s %8s  %-4s %s" % ("shape", "figure", "rt", "truth", "error", "", "truth from"))
     for shape, fig, rtv, truth, err, verdict, note in table:
         print("%-10s %-17s %10.2f %10.2f %+7.2f%%  %-4s %s" % (shape, fig, rtv, truth, err, verdict, note))
+    # the rows that failed again, last: a log cut in the middle keeps them
+    for shape, fig, rtv, truth, err, verdict, note in table:
+        if verdict != "ok":
+            print("FAILED: %s %s: rt %.2f, truth %.2f (%+.2f%%), %s" % (shape, fig, rtv, truth, err, note))
     return 0 if ok else 1
 
 

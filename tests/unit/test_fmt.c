@@ -109,3 +109,58 @@ Test(fmt, times_parse_as_iso8601_or_epoch)
 	rt_fmt_iso8601(iso, sizeof(iso), 1767225600ull * 1000000000ull);
 	cr_expect_str_eq(iso, "2026-01-01T00:00:00Z");
 }
+
+/* The exact (integer) shortest digits against libc's snprintf + strtod
+ * bisection, value by value: random bit patterns, the ratios and
+ * decimals samples hold, powers of two (where the gap below is narrower)
+ * and powers of ten with their neighbours, and exact ties. */
+static void same_shortest(double v)
+{
+	char a[24], b[24];
+	int ea = 0, eb = 0;
+	int na = rt_fmt_shortest(v, a, &ea, 1), nb = rt_fmt_shortest(v, b, &eb, 0);
+	cr_assert(na == nb && ea == eb && !strcmp(a, b), "%.17g: exact %s e%d, libc %s e%d", v,
+	          a, ea, b, eb);
+}
+
+Test(fmt, exact_shortest_digits_equal_libcs_for_every_kind_of_value, .timeout = 120)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	for (int i = 0; i < 400000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		/* exponents from 2^-24 to 2^54: both sides of the exact range */
+		uint64_t bits = (x & ((1ull << 52) - 1)) | (uint64_t)(1023 - 24 + (x >> 52) % 79)
+		                                                  << 52;
+		double v;
+		memcpy(&v, &bits, sizeof(v));
+		same_shortest(v);
+	}
+	for (int i = 1; i < 20000; i++) {
+		same_shortest(i / 100.0);
+		same_shortest(i / 1000.0);
+		same_shortest(i / 3.0);
+		same_shortest(i * 0.1);
+		same_shortest(i / 7.0 * 1e6);
+		same_shortest(i + 0.5);
+		same_shortest(i * 0.25 + 1e-5);
+		same_shortest(100.0 * i / (i + 7));
+	}
+	for (int k = -30; k < 60; k++) {
+		double p = ldexp(1.0, k);
+		same_shortest(p);
+		same_shortest(nextafter(p, 0));
+		same_shortest(nextafter(p, INFINITY));
+	}
+	for (int k = -6; k < 16; k++) {
+		double p = pow(10, k);
+		for (int j = -3; j <= 3; j++) {
+			double q = p;
+			for (int s = 0; s < (j < 0 ? -j : j); s++)
+				q = nextafter(q, j < 0 ? 0 : INFINITY);
+			same_shortest(q);
+			same_shortest(q * 9.999999999999999);
+		}
+	}
+}
