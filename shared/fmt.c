@@ -156,7 +156,9 @@ static int exact_setup(double v, struct digits_q *q)
 	q->sh = 1075 - be;
 	if (q->sh < 1 || q->sh > 70)
 		return -1;
-	q->e10 = (int)floor(log10(v));
+	/* log10(2) ~ 0.30103 from the binary exponent: within one of e10,
+	 * which the exact comparisons below then settle */
+	q->e10 = (int)floor((be - 1023) * 0.30102999566398120);
 	while (!ge_pow10(q, q->e10))
 		q->e10--;
 	while (ge_pow10(q, q->e10 + 1))
