@@ -94,6 +94,8 @@ struct rt_sink {
 	int atomic; /* a regular file replaced at close (of) */
 	struct rt_outfile of;
 	int line_flush; /* write each line at once (live output) */
+	int no_poll;    /* 1: a regular file or /dev/null, poll() says ready anyway;
+	                 * 0: not known yet; -1: may block (pipe, FIFO, tty, socket) */
 	int failed;     /* errno of the first write error, reported once */
 	int memory;     /* collect in buf, never write (batches) */
 	struct rt_buf buf;

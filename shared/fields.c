@@ -560,6 +560,9 @@ static const struct {
 /* Per JSON object, its keys in order: a value id, or RT_NV + an extra. */
 static int order[RT_JS_N][RT_NV + NEXTRAS];
 static int norder[RT_JS_N];
+/* each key as written: ,"name": (the comma dropped for a section's first) */
+static char *keytext[RT_NV + NEXTRAS];
+static size_t keylen[RT_NV + NEXTRAS];
 static int csv_ids[RT_CSV_COLUMNS_X];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -582,6 +585,21 @@ static void build_order(void)
 	}
 	for (int s = 0; s < RT_JS_N; s++)
 		qsort(order[s], (size_t)norder[s], sizeof(int), cmp_key);
+	static char keys[16384]; /* the keys are plain ASCII names: no escapes */
+	size_t used = 0;
+	for (int k = 0; k < (int)(RT_NV + NEXTRAS); k++) {
+		const char *name = key_of(k);
+		size_t n = name ? strlen(name) : 0;
+		if (!name || used + n + 5 > sizeof(keys))
+			continue;
+		char *t = keytext[k] = keys + used;
+		t[0] = ',';
+		t[1] = '"';
+		memcpy(t + 2, name, n);
+		memcpy(t + 2 + n, "\":", 3); /* and the NUL */
+		keylen[k] = n + 4;
+		used += n + 5;
+	}
 	unsigned n = 0;
 	for (int pass = 0; pass < 2; pass++) /* the 32, then the extended ones */
 		for (unsigned id = 0; id < RT_NV; id++)
@@ -597,6 +615,17 @@ static void key(struct rt_buf *b, const char *k, int *first)
 	rt_buf_putc(b, '"');
 	rt_buf_puts(b, k);
 	rt_buf_puts(b, "\":");
+}
+
+/* key k of the table, prepared once */
+static void key_id(struct rt_buf *b, int k, int *first)
+{
+	if (keytext[k]) {
+		rt_buf_put(b, keytext[k] + *first, keylen[k] - (size_t)*first);
+		*first = 0;
+	} else { /* not prepared (no room): the same bytes */
+		key(b, key_of(k), first);
+	}
 }
 
 static void str_or_null(struct rt_buf *b, const char *s)
@@ -617,7 +646,7 @@ static void write_section(struct rt_buf *b, int sec, const struct rt_derived *d,
 		/* actual_interval_ms is absent (not null) on the run's first sample */
 		if (k == RT_V_INTERVAL_MS && !rt_has(d, k))
 			continue;
-		key(b, key_of(k), &first);
+		key_id(b, k, &first);
 		if (k >= RT_NV) {
 			if (extras[k - RT_NV].fn)
 				extras[k - RT_NV].fn(b, d, ri);

@@ -417,8 +417,14 @@ void rt_buf_json_str(struct rt_buf *b, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s);
+	size_t n = strlen(s), plain = 0;
+	while (plain < n && p[plain] >= 0x20 && p[plain] < 0x80 && p[plain] != '"' &&
+	       p[plain] != '\\')
+		plain++;
 	rt_buf_putc(b, '"');
+	rt_buf_put(b, s, plain); /* the common case: nothing to escape */
+	p += plain;
+	n -= plain;
 	while (n) {
 		unsigned c = *p;
 		if (c == '"' || c == '\\') {

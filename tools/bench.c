@@ -1305,6 +1305,28 @@ static void bench_family(const char *rec_bin, const char *tmp, int n)
 			_exit(1);
 		_exit(0);
 	}
+	/* the printer's floor: a process woken once a second that writes one
+	 * line of a live line's size (3 KiB) to /dev/null, and nothing else */
+	double wake = -1;
+	int wp[2];
+	pid_t wakep = pipe(wp) == 0 ? fork() : -1;
+	if (wakep == 0) {
+		static char line[3072];
+		memset(line, 'x', sizeof(line));
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		double dl = wall_now(), t0 = 0;
+		for (int i = 0; i < n + 1; i++) {
+			pace_wait(&dl);
+			if (i == 1)
+				t0 = cpu_now(); /* after the first wake: its pages are in */
+			if (write(null, line, sizeof(line)) < 0)
+				_exit(1);
+		}
+		double us = (cpu_now() - t0) / n * 1e6;
+		if (write(wp[1], &us, sizeof(us)) != (ssize_t)sizeof(us))
+			_exit(1);
+		_exit(0);
+	}
 	floor_of = rec;
 	double fl = bench_pread(n);
 	floor_of = 0;
@@ -1318,6 +1340,13 @@ static void bench_family(const char *rec_bin, const char *tmp, int n)
 		waitpid(fivep, NULL, 0);
 		close(fp[0]);
 		close(fp[1]);
+	}
+	if (wakep > 0) {
+		if (read(wp[0], &wake, sizeof(wake)) != (ssize_t)sizeof(wake))
+			wake = -1;
+		waitpid(wakep, NULL, 0);
+		close(wp[0]);
+		close(wp[1]);
 	}
 	double samples = (w1 - w0) / 1.0;
 	double fam = (double)(fam1 - fam0) / samples / 1e3,
@@ -1334,6 +1363,10 @@ static void bench_family(const char *rec_bin, const char *tmp, int n)
 	       fam, fam / fl);
 	printf("    of which rt-recorder / its printer                %8.1f / %.1f us\n", own,
 	       fam - own);
+	if (wake > 0)
+		printf("  the printer's floor: woken at 1 Hz, writes 3 KiB    %8.1f us  (printer "
+		       "%.2fx)\n",
+		       wake, (fam - own) / wake);
 	printf("  (the recorder's files: %s)\n", floor_list);
 	if (sad0 >= 0 && sad1 >= 0) {
 		double sd = (double)(sad1 - sad0) / samples / 1e3;

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "export.h"
@@ -106,11 +108,19 @@ int rt_sink_flush(struct rt_sink *k)
 	 * page at a time, each when poll says there is room, so no write
 	 * blocks (the descriptor may be the job's own stdout: it stays
 	 * blocking). */
+	if (k->line_flush && !k->no_poll) {
+		struct stat st;
+		k->no_poll = fstat(k->fd, &st) == 0 &&
+		                     (S_ISREG(st.st_mode) ||
+		                      (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)))
+		                 ? 1
+		                 : -1;
+	}
 	size_t off = 0;
-	uint64_t t0 = k->line_flush ? rt_clock_mono_real() : 0;
+	uint64_t t0 = k->line_flush && k->no_poll < 0 ? rt_clock_mono_real() : 0;
 	while (off < k->buf.len) {
 		size_t want = k->buf.len - off;
-		if (k->line_flush) {
+		if (k->line_flush && k->no_poll < 0) {
 			uint64_t spent = (rt_clock_mono_real() - t0) / 1000000u;
 			struct pollfd pf = {.fd = k->fd, .events = POLLOUT};
 			int r =
