@@ -70,6 +70,9 @@ struct pt_proc {
 	uint64_t io_for;         /* ut+st when io was last read */
 	int fd_stat, fd_io, fd_smaps, fd_children, fd_sched; /* kept open, -1: none */
 	uint64_t delay; /* ns its threads waited for a CPU (schedstat), never lower */
+	/* a one-thread member's schedstat as last read (all three fields):
+	 * the same again means it has not run since, nor waited to */
+	uint64_t sched_run, sched_wait, sched_slices;
 	uint32_t threads;
 	uint8_t gone;     /* departed, kept until the departure is settled */
 	uint8_t left_in;  /* departed in this refresh round (refresh_reapers) */
@@ -99,6 +102,10 @@ struct rt_proctree {
 	uint64_t dep_delay; /* every departed member's wait: no reaper folds it in */
 	int have_delay;     /* schedstat read (CONFIG_SCHED_INFO) */
 	int no_delay;       /* rt-bench: leave schedstat unread */
+	/* a one-thread member's schedstat the quick walk read before its stat
+	 * (read_delay takes it instead of reading again) */
+	int pre_sched;
+	uint64_t pre_run, pre_wait, pre_slices;
 	uint64_t reaped_ut_us, reaped_st_us, reaped_rd, reaped_wr, reaped_mf;
 	/* departed members the reaper will report (a FIFO: reports come in
 	 * the order it reaps them), and their figures' sum */
@@ -650,6 +657,16 @@ static int parse_delay(const char *buf, ssize_t len, uint64_t *run, uint64_t *de
 	                                                                                     : -1;
 }
 
+static int parse_sched3(const char *buf, ssize_t len, uint64_t *run, uint64_t *wait,
+                        uint64_t *slices)
+{
+	const char *p = buf, *end = buf + (len > 0 ? len : 0);
+	return len > 0 && rt_scan_u64(&p, end, run) == 0 && rt_scan_u64(&p, end, wait) == 0 &&
+	               rt_scan_u64(&p, end, slices) == 0
+	           ? 0
+	           : -1;
+}
+
 /*
  * The time member e's threads waited, runnable, for a CPU (schedstat, ns):
  * its own file when it has one thread (through a kept descriptor), else
@@ -665,13 +682,23 @@ static void read_delay(struct rt_proctree *t, struct pt_proc *e, int first, uint
 	*run = 0;
 	if (t->no_delay)
 		return;
-	if (e->threads <= 1) {
+	if (e->threads <= 1 && t->pre_sched) { /* read just before, by quick_walk */
+		rsum = e->sched_run = t->pre_run;
+		sum = e->sched_wait = t->pre_wait;
+		e->sched_slices = t->pre_slices;
+		ok = 1;
+	} else if (e->threads <= 1) {
 		ssize_t len = read_kept(t, first ? NULL : &e->fd_sched, e->pid, "schedstat");
-		ok = parse_delay(t->buf, len, &rsum, &sum) == 0;
+		ok = parse_sched3(t->buf, len, &e->sched_run, &e->sched_wait, &e->sched_slices) == 0;
+		rsum = e->sched_run;
+		sum = e->sched_wait;
+		if (!ok)
+			e->sched_slices = 0; /* never taken for "has not run" */
 	} else {
 		/* each thread's file opened relative to the task directory: no
 		 * path walk from /proc for each */
 		char rel[96], path[4200], name[40];
+		e->sched_slices = 0; /* several threads: never taken for "has not run" */
 		snprintf(rel, sizeof(rel), "%d/task", e->pid);
 		DIR *dir = rt_path(path, sizeof(path), RT_PROC, rel) == 0 ? opendir(path) : NULL;
 		int dfd = dir ? dirfd(dir) : -1;
@@ -784,6 +811,58 @@ static void account(struct rt_proctree *t, struct pt_proc *e, const struct rt_pi
 	w->members++;
 }
 
+/*
+ * Count live member e as it was: it has one thread and its schedstat (time
+ * on a CPU, time waiting for one, timeslices) has not moved since its last
+ * sample, so it has not run: its stat (CPU, faults, I/O, parent, state)
+ * cannot have changed either, and is not read. What another process can
+ * change without it running is read as before: its status and fds at
+ * their cadence, every PSS when another member moved, RSS lost to reclaim
+ * at the status cadence's PSS re-read. A process killed since reads as
+ * gone (a kept /proc descriptor of a dead process reads nothing).
+ */
+static void account_still(struct rt_proctree *t, struct pt_proc *e, struct walk_sum *w)
+{
+	e->seen = t->gen;
+	t->have_delay = 1;
+	if (t->want_status)
+		read_status(t, e);
+	if (t->want_fds)
+		count_fds(t, e);
+	w->delay += e->delay;
+	w->ut += e->ut;
+	w->st += e->st;
+	w->mf += e->mf;
+	w->threads += e->threads;
+	w->fds += e->nfds;
+	w->rd += e->rd;
+	w->wr += e->wr;
+	w->members++;
+}
+
+/* A one-thread member that has not run since its last sample: 1 (counted
+ * as it was); else 0, with its schedstat left for read_delay. */
+static int quick_still(struct rt_proctree *t, struct pt_proc *e, struct walk_sum *w)
+{
+	uint64_t run, wait, slices;
+	t->pre_sched = 0;
+	if (e->threads > 1 || t->no_delay || e->fd_sched < 0)
+		return 0;
+	ssize_t len = rt_pread_all(e->fd_sched, t->buf, sizeof(t->buf));
+	if (parse_sched3(t->buf, len, &run, &wait, &slices))
+		return 0;
+	if (e->sched_slices && run == e->sched_run && wait == e->sched_wait &&
+	    slices == e->sched_slices) {
+		account_still(t, e, w);
+		return 1;
+	}
+	t->pre_sched = 1;
+	t->pre_run = run;
+	t->pre_wait = wait;
+	t->pre_slices = slices;
+	return 0;
+}
+
 /* The last walk's members, each one's stat alone (no process was born
  * since). -1 when one is gone or its pid was reused: walk in full. */
 static int quick_walk(struct rt_proctree *t, struct walk_sum *w)
@@ -796,6 +875,8 @@ static int quick_walk(struct rt_proctree *t, struct walk_sum *w)
 		struct pt_proc *e = find(t, t->queue[i]);
 		if (!e || e->seen != prev || e->gone)
 			continue;
+		if (quick_still(t, e, w))
+			continue;
 		if (e->fd_stat < 0) { /* its second sample: keep a descriptor */
 			char rel[64];
 			snprintf(rel, sizeof(rel), "%d/stat", e->pid);
@@ -806,9 +887,12 @@ static int quick_walk(struct rt_proctree *t, struct walk_sum *w)
 		}
 		struct rt_pid_stat ps;
 		ssize_t len = rt_pread_all(e->fd_stat, t->buf, sizeof(t->buf));
-		if (len <= 0 || rt_parse_pid_stat(t->buf, (size_t)len, &ps) || ps.start != e->start)
+		if (len <= 0 || rt_parse_pid_stat(t->buf, (size_t)len, &ps) || ps.start != e->start) {
+			t->pre_sched = 0;
 			return -1;
+		}
 		account(t, e, &ps, w);
+		t->pre_sched = 0;
 	}
 	return 0;
 }
@@ -1092,7 +1176,11 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 	}
 	/* the pages shared within the tree changed hands: every PSS moved */
 	int fresh = t->moved || t->departed || t->want_status || t->recheck;
-	t->recheck = 0;
+	/* and again in the next sample after a departure: a departed member's
+	 * pages leave with its address space, whose last reference can be
+	 * dropped after its reap (a reader of its smaps holding it), while
+	 * the members left behind sleep and move nothing */
+	t->recheck = t->departed;
 	for (size_t i = 0; fresh && i < t->cap; i++) {
 		struct pt_proc *e = &t->tab[i];
 		if (e->pid && e->seen == t->gen && !e->gone)

@@ -530,10 +530,10 @@ static void bench_tree(int n, int reps, int exec_sleep, double *steady, double *
 		printf("  (tree of %d: saw %u processes)\n", n, r.nprocs);
 	pid_t *pids = malloc((size_t)n * sizeof(*pids));
 	size_t np = rt_proctree_members(t, pids, (size_t)n);
+	rt_proctree_close(t); /* its descriptors out of the floor's way */
 	if (np)
 		tree_floor(pids, np, reps, floor_steady, floor_fresh);
 	free(pids);
-	rt_proctree_close(t);
 	kill_tree(root);
 }
 
@@ -2175,9 +2175,9 @@ int main(int argc, char **argv)
 		       "new: open,\npread, close of stat, io, smaps_rollup and children):\n");
 		printf("  %-40s %-20s %-20s %s\n", "", "per sample (floor)", "new process (floor)",
 		       "+ status read");
-		int sizes[3] = {1, 100, 1000};
+		int sizes[4] = {1, 100, 1000, 5000};
 		for (int k = 0; k < 2; k++)
-			for (int i = 0; i < 3; i++) {
+			for (int i = 0; i < 4; i++) {
 				double per, fr, fper, ffr;
 				bench_tree(sizes[i], quick ? 10 : 50, k, &per, &fr, &fper, &ffr);
 				char what[80];
@@ -2199,8 +2199,8 @@ int main(int argc, char **argv)
 		       "floor of preading each thread's schedstat through a kept descriptor:\n");
 		printf("  %-12s %14s %14s %14s %14s\n", "threads", "without", "with", "its cost",
 		       "floor");
-		int sizes[3] = {1, 100, 1000};
-		for (int i = 0; i < 3; i++)
+		int sizes[4] = {1, 100, 1000, 5000};
+		for (int i = 0; i < 4; i++)
 			bench_delay(sizes[i], quick ? 20 : 200);
 		printf("\n");
 	}
