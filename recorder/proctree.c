@@ -689,7 +689,8 @@ static void read_delay(struct rt_proctree *t, struct pt_proc *e, int first, uint
 		ok = 1;
 	} else if (e->threads <= 1) {
 		ssize_t len = read_kept(t, first ? NULL : &e->fd_sched, e->pid, "schedstat");
-		ok = parse_sched3(t->buf, len, &e->sched_run, &e->sched_wait, &e->sched_slices) == 0;
+		ok =
+		    parse_sched3(t->buf, len, &e->sched_run, &e->sched_wait, &e->sched_slices) == 0;
 		rsum = e->sched_run;
 		sum = e->sched_wait;
 		if (!ok)
@@ -887,7 +888,8 @@ static int quick_walk(struct rt_proctree *t, struct walk_sum *w)
 		}
 		struct rt_pid_stat ps;
 		ssize_t len = rt_pread_all(e->fd_stat, t->buf, sizeof(t->buf));
-		if (len <= 0 || rt_parse_pid_stat(t->buf, (size_t)len, &ps) || ps.start != e->start) {
+		if (len <= 0 || rt_parse_pid_stat(t->buf, (size_t)len, &ps) ||
+		    ps.start != e->start) {
 			t->pre_sched = 0;
 			return -1;
 		}

@@ -100,9 +100,9 @@ static void pace_wait(double *deadline)
  * sample.
  */
 static double floor_calls;
-static pid_t floor_of; /* whose open files the floor reads; 0: the collector's,
+static pid_t floor_of;        /* whose open files the floor reads; 0: the collector's,
                         * -1: the 5 the reference's system metrics read */
-static int floor_nfiles;    /* how many it read */
+static int floor_nfiles;      /* how many it read */
 static char floor_list[4096]; /* and which, for the family's line */
 
 /*
@@ -1699,8 +1699,8 @@ enum { PEER_ARGS = 12 };
 struct peer {
 	const char *name;
 	const char *argv[PEER_ARGS];
-	int python;          /* a Python program: the reference or rt_tracker */
-	char cg[2][640];     /* cpu (or v2 unified) and memory cgroup dirs */
+	int python;      /* a Python program: the reference or rt_tracker */
+	char cg[2][640]; /* cpu (or v2 unified) and memory cgroup dirs */
 	char mnt[4300], dev[64], out[4400];
 	pid_t pid;
 	long long cpu0, cpu1, sec0, sec1;
@@ -1814,7 +1814,8 @@ static void peer_start(struct peer *p, const char *bindir)
 	unsetenv("RT_SHM_DIR"); /* the ring where users have it: /dev/shm */
 	setenv("TMPDIR", p->mnt, 1);
 	char path[8192];
-	snprintf(path, sizeof(path), "%s:%s", bindir, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+	snprintf(path, sizeof(path), "%s:%s", bindir,
+	         getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
 	setenv("PATH", path, 1);
 	if (chdir(p->mnt) != 0)
 		_exit(126);
@@ -1880,7 +1881,8 @@ static int bench_peers(const char *rec_bin, int secs)
 	struct peer peers[] = {
 	    {.name = "rt family (rt-recorder -i 1, JSON lines)",
 	     .argv = {rec_bin, "-i", "1", "--store", "store", NULL}},
-	    {.name = "sysstat sadc 1 (its default activities)", .argv = {sadc, "1", "sa.data", NULL}},
+	    {.name = "sysstat sadc 1 (its default activities)",
+	     .argv = {sadc, "1", "sa.data", NULL}},
 	    {.name = "resource-tracker 0.5.0 SystemTracker",
 	     .argv = {"python3", "-c", code[0], NULL},
 	     .python = 1},
@@ -1958,7 +1960,8 @@ static int bench_peers(const char *rec_bin, int secs)
 			snprintf(bx, sizeof(bx), "%.2f", b / rt_b);
 		printf("  %-42s %10.1f %7.2f %9ld %6.2f %5d %12.0f %7s\n", p->name, cpu,
 		       rt_cpu > 0 ? cpu / rt_cpu : 0, p->pss_kb,
-		       rt->pss_kb > 0 ? (double)p->pss_kb / (double)rt->pss_kb : 0, p->nprocs, b, bx);
+		       rt->pss_kb > 0 ? (double)p->pss_kb / (double)rt->pss_kb : 0, p->nprocs, b,
+		       bx);
 	}
 	printf("  (the Python peers include the interpreter they run in: the idle line is that "
 	       "alone)\n\n");

@@ -110,11 +110,11 @@ int rt_sink_flush(struct rt_sink *k)
 	 * blocking). */
 	if (k->line_flush && !k->no_poll) {
 		struct stat st;
-		k->no_poll = fstat(k->fd, &st) == 0 &&
-		                     (S_ISREG(st.st_mode) ||
-		                      (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)))
-		                 ? 1
-		                 : -1;
+		k->no_poll =
+		    fstat(k->fd, &st) == 0 && (S_ISREG(st.st_mode) ||
+		                               (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)))
+		        ? 1
+		        : -1;
 	}
 	size_t off = 0;
 	uint64_t t0 = k->line_flush && k->no_poll < 0 ? rt_clock_mono_real() : 0;

@@ -119,8 +119,8 @@ static void same_shortest(double v)
 	char a[24], b[24];
 	int ea = 0, eb = 0;
 	int na = rt_fmt_shortest(v, a, &ea, 1), nb = rt_fmt_shortest(v, b, &eb, 0);
-	cr_assert(na == nb && ea == eb && !strcmp(a, b), "%.17g: exact %s e%d, libc %s e%d", v,
-	          a, ea, b, eb);
+	cr_assert(na == nb && ea == eb && !strcmp(a, b), "%.17g: exact %s e%d, libc %s e%d", v, a,
+	          ea, b, eb);
 }
 
 Test(fmt, exact_shortest_digits_equal_libcs_for_every_kind_of_value, .timeout = 120)
@@ -132,7 +132,7 @@ Test(fmt, exact_shortest_digits_equal_libcs_for_every_kind_of_value, .timeout = 
 		x ^= x << 17;
 		/* exponents from 2^-24 to 2^54: both sides of the exact range */
 		uint64_t bits = (x & ((1ull << 52) - 1)) | (uint64_t)(1023 - 24 + (x >> 52) % 79)
-		                                                  << 52;
+		                                               << 52;
 		double v;
 		memcpy(&v, &bits, sizeof(v));
 		same_shortest(v);
