@@ -33,6 +33,8 @@ out=$(RT_IMDS_ADDR=127.0.0.1:$P "$EXP" discover)
 t1=$(date +%s%N)
 kill $pid; wait $pid 2>/dev/null || true
 ms=$(( (t1 - t0) / 1000000 ))
-[ $ms -le 2600 ] || fail "discovery took $ms ms"
+# (2 s of probes; the rest is starting rt-export, slow under the sanitizers
+# on a loaded host: 2,613 ms in one run. A hang would be tens of seconds.)
+[ $ms -le 4000 ] || fail "discovery took $ms ms"
 echo "$out" | grep -q '"cloud_vendor_id":null' || fail "$out"
 ok "silent metadata service: gave up after $ms ms"
