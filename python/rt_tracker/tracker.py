@@ -147,6 +147,7 @@ class ResourceTracker:
         self.store = store
         self._proc = None
         self._run = None
+        self._before = None  # the store's runs before this tracker's started
         self._owner = os.getpid()
         self._warned = False
         self._frozen = None  # rows of a tracker made from a snapshot
@@ -201,16 +202,32 @@ class ResourceTracker:
         except OSError as e:
             self._warn("cannot start rt-recorder (%s)" % e)
             return
-        # the run it records: the new one in the store
+        # the run it records is the new one in the store, looked up when
+        # first needed: an rt-export run now would be a child of this
+        # process in the first samples, and counted in its tree. Here only
+        # the recorder's start is awaited, on the store's files.
+        self._before = before
+        data = os.path.join(self.store, "data.mdb")
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and self._proc.poll() is None:
-            new = [r for r in self._run_ids() if r not in before]
-            if new:
-                self._run = max(new)
-                break
-            time.sleep(0.02)
-        if self._run is None:
+        while (self._own_store and time.monotonic() < deadline and
+               self._proc.poll() is None and not os.path.exists(data)):
+            time.sleep(0.01)
+        if self._proc.poll() is not None:
             self._recorder_died()
+
+    def _resolve_run(self):
+        """The run this tracker records (None: none)."""
+        if self._run is None and self._before is not None and self._proc is not None:
+            deadline = time.monotonic() + 5
+            while True:
+                new = [r for r in self._run_ids() if r not in self._before]
+                if new:
+                    self._run = max(new)
+                    break
+                if time.monotonic() >= deadline or self._proc.poll() is not None:
+                    break
+                time.sleep(0.02)
+        return self._run
 
     def _recorder_died(self):
         why = ""
@@ -289,7 +306,7 @@ class ResourceTracker:
     def _rows(self):
         if self._frozen is not None:
             return self._frozen
-        if self._run is None:
+        if self._resolve_run() is None:
             return Table()
         args = ["replay", str(self._run), "-f", "csv"]
         if self.extended:
@@ -401,7 +418,7 @@ class ResourceTracker:
 
     def summary(self):
         """rt's summary of the run: (text, dict of summary --json)."""
-        if self._run is None:
+        if self._resolve_run() is None:
             return "", {}
         text = self._export("summary", str(self._run)) or ""
         js = self._export("summary", str(self._run), "--json")
@@ -422,7 +439,7 @@ class ResourceTracker:
             return {"cpu": max(1, round(cpu)), "memory": _round_memory(mem * 1.2),
                     "gpu": max(1, round(gpu)) if gpu > 0 else 0,
                     "vram": _round_memory(vram * 1.2) if vram > 0 else 0}
-        if self._run is None:
+        if self._resolve_run() is None:
             return {}
         js = self._export("recommend", str(self._run), "--json")
         if not js:
@@ -434,7 +451,7 @@ class ResourceTracker:
     def recommend_server(self, **kwargs):
         """The cheapest cloud server that fits (Spare Cores Keeper, through
         rt-export recommend --servers 1): a dict, {} when none answered."""
-        if self._run is None:
+        if self._resolve_run() is None:
             return {}
         js = self._export("recommend", str(self._run), "--servers", "1", "--json", timeout=120)
         if not js:
@@ -445,7 +462,7 @@ class ResourceTracker:
     def report(self, integration="standalone", historical_stats=[], status_failed=False,
                integration_version=None):
         """rt's HTML report of the run: text with save() and browse()."""
-        if self._run is None:
+        if self._resolve_run() is None:
             return Report("")
         fd, path = tempfile.mkstemp(prefix="rt-report-", suffix=".html")
         os.close(fd)
@@ -457,7 +474,7 @@ class ResourceTracker:
             os.unlink(path)
 
     def _meta(self):
-        if self._run is None:
+        if self._resolve_run() is None:
             return {}
         js = self._export("show", str(self._run))
         try:
