@@ -40,7 +40,8 @@ ok "tail without a live run"
 
 # A running job is visible to every verb that reads a run: its samples are
 # in the ring long before the store's group commit (every 30 s)
-"$RT" -i 0.2 --quiet -n live-job -- sleep 6 &
+# (15 s: the verbs below, slow under the sanitizers, all run while it does)
+"$RT" -i 0.2 --quiet -n live-job -- sleep 15 &
 live=$!; track $live
 sleep 3
 "$EXP" runs | awk '$NF == "live-job" && $6 == "running" && $5 >= 10 { ok = 1 } END { exit !ok }' ||
@@ -57,7 +58,7 @@ assert j["recommendation"] is not None
 "$EXP" summary latest | grep -q "still being recorded" || fail "summary does not say it is running"
 "$EXP" report latest -o "$T/live.html" 2>/dev/null || fail "report of a live run"
 grep -q "ended before" "$T/live.html" && fail "the report says a running run ended"
-wait_pid $live 20 || fail "live job"
+wait_pid $live 40 || fail "live job"
 # a range that misses the run says when the run ran
 "$EXP" replay latest --from 2001-01-01T00:00:00Z --to 2001-01-02T00:00:00Z > "$T/out" 2> "$T/err" &&
 	fail "a range that misses the run exits 0"
