@@ -757,6 +757,20 @@ static void set_cpu(struct rt_proctree *t, struct pt_proc *e, const struct rt_pi
 	e->st = own - u + (ps->st - ps->own_st) * 1000000u / t->hz;
 }
 
+/* Member e's figures into this sample's sums. */
+static void add_member(struct walk_sum *w, const struct pt_proc *e)
+{
+	w->delay += e->delay;
+	w->ut += e->ut;
+	w->st += e->st;
+	w->mf += e->mf;
+	w->threads += e->threads;
+	w->fds += e->nfds;
+	w->rd += e->rd;
+	w->wr += e->wr;
+	w->members++;
+}
+
 /* Count live member e, whose stat was just read into ps. */
 static void account(struct rt_proctree *t, struct pt_proc *e, const struct rt_pid_stat *ps,
                     struct walk_sum *w)
@@ -801,15 +815,7 @@ static void account(struct rt_proctree *t, struct pt_proc *e, const struct rt_pi
 		}
 		e->io_for = e->ut + e->st;
 	}
-	w->delay += e->delay;
-	w->ut += e->ut;
-	w->st += e->st;
-	w->mf += e->mf;
-	w->threads += ps->threads;
-	w->fds += e->nfds;
-	w->rd += e->rd;
-	w->wr += e->wr;
-	w->members++;
+	add_member(w, e);
 }
 
 /*
@@ -830,15 +836,7 @@ static void account_still(struct rt_proctree *t, struct pt_proc *e, struct walk_
 		read_status(t, e);
 	if (t->want_fds)
 		count_fds(t, e);
-	w->delay += e->delay;
-	w->ut += e->ut;
-	w->st += e->st;
-	w->mf += e->mf;
-	w->threads += e->threads;
-	w->fds += e->nfds;
-	w->rd += e->rd;
-	w->wr += e->wr;
-	w->members++;
+	add_member(w, e);
 }
 
 /* A one-thread member that has not run since its last sample: 1 (counted
