@@ -694,3 +694,45 @@ Test(proctree, a_member_that_has_not_run_since_its_last_sample_is_not_read_again
 	cr_expect_eq(r.nprocs, 0u);
 	rt_proctree_close(t);
 }
+
+/* A reaper that sends its reports when asked; none is due here. */
+static void no_report(void *arg, int ms)
+{
+	(void)arg;
+	(void)ms;
+}
+
+/*
+ * A children file can miss a live child: member 200 dies and hands its
+ * child 300 to the reaper after the walk read the reaper's children file
+ * and before it read 200's. 300 is alive in the tree all along: it is
+ * counted once, live, never as departed and then again when found (CI:
+ * 1000 processes killed at once, 0.8 s counted twice and kept).
+ */
+Test(proctree, a_live_member_the_children_files_miss_is_counted_once)
+{
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	proc(50, 1, 5, 0, 0, 0, 0, "100 ", "S"); /* the reaper, not a member */
+	proc(100, 50, 10, 0, 0, 0, 0, "200 ", "S");
+	proc(200, 100, 20, 0, 0, 0, 0, "300 ", "S");
+	proc(300, 200, 30, 90, 0, 0, 0, "", "R");
+	cr_assert_eq(rt_proctree_open_under(&t, 50), 0);
+	rt_proctree_on_unreported(t, no_report, NULL);
+	cr_expect_eq(cpu(t, &r), 90);
+	/* 200 is a zombie now; 300 is the reaper's, in no children file read */
+	proc(200, 100, 20, 0, 0, 0, 0, "", "Z");
+	proc(300, 50, 30, 95, 0, 0, 0, "", "R");
+	cr_expect_eq(cpu(t, &r), 95, "300 read alive, though no children file listed it");
+	cr_expect_eq(r.nprocs, 3u);
+	proc(50, 1, 5, 0, 0, 0, 0, "100 300 ", "S");
+	cr_expect_eq(cpu(t, &r), 95, "found by the walk: the same member, not a second one");
+	/* 300 killed and reaped by the reaper: its exact rusage alone */
+	gone(300);
+	proc(50, 1, 5, 0, 0, 0, 0, "100 ", "S");
+	struct rusage ru = {0};
+	ru.ru_utime.tv_sec = 1;
+	rt_proctree_reaped(t, 300, &ru);
+	cr_expect_eq(cpu(t, &r), (unsigned long)hz, "1.0 s: 300 counted once");
+	rt_proctree_close(t);
+}
