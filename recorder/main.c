@@ -546,17 +546,18 @@ static int guard_read(struct guard_state *gs, int wait_ms)
 
 /* The tree waits for reports of members the guardian just reaped; ms < 0:
  * asks the guardian to reap and report what ended so far, and waits up to
- * -ms for all of it. */
-static void await_reports(void *arg, int ms)
+ * -ms for all of it: 1 when the guardian answered (its reports come before
+ * its answer). */
+static int await_reports(void *arg, int ms)
 {
 	struct guard_state *gs = arg;
 	if (ms >= 0) {
 		guard_read(gs, ms);
-		return;
+		return 0;
 	}
 	struct rt_guard_msg m = {.type = RT_G_SYNC, .count = ++gs->sync_sent};
 	if (gs->gone || send(gs->g->fd, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(m))
-		return;
+		return 0;
 	uint64_t end = rt_clock_mono_real() + (uint64_t)-ms * 1000000u;
 	while (gs->sync_back != gs->sync_sent && !gs->gone) {
 		uint64_t now = rt_clock_mono_real();
@@ -564,6 +565,7 @@ static void await_reports(void *arg, int ms)
 			break;
 		guard_read(gs, (int)((end - now) / 1000000u) + 1);
 	}
+	return gs->sync_back == gs->sync_sent;
 }
 
 /* Store the run's final metadata, let readers drain, close everything. */

@@ -78,6 +78,9 @@ struct pt_proc {
 	uint8_t left_in;  /* departed in this refresh round (refresh_reapers) */
 	uint8_t reported; /* its reaper's report arrived (rt_proctree_reaped) */
 	uint8_t exiting;  /* a zombie or on its way out when last read */
+	/* found gone before a sync the reaper answered: reaped by a member
+	 * when no report of it came with the answer */
+	uint8_t synced;
 };
 
 /* A departed member whose report the reaper has not sent yet: its last
@@ -91,7 +94,7 @@ struct pt_pending {
 struct rt_proctree {
 	pid_t root; /* 0: descendants of self */
 	pid_t self; /* this process, or the reaper (rt_proctree_open_under) */
-	void (*await_reports)(void *arg, int ms);
+	int (*await_reports)(void *arg, int ms);
 	void *await_arg;
 	pid_t exclude[8];
 	int nexclude;
@@ -250,7 +253,7 @@ int rt_proctree_open_under(struct rt_proctree **out, pid_t reaper)
 	return rc;
 }
 
-void rt_proctree_on_unreported(struct rt_proctree *t, void (*fn)(void *arg, int ms), void *arg)
+void rt_proctree_on_unreported(struct rt_proctree *t, int (*fn)(void *arg, int ms), void *arg)
 {
 	t->await_reports = fn;
 	t->await_arg = arg;
@@ -379,13 +382,15 @@ void rt_proctree_reaped_n(struct rt_proctree *t, pid_t pid, uint32_t count, cons
 	}
 }
 
-/* Members reaped by the reaper whose report has not arrived yet. */
+/* Members reaped by the reaper whose report has not arrived yet (none
+ * once it answered a sync since they were found gone). */
 static size_t unreported(const struct rt_proctree *t)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < t->cap; i++) {
 		const struct pt_proc *e = &t->tab[i];
-		n += e->pid && e->seen != t->gen && e->ppid == t->self && !e->reported;
+		n +=
+		    e->pid && e->seen != t->gen && e->ppid == t->self && !e->reported && !e->synced;
 	}
 	return n;
 }
@@ -540,10 +545,13 @@ static void children(struct rt_proctree *t, pid_t pid, uint32_t threads, size_t 
  * in the tracker's exact rusage): follow last-known parents. Under a
  * reaper that reports (wrapper mode), nothing is reaped outside the tree:
  * a member whose parents are gone was reparented to the reaper, and its
- * report counts it (keeping its last figure too would count it twice). */
+ * report counts it (keeping its last figure too would count it twice);
+ * one found gone before a sync the reaper answered without its report was
+ * reaped by a member (the reaper reports before it answers), even by a
+ * parent on its way out that reaped it first. */
 static int absorbed(struct rt_proctree *t, const struct pt_proc *e)
 {
-	if (e->reported)
+	if (e->reported || e->synced)
 		return 1;
 	for (int depth = 0; depth < 64; depth++) {
 		if (t->root == 0 && e->ppid == t->self)
@@ -1067,8 +1075,9 @@ static int reread(struct rt_proctree *t, struct pt_proc *e, struct rt_pid_stat *
  * at most; a storm of exits ends). A parent gone by then leaves too, and
  * its own parent is read.
  */
-static void refresh_reapers(struct rt_proctree *t, struct walk_sum *w)
+static int refresh_reapers(struct rt_proctree *t, struct walk_sum *w)
 {
+	int dropped = 0;
 	for (size_t i = 0; i < t->cap; i++)
 		t->tab[i].left_in = t->tab[i].pid && t->tab[i].gone && t->tab[i].seen != t->gen;
 	for (int round = 0; round < 8; round++) {
@@ -1085,7 +1094,7 @@ static void refresh_reapers(struct rt_proctree *t, struct walk_sum *w)
 			if (reread(t, p, &ps)) {
 				drop_member(t, p, w);
 				p->left_in = 1;
-				more = 1;
+				more = dropped = 1;
 				continue;
 			}
 			uint64_t ut0 = p->ut, st0 = p->st;
@@ -1116,13 +1125,26 @@ static void refresh_reapers(struct rt_proctree *t, struct walk_sum *w)
 				    reread(t, q, &ps)) {
 					drop_member(t, q, w);
 					q->left_in = 1;
-					more = 1;
+					more = dropped = 1;
 				}
 			}
 		}
 		if (!more)
 			break;
 	}
+	return dropped;
+}
+
+/* Ask the reaper to reap and report what ended so far: once it answered,
+ * every member found gone by now was either reported or reaped by a
+ * member. */
+static void sync_reports(struct rt_proctree *t)
+{
+	if (!t->await_reports || !t->await_reports(t->await_arg, -SYNC_WAIT_MS))
+		return;
+	for (size_t i = 0; t->departed && i < t->cap; i++)
+		if (t->tab[i].pid && t->tab[i].gone)
+			t->tab[i].synced = 1;
 }
 
 /*
@@ -1186,12 +1208,8 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 		}
 		full_walk(t, &w);
 	}
-	/* what the reaper reaped so far (members gone before the walk read
-	 * them, newcomers included, which no entry waits for): reported now */
-	if (t->await_reports)
-		t->await_reports(t->await_arg, -SYNC_WAIT_MS);
-	/* settle departures: whoever was not seen this time (and is not alive
-	 * in the tree after all) */
+	/* whoever was not seen this time and is not alive in the tree after
+	 * all has departed: the sync below tells who reaped it */
 	rescue_missed(t, &w);
 	for (size_t i = 0; i < t->cap; i++) {
 		struct pt_proc *e = &t->tab[i];
@@ -1200,8 +1218,11 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 		e->gone = 1;
 		t->departed = 1;
 	}
-	if (t->departed)
-		refresh_reapers(t, &w);
+	/* what the reaper reaped so far (members gone before the walk read
+	 * them, newcomers included, which no entry waits for): reported now */
+	sync_reports(t);
+	if (t->departed && refresh_reapers(t, &w))
+		sync_reports(t); /* members found gone since */
 	/* members reaped by the reaper a moment ago: their reports are on the
 	 * way, and the tree's CPU must not dip while they are */
 	for (int i = 0; i < 5 && t->await_reports && unreported(t); i++)

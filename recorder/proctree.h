@@ -41,12 +41,15 @@ int rt_proctree_open_under(struct rt_proctree **out, pid_t reaper);
  * A member the reaper reaped leaves /proc a moment before its report
  * arrives. After each walk, a sample calls fn(arg, -50): the reaper reaps
  * and reports what ended so far (members it reaped before the walk read
- * them, newcomers included) and fn waits up to 50 ms for all of it. When
- * a sample still finds a member gone without its report, it calls fn(arg,
+ * them, newcomers included) and fn waits up to 50 ms for all of it,
+ * returning 1 when the reaper answered (every report sent before the
+ * answer arrived). A member found gone before that call and not reported
+ * by then was reaped by a member: its figures are in that one's. When a
+ * sample still finds a member gone without its report, it calls fn(arg,
  * ms), which waits up to ms for reports, a few times at most (about 50
  * ms), so the tree's CPU never dips for one sample.
  */
-void rt_proctree_on_unreported(struct rt_proctree *t, void (*fn)(void *arg, int ms), void *arg);
+void rt_proctree_on_unreported(struct rt_proctree *t, int (*fn)(void *arg, int ms), void *arg);
 void rt_proctree_close(struct rt_proctree *t);
 void rt_proctree_exclude(struct rt_proctree *t, pid_t pid);
 

@@ -466,15 +466,16 @@ Test(proctree, the_peak_is_never_below_what_a_member_holds_or_a_reaped_one_reach
  * 200 alive (the kill came between its read and the end of the walk). */
 static struct rt_proctree *hook_tree;
 static int hook_syncs;
-static void report_200(void *arg, int ms)
+static int report_200(void *arg, int ms)
 {
 	(void)arg;
 	if (ms >= 0 || hook_syncs++ != 1)
-		return;
+		return ms < 0;
 	struct rusage ru = {0};
 	ru.ru_utime.tv_sec = 1; /* exact: 1.0 s; the walk read 0.9 s */
 	gone(200);
 	rt_proctree_reaped(hook_tree, 200, &ru);
+	return 1;
 }
 
 Test(proctree, a_member_read_alive_and_reported_in_the_same_sample_counts_once)
@@ -528,11 +529,12 @@ Test(proctree, no_sample_shows_more_cpu_than_the_host_could_give)
 /* Member 100 reaps its child 200 after the walk read 100 and before it
  * came to 200: the sync hook (after the walk) rewrites 100's stat the way
  * the kernel would have it by then. */
-static void reap_200_late(void *arg, int ms)
+static int reap_200_late(void *arg, int ms)
 {
 	(void)arg;
 	if (ms < 0 && hook_syncs++ == 1)
 		proc(100, 50, 10, 15, 0, 40, 10, "", "S");
+	return ms < 0;
 }
 
 Test(proctree, a_member_reaped_by_a_member_mid_walk_is_not_lost)
@@ -626,7 +628,7 @@ Test(proctree, a_member_s_own_time_is_exact_to_the_ns_not_cut_to_ticks)
 /* Under the wrapper's reaper, a member whose parents are all gone was
  * orphaned to the reaper: its report counts it, its last live figure must
  * not as well (1000 processes killed at once counted 0.9 s twice). */
-static void report_300_late(void *arg, int ms)
+static int report_300_late(void *arg, int ms)
 {
 	(void)arg;
 	if (ms < 0 && hook_syncs++ == 2) {
@@ -634,6 +636,7 @@ static void report_300_late(void *arg, int ms)
 		ru.ru_utime.tv_sec = 1;
 		rt_proctree_reaped(hook_tree, 300, &ru);
 	}
+	return 0; /* the reaper does not answer in time */
 }
 
 Test(proctree, an_orphan_reaped_by_the_reaper_counts_once_when_its_report_is_late)
@@ -695,11 +698,11 @@ Test(proctree, a_member_that_has_not_run_since_its_last_sample_is_not_read_again
 	rt_proctree_close(t);
 }
 
-/* A reaper that sends its reports when asked; none is due here. */
-static void no_report(void *arg, int ms)
+/* A reaper that answers every sync; no report is due here. */
+static int no_report(void *arg, int ms)
 {
 	(void)arg;
-	(void)ms;
+	return ms < 0;
 }
 
 /*
@@ -734,5 +737,35 @@ Test(proctree, a_live_member_the_children_files_miss_is_counted_once)
 	ru.ru_utime.tv_sec = 1;
 	rt_proctree_reaped(t, 300, &ru);
 	cr_expect_eq(cpu(t, &r), (unsigned long)hz, "1.0 s: 300 counted once");
+	rt_proctree_close(t);
+}
+
+/*
+ * The job reaps its last worker and exits at once: the walk finds the
+ * worker gone and the job a zombie, on its way out. The reaper answered the
+ * sample's sync with no report of the worker, so the job reaped it: its
+ * ticks are in the job's cutime (and then in the job's own report), never
+ * held for a report of its own that will not come (the starved shape under
+ * the sanitizers: +3.12 % CPU).
+ */
+Test(proctree, a_member_its_exiting_parent_reaped_counts_once)
+{
+	struct rt_proctree *t;
+	struct rt_rec_process r;
+	proc(50, 1, 5, 0, 0, 0, 0, "100 ", "S"); /* the reaper, not a member */
+	proc(100, 50, 10, 0, 0, 0, 0, "200 ", "S");
+	proc(200, 100, 20, 90, 0, 0, 0, "", "R");
+	cr_assert_eq(rt_proctree_open_under(&t, 50), 0);
+	rt_proctree_on_unreported(t, no_report, NULL);
+	cr_expect_eq(cpu(t, &r), 90);
+	gone(200);
+	proc(100, 50, 10, 0, 0, 100, 0, "", "Z");
+	cr_expect_eq(cpu(t, &r), 100, "200's 100 ticks in 100's cutime, once");
+	gone(100);
+	proc(50, 1, 5, 0, 0, 0, 0, "", "S");
+	struct rusage ru = {0};
+	ru.ru_utime.tv_sec = 1; /* 100's rusage: its own and what it reaped */
+	rt_proctree_reaped(t, 100, &ru);
+	cr_expect_eq(cpu(t, &r), (unsigned long)hz, "1.0 s: the job's exact rusage alone");
 	rt_proctree_close(t);
 }
