@@ -724,8 +724,18 @@ def drive_one(build, work, data, shape, table):
     t_procs = max(r[2] for r in reads) if reads else 0
     t_threads = max(r[3] for r in reads) if reads else 0
     if shape in STEADY_COUNTS:
-        check("processes peak", rt_procs, t_procs, rt_procs == t_procs, "watcher")
-        check("threads peak", rt_threads, t_threads, rt_threads == t_threads, "watcher")
+        # a count that held across two watcher passes (20 ms) is one rt's
+        # samples must see; one the watcher caught once may be a process
+        # that lived a few ms (daemon's middle child), which a sample may
+        # or may not meet: rt's peak lies between the two
+        def held(k):
+            return max((min(a[k], b[k]) for a, b in zip(reads, reads[1:])), default=0)
+        for name, got, k, top in (("processes peak", rt_procs, 2, t_procs),
+                                  ("threads peak", rt_threads, 3, t_threads)):
+            low = held(k)
+            check(name, got, low, low <= got <= top,
+                  "watcher: %d held across two passes%s" %
+                  (low, ", %d for one pass" % top if top != low else ""))
     elif cg_pids:
         # counts of processes that live a millisecond are instantaneous:
         # rt's largest cannot exceed the kernel's own peak of tasks
