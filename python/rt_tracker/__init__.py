@@ -4,6 +4,10 @@
 """
 from .table import Table
 from .tracker import Report, ResourceTracker, RtMissingWarning, find_binary, track
+from .writers import ProcessTracker, SystemTracker
 
 __version__ = "0.1.0"
-__all__ = ["ResourceTracker", "Report", "RtMissingWarning", "Table", "find_binary", "track"]
+__all__ = [
+    "ResourceTracker", "ProcessTracker", "SystemTracker", "Report", "RtMissingWarning", "Table",
+    "find_binary", "track",
+]

@@ -247,3 +247,63 @@ def test_track_as_context_manager_and_decorator(capsys):
         spin(0.4)
         return 42
     assert work() == 42
+
+
+REF_PROCESS_COLUMNS = ["timestamp", "pid", "children", "utime", "stime", "cpu_usage", "memory_mib",
+                       "disk_read_bytes", "disk_write_bytes", "gpu_usage", "gpu_vram_mib",
+                       "gpu_utilized"]
+REF_SYSTEM_COLUMNS = ["timestamp", "processes", "utime", "stime", "cpu_usage", "memory_free_mib",
+                      "memory_used_mib", "memory_buffers_mib", "memory_cached_mib",
+                      "memory_active_mib", "memory_inactive_mib", "disk_read_bytes",
+                      "disk_write_bytes", "disk_space_total_gb", "disk_space_used_gb",
+                      "disk_space_free_gb", "net_recv_bytes", "net_sent_bytes", "gpu_usage",
+                      "gpu_vram_mib", "gpu_utilized"]
+
+
+def test_system_tracker_writes_the_references_csv_until_interrupted(tmp_path):
+    out = tmp_path / "system.csv"
+    code = ("import rt_tracker\n"
+            "rt_tracker.SystemTracker(interval=0.2, output_file=%r)\n"
+            "print('returned', flush=True)\n" % str(out))
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    for _ in range(200):  # a header and 3 rows
+        if out.exists() and len(out.read_text().splitlines()) >= 4:
+            break
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)  # Ctrl-C: the writer returns, its recorder ends
+    stdout, _ = p.communicate(timeout=30)
+    assert p.returncode == 0 and "returned" in stdout
+    lines = out.read_text().splitlines()
+    assert lines[0].split(",") == REF_SYSTEM_COLUMNS
+    assert len(lines) >= 4
+    for line in lines[1:]:
+        f = line.split(",")
+        assert len(f) == len(REF_SYSTEM_COLUMNS) and int(f[1]) > 0  # processes
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert "rt-writer-" not in ps, "a writer's recorder outlived it"
+
+
+def test_process_tracker_follows_a_process_until_it_ends(tmp_path):
+    # a process not this one's child (reaped by init when it ends): it
+    # spins 2 s, then ends, and so does the writer
+    pid = int(subprocess.run(["sh", "-c", "(end=$(($(date +%s)+2)); while [ $(date +%s) -lt $end ];"
+                              " do :; done) >/dev/null 2>&1 & echo $!"],
+                             capture_output=True, text=True).stdout)
+    out = tmp_path / "process.csv"
+    code = "import rt_tracker\nrt_tracker.ProcessTracker(pid=%d, interval=0.2, output_file=%r)\n" % (
+        pid, str(out))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    lines = out.read_text().splitlines()
+    assert lines[0].split(",") == REF_PROCESS_COLUMNS
+    rows = [dict(zip(REF_PROCESS_COLUMNS, l.split(","))) for l in lines[1:]]
+    assert len(rows) >= 3 and all(int(r["pid"]) == pid for r in rows)
+    assert sum(float(r["utime"]) + float(r["stime"]) for r in rows) > 0.2  # it spun
+
+
+def test_writers_without_rt_warn_and_write_nothing(monkeypatch, tmp_path):
+    monkeypatch.setenv("RT_PREFIX", str(tmp_path / "nowhere"))
+    out = tmp_path / "x.csv"
+    with pytest.warns(RtMissingWarning):
+        rt_tracker.SystemTracker(interval=0.2, output_file=str(out))
+    assert not out.exists()
