@@ -1,8 +1,10 @@
 /* http.c - a small libcurl wrapper with connection reuse (see net.h). */
 #include <curl/curl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "export.h"
 #include "net/net.h"
 #include "rt/common.h"
 
@@ -17,6 +19,25 @@ int rt_url_allowed(const char *url)
 	const char *h = url + 7;
 	return !strncmp(h, "127.0.0.1", 9) || !strncmp(h, "localhost", 9) ||
 	       !strncmp(h, "[::1]", 5);
+}
+
+int rt_env_value_ok(const char *name, size_t max)
+{
+	const char *v = getenv(name);
+	for (const char *c = v; c && *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+			rt_say("%s holds a control character (a line break?): it cannot go into a "
+			       "request; set it without one",
+			       name);
+			return 0;
+		}
+	if (v && strlen(v) > max) {
+		rt_say("%s is longer than %zu bytes: it is not sent cut; set the whole value "
+		       "within that",
+		       name, max);
+		return 0;
+	}
+	return 1;
 }
 
 static size_t body_cap; /* 0: any size (the request in flight) */

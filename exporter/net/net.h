@@ -40,6 +40,13 @@ int rt_http_limited(const char *method, const char *url, const char *const *head
 void rt_http_resp_free(struct rt_http_resp *r);
 /* Whether url is https, or http to 127.0.0.1 / localhost / [::1]. */
 int rt_url_allowed(const char *url);
+/*
+ * Whether environment variable name (unset or empty: yes) can go into a
+ * request whole: no control byte (a line break would split the request's
+ * headers, a second header smuggled in) and at most max bytes (never sent
+ * cut). No: one line saying which and how to fix it.
+ */
+int rt_env_value_ok(const char *name, size_t max);
 
 /* ---- checkpoint.c ---- */
 #define RT_CP_MAX_URIS 100000
@@ -73,6 +80,11 @@ void rt_checkpoint_free(struct rt_checkpoint *cp);
 int rt_checkpoint_lock(const char *store_dir, uint64_t run, int *fd);
 
 /* ---- sentinel.c ---- */
+/* the longest SENTINEL_API_TOKEN and SENTINEL_API_URL (or
+ * TRACKER_S3_ENDPOINT) sent: longer ones are refused, never cut */
+#define RT_SENTINEL_TOKEN_MAX 4096
+#define RT_SENTINEL_URL_MAX 1000
+
 struct rt_sentinel {
 	const char *base;  /* SENTINEL_API_URL */
 	const char *token; /* SENTINEL_API_TOKEN */

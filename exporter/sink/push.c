@@ -904,23 +904,9 @@ int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char
 		static const char *const cred[] = {"TRACKER_REMOTE_WRITE_BEARER_TOKEN",
 		                                   "TRACKER_REMOTE_WRITE_USERNAME",
 		                                   "TRACKER_REMOTE_WRITE_PASSWORD"};
-		for (size_t i = 0; i < RT_ARRAY_LEN(cred); i++) {
-			const char *v = getenv(cred[i]);
-			for (const char *c = v; c && *c; c++)
-				if ((unsigned char)*c < 0x20 || *c == 0x7f) {
-					rt_say(
-					    "%s holds a control character (a line break?): it "
-					    "cannot go into a request header; set it without one",
-					    cred[i]);
-					return 2;
-				}
-			if (v && strlen(v) > 1000) {
-				rt_say("%s is longer than 1000 bytes: it is not sent cut; set the "
-				       "whole credential within that",
-				       cred[i]);
+		for (size_t i = 0; i < RT_ARRAY_LEN(cred); i++)
+			if (!rt_env_value_ok(cred[i], 1000))
 				return 2;
-			}
-		}
 		if (!(region && *region) && auth_header(auth, sizeof(auth)))
 			p.headers[nh++] = auth;
 	} else {

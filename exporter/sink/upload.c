@@ -305,7 +305,16 @@ int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose, rt_allocati
 		       "nothing is uploaded");
 		return 2;
 	}
-	char base[1024];
+	/* the token goes into a header and the URLs into every request: whole,
+	 * or not at all (the run stays in the store to upload once fixed) */
+	const char *tok_name = getenv("SENTINEL_API_TOKEN") && *getenv("SENTINEL_API_TOKEN")
+	                           ? "SENTINEL_API_TOKEN"
+	                           : "SENTINEL_API_KEY";
+	if (!rt_env_value_ok(tok_name, RT_SENTINEL_TOKEN_MAX) ||
+	    !rt_env_value_ok("SENTINEL_API_URL", RT_SENTINEL_URL_MAX) ||
+	    !rt_env_value_ok("TRACKER_S3_ENDPOINT", RT_SENTINEL_URL_MAX))
+		return 2; /* said; the run stays in the store */
+	char base[RT_SENTINEL_URL_MAX + 1];
 	const char *b = getenv("SENTINEL_API_URL");
 	snprintf(base, sizeof(base), "%s", b && *b ? b : "https://api.sentinel.sparecores.net");
 	for (size_t n = strlen(base); n && base[n - 1] == '/'; n--)

@@ -98,6 +98,26 @@ set -e
 grep -q "SENTINEL_API_URL='ftp://nowhere' is not an https URL" "$T/err" || fail "bad URL: $(cat "$T/err")"
 [ "$(wc -l < "$T/err")" -eq 1 ] || fail "bad URL: not one line: $(cat "$T/err")"
 ok "unusable start answers and a bad URL: one line, no retry loop, no orphan runs"
+# a token that would split the request's headers, a URL longer than rt
+# sends whole: refused before any request (the API hears nothing), one
+# line, the job's exit code kept, the run kept in the store
+api
+for bad in "SENTINEL_API_TOKEN=$(printf 'tok\r\nX-Evil: 1')" \
+	"SENTINEL_API_URL=$SENTINEL_API_URL/$(head -c 1200 /dev/zero | tr '\0' a)"; do
+	set +e
+	env "$bad" "$RT" -i 0.05 -o "$T/live.csv" -- sh -c 'sleep 0.3; exit 4' 2> "$T/err"
+	rc=$?
+	quiet_load "$T/err"
+	set -e
+	what=${bad%%=*}
+	[ $rc -eq 4 ] || fail "$what: exit $rc"
+	[ "$(wc -l < "$T/err")" -eq 1 ] || fail "$what: not one line: $(cat "$T/err")"
+	grep -q "$what .*\(control character\|longer than 1000 bytes\)" "$T/err" || fail "$what: $(cat "$T/err")"
+	! grep -q '"kind"' "$T/api.log" 2>/dev/null || fail "$what: a request reached the API: $(cat "$T/api.log")"
+done
+kill $APIPID; wait $APIPID 2>/dev/null || true
+rm -f "$T/api.log"
+ok "a token with CR LF and an over-long URL: refused before any request, one line"
 
 # a bad TRACKER_UPLOAD_INTERVAL: one warning and the default (60 s), so a
 # run shorter than that finishes inline (seed T-EOR-03)
