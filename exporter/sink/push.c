@@ -266,7 +266,7 @@ static void one_line(char *out, size_t cap, const char *body)
  * environment. Each attempt is signed anew (the date is part of it): the
  * headers of the attempt into h (from the base ones), their text in st. */
 static void sign(const struct rt_push *p, const struct rt_buf *body, const char **h,
-                 char st[4][2048])
+                 char st[4][4200])
 {
 	size_t n = 0;
 	for (; p->headers[n] && n < 24; n++)
@@ -333,7 +333,7 @@ static int send_batch(struct rt_push *p)
 	for (;;) {
 		struct rt_http_resp r;
 		const char *h[32];
-		static char sigh[4][2048];
+		static char sigh[4][4200];
 		sign(p, &body, h, sigh);
 		rc = rt_http_limited("POST", p->url, h, body.p, body.len, &lim, &r);
 		long st = rc ? 0 : r.status;
@@ -907,6 +907,14 @@ int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char
 		for (size_t i = 0; i < RT_ARRAY_LEN(cred); i++)
 			if (!rt_env_value_ok(cred[i], 1000))
 				return 2;
+		/* and what signs for Amazon Managed Prometheus (the region and the
+		 * key id go into the Authorization header, the token into its own) */
+		if (region && *region &&
+		    (!rt_env_value_ok("TRACKER_REMOTE_WRITE_SIGV4_REGION", 64) ||
+		     !rt_env_value_ok("AWS_ACCESS_KEY_ID", 128) ||
+		     !rt_env_value_ok("AWS_SECRET_ACCESS_KEY", 128) ||
+		     !rt_env_value_ok("AWS_SESSION_TOKEN", 4096)))
+			return 2;
 		if (!(region && *region) && auth_header(auth, sizeof(auth)))
 			p.headers[nh++] = auth;
 	} else {

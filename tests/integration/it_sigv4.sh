@@ -116,4 +116,23 @@ env -u AWS_SECRET_ACCESS_KEY "$EXP" push latest --to prometheus --url "http://12
 rc=$?
 set -e
 [ $rc -eq 2 ] && grep -q "AWS_SECRET_ACCESS_KEY" "$T/aps3.err" || fail "no credentials: exit $rc $(cat "$T/aps3.err")"
-ok "remote write signed with SigV4 (aps) matches botocore over the signed headers; a wrong secret is refused; no credentials: one line, exit 2"
+# a session token that would split the headers, one longer than rt sends
+# whole (a 3000-byte one, as STS gives with session tags, is sent whole;
+# a new run: the last one was delivered, exactly once)
+"$RT" -i 0.2 --quiet -- sleep 0.5 || fail "a second run to push"
+: > "$T/aps.log"
+AWS_SESSION_TOKEN=$(head -c 3000 /dev/zero | tr '\0' T) "$EXP" push latest --to prometheus \
+	--url "http://127.0.0.1:$APS/workspaces/ws-1/api/v1/remote_write" 2> "$T/aps4.err" ||
+	fail "a 3000-byte session token: $(cat "$T/aps4.err")"
+grep -q "^True" "$T/aps.log" || fail "a 3000-byte session token was not signed right: $(head -c 600 "$T/aps.log")"
+for tok in "$(printf 'tok\r\nX-Evil: 1')" "$(head -c 5000 /dev/zero | tr '\0' T)"; do
+	: > "$T/aps.log"
+	set +e
+	AWS_SESSION_TOKEN=$tok "$EXP" push latest --to prometheus --url "http://127.0.0.1:$APS/x" > /dev/null 2> "$T/aps3.err"
+	rc=$?
+	set -e
+	[ $rc -eq 2 ] && [ "$(wc -l < "$T/aps3.err")" -eq 1 ] && grep -q "AWS_SESSION_TOKEN" "$T/aps3.err" ||
+		fail "a bad session token: exit $rc $(cat "$T/aps3.err")"
+	[ ! -s "$T/aps.log" ] || fail "a bad session token was sent"
+done
+ok "remote write signed with SigV4 (aps) matches botocore over the signed headers; a wrong secret is refused; no credentials, a token with CR LF or over 4096 bytes: one line, exit 2"
