@@ -704,8 +704,10 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 	} else if (replay) {
 		uint64_t every = a->every;
 		if (a->every_secs > 0) { /* a time: the samples it spans, at least 1 */
-			double n = nearbyint(a->every_secs / (ri.interval > 0 ? ri.interval : 1.0));
-			every = n < 1 ? 1 : n > 1e12 ? 1000000000000ull : (uint64_t)n;
+			/* rounded to the nearest by hand: nearbyint() alone would
+			 * link libm into the live printer (~170 KiB of PSS) */
+			double n = a->every_secs / (ri.interval > 0 ? ri.interval : 1.0) + 0.5;
+			every = !(n >= 1) ? 1 : n > 1e12 ? 1000000000000ull : (uint64_t)n;
 		}
 		struct rt_replay_opts o = {from_ns, to_ns, every};
 		r = rt_replay(&e, &o);
