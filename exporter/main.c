@@ -306,6 +306,14 @@ static int open_store(const struct args *a, struct rt_store **s)
 		    dir);
 		return -1;
 	}
+	if (rc == RT_E_CORRUPT) {
+		rt_say(
+		    "cannot open the store %s: it is damaged (its meta pages or the names of its "
+		    "databases); nothing in it was changed. rt-export verify --store %s says "
+		    "what is left",
+		    dir, dir);
+		return -1;
+	}
 	if (rc) {
 		rt_say("cannot open the store %s: %s", dir,
 		       rc == RT_E_UNSAFE ? rt_store_refusal() : rt_strerror(rc));
@@ -500,18 +508,23 @@ static int verb_delete(const struct args *a, struct rt_store *none)
 	if (rt_store_resolve_dir(a->store, dir, sizeof(dir)))
 		return 1;
 	int rc = rt_store_open(dir, RT_STORE_RDWR, &c.s);
-	if (rc) {
+	if (rc && rc != RT_E_CORRUPT) {
 		rt_say("cannot open the store %s for writing: %s", dir,
 		       rc == RT_E_UNSAFE ? rt_store_refusal() : rt_strerror(rc));
 		return 1;
 	}
 	/* deleting changes pages of runs long written: each one is looked at
-	 * first, and a damaged store is left as it is */
-	if ((rc = rt_store_check_pages(c.s))) {
+	 * first, and a damaged store is left as it is (opening it found the
+	 * damage already when its databases cannot be found) */
+	if (rc || (rc = rt_store_check_pages(c.s))) {
 		rt_say(
 		    "the store %s is damaged (%s); nothing was deleted. See what can be read with "
 		    "rt-export verify, and copy it with rt-export recover %s -o NEWDIR",
-		    dir, rc == RT_E_CORRUPT ? rt_store_last_error(c.s) : rt_strerror(rc), dir);
+		    dir,
+		    !c.s                 ? "its meta pages or main database"
+		    : rc == RT_E_CORRUPT ? rt_store_last_error(c.s)
+		                         : rt_strerror(rc),
+		    dir);
 		rt_store_close(c.s);
 		return 1;
 	}

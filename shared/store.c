@@ -353,6 +353,8 @@ static int txn_begin(struct rt_store *s, unsigned flags, MDB_txn **txn)
  * Stores made before the id existed get one on the next recorder open;
  * until then their rings are named by the directory alone.
  */
+static int check_lmdb_pages(struct rt_store *s);
+
 static int load_store_id(struct rt_store *s)
 {
 	static const char key[] = "store_id";
@@ -361,16 +363,25 @@ static int load_store_id(struct rt_store *s)
 	MDB_val k = {sizeof(key) - 1, (void *)key}, v;
 	unsigned char id[16];
 	char hex[33] = "";
-	int rc = txn_begin(s, s->rdwr ? 0 : MDB_RDONLY, &txn);
+	/* looked up read-only: only a store without an id is written, and
+	 * only once its pages check out (as open_dbis) */
+	int rc = txn_begin(s, MDB_RDONLY, &txn);
 	if (rc)
 		return rc;
-	rc = mdb_dbi_open(txn, "info", s->rdwr ? MDB_CREATE : 0, &info);
+	rc = mdb_dbi_open(txn, "info", 0, &info);
 	if (rc == 0)
 		rc = mdb_get(txn, info, &k, &v);
-	if (rc == 0 && v.mv_size == sizeof(id)) {
+	int found = rc == 0 && v.mv_size == sizeof(id);
+	if (found)
 		memcpy(id, v.mv_data, sizeof(id));
-		mdb_txn_abort(txn);
-	} else if (rc == MDB_NOTFOUND && s->rdwr) {
+	mdb_txn_abort(txn);
+	if (!found && rc == MDB_NOTFOUND && s->rdwr) {
+		if ((rc = check_lmdb_pages(s)) || (rc = txn_begin(s, 0, &txn)))
+			return rc;
+		if ((rc = mdb_dbi_open(txn, "info", MDB_CREATE, &info))) {
+			mdb_txn_abort(txn);
+			return lmdb_fail(s, "write the store id", rc);
+		}
 		if (getrandom(id, sizeof(id), GRND_NONBLOCK) != (ssize_t)sizeof(id)) {
 			struct timespec ts; /* no entropy yet (early boot): time and pid */
 			clock_gettime(CLOCK_REALTIME, &ts);
@@ -381,14 +392,13 @@ static int load_store_id(struct rt_store *s)
 		}
 		v.mv_size = sizeof(id);
 		v.mv_data = id;
-		rc = mdb_put(txn, info, &k, &v, 0);
-		if (rc || (rc = mdb_txn_commit(txn))) {
-			if (rc)
-				mdb_txn_abort(txn);
+		if ((rc = mdb_put(txn, info, &k, &v, 0))) {
+			mdb_txn_abort(txn);
 			return lmdb_fail(s, "write the store id", rc);
 		}
-	} else {
-		mdb_txn_abort(txn);
+		if ((rc = mdb_txn_commit(txn))) /* (a failed commit frees txn) */
+			return lmdb_fail(s, "write the store id", rc);
+	} else if (!found) {
 		snprintf(s->ring_key, sizeof(s->ring_key), "%s", s->dir);
 		return 0; /* an older store, read-only */
 	}
@@ -429,23 +439,49 @@ static int preallocate_lock(const char *dir)
 	return rc == EOPNOTSUPP || rc == EINVAL ? 0 : -rc;
 }
 
-static int open_dbis(struct rt_store *s)
+/* Open the three databases in a transaction of flags (MDB_CREATE in f). */
+static int open_three(struct rt_store *s, unsigned flags, unsigned f)
 {
 	MDB_txn *txn;
-	int rc = txn_begin(s, s->rdwr ? 0 : MDB_RDONLY, &txn);
+	int rc = txn_begin(s, flags, &txn);
 	if (rc)
 		return rc;
-	unsigned f = s->rdwr ? MDB_CREATE : 0;
 	if ((rc = mdb_dbi_open(txn, "runs", f, &s->runs)) ||
 	    (rc = mdb_dbi_open(txn, "samples", f, &s->samples)) ||
 	    (rc = mdb_dbi_open(txn, "inventory", f, &s->inv))) {
+		MDB_stat st;
+		/* whether the store holds anything at all (its main database) */
+		if (rc == MDB_NOTFOUND && mdb_stat(txn, 1, &st) == 0 && st.ms_entries == 0)
+			rc = -ENOENT;
 		mdb_txn_abort(txn);
-		if (rc == MDB_NOTFOUND)
-			return 0; /* read-only view of an empty store */
-		return lmdb_fail(s, "open databases", rc);
+		return rc;
 	}
-	if ((rc = mdb_txn_commit(txn)))
-		return lmdb_fail(s, "open databases", rc);
+	return mdb_txn_commit(txn);
+}
+
+/*
+ * The databases are looked up read-only first, even by a writer: a store
+ * that has them is not written by opening it. A writer creates them only
+ * in a new store (an empty main database). In one that holds anything, a
+ * missing name is damage (a damaged page can hide it): creating it anew
+ * wrote into the damaged store, whose writers then said "damaged, left as
+ * it is" (delete, the recorder).
+ */
+static int open_dbis(struct rt_store *s)
+{
+	int rc = open_three(s, MDB_RDONLY, 0);
+	if (rc == MDB_NOTFOUND) {
+		/* every store rt made holds all three from its first commit */
+		snprintf(s->err, sizeof(s->err),
+		         "its main database lacks runs, samples or inventory");
+		return RT_E_CORRUPT;
+	}
+	if (rc == -ENOENT && s->rdwr) /* a new store */
+		rc = open_three(s, 0, MDB_CREATE);
+	if (rc == -ENOENT)
+		return 0; /* read-only view of an empty store */
+	if (rc)
+		return rc < 0 || rc == RT_E_CORRUPT ? rc : lmdb_fail(s, "open databases", rc);
 	s->have_dbis = 1;
 	return load_store_id(s);
 }
@@ -1926,7 +1962,13 @@ int rt_store_check_pages(struct rt_store *s)
 	int rc = rt_store_check(s);
 	if (rc)
 		return rc;
-	int fd;
+	return check_lmdb_pages(s);
+}
+
+/* Every page the newest snapshot reaches (rt_lmdb_check). */
+static int check_lmdb_pages(struct rt_store *s)
+{
+	int rc, fd;
 	if (mdb_env_get_fd(s->env, &fd))
 		return lmdb_fail(s, "check", EINVAL);
 	/* the snapshot's meta page is rewritten two commits later: a writer

@@ -130,6 +130,39 @@ set +e; "$EXP" --store "$T/n" verify > "$T/nv"; rv=$?; "$EXP" --store "$T/n" del
 [ "$(sha256sum < "$T/n/data.mdb")" = "$sum0" ] || fail "delete wrote into the damaged store"
 ok "a node that claims more than it has: the page check refuses it, delete writes nothing"
 
+# a database's name changed in the main database's leaf, its order kept
+# ("samples" -> "sampleX"): every page still checks out, but opening the
+# store for writing found no "samples" and made it anew, a commit into
+# the damaged store (delete and the recorder then said "left as it is");
+# both must leave it byte for byte
+cp -r "$base" "$T/k"
+python3 - "$T/k/data.mdb" <<'PY'
+import struct, sys
+p = sys.argv[1]; d = bytearray(open(p, "rb").read()); ps = 4096
+# the newer meta page (0 or 1): the main database's root at 128, txnid at 152
+meta = max((0, 1), key=lambda m: struct.unpack_from("<Q", d, m * ps + 152)[0])
+root = struct.unpack_from("<Q", d, meta * ps + 128)[0]
+page = d[root * ps:(root + 1) * ps]
+i = page.find(b"samples")
+assert i > 0, "no 'samples' in the main database's root page %d" % root
+d[root * ps + i + 6] = ord("X")
+open(p, "wb").write(d)
+PY
+sum0=$(sha256sum < "$T/k/data.mdb")
+set +e
+"$EXP" --store "$T/k" delete 1 2> "$T/kd"; rd=$?
+"$RT" --store "$T/k" --quiet -- sh -c 'exit 6' 2> "$T/kr"; rr=$?
+set -e
+[ $rd -eq 1 ] && grep -q "is damaged" "$T/kd" || fail "delete: $rd $(cat "$T/kd")"
+[ $rr -eq 6 ] && grep -q "is damaged; it is left as it is" "$T/kr" || fail "recorder: $rr $(cat "$T/kr")"
+[ "$(sha256sum < "$T/k/data.mdb")" = "$sum0" ] || fail "a writer wrote into a store whose database name is damaged"
+"$EXP" --store "$T/k.fresh" runs | grep -q failed || fail "the run is not in k.fresh"
+# and the readers say it is damaged, not "no runs"
+set +e; "$EXP" --store "$T/k" verify > "$T/kv" 2>&1; rv=$?; "$EXP" --store "$T/k" runs > "$T/kl" 2>&1; rl=$?; set -e
+[ $rv -eq 1 ] && grep -q "damaged" "$T/kv" || fail "verify: $rv $(cat "$T/kv")"
+[ $rl -ne 0 ] && grep -q "damaged" "$T/kl" || fail "runs: $rl $(cat "$T/kl")"
+ok "a damaged database name: delete and the recorder write nothing into the store"
+
 # ---- a filesystem that turns read-only mid-run (ext4 errors=remount-ro
 # and a disk error 2 s into a 6 s run): no sample is lost. They wait in the
 # run's ring with its final metadata, and the next reader stores them once
