@@ -51,6 +51,15 @@ static int get(const char *path, long deadline_ms, struct rt_http_resp *resp, ch
 	size_t bl = strlen(b);
 	while (bl && b[bl - 1] == '/')
 		bl--;
+	for (size_t i = 0; i < bl; i++)
+		if ((unsigned char)b[i] <= 0x20 || b[i] == 0x7f) {
+			snprintf(why, cap, "TRACKER_KEEPER_URL holds a space or control character");
+			return RT_E_CONFIG;
+		}
+	if (bl > 900) { /* sent whole or not at all */
+		snprintf(why, cap, "TRACKER_KEEPER_URL is longer than 900 bytes");
+		return RT_E_CONFIG;
+	}
 	if (snprintf(url, sizeof(url), "%.*s%s", (int)bl, b, path) >= (int)sizeof(url) ||
 	    (strncmp(url, "https://", 8) && strncmp(url, "http://", 7))) {
 		snprintf(why, cap, "TRACKER_KEEPER_URL is not an http(s) URL");

@@ -274,7 +274,13 @@ assert j['servers'] is None and j['servers_error'] and j['recommendation']['cpu'
 done
 TRACKER_KEEPER_URL=http://127.0.0.1:1 "$EXP" recommend "$R1" --servers 3 > "$T/out" 2> "$T/err"
 grep -q "cannot be reached" "$T/err" && grep -q "^recommended" "$T/out" || fail "offline: $(cat "$T/err")"
-ok "Keeper garbage, not a list, 500, endless body, silent, offline: bounded, one line, the recommendation stays"
+# a Keeper URL that cannot go into a request whole: said, never sent cut
+for bad in "http://127.0.0.1:1/$(head -c 1000 /dev/zero | tr '\0' a)" "$(printf 'http://127.0.0.1:1/x\r\nX-Evil: 1')"; do
+	TRACKER_KEEPER_URL=$bad "$EXP" recommend "$R1" --servers 3 > "$T/out" 2> "$T/err"
+	grep -q "TRACKER_KEEPER_URL \(is longer than 900 bytes\|holds a space or control character\)" "$T/err" &&
+		grep -q "^recommended" "$T/out" || fail "bad Keeper URL: $(cat "$T/err")"
+done
+ok "Keeper garbage, not a list, 500, endless body, silent, offline, a bad URL: bounded, one line, the recommendation stays"
 
 # ---- report: one self-contained page; Chromium opens it from file:// ----
 cd "$T"
