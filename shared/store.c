@@ -481,7 +481,7 @@ static int open_dbis(struct rt_store *s)
 	if (rc == -ENOENT)
 		return 0; /* read-only view of an empty store */
 	if (rc)
-		return rc < 0 || rc == RT_E_CORRUPT ? rc : lmdb_fail(s, "open databases", rc);
+		return rc < 0 ? rc : lmdb_fail(s, "open databases", rc);
 	s->have_dbis = 1;
 	return load_store_id(s);
 }

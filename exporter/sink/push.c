@@ -824,6 +824,34 @@ static const char *otlp_url(char *buf, size_t cap)
 	return buf;
 }
 
+/*
+ * The remote write's credentials from the environment, before anything is
+ * sent: SigV4 (region set) needs both AWS keys; a value with a control byte
+ * would split the request's headers (a second header smuggled in) and a
+ * longer one than a header holds would go cut: refused with one line.
+ */
+static int remote_write_credentials_ok(const char *region)
+{
+	const char *ak = getenv("AWS_ACCESS_KEY_ID"), *sk = getenv("AWS_SECRET_ACCESS_KEY");
+	if (region && *region && (!ak || !*ak || !sk || !*sk)) {
+		rt_say("TRACKER_REMOTE_WRITE_SIGV4_REGION is set but AWS_ACCESS_KEY_ID or "
+		       "AWS_SECRET_ACCESS_KEY is not: cannot sign for Amazon Managed Prometheus");
+		return 0;
+	}
+	static const char *const cred[] = {"TRACKER_REMOTE_WRITE_BEARER_TOKEN",
+	                                   "TRACKER_REMOTE_WRITE_USERNAME",
+	                                   "TRACKER_REMOTE_WRITE_PASSWORD"};
+	for (size_t i = 0; i < RT_ARRAY_LEN(cred); i++)
+		if (!rt_env_value_ok(cred[i], 1000))
+			return 0;
+	/* what signs for Amazon Managed Prometheus: the region and the key id
+	 * go into the Authorization header, the token into a header of its own */
+	return !(region && *region) || (rt_env_value_ok("TRACKER_REMOTE_WRITE_SIGV4_REGION", 64) &&
+	                                rt_env_value_ok("AWS_ACCESS_KEY_ID", 128) &&
+	                                rt_env_value_ok("AWS_SECRET_ACCESS_KEY", 128) &&
+	                                rt_env_value_ok("AWS_SESSION_TOKEN", 4096));
+}
+
 int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char *url, int verbose)
 {
 	const struct rt_push_sink *sink = !to                         ? NULL
@@ -892,28 +920,7 @@ int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char
 		p.headers[nh++] = "Content-Encoding: snappy";
 		p.headers[nh++] = "X-Prometheus-Remote-Write-Version: 0.1.0";
 		const char *region = getenv("TRACKER_REMOTE_WRITE_SIGV4_REGION");
-		const char *ak = getenv("AWS_ACCESS_KEY_ID"), *sk = getenv("AWS_SECRET_ACCESS_KEY");
-		if (region && *region && (!ak || !*ak || !sk || !*sk)) {
-			rt_say("TRACKER_REMOTE_WRITE_SIGV4_REGION is set but AWS_ACCESS_KEY_ID or "
-			       "AWS_SECRET_ACCESS_KEY is not: cannot sign for Amazon Managed "
-			       "Prometheus");
-			return 2;
-		}
-		/* a credential with a control byte would split the request's
-		 * headers (a second header smuggled in): refused, never sent */
-		static const char *const cred[] = {"TRACKER_REMOTE_WRITE_BEARER_TOKEN",
-		                                   "TRACKER_REMOTE_WRITE_USERNAME",
-		                                   "TRACKER_REMOTE_WRITE_PASSWORD"};
-		for (size_t i = 0; i < RT_ARRAY_LEN(cred); i++)
-			if (!rt_env_value_ok(cred[i], 1000))
-				return 2;
-		/* and what signs for Amazon Managed Prometheus (the region and the
-		 * key id go into the Authorization header, the token into its own) */
-		if (region && *region &&
-		    (!rt_env_value_ok("TRACKER_REMOTE_WRITE_SIGV4_REGION", 64) ||
-		     !rt_env_value_ok("AWS_ACCESS_KEY_ID", 128) ||
-		     !rt_env_value_ok("AWS_SECRET_ACCESS_KEY", 128) ||
-		     !rt_env_value_ok("AWS_SESSION_TOKEN", 4096)))
+		if (!remote_write_credentials_ok(region))
 			return 2;
 		if (!(region && *region) && auth_header(auth, sizeof(auth)))
 			p.headers[nh++] = auth;

@@ -297,6 +297,17 @@ static void wait_for_batch(struct rt_store *s, const struct rt_runinfo *ri, stru
 	nanosleep(&ts, NULL);
 }
 
+/* The token goes into a header and the URLs into every request: whole, or
+ * not at all (one line; the run stays in the store to upload once fixed). */
+static int upload_env_ok(void)
+{
+	const char *t = getenv("SENTINEL_API_TOKEN");
+	return rt_env_value_ok(t && *t ? "SENTINEL_API_TOKEN" : "SENTINEL_API_KEY",
+	                       RT_SENTINEL_TOKEN_MAX) &&
+	       rt_env_value_ok("SENTINEL_API_URL", RT_SENTINEL_URL_MAX) &&
+	       rt_env_value_ok("TRACKER_S3_ENDPOINT", RT_SENTINEL_URL_MAX);
+}
+
 int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose, rt_allocation_fn allocation)
 {
 	const char *token = rt_sentinel_token();
@@ -305,14 +316,7 @@ int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose, rt_allocati
 		       "nothing is uploaded");
 		return 2;
 	}
-	/* the token goes into a header and the URLs into every request: whole,
-	 * or not at all (the run stays in the store to upload once fixed) */
-	const char *tok_name = getenv("SENTINEL_API_TOKEN") && *getenv("SENTINEL_API_TOKEN")
-	                           ? "SENTINEL_API_TOKEN"
-	                           : "SENTINEL_API_KEY";
-	if (!rt_env_value_ok(tok_name, RT_SENTINEL_TOKEN_MAX) ||
-	    !rt_env_value_ok("SENTINEL_API_URL", RT_SENTINEL_URL_MAX) ||
-	    !rt_env_value_ok("TRACKER_S3_ENDPOINT", RT_SENTINEL_URL_MAX))
+	if (!upload_env_ok())
 		return 2; /* said; the run stays in the store */
 	char base[RT_SENTINEL_URL_MAX + 1];
 	const char *b = getenv("SENTINEL_API_URL");
