@@ -35,6 +35,7 @@ struct rt_collector {
 	/* this sample refreshes what rarely changes (operstate, mounts, the
 	 * process count, cgroup limits): the first, then once a second */
 	int slow, force_slow;
+	uint64_t wall_ns; /* the sample's time (CLOCK_REALTIME): GPU samples up to it are its */
 	uint64_t slow_next_ns;
 	pid_t job_pid; /* the tracked job (0: none yet): whose cgroup to read */
 	/* every source keeps its state to itself: its `self`, by source */
@@ -70,7 +71,7 @@ void *rt_collector_own(struct rt_collector *c, const struct rt_source *src);
  * tree's processes (gpu.c: NVML and amdgpu fdinfo). */
 int rt_cpu_host_forks(struct rt_collector *c, uint64_t *forks);
 void rt_gpu_tree(struct rt_collector *c, struct rt_proctree *tree, uint64_t mono_ns,
-                 struct rt_rec_process *proc);
+                 struct rt_record *rec);
 void rt_collector_close(struct rt_collector *c);
 
 /*

@@ -40,7 +40,8 @@ static void gpu_read(struct rt_collector *c, void *self, int *changed)
 	struct gpu_state *me = self;
 	if (!me->nvml)
 		return;
-	rt_nvml_sample(me->nvml, 100); /* bounded: 100 ms at most */
+	/* bounded: 100 ms at most; the last sample reads the energy counter */
+	rt_nvml_sample(me->nvml, 100, c->wall_ns / 1000u, c->force_slow);
 	if (rt_nvml_count(me->nvml) != c->inv->ngpu)
 		*changed = 1; /* a GPU appeared or fell off the bus */
 }
@@ -67,13 +68,13 @@ static void gpu_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 }
 
 void rt_gpu_tree(struct rt_collector *c, struct rt_proctree *tree, uint64_t mono_ns,
-                 struct rt_rec_process *proc)
+                 struct rt_record *rec)
 {
 	struct gpu_state *me = rt_collector_own(c, &rt_source_gpu);
 	if (!me)
 		return;
-	rt_nvml_tree(me->nvml, tree, proc);
-	rt_amd_tree(&me->amd, tree, mono_ns, proc);
+	rt_nvml_tree(me->nvml, tree, rec);
+	rt_amd_tree(&me->amd, tree, mono_ns, rec->proc);
 }
 
 const struct rt_source rt_source_gpu = {"gpu",         gpu_open, gpu_read,

@@ -1,108 +1,26 @@
 /*
- * gpu_nvml.c - NVML through dlopen (see gpu_nvml.h).
+ * gpu_nvml.c - NVML through dlopen (see gpu_nvml.h): the library, the
+ * worker thread that alone calls into the driver, and the tree's figures.
  *
  * Only the entry points rt uses are resolved; a missing optional one just
- * leaves its field null. Structures are declared here with NVML's layouts
- * (there is no nvml.h at build time).
+ * leaves its field null. The worker answers a sample's query
+ * (gpu_nvml_query.c) and, while the tree shares a GPU, polls that GPU's
+ * process samples between samples; a hung driver call holds up no sample.
  */
 #define _GNU_SOURCE
-#include "gpu_nvml.h"
+#include "gpu_nvml_int.h"
 
 #include "proctree.h"
 #include "rt/common.h"
 #include "rt/sysroot.h"
 
 #include <dlfcn.h>
-#include <unistd.h>
 #include <pthread.h>
-#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef int nvmlReturn_t; /* 0: NVML_SUCCESS */
-typedef void *nvmlDevice_t;
-typedef struct {
-	unsigned int gpu, memory;
-} nvml_util_t;
-typedef struct {
-	unsigned long long total, free, used;
-} nvml_memory_t;
-typedef struct {
-	char busIdLegacy[16];
-	unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
-	char busId[32];
-} nvml_pci_t;
-
-typedef struct {
-	unsigned int pid;
-	unsigned long long usedGpuMemory;
-	unsigned int gpuInstanceId, computeInstanceId;
-} nvml_proc_t; /* nvmlProcessInfo_v2/v3 */
-typedef struct {
-	unsigned int pid;
-	unsigned long long timeStamp; /* µs */
-	unsigned int smUtil, memUtil, encUtil, decUtil;
-} nvml_putil_t;
-
-#define NVML_TEMPERATURE_GPU 0
-#define NVML_ERROR_INSUFFICIENT_SIZE 7
-#define MAX_GPU_PROCS 64
-#define NVML_CLOCK_GRAPHICS 0
-#define NVML_CLOCK_MEM 2
-#define NVML_PCIE_UTIL_TX_BYTES 0
-#define NVML_PCIE_UTIL_RX_BYTES 1
-
-/* What one query of the driver saw: written by the worker thread, read by
- * the sampling thread under the mutex. */
-struct snapshot {
-	unsigned ndev;
-	struct rt_inv_gpu ident[RT_MAX_GPUS];
-	struct rt_rec_gpu gauge[RT_MAX_GPUS];
-	unsigned nproc[RT_MAX_GPUS];
-	nvml_proc_t proc[RT_MAX_GPUS][2 * MAX_GPU_PROCS];
-	unsigned nutil[RT_MAX_GPUS];
-	nvml_putil_t util[RT_MAX_GPUS][MAX_GPU_PROCS];
-};
-
-struct rt_nvml {
-	void *lib;
-	nvmlReturn_t (*init)(void);
-	nvmlReturn_t (*shutdown)(void);
-	nvmlReturn_t (*count)(unsigned int *);
-	nvmlReturn_t (*handle)(unsigned int, nvmlDevice_t *);
-	nvmlReturn_t (*name)(nvmlDevice_t, char *, unsigned int);
-	nvmlReturn_t (*uuid)(nvmlDevice_t, char *, unsigned int);
-	nvmlReturn_t (*util)(nvmlDevice_t, nvml_util_t *);
-	nvmlReturn_t (*memory)(nvmlDevice_t, nvml_memory_t *);
-	nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned int *);
-	nvmlReturn_t (*power)(nvmlDevice_t, unsigned int *);
-	nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned int *);
-	nvmlReturn_t (*pcie)(nvmlDevice_t, int, unsigned int *);
-	nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long *);
-	nvmlReturn_t (*fan)(nvmlDevice_t, unsigned int *);
-	nvmlReturn_t (*throttle)(nvmlDevice_t, unsigned long long *);
-	nvmlReturn_t (*pci)(nvmlDevice_t, nvml_pci_t *);
-	nvmlReturn_t (*driver)(char *, unsigned int);
-	nvmlReturn_t (*cores)(nvmlDevice_t, unsigned int *);
-	nvmlReturn_t (*compute)(nvmlDevice_t, unsigned int *, nvml_proc_t *);
-	nvmlReturn_t (*graphics)(nvmlDevice_t, unsigned int *, nvml_proc_t *);
-	nvmlReturn_t (*putil)(nvmlDevice_t, nvml_putil_t *, unsigned int *, unsigned long long);
-
-	/* worker side */
-	unsigned long long last_ts[RT_MAX_GPUS]; /* newest utilization sample seen */
-	struct snapshot work;
-	/* shared, under mu */
-	pthread_t th;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	int want, busy, stop, have;
-	unsigned long long done; /* queries completed */
-	struct snapshot snap;
-	/* sampling side */
-	int fresh; /* snap is from this sample */
-	unsigned long long stalls;
-};
+#include <time.h>
+#include <unistd.h>
 
 static void *sym(void *lib, const char *a, const char *b)
 {
@@ -110,134 +28,22 @@ static void *sym(void *lib, const char *a, const char *b)
 	return p || !b ? p : dlsym(lib, b);
 }
 
-/* NVML strings are NUL-terminated within the buffer it was given; make
- * sure, whatever a (fake or broken) library wrote. */
-static void terminate(char *s, size_t cap)
+/* Wait for a request, or until the next poll of a shared GPU. Returns 1
+ * for a request, 0 for a poll, -1 to stop. Called with mu held. */
+static int worker_wait(struct rt_nvml *n)
 {
-	s[cap - 1] = '\0';
-}
-
-static unsigned procs(nvmlReturn_t (*fn)(nvmlDevice_t, unsigned int *, nvml_proc_t *),
-                      nvmlDevice_t d, nvml_proc_t *out)
-{
-	unsigned int cnt = MAX_GPU_PROCS;
-	if (!fn || fn(d, &cnt, out) != 0)
-		return 0;
-	return cnt > MAX_GPU_PROCS ? MAX_GPU_PROCS : cnt;
-}
-
-/* One pass over the driver: identity, gauges, process lists, fresh
- * utilization samples. Runs on the worker thread only. */
-static void query(struct rt_nvml *n, struct snapshot *w)
-{
-	unsigned int c = 0;
-	if (n->count(&c) != 0)
-		c = 0;
-	if (c > RT_MAX_GPUS)
-		c = RT_MAX_GPUS;
-	char driver[48] = "";
-	if (n->driver && n->driver(driver, sizeof(driver)) == 0)
-		terminate(driver, sizeof(driver));
-	else
-		driver[0] = '\0';
-	w->ndev = 0;
-	for (unsigned i = 0; i < c; i++) {
-		nvmlDevice_t d;
-		if (n->handle(i, &d) != 0)
+	while (!n->want && !n->stop) {
+		uint64_t due = rt_nvml_poll_due(n);
+		if (!due) {
+			pthread_cond_wait(&n->cv, &n->mu);
 			continue;
-		unsigned k = w->ndev++;
-		struct rt_inv_gpu *g = &w->ident[k];
-		memset(g, 0, sizeof(*g));
-		if (n->uuid && n->uuid(d, g->uuid, sizeof(g->uuid)) == 0)
-			terminate(g->uuid, sizeof(g->uuid));
-		else
-			g->uuid[0] = '\0';
-		if (n->name && n->name(d, g->name, sizeof(g->name)) == 0)
-			terminate(g->name, sizeof(g->name));
-		else
-			g->name[0] = '\0';
-		nvml_pci_t pci;
-		memset(&pci, 0, sizeof(pci));
-		if (n->pci && n->pci(d, &pci) == 0) {
-			terminate(pci.busId, sizeof(pci.busId));
-			snprintf(g->pci_bus_id, sizeof(g->pci_bus_id), "%s", pci.busId);
 		}
-		if (g->pci_bus_id[0])
-			rt_strlcpy_n(g->host_id, sizeof(g->host_id), g->pci_bus_id,
-			             strlen(g->pci_bus_id));
-		else
-			snprintf(g->host_id, sizeof(g->host_id), "%u", i);
-		snprintf(g->driver_version, sizeof(g->driver_version), "%s", driver);
-		unsigned int v;
-		if (n->cores && n->cores(d, &v) == 0)
-			g->core_count = v;
-		struct rt_rec_gpu *o = &w->gauge[k];
-		memset(o, 0, sizeof(*o));
-		nvml_util_t u;
-		nvml_memory_t m;
-		if (n->util && n->util(d, &u) == 0 && u.gpu <= 100) {
-			o->util_pct = u.gpu;
-			o->valid |= RT_GPU_V_UTIL;
-		}
-		if (n->memory && n->memory(d, &m) == 0 && m.used <= m.total) {
-			o->vram_used = m.used;
-			o->vram_total = m.total;
-			o->valid |= RT_GPU_V_MEM;
-		}
-		if (n->temperature && n->temperature(d, NVML_TEMPERATURE_GPU, &v) == 0 &&
-		    v < 1000) {
-			o->temp_c = (int32_t)v;
-			o->valid |= RT_GPU_V_TEMP;
-		}
-		if (n->power && n->power(d, &v) == 0) {
-			o->power_mw = v;
-			o->valid |= RT_GPU_V_POWER;
-		}
-		if (n->clock && n->clock(d, NVML_CLOCK_GRAPHICS, &v) == 0) {
-			o->clock_mhz = v;
-			o->valid |= RT_GPU_V_CLOCK;
-		}
-		unsigned int rx, tx;
-		if (n->pcie && n->pcie(d, NVML_PCIE_UTIL_RX_BYTES, &rx) == 0 &&
-		    n->pcie(d, NVML_PCIE_UTIL_TX_BYTES, &tx) == 0) {
-			o->pcie_rx_kbps = rx;
-			o->pcie_tx_kbps = tx;
-			o->valid |= RT_GPU_V_PCIE;
-		}
-		unsigned long long e;
-		if (n->energy && n->energy(d, &e) == 0) {
-			o->energy_mj = e;
-			o->valid |= RT_GPU_V_ENERGY;
-		}
-		if (n->fan && n->fan(d, &v) == 0 && v <= 200) {
-			o->fan_pct = v;
-			o->valid |= RT_GPU_V_FAN;
-		}
-		if (n->clock && n->clock(d, NVML_CLOCK_MEM, &v) == 0) {
-			o->mem_clock_mhz = v;
-			o->valid |= RT_GPU_V_MEM_CLOCK;
-		}
-		if (n->throttle && n->throttle(d, &e) == 0) {
-			o->throttle_reasons = e;
-			o->valid |= RT_GPU_V_THROTTLE;
-		}
-		unsigned nc = procs(n->compute, d, w->proc[k]);
-		w->nproc[k] = nc + procs(n->graphics, d, w->proc[k] + nc);
-		/* only samples taken since the previous query: never stale ones */
-		unsigned int cnt = MAX_GPU_PROCS;
-		w->nutil[k] = 0;
-		if (n->putil && n->putil(d, w->util[k], &cnt, n->last_ts[k]) == 0) {
-			unsigned long long newest = n->last_ts[k];
-			for (unsigned j = 0; j < cnt && j < MAX_GPU_PROCS; j++) {
-				if (w->util[k][j].timeStamp <= n->last_ts[k])
-					continue;
-				if (w->util[k][j].timeStamp > newest)
-					newest = w->util[k][j].timeStamp;
-				w->util[k][w->nutil[k]++] = w->util[k][j];
-			}
-			n->last_ts[k] = newest;
-		}
+		if (rt_nvml_now_us() >= due)
+			return 0;
+		struct timespec at = {(time_t)(due / 1000000u), (long)(due % 1000000u) * 1000L};
+		pthread_cond_timedwait(&n->cv, &n->mu, &at); /* CLOCK_REALTIME, as NVML's */
 	}
+	return n->stop ? -1 : 1;
 }
 
 static void *worker(void *arg)
@@ -245,19 +51,29 @@ static void *worker(void *arg)
 	struct rt_nvml *n = arg;
 	pthread_mutex_lock(&n->mu);
 	for (;;) {
-		while (!n->want && !n->stop)
-			pthread_cond_wait(&n->cv, &n->mu);
-		if (n->stop)
+		int why = worker_wait(n);
+		if (why < 0)
 			break;
+		uint64_t cut = n->cut_us;
+		int final = n->final;
+		if (why)
+			memcpy(n->cls_now, n->cls, sizeof(n->cls));
 		n->want = 0;
 		n->busy = 1;
 		pthread_mutex_unlock(&n->mu);
-		query(n, &n->work); /* may block in the driver: nobody waits for long */
+		if (why) /* may block in the driver: nobody waits for long */
+			rt_nvml_query(n, cut, final);
+		else
+			rt_nvml_poll(n);
 		pthread_mutex_lock(&n->mu);
-		n->snap = n->work;
 		n->busy = 0;
-		n->have = 1;
-		n->done++;
+		if (why) {
+			n->snap.ndev = n->work.ndev;
+			memcpy(n->snap.dev, n->work.dev, n->work.ndev * sizeof(n->snap.dev[0]));
+			n->have = 1;
+			n->stuck = 0;
+			n->done++;
+		}
 		pthread_cond_broadcast(&n->cv);
 	}
 	pthread_mutex_unlock(&n->mu);
@@ -275,6 +91,36 @@ static int nvidia_driver_present(void)
 	       access("/dev/nvidiactl", F_OK) == 0 || access("/dev/dxg", F_OK) == 0;
 }
 
+static void resolve(struct rt_nvml *n, void *lib)
+{
+	*(void **)&n->init = sym(lib, "nvmlInit_v2", "nvmlInit");
+	*(void **)&n->shutdown = sym(lib, "nvmlShutdown", NULL);
+	*(void **)&n->count = sym(lib, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
+	*(void **)&n->handle =
+	    sym(lib, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
+	*(void **)&n->name = sym(lib, "nvmlDeviceGetName", NULL);
+	*(void **)&n->uuid = sym(lib, "nvmlDeviceGetUUID", NULL);
+	*(void **)&n->util = sym(lib, "nvmlDeviceGetUtilizationRates", NULL);
+	*(void **)&n->memory = sym(lib, "nvmlDeviceGetMemoryInfo", NULL);
+	*(void **)&n->temperature = sym(lib, "nvmlDeviceGetTemperature", NULL);
+	*(void **)&n->power = sym(lib, "nvmlDeviceGetPowerUsage", NULL);
+	*(void **)&n->clock = sym(lib, "nvmlDeviceGetClockInfo", NULL);
+	*(void **)&n->energy = sym(lib, "nvmlDeviceGetTotalEnergyConsumption", NULL);
+	*(void **)&n->fan = sym(lib, "nvmlDeviceGetFanSpeed", NULL);
+	/* renamed "clocks event reasons" in newer drivers, same bits */
+	*(void **)&n->throttle = sym(lib, "nvmlDeviceGetCurrentClocksEventReasons",
+	                             "nvmlDeviceGetCurrentClocksThrottleReasons");
+	*(void **)&n->pci = sym(lib, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo");
+	*(void **)&n->driver = sym(lib, "nvmlSystemGetDriverVersion", NULL);
+	*(void **)&n->cores = sym(lib, "nvmlDeviceGetNumGpuCores", NULL);
+	*(void **)&n->compute = sym(lib, "nvmlDeviceGetComputeRunningProcesses_v3",
+	                            "nvmlDeviceGetComputeRunningProcesses_v2");
+	*(void **)&n->graphics = sym(lib, "nvmlDeviceGetGraphicsRunningProcesses_v3",
+	                             "nvmlDeviceGetGraphicsRunningProcesses_v2");
+	*(void **)&n->putil = sym(lib, "nvmlDeviceGetProcessUtilization", NULL);
+	*(void **)&n->samples = sym(lib, "nvmlDeviceGetSamples", NULL);
+}
+
 struct rt_nvml *rt_nvml_open(void)
 {
 	const char *path = getenv("RT_NVML_LIBRARY");
@@ -289,32 +135,9 @@ struct rt_nvml *rt_nvml_open(void)
 		return NULL;
 	}
 	n->lib = lib;
-	*(void **)&n->init = sym(lib, "nvmlInit_v2", "nvmlInit");
-	*(void **)&n->shutdown = sym(lib, "nvmlShutdown", NULL);
-	*(void **)&n->count = sym(lib, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
-	*(void **)&n->handle =
-	    sym(lib, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
-	*(void **)&n->name = sym(lib, "nvmlDeviceGetName", NULL);
-	*(void **)&n->uuid = sym(lib, "nvmlDeviceGetUUID", NULL);
-	*(void **)&n->util = sym(lib, "nvmlDeviceGetUtilizationRates", NULL);
-	*(void **)&n->memory = sym(lib, "nvmlDeviceGetMemoryInfo", NULL);
-	*(void **)&n->temperature = sym(lib, "nvmlDeviceGetTemperature", NULL);
-	*(void **)&n->power = sym(lib, "nvmlDeviceGetPowerUsage", NULL);
-	*(void **)&n->clock = sym(lib, "nvmlDeviceGetClockInfo", NULL);
-	*(void **)&n->pcie = sym(lib, "nvmlDeviceGetPcieThroughput", NULL);
-	*(void **)&n->energy = sym(lib, "nvmlDeviceGetTotalEnergyConsumption", NULL);
-	*(void **)&n->fan = sym(lib, "nvmlDeviceGetFanSpeed", NULL);
-	/* renamed "clocks event reasons" in newer drivers, same bits */
-	*(void **)&n->throttle = sym(lib, "nvmlDeviceGetCurrentClocksEventReasons",
-	                             "nvmlDeviceGetCurrentClocksThrottleReasons");
-	*(void **)&n->pci = sym(lib, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo");
-	*(void **)&n->driver = sym(lib, "nvmlSystemGetDriverVersion", NULL);
-	*(void **)&n->cores = sym(lib, "nvmlDeviceGetNumGpuCores", NULL);
-	*(void **)&n->compute = sym(lib, "nvmlDeviceGetComputeRunningProcesses_v3",
-	                            "nvmlDeviceGetComputeRunningProcesses_v2");
-	*(void **)&n->graphics = sym(lib, "nvmlDeviceGetGraphicsRunningProcesses_v3",
-	                             "nvmlDeviceGetGraphicsRunningProcesses_v2");
-	*(void **)&n->putil = sym(lib, "nvmlDeviceGetProcessUtilization", NULL);
+	resolve(n, lib);
+	/* samples before the tracker started are no interval's */
+	n->floor_us = rt_nvml_now_us();
 	if (!n->init || !n->count || !n->handle || n->init() != 0) {
 		dlclose(lib);
 		free(n);
@@ -332,25 +155,40 @@ struct rt_nvml *rt_nvml_open(void)
 	return n;
 }
 
+/* Stop the worker; a poll or query in flight gets 100 ms to come back,
+ * one stuck in the driver is left there (the process is exiting). */
 void rt_nvml_close(struct rt_nvml *n)
 {
 	if (!n)
 		return;
 	pthread_mutex_lock(&n->mu);
 	n->stop = 1;
-	int busy = n->busy;
 	pthread_cond_broadcast(&n->cv);
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_nsec += 100000000L;
+	dl.tv_sec += dl.tv_nsec / 1000000000L;
+	dl.tv_nsec %= 1000000000L;
+	while (n->busy && !n->stuck)
+		if (pthread_cond_timedwait(&n->cv, &n->mu, &dl) != 0)
+			break;
+	int busy = n->busy;
 	pthread_mutex_unlock(&n->mu);
-	if (busy) /* stuck in the driver: leave it, the process is exiting */
+	if (busy)
 		return;
 	pthread_join(n->th, NULL);
 	if (n->shutdown)
 		n->shutdown();
 	dlclose(n->lib);
+	for (unsigned k = 0; k < RT_MAX_GPUS; k++) {
+		free(n->dev[k].ubuf);
+		free(n->dev[k].sbuf);
+		free(n->dev[k].lbuf);
+	}
 	free(n);
 }
 
-int rt_nvml_sample(struct rt_nvml *n, long timeout_ms)
+int rt_nvml_sample(struct rt_nvml *n, long timeout_ms, uint64_t cut_us, int final)
 {
 	if (!n)
 		return 0;
@@ -361,20 +199,24 @@ int rt_nvml_sample(struct rt_nvml *n, long timeout_ms)
 	dl.tv_nsec %= 1000000000L;
 	pthread_mutex_lock(&n->mu);
 	unsigned long long before = n->done;
-	if (n->busy) { /* still stuck in the driver: do not wait again */
+	if (n->stuck) { /* still stuck in the driver: do not wait again */
 		n->fresh = 0;
 		n->stalls++;
 		pthread_mutex_unlock(&n->mu);
 		return 0;
 	}
 	n->want = 1;
+	n->cut_us = cut_us;
+	n->final = final;
 	pthread_cond_broadcast(&n->cv);
 	while (n->done == before)
 		if (pthread_cond_timedwait(&n->cv, &n->mu, &dl) != 0)
 			break;
 	n->fresh = n->done != before;
-	if (!n->fresh)
+	if (!n->fresh) {
 		n->stalls++;
+		n->stuck = 1;
+	}
 	pthread_mutex_unlock(&n->mu);
 	return n->fresh;
 }
@@ -399,7 +241,8 @@ void rt_nvml_inventory(struct rt_nvml *n, struct rt_inventory *inv)
 	pthread_mutex_lock(&n->mu);
 	if (n->have) {
 		inv->ngpu = n->snap.ndev;
-		memcpy(inv->gpu, n->snap.ident, n->snap.ndev * sizeof(inv->gpu[0]));
+		for (unsigned k = 0; k < n->snap.ndev; k++)
+			inv->gpu[k] = n->snap.dev[k].ident;
 	}
 	pthread_mutex_unlock(&n->mu);
 }
@@ -412,43 +255,99 @@ void rt_nvml_fill(struct rt_nvml *n, unsigned i, struct rt_rec_gpu *out)
 		return;
 	pthread_mutex_lock(&n->mu);
 	if (i < n->snap.ndev)
-		*out = n->snap.gauge[i];
+		*out = n->snap.dev[i].gauge;
 	pthread_mutex_unlock(&n->mu);
 }
 
-void rt_nvml_tree(struct rt_nvml *n, struct rt_proctree *tree, struct rt_rec_process *out)
+/* The tree's processes: members now, or listed as the tree's at the
+ * last sample (a member that left keeps its last samples). */
+struct tree_ctx {
+	struct rt_proctree *tree;
+	const struct dev_class *was;
+};
+static int in_tree(uint32_t pid, void *arg)
+{
+	const struct tree_ctx *t = arg;
+	if (rt_proctree_has(t->tree, (pid_t)pid))
+		return 1;
+	for (unsigned k = 0; k < t->was->n; k++)
+		if (t->was->pid[k] == pid)
+			return t->was->tree[k];
+	return 0;
+}
+
+/* The tree on one GPU: its VRAM, whether it is there and alone there. */
+static int tree_on_gpu(const struct dev_snap *s, struct rt_proctree *tree, uint64_t *vram,
+                       int *alone)
+{
+	int on = 0, others = 0;
+	*vram = 0;
+	for (unsigned k = 0; k < s->nproc; k++) {
+		if (!rt_proctree_has(tree, (pid_t)s->proc[k].pid)) {
+			others = 1;
+			continue;
+		}
+		on = 1;
+		if (s->proc[k].vram != ~0ull) /* NVML_VALUE_NOT_AVAILABLE */
+			*vram += s->proc[k].vram;
+	}
+	*alone = on && !others;
+	return on;
+}
+
+/* Which listed processes are the tree's, for the worker's next choice. */
+static void classify(const struct dev_snap *s, struct rt_proctree *tree, struct dev_class *c)
+{
+	c->n = 0;
+	for (unsigned k = 0; k < s->nproc; k++) {
+		c->pid[c->n] = s->proc[k].pid;
+		c->tree[c->n++] = (uint8_t)rt_proctree_has(tree, (pid_t)s->proc[k].pid);
+	}
+}
+
+/* The tree's busy on one GPU over the interval (1/100 %): the samples
+ * that fell in it, else (an interval shorter than NVML's period) the last
+ * figure while it is still there. */
+static long tree_busy(struct rt_nvml *n, unsigned i, const struct dev_snap *s,
+                      struct rt_proctree *tree, int on, int alone)
+{
+	struct tree_ctx ctx = {tree, &n->cls[i]};
+	if (s->left)
+		alone = n->last_alone[i];
+	long b = s->mode == BUSY_NONE ? 0 : rt_busy_tree_x100(&s->acc, in_tree, &ctx, alone);
+	if (b < 0)
+		b = on ? n->last_busy[i] : 0;
+	n->last_busy[i] = on ? b : 0;
+	n->last_alone[i] = alone;
+	return b;
+}
+
+void rt_nvml_tree(struct rt_nvml *n, struct rt_proctree *tree, struct rt_record *rec)
 {
 	if (!n || !tree || !n->fresh)
 		return;
+	struct rt_rec_process *out = rec->proc;
 	pthread_mutex_lock(&n->mu);
-	uint64_t vram = 0;
+	uint64_t vram_all = 0;
 	uint32_t util_x100 = 0, used = 0;
-	for (unsigned i = 0; i < n->snap.ndev; i++) {
-		const nvml_proc_t *list = n->snap.proc[i];
-		unsigned np = n->snap.nproc[i];
-		int on_gpu = 0;
-		for (unsigned k = 0; k < np; k++) {
-			int dup = 0; /* a pid in both lists (or twice) counts once */
-			for (unsigned j = 0; j < k && !dup; j++)
-				dup = list[j].pid == list[k].pid;
-			if (dup || !rt_proctree_has(tree, (pid_t)list[k].pid))
-				continue;
-			on_gpu = 1;
-			if (list[k].usedGpuMemory != ~0ull) /* NVML_VALUE_NOT_AVAILABLE */
-				vram += list[k].usedGpuMemory;
-		}
-		unsigned util = 0;
-		for (unsigned k = 0; k < n->snap.nutil[i]; k++)
-			if (rt_proctree_has(tree, (pid_t)n->snap.util[i][k].pid) &&
-			    n->snap.util[i][k].smUtil <= 100)
-				util += n->snap.util[i][k].smUtil;
-		if (util > 100)
-			util = 100;
-		util_x100 += util * 100;
-		used += on_gpu || util > 0;
+	for (unsigned i = 0; i < n->snap.ndev && i < rec->h->ngpu; i++) {
+		const struct dev_snap *s = &n->snap.dev[i];
+		uint64_t vram;
+		int alone;
+		int on = tree_on_gpu(s, tree, &vram, &alone);
+		long busy = tree_busy(n, i, s, tree, on, alone);
+		classify(s, tree, &n->cls[i]);
+		struct rt_rec_gpu *g = &rec->gpu[i];
+		g->job_vram_bytes = vram;
+		g->job_busy_x100 = (uint32_t)busy;
+		g->job_on = on || busy > 0;
+		g->valid |= RT_GPU_V_JOB;
+		vram_all += vram;
+		util_x100 += (uint32_t)busy;
+		used += g->job_on;
 	}
 	pthread_mutex_unlock(&n->mu);
-	out->gpu_vram_bytes = vram;
+	out->gpu_vram_bytes = vram_all;
 	out->gpu_util_pct_x100 = util_x100;
 	out->gpu_count = used;
 }

@@ -255,6 +255,7 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 	rt_clock_now_steady(&t); /* a stepped clock moves no sample out of order */
 	s->col.job_pid = s->tracked_pid > 0 ? s->tracked_pid : 0; /* whose cgroup */
 	s->col.force_slow = (flags & RT_REC_FINAL) != 0; /* the last sample sees everything */
+	s->col.wall_ns = t.wall_ns;
 	int rc = rt_collector_sample(&s->col, s->rec, s->rec_cap, &rec, &inv_changed);
 	if (rc)
 		return rc;
@@ -268,7 +269,7 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 		rt_proctree_cadence(s->tree, rare, rare);
 		rt_proctree_bound(s->tree, rec.h->ncpu, t.mono_ns);
 		rt_proctree_sample(s->tree, rec.proc);
-		rt_gpu_tree(&s->col, s->tree, t.mono_ns, rec.proc);
+		rt_gpu_tree(&s->col, s->tree, t.mono_ns, &rec);
 		rec.proc->pid = s->tracked_pid;
 		rec.h->flags |= RT_REC_HAS_PROCESS | RT_REC_EXACT_CPU_SECS;
 	}

@@ -413,7 +413,7 @@ static void derive_devices(struct rt_derived *d)
 			vram += (double)g->vram_used / 1048576.0;
 		/* a power cap, a thermal limit or a hardware slowdown held it back
 		 * (idle, application clocks, sync boost and display are not that) */
-		if (rt_record_has(c, RT_SEC_GPU, RT_NVALS_GPU - 1) &&
+		if (rt_record_has(c, RT_SEC_GPU, RT_GPU_V_throttle_reasons) &&
 		    (g->valid & RT_GPU_V_THROTTLE)) {
 			has_throttle = 1;
 			throttled += (g->throttle_reasons & 0xECull) != 0;
@@ -974,6 +974,15 @@ static void j_nics(struct rt_buf *b, const struct rt_derived *d, const struct rt
 	rt_buf_putc(b, ']');
 }
 
+/* The tracked tree on this GPU (records since rt 0.4 of a tree): its
+ * share of the GPU busy, whether it used it, its VRAM. */
+static void j_gpu_job(struct rt_buf *b, const struct rt_rec_gpu *g, int *first)
+{
+	kv_f64(b, "process_usage", g->job_busy_x100 / 10000.0, first);
+	kv_u64(b, "process_utilized", g->job_on ? 1 : 0, first);
+	kv_f64(b, "process_vram_mib", (double)g->job_vram_bytes / 1048576.0, first);
+}
+
 /* NVML's clocks throttle (event) reasons as short names; unknown bits as
  * "bit_N" so nothing is hidden. */
 static void j_throttle(struct rt_buf *b, uint64_t bits)
@@ -1031,7 +1040,7 @@ static void j_gpus(struct rt_buf *b, const struct rt_derived *d, const struct rt
 		const struct rt_record *pr = d->prev.rec;
 		const struct rt_rec_gpu *pg =
 		    pr->h->inv_gen == d->cur.rec->h->inv_gen && i < pr->h->ngpu &&
-		            rt_record_has(pr, RT_SEC_GPU, RT_NVALS_GPU - 1)
+		            rt_record_has(pr, RT_SEC_GPU, RT_GPU_V_throttle_reasons)
 		        ? &pr->gpu[i]
 		        : NULL;
 		int energy =
@@ -1060,6 +1069,8 @@ static void j_gpus(struct rt_buf *b, const struct rt_derived *d, const struct rt
 			rt_buf_f64_json(b, g->power_mw / 1000.0);
 		else
 			rt_buf_puts(b, "null");
+		if (rt_record_has(d->cur.rec, RT_SEC_GPU, RT_GPU_V_job_on) && (g->valid & RT_GPU_V_JOB))
+			j_gpu_job(b, g, &first);
 		key(b, "temperature_celsius", &first);
 		if (g->valid & RT_GPU_V_TEMP)
 			rt_buf_i64(b, g->temp_c);

@@ -42,8 +42,9 @@ ok "NVML: failing call -> null field, failing init or missing library -> no GPUs
 # (listed twice: compute and graphics) and someone else's on GPU 0
 sleep 30 &
 target=$!; track $target
+# (every interval longer than NVML's 200 ms period holds a sample of it)
 RT_NVML_LIBRARY="$FAKE" FAKE_NVML_GPUS=2 FAKE_NVML_PIDS="$target:1:512:40,1:0:999:90" \
-	"$REC" --pid $target -i 0.05 --count 4 --quiet
+	"$REC" --pid $target -i 0.25 --count 4 --quiet
 kill $target
 "$EXP" replay latest > "$T/pgpu.jsonl"
 python3 - "$T/pgpu.jsonl" <<'PY' || fail "per-process GPU"
