@@ -32,6 +32,27 @@ void rt_busy_add(struct rt_busy_acc *a, uint32_t pid, uint32_t value)
 	a->pid[k].sum += value;
 }
 
+void rt_busy_merge(struct rt_busy_acc *dst, const struct rt_busy_acc *src)
+{
+	for (uint32_t k = 0; k < src->npid; k++) {
+		uint32_t j = 0;
+		while (j < dst->npid && dst->pid[j].pid != src->pid[k].pid)
+			j++;
+		if (j == dst->npid) {
+			if (j == RT_BUSY_MAX_PIDS) {
+				dst->dropped++;
+				continue;
+			}
+			dst->pid[j] = src->pid[k];
+			dst->npid++;
+			continue;
+		}
+		dst->pid[j].n += src->pid[k].n;
+		dst->pid[j].sum += src->pid[k].sum;
+	}
+	dst->dropped += src->dropped;
+}
+
 int rt_busy_any(const struct rt_busy_acc *a)
 {
 	return a->npid > 0;

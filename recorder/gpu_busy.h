@@ -39,6 +39,8 @@ struct rt_busy_acc {
 void rt_busy_reset(struct rt_busy_acc *a);
 /* One sample of pid (0: the device) with SM % value (above 100: ignored). */
 void rt_busy_add(struct rt_busy_acc *a, uint32_t pid, uint32_t value);
+/* Add src's samples to dst (an interval no sample used folds into the next). */
+void rt_busy_merge(struct rt_busy_acc *dst, const struct rt_busy_acc *src);
 /* Whether the interval got any sample. */
 int rt_busy_any(const struct rt_busy_acc *a);
 

@@ -46,6 +46,20 @@ static int worker_wait(struct rt_nvml *n)
 	return n->stop ? -1 : 1;
 }
 
+/* A query the sample stopped waiting for: no record takes its samples,
+ * so the next query's interval does (it covers the time since the last
+ * record with GPU figures). */
+static void keep_unused(struct rt_nvml *n)
+{
+	for (unsigned k = 0; k < n->work.ndev; k++) {
+		struct nvml_dev *d = &n->dev[k];
+		if (!d->has_carry)
+			rt_busy_reset(&d->carry);
+		rt_busy_merge(&d->carry, &n->work.dev[k].acc);
+		d->has_carry = 1;
+	}
+}
+
 static void *worker(void *arg)
 {
 	struct rt_nvml *n = arg;
@@ -67,6 +81,8 @@ static void *worker(void *arg)
 			rt_nvml_poll(n);
 		pthread_mutex_lock(&n->mu);
 		n->busy = 0;
+		if (why && n->stuck) /* nobody waits for it: its samples are the next one's */
+			keep_unused(n);
 		if (why) {
 			n->snap.ndev = n->work.ndev;
 			memcpy(n->snap.dev, n->work.dev, n->work.ndev * sizeof(n->snap.dev[0]));
@@ -105,6 +121,7 @@ static void resolve(struct rt_nvml *n, void *lib)
 	*(void **)&n->temperature = sym(lib, "nvmlDeviceGetTemperature", NULL);
 	*(void **)&n->power = sym(lib, "nvmlDeviceGetPowerUsage", NULL);
 	*(void **)&n->clock = sym(lib, "nvmlDeviceGetClockInfo", NULL);
+	*(void **)&n->max_clock = sym(lib, "nvmlDeviceGetMaxClockInfo", NULL);
 	*(void **)&n->energy = sym(lib, "nvmlDeviceGetTotalEnergyConsumption", NULL);
 	*(void **)&n->fan = sym(lib, "nvmlDeviceGetFanSpeed", NULL);
 	/* renamed "clocks event reasons" in newer drivers, same bits */
@@ -276,14 +293,15 @@ static int in_tree(uint32_t pid, void *arg)
 	return 0;
 }
 
-/* The tree on one GPU: its VRAM, whether it is there and alone there. */
-static int tree_on_gpu(const struct dev_snap *s, struct rt_proctree *tree, uint64_t *vram,
+/* The tree on one GPU: its VRAM, whether it is there and alone there (a
+ * member that just ended, still listed, is still the tree's). */
+static int tree_on_gpu(const struct dev_snap *s, struct tree_ctx *ctx, uint64_t *vram,
                        int *alone)
 {
 	int on = 0, others = 0;
 	*vram = 0;
 	for (unsigned k = 0; k < s->nproc; k++) {
-		if (!rt_proctree_has(tree, (pid_t)s->proc[k].pid)) {
+		if (!in_tree(s->proc[k].pid, ctx)) {
 			others = 1;
 			continue;
 		}
@@ -309,12 +327,11 @@ static void classify(const struct dev_snap *s, struct rt_proctree *tree, struct 
  * that fell in it, else (an interval shorter than NVML's period) the last
  * figure while it is still there. */
 static long tree_busy(struct rt_nvml *n, unsigned i, const struct dev_snap *s,
-                      struct rt_proctree *tree, int on, int alone)
+                      struct tree_ctx *ctx, int on, int alone)
 {
-	struct tree_ctx ctx = {tree, &n->cls[i]};
 	if (s->left)
 		alone = n->last_alone[i];
-	long b = s->mode == BUSY_NONE ? 0 : rt_busy_tree_x100(&s->acc, in_tree, &ctx, alone);
+	long b = s->mode == BUSY_NONE ? 0 : rt_busy_tree_x100(&s->acc, in_tree, ctx, alone);
 	if (b < 0)
 		b = on ? n->last_busy[i] : 0;
 	n->last_busy[i] = on ? b : 0;
@@ -334,8 +351,9 @@ void rt_nvml_tree(struct rt_nvml *n, struct rt_proctree *tree, struct rt_record 
 		const struct dev_snap *s = &n->snap.dev[i];
 		uint64_t vram;
 		int alone;
-		int on = tree_on_gpu(s, tree, &vram, &alone);
-		long busy = tree_busy(n, i, s, tree, on, alone);
+		struct tree_ctx ctx = {tree, &n->cls[i]};
+		int on = tree_on_gpu(s, &ctx, &vram, &alone);
+		long busy = tree_busy(n, i, s, &ctx, on, alone);
 		classify(s, tree, &n->cls[i]);
 		struct rt_rec_gpu *g = &rec->gpu[i];
 		g->job_vram_bytes = vram;

@@ -115,12 +115,15 @@ struct nvml_dev {
 	uint64_t period;          /* NVML's sampling period, µs (as measured) */
 	uint64_t poll_at;         /* BUSY_PROCS: the next poll (µs) */
 	uint64_t energy_at;       /* when the energy counter was last read */
+	unsigned max_clock;       /* the board's highest SM clock, MHz (0: unknown) */
 	nvml_putil_t *ubuf;       /* buffers sized as NVML asks */
 	unsigned ucap;
 	nvml_sample_t *sbuf;
 	unsigned scap;
 	nvml_proc_t *lbuf;
 	unsigned lcap;
+	int has_carry;           /* a query no sample used: its samples go to the next */
+	struct rt_busy_acc carry;
 	unsigned npending;
 	struct busy_sample pending[RT_NVML_MAX_PENDING];
 };
@@ -145,6 +148,7 @@ struct rt_nvml {
 	nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned int *);
 	nvmlReturn_t (*power)(nvmlDevice_t, unsigned int *);
 	nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned int *);
+	nvmlReturn_t (*max_clock)(nvmlDevice_t, int, unsigned int *);
 	nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long *);
 	nvmlReturn_t (*fan)(nvmlDevice_t, unsigned int *);
 	nvmlReturn_t (*throttle)(nvmlDevice_t, unsigned long long *);

@@ -97,6 +97,8 @@ static void identify(struct rt_nvml *n, unsigned i, struct nvml_dev *d, struct r
 	unsigned int v;
 	if (n->cores && n->cores(d->h, &v) == 0)
 		g->core_count = v;
+	if (n->max_clock && n->max_clock(d->h, NVML_CLOCK_GRAPHICS, &v) == 0 && v < 100000)
+		d->max_clock = v;
 }
 
 /* The devices, their handles and identity when the count changed (or on
@@ -163,6 +165,10 @@ static void gauges_basic(struct rt_nvml *n, struct nvml_dev *d, struct rt_rec_gp
 	    answered(d, ASK_CLOCK, n->clock(d->h, NVML_CLOCK_GRAPHICS, &v))) {
 		o->clock_mhz = v;
 		o->valid |= RT_GPU_V_CLOCK;
+	}
+	if (d->max_clock) { /* read with the identity */
+		o->max_clock_mhz = d->max_clock;
+		o->valid |= RT_GPU_V_MAX_CLOCK;
 	}
 }
 
@@ -364,6 +370,9 @@ static int take_busy(struct rt_nvml *n, struct nvml_dev *d, int mode, uint64_t n
 static void give_interval(struct nvml_dev *d, struct dev_snap *s, uint64_t cut)
 {
 	rt_busy_reset(&s->acc);
+	if (d->has_carry) /* the last query came too late for its sample */
+		rt_busy_merge(&s->acc, &d->carry);
+	d->has_carry = 0;
 	unsigned later = 0;
 	for (unsigned k = 0; k < d->npending; k++) {
 		const struct busy_sample *b = &d->pending[k];

@@ -1056,6 +1056,9 @@ static void j_gpus(struct rt_buf *b, const struct rt_derived *d, const struct rt
 		else
 			rt_buf_puts(b, "null");
 		kv_str(b, "host_id", ig->host_id, &first);
+		if (rt_record_has(d->cur.rec, RT_SEC_GPU, RT_GPU_V_max_clock_mhz) &&
+		    (g->valid & RT_GPU_V_MAX_CLOCK))
+			kv_u64(b, "max_frequency_mhz", g->max_clock_mhz, &first);
 		kv_i64_or_null(b, "memory_clock_mhz", (g->valid & RT_GPU_V_MEM_CLOCK) != 0,
 		               g->mem_clock_mhz, &first);
 		kv_str(b, "name", ig->name, &first);

@@ -144,7 +144,7 @@ struct rt_note {
 	const char *label;
 	char text[RT_NOTE_LEN];
 };
-#define RT_NOTES_MAX 20
+#define RT_NOTES_MAX 40
 size_t rt_summary_notes(const struct rt_answer *a, struct rt_note *out, size_t max);
 size_t rt_findings_text(const struct rt_runstats *st, uint64_t start_ns, char out[][RT_FINDING_LEN],
                         size_t max);

@@ -510,11 +510,7 @@ static void reco_section(struct rt_buf *b, const struct rt_recommendation *r,
 		snprintf(t, sizeof(t), "%ld vCPU%s, %ld MiB memory", r->cpu, r->cpu == 1 ? "" : "s",
 		         r->memory_mib);
 	html(b, t);
-	if (r->gpu)
-		snprintf(t, sizeof(t), ", %ld GPU%s with %ld MiB VRAM", r->gpu,
-		         r->gpu == 1 ? "" : "s", r->vram_mib);
-	else
-		snprintf(t, sizeof(t), ", no GPU");
+	rt_gpu_reco_text(t, sizeof(t), r);
 	html(b, t);
 	rt_buf_puts(b, "</p><p class=note>");
 	html(b, r->from_system ? "From the whole system's use: this run tracked no process."

@@ -104,9 +104,11 @@ int rt_series_add(struct rt_series *s, const struct rt_derived *d)
 		s->rss_max_mib = -1;
 		s->hwm_max_mib = -1;
 		s->shared_min_mib = -1;
+		s->ngpu = 0;
 	}
 	if (s->staged == RT_SERIES_STAGE && rt_series_flush(s))
 		return -ENOMEM;
+	rt_gpustat_add(s->gpu, &s->ngpu, d);
 	double *row = s->stage[s->staged++];
 	uint64_t mono = d->cur.rec->h->mono_ns;
 	row[0] = mono > s->mono0_ns ? (double)(mono - s->mono0_ns) / 1e9 : 0.0;
@@ -287,6 +289,8 @@ void rt_stats_compute(struct rt_series *s, struct rt_runstats *st)
 	}
 	free(scratch);
 	st->has_proc = st->col[rt_stats_col(RT_V_PROC_CORES)].present;
+	st->ngpu = s->ngpu;
+	memcpy(st->gpu, s->gpu, s->ngpu * sizeof(s->gpu[0]));
 	st->hwm_max_mib = s->n ? s->hwm_max_mib : -1;
 	st->shared_min_mib = s->n ? s->shared_min_mib : -1;
 	const struct rt_colstat *m =
@@ -321,6 +325,7 @@ void rt_stats_aggregate(const struct rt_runstats *runs, size_t n, struct rt_runs
 		if (runs[r].hwm_max_mib > out->hwm_max_mib)
 			out->hwm_max_mib = runs[r].hwm_max_mib;
 		out->has_proc |= runs[r].has_proc;
+		rt_gpustat_merge(out->gpu, &out->ngpu, runs[r].gpu, runs[r].ngpu);
 	}
 	for (unsigned c = 0; c < RT_STATS_COLS; c++) {
 		struct rt_colstat *o = &out->col[c];
@@ -499,6 +504,27 @@ int rt_cpu_demand(const struct rt_runstats *st, double *used, double *waited)
 	return 0;
 }
 
+/* GPUs: a job that held VRAM or kept a GPU busy gets as many as it held
+ * at once (at least one), each with its peak VRAM on one GPU plus 20 %
+ * (the total over its GPUs in runs recorded before rt 0.4, which do not
+ * say per GPU). Without a tree, the reference's rule on the host's use. */
+static void recommend_gpu(const struct rt_runstats *st, struct rt_recommendation *r)
+{
+	if (!st->has_proc) {
+		double gpu = nearbyint(max_of(st, RT_V_GPU_USAGE));
+		r->gpu = mean_of(st, RT_V_GPU_USAGE) > 0 ? (gpu < 1 ? 1 : (long)gpu) : 0;
+		double vram = max_of(st, RT_V_GPU_VRAM);
+		r->vram_mib = vram > 0 ? rt_round_memory(vram * 1.2) : 0;
+		return;
+	}
+	double held = max_of(st, RT_V_PROC_GPU_UTILIZED), vram = max_of(st, RT_V_PROC_GPU_VRAM);
+	double one = rt_gpu_vram_one(st);
+	int used = held > 0 || vram > 0 || max_of(st, RT_V_PROC_GPU_USAGE) > 0;
+	r->gpu = !used ? 0 : held > 1 ? (long)held : 1;
+	double per_gpu = one >= 0 ? one : vram;
+	r->vram_mib = per_gpu > 0 ? rt_round_memory(per_gpu * 1.2) : 0;
+}
+
 void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
 {
 	r->why[0] = '\0';
@@ -522,11 +548,7 @@ void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
 		         peak, pss->max);
 		why(r, b);
 	}
-	double gpu_mean = mean_of(st, sys ? RT_V_GPU_USAGE : RT_V_PROC_GPU_USAGE);
-	double gpu = nearbyint(max_of(st, sys ? RT_V_GPU_USAGE : RT_V_PROC_GPU_USAGE));
-	r->gpu = gpu_mean > 0 ? (gpu < 1 ? 1 : (long)gpu) : 0;
-	double vram = max_of(st, sys ? RT_V_GPU_VRAM : RT_V_PROC_GPU_VRAM);
-	r->vram_mib = vram > 0 ? rt_round_memory(vram * 1.2) : 0;
+	recommend_gpu(st, r);
 	/* a job that waited for a CPU on a busy host wanted more than it got:
 	 * its threads were runnable for used + waited cores on average */
 	double used, waited;

@@ -22,6 +22,25 @@
 #define RT_STATS_COLS (RT_CSV_COLUMNS + RT_STATS_XCOLS)
 extern const unsigned rt_stats_xids[RT_STATS_XCOLS];
 
+/* Per GPU slot, over the lines that carry it: what the job did there
+ * (records since rt 0.4 of a tree) and what held the GPU back. */
+struct rt_gpustat {
+	char name[96];
+	double w;                                 /* seconds of lines with this GPU */
+	double job_w, job_busy_wsum, job_busy_max; /* GPUs (0..1), over job_w seconds */
+	double job_vram_max;                      /* MiB */
+	int job_on;                               /* the job used it */
+	double capped_w, thermal_w; /* seconds at its power cap; slowed by heat or hardware */
+	double held_clock_min, held_clock_max; /* its SM clock while held back, MHz (0: never) */
+	double max_clock;                      /* the board's highest SM clock, 0: unknown */
+};
+
+/* Add line d's GPUs to g[0..*n) (the per-GPU statistics). */
+void rt_gpustat_add(struct rt_gpustat *g, unsigned *n, const struct rt_derived *d);
+/* Several runs' statistics of the same GPU slots into g[0..*n). */
+void rt_gpustat_merge(struct rt_gpustat *g, unsigned *n, const struct rt_gpustat *add,
+                      unsigned nadd);
+
 /* The lines of one run (or its stream), column by column. */
 /* Lines are staged by rows and written to the columns RT_SERIES_STAGE at a
  * time: one line touches 46 arrays, and a store to each per line misses the
@@ -43,6 +62,8 @@ struct rt_series {
 	double hwm_max_mib;    /* the largest VmHWM of a member or reaped descendant, -1: none */
 	double shared_min_mib; /* the least RSS - PSS of a live tree (shared pages), -1: none */
 	int oom;               /* an allocation failed; the series is incomplete */
+	unsigned ngpu;
+	struct rt_gpustat gpu[RT_MAX_GPUS];
 	void *block;           /* the arrays' one mapping */
 	size_t block_bytes;
 	unsigned staged;                                  /* lines in stage, after n */
@@ -81,7 +102,29 @@ struct rt_runstats {
 	double shared_min_mib; /* the least RSS - PSS of a live tree, -1: unknown */
 	int has_proc;          /* process columns present (wrapper or --pid) */
 	struct rt_colstat col[RT_STATS_COLS];
+	unsigned ngpu;
+	struct rt_gpustat gpu[RT_MAX_GPUS];
 };
+
+struct rt_recommendation;
+/* The recommendation's GPU words: ", 1 GPU with N MiB VRAM", ", 2 GPUs with
+ * N MiB VRAM each" or ", no GPU". */
+void rt_gpu_reco_text(char *buf, size_t cap, const struct rt_recommendation *r);
+/* GPU slot i's line: its model, and what the job did there (has_proc). */
+void rt_gpu_note_text(char *buf, size_t cap, const struct rt_runstats *st, unsigned i);
+/* A plain sentence per GPU held back a tenth of the run or more: at its
+ * power cap, or slowed by heat, with its SM clock then. Returns how many
+ * went into out[n..max). */
+size_t rt_gpu_held_text(const struct rt_runstats *st, char (*out)[200], size_t n, size_t max);
+
+/* The GPUs as summary --json gives them: model, the job's busy and VRAM
+ * on each, the time at the power cap or slowed and the SM clock then. */
+struct cJSON;
+struct cJSON *rt_json_gpus(const struct rt_runstats *st);
+
+/* The job's VRAM on the one GPU where it held the most (MiB), -1 when the
+ * run's records do not say per GPU (recorded before rt 0.4). */
+double rt_gpu_vram_one(const struct rt_runstats *st);
 
 /* Statistics of a series. p95 interpolates linearly between the two
  * nearest ranks of the values (numpy's default), unweighted. */
@@ -133,6 +176,7 @@ void rt_findings(const struct rt_runstats *st, struct rt_findings *f);
 #define RT_DISK_SLOW_MS 50.0         /* p95 latency of reads or writes */
 #define RT_DISK_SLOW_MIN_INTERVALS 5 /* ... over at least this many intervals with I/O */
 #define RT_GPU_THROTTLED 0.1         /* mean GPUs held back */
+#define RT_GPU_HELD_PCT 10.0         /* of the run a GPU spent at its power cap, or slowed */
 
 struct rt_recommendation {
 	int from_system; /* no process columns: from the whole system's use */

@@ -467,11 +467,10 @@ static void reco_text(char *buf, size_t cap, const struct rt_recommendation *r)
 		n += (size_t)snprintf(buf + n, cap - n, " (%ld at the p95 of its use)", r->cpu_p95);
 	if (n < cap)
 		n += (size_t)snprintf(buf + n, cap - n, ", %ld MiB memory", r->memory_mib);
-	if (n < cap && r->gpu)
-		n += (size_t)snprintf(buf + n, cap - n, ", %ld GPU%s with %ld MiB VRAM", r->gpu,
-		                      r->gpu == 1 ? "" : "s", r->vram_mib);
-	else if (n < cap)
-		n += (size_t)snprintf(buf + n, cap - n, ", no GPU");
+	if (n < cap) {
+		rt_gpu_reco_text(buf + n, cap - n, r);
+		n += strlen(buf + n);
+	}
 	if (n < cap && r->from_system)
 		snprintf(buf + n, cap - n, " (from the whole system: this run tracked no process)");
 }
@@ -538,11 +537,7 @@ size_t rt_findings_text(const struct rt_runstats *st, uint64_t start_ns, char ou
 		         "the job wrote %.0f MB but the disks only %.0f MB: files deleted or "
 		         "truncated before the kernel wrote them back never reached a disk",
 		         jw->sum / 1e6, hw->sum / 1e6);
-	if (x.gpus_throttled >= RT_GPU_THROTTLED && n < max)
-		snprintf(
-		    out[n++], RT_FINDING_LEN,
-		    "GPUs were held back by a power or thermal limit (%.1f of them on average)",
-		    x.gpus_throttled);
+	n = rt_gpu_held_text(st, out, n, max);
 	if (x.psi_cpu >= 2 * RT_IO_STALL_PCT && n < max)
 		snprintf(out[n++], RT_FINDING_LEN,
 		         "waited for a CPU %.0f %% of the time: the host was busy", x.psi_cpu);
@@ -597,6 +592,13 @@ size_t rt_summary_notes(const struct rt_answer *a, struct rt_note *out, size_t m
 		reco_text(x->text, sizeof(x->text), &r);
 	if (r.why[0] && (x = note(out, &n, max, "raised because")))
 		snprintf(x->text, sizeof(x->text), "%s", r.why);
+	/* each GPU: its model, and what the job did on it */
+	static const char *const gpu_label[RT_MAX_GPUS] = {
+	    "GPU 0", "GPU 1", "GPU 2",  "GPU 3",  "GPU 4",  "GPU 5",  "GPU 6",  "GPU 7",
+	    "GPU 8", "GPU 9", "GPU 10", "GPU 11", "GPU 12", "GPU 13", "GPU 14", "GPU 15"};
+	for (unsigned i = 0; i < st->ngpu && i < RT_MAX_GPUS; i++)
+		if (st->gpu[i].w > 0 && (x = note(out, &n, max, gpu_label[i])))
+			rt_gpu_note_text(x->text, sizeof(x->text), st, i);
 	return n;
 }
 
@@ -806,13 +808,20 @@ void rt_print_recommendation(FILE *f, const char *what, const struct rt_runstats
 	fprintf(f, "  %-8s %-10s peak %s %.0f MiB + 20 %%, rounded up to a server size\n", "memory",
 	        v, sys ? "used" : "PSS", mem ? mem->max : 0);
 	snprintf(v, sizeof(v), "%ld", r->gpu);
-	if (r->gpu)
+	if (r->gpu && !sys)
+		fprintf(f, "  %-8s %-10s as many as it held at once; busy peak %.2f GPUs (mean %.2f)\n",
+		        "GPUs", v, gpu ? gpu->max : 0, gpu ? gpu->mean : 0);
+	else if (r->gpu)
 		fprintf(f, "  %-8s %-10s peak %.2f GPUs busy (mean %.2f)\n", "GPUs", v,
 		        gpu ? gpu->max : 0, gpu ? gpu->mean : 0);
 	else
 		fprintf(f, "  %-8s %-10s no GPU was used\n", "GPUs", v);
 	snprintf(v, sizeof(v), "%ld MiB", r->vram_mib);
-	if (r->vram_mib)
+	double one = rt_gpu_vram_one(st);
+	if (r->vram_mib && !sys && one >= 0)
+		fprintf(f, "  %-8s %-10s peak %.0f MiB on one GPU + 20 %%, rounded up%s\n", "VRAM", v,
+		        one, r->gpu > 1 ? " (each GPU)" : "");
+	else if (r->vram_mib)
 		fprintf(f, "  %-8s %-10s peak %.0f MiB + 20 %%, rounded up\n", "VRAM", v,
 		        vram ? vram->max : 0);
 }
@@ -942,7 +951,8 @@ void rt_offer_fetch(struct rt_store *s, const struct rt_answer *a,
 	o->price_here = NAN;
 	o->duration = a->st.duration;
 	long deadline = rt_keeper_now_ms() + 10000; /* everything Keeper, 10 s */
-	int rc = rt_keeper_servers(r->cpu, r->memory_mib, r->gpu, r->vram_mib, n, deadline,
+	/* the Keeper filters on the VRAM of all the GPUs together */
+	int rc = rt_keeper_servers(r->cpu, r->memory_mib, r->gpu, r->vram_mib * r->gpu, n, deadline,
 	                           &o->servers, &o->nservers, o->why, sizeof(o->why));
 	if (rc)
 		rt_say("no server list: %s; the recommendation stands on its own", o->why);
@@ -1150,6 +1160,7 @@ int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o)
 			rt_json_add_efficiency(j, &eff);
 			add_allocation(j, &agg);
 			cJSON_AddItemToObject(j, "findings", rt_json_findings(&agg));
+			cJSON_AddItemToObject(j, "gpus", rt_json_gpus(&agg));
 			cJSON_AddItemToObject(j, "recommendation", rt_json_recommendation(&r));
 			rc = print_json(j);
 		} else {
@@ -1191,6 +1202,7 @@ int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o)
 		}
 		add_allocation(j, &a.st);
 		cJSON_AddItemToObject(j, "findings", rt_json_findings(&a.st));
+		cJSON_AddItemToObject(j, "gpus", rt_json_gpus(&a.st));
 		if (a.st.lines)
 			cJSON_AddItemToObject(j, "recommendation", rt_json_recommendation(&r));
 		else /* nothing was measured: nothing to recommend */
@@ -1425,9 +1437,16 @@ void rt_answer_line(char *buf, size_t cap, const struct rt_runstats *st,
 	} else if (n < cap) {
 		n += (size_t)snprintf(buf + n, cap - n, " and %s at the peak", used);
 	}
-	if (n < cap)
-		snprintf(buf + n, cap - n, ": %ld vCPU%s and %s would do%s", r->cpu,
-		         r->cpu == 1 ? "" : "s", reco, r->gpu ? " (with GPUs: see below)" : "");
+	if (n < cap && r->gpu) {
+		char vram[32];
+		mib_text(vram, sizeof(vram), (double)r->vram_mib);
+		snprintf(buf + n, cap - n, ": %ld vCPU%s, %s and %ld GPU%s with %s VRAM%s would do",
+		         r->cpu, r->cpu == 1 ? "" : "s", reco, r->gpu, r->gpu == 1 ? "" : "s", vram,
+		         r->gpu == 1 ? "" : " each");
+	} else if (n < cap) {
+		snprintf(buf + n, cap - n, ": %ld vCPU%s and %s would do", r->cpu,
+		         r->cpu == 1 ? "" : "s", reco);
+	}
 }
 
 void rt_json_add_efficiency(cJSON *obj, const struct rt_efficiency *e)

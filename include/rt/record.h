@@ -220,7 +220,8 @@ enum rt_gpu_valid {
 	RT_GPU_V_FAN = 1u << 7,
 	RT_GPU_V_MEM_CLOCK = 1u << 8,
 	RT_GPU_V_THROTTLE = 1u << 9,
-	RT_GPU_V_JOB = 1u << 10, /* job_*: the tracked tree's figures on this GPU */
+	RT_GPU_V_JOB = 1u << 10,       /* job_*: the tracked tree's figures on this GPU */
+	RT_GPU_V_MAX_CLOCK = 1u << 11, /* max_clock_mhz */
 };
 
 struct rt_rec_gpu {

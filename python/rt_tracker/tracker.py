@@ -386,6 +386,7 @@ class ResourceTracker:
         t = self.get_combined_metrics()
         if not len(t):
             raise RuntimeError("No metrics collected (yet)")
+        specs_given = bool(specs)
         specs = specs or [
             ("process_cpu_usage", "mean"), ("process_cpu_usage", "max"),
             ("process_memory_mib", "mean"), ("process_memory_mib", "max"),
@@ -414,6 +415,13 @@ class ResourceTracker:
             else:
                 raise ValueError("unknown aggregation %r" % agg)
             out.setdefault(col, {})[agg] = v
+        if not specs_given and out.get("process_gpu_utilized", {}).get("max", 0) > 0:
+            # rt's own: the job's VRAM on the one GPU where it held the most
+            # (what a GPU of the next server must hold), from its summary
+            per_gpu = [g.get("job_vram_peak_mib") for g in self.summary()[1].get("gpus") or []]
+            per_gpu = [v for v in per_gpu if v is not None]
+            if per_gpu:
+                out["process_gpu_vram_mib_per_gpu"] = {"max": round(max(per_gpu), 2)}
         return out
 
     def summary(self):
@@ -434,11 +442,8 @@ class ResourceTracker:
             stats = [self.stats()] + list(historical_stats)
             cpu = sum(s["process_cpu_usage"]["mean"] for s in stats) / len(stats)
             mem = max(s["process_memory_mib"]["max"] for s in stats)
-            gpu = max(s.get("process_gpu_usage", {}).get("max", 0) for s in stats)
-            vram = max(s.get("process_gpu_vram_mib", {}).get("max", 0) for s in stats)
             return {"cpu": max(1, round(cpu)), "memory": _round_memory(mem * 1.2),
-                    "gpu": max(1, round(gpu)) if gpu > 0 else 0,
-                    "vram": _round_memory(vram * 1.2) if vram > 0 else 0}
+                    **_recommend_gpu(stats)}
         if self._resolve_run() is None:
             return {}
         js = self._export("recommend", str(self._run), "--json")
@@ -579,6 +584,21 @@ def _round_memory(mib):
         if mib <= step:
             return step
     return int(-(-mib // 1024) * 1024)
+
+
+def _recommend_gpu(stats):
+    """rt's GPU rule over stats() dicts: a job that held VRAM or kept a GPU
+    busy gets as many GPUs as it held at once (at least one), each with its
+    peak VRAM on one GPU + 20 % (the total where a dict does not say per
+    GPU: never less than the job needed)."""
+    def top(col):
+        return max(s.get(col, {}).get("max", 0) or 0 for s in stats)
+    held, vram, busy = top("process_gpu_utilized"), top("process_gpu_vram_mib"), top("process_gpu_usage")
+    if not (held > 0 or vram > 0 or busy > 0):
+        return {"gpu": 0, "vram": 0}
+    if all("process_gpu_vram_mib_per_gpu" in s for s in stats):
+        vram = top("process_gpu_vram_mib_per_gpu")
+    return {"gpu": max(1, int(round(held))), "vram": _round_memory(vram * 1.2) if vram > 0 else 0}
 
 
 def _after_fork_in_child():

@@ -307,3 +307,31 @@ def test_writers_without_rt_warn_and_write_nothing(monkeypatch, tmp_path):
     with pytest.warns(RtMissingWarning):
         rt_tracker.SystemTracker(interval=0.2, output_file=str(out))
     assert not out.exists()
+
+
+def test_gpu_job_is_recommended_its_gpu(tmp_path, monkeypatch):
+    """A job on a GPU (the build's fake NVML, which keeps the real driver's
+    contract) gets its busy in gpu_usage and at least one GPU, with its
+    peak VRAM on one GPU + 20 %; the historical rule says the same."""
+    import shutil
+    rec = shutil.which("rt-recorder")
+    fake = os.path.join(os.path.dirname(rec), "libfake-nvml.so") if rec else ""
+    if not os.path.exists(fake):
+        pytest.skip("no fake NVML beside rt-recorder")
+    pids = tmp_path / "pids"
+    pids.write_text("%d:0:2048:80\n" % os.getpid())
+    monkeypatch.setenv("RT_NVML_LIBRARY", fake)
+    monkeypatch.setenv("FAKE_NVML_GPUS", "1")
+    monkeypatch.setenv("FAKE_NVML_PIDS_FILE", str(pids))
+    t = ResourceTracker(interval=0.5)
+    t.start()
+    time.sleep(2.6)
+    t.stop()
+    busy = t.process_metrics["gpu_usage"][1:-1]
+    assert busy and all(abs(b - 0.8) < 0.05 for b in busy), busy
+    assert t.recommend_resources()["gpu"] == 1
+    assert t.recommend_resources()["vram"] == 3072  # 2048 MiB + 20 %, rounded up
+    st = t.stats()
+    assert st["process_gpu_vram_mib_per_gpu"]["max"] == 2048
+    assert t.recommend_resources(historical_stats=[st])["gpu"] == 1
+    assert t.recommend_resources(historical_stats=[st])["vram"] == 3072

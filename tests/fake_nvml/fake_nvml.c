@@ -358,6 +358,14 @@ int nvmlDeviceGetClockInfo(void *d, int type, unsigned int *mhz)
 	*mhz = (unsigned)((type == 2 ? 5000 : 1400) + 10 * dev_index(d));
 	return OK;
 }
+/* the highest SM clock: 1980 MHz (an H100's) */
+int nvmlDeviceGetMaxClockInfo(void *d, int type, unsigned int *mhz)
+{
+	(void)d;
+	cost(H100_CALL_max_clock);
+	*mhz = type == 0 ? 1980 : 2619;
+	return OK;
+}
 /* PCIe KB/s: rx (counter 1) 2000 + 100 per GPU, tx (0) half of it */
 int nvmlDeviceGetPcieThroughput(void *d, int counter, unsigned int *kbps)
 {

@@ -9,7 +9,8 @@ with who "tree" or "other". NVML's samples fall every 200 ms at PHASE_MS past
 period_ms (of epoch ms) and 0 else. The truth of an interval (prev, cur] is,
 per GPU, the mean over the samples that fall in it of the tree's processes'
 SM % (at most 100); intervals with no sample, the first (processes starting)
-and the last (processes ending) are not judged. Prints one line per judged
+and the last (processes ending) are not judged. A line without GPU figures
+(the driver did not answer in time) leaves its samples to the next line. Prints one line per judged
 interval and per GPU, and exits 1 when rt is off by more than 0.05 GPUs.
 """
 import json
@@ -57,14 +58,19 @@ def main():
     devs = sorted({p["dev"] for p in ps if p["tree"]})
     bad = judged = 0
     worst = 0.0
-    for prev, cur in zip(lines[1:-2], lines[2:-1]):
-        a, b = round(prev["timestamp"] * 1e6), round(cur["timestamp"] * 1e6)
+    # a line with no GPU figures (a driver call that did not answer in time)
+    # leaves its samples to the next line with them
+    since = {dev: lines[1]["timestamp"] for dev in devs}
+    for cur in lines[2:-1]:
         total_t = total_rt = 0.0
         complete = True
         for dev in devs:
+            a, b = round(since[dev] * 1e6), round(cur["timestamp"] * 1e6)
             t = truth(ps, dev, a, b, phase)
             g = cur["gpu"][dev] if dev < len(cur["gpu"]) else {}
             got = g.get("process_usage")
+            if got is not None:
+                since[dev] = cur["timestamp"]
             if t is None or got is None:
                 complete = False
                 continue

@@ -59,3 +59,30 @@ $(cat "$d/truth.txt")"
 		ok "$shape -i $i: $(tail -1 "$d/truth.txt")"
 	done
 done
+
+# the answer for each shape: as many GPUs as it held at once, its peak VRAM
+# on one GPU + 20 % (1024 MiB -> 2048; two GPUs, 2048 MiB on one -> 3072
+# each), the model it ran on, the same in every form
+for shape in alone_steady alone_bursty shared_steady shared_bursty two_gpus; do
+	d="$T/$shape-1"
+	RT_STORE="$d/store" "$EXP" recommend latest --json > "$d/reco.json"
+	RT_STORE="$d/store" "$EXP" summary latest --json > "$d/summary.json"
+	RT_STORE="$d/store" "$EXP" summary latest > "$d/summary.txt"
+	python3 - "$d" "$shape" <<'PY' || fail "$shape: the GPU answer: $(cat "$d/reco.json")"
+import json, sys
+d, shape = sys.argv[1], sys.argv[2]
+r = json.load(open(d + "/reco.json"))["recommendation"]
+want = (2, 3072) if shape == "two_gpus" else (1, 2048)
+assert (r["gpu"], r["vram_mib"]) == want, (r, want)
+s = json.load(open(d + "/summary.json"))
+assert s["recommendation"]["gpu"] == r["gpu"] and s["recommendation"]["vram_mib"] == r["vram_mib"]
+used = [g["name"] for g in s["gpus"] if g["job_used"]]
+assert used == (["Fake GPU H0", "Fake GPU H1"] if shape == "two_gpus" else ["Fake GPU H0"]), used
+text = open(d + "/summary.txt").read()
+words = "%d GPU%s with %d MiB VRAM" % (want[0], "s" if want[0] > 1 else "", want[1])
+assert words in text, text
+assert "GPU 0                    Fake GPU H0: the job kept it" in text, text
+assert "ran at its power cap" in text, text
+PY
+	ok "$shape: $(grep '^  recommended' "$d/summary.txt" | sed 's/  */ /g')"
+done

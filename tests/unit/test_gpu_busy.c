@@ -66,3 +66,16 @@ Test(gpu_busy, a_full_table_drops_and_counts)
 	cr_assert_eq(a.npid, RT_BUSY_MAX_PIDS);
 	cr_assert_eq(a.dropped, 3);
 }
+
+Test(gpu_busy, merge_adds_samples_of_the_same_process)
+{
+	struct rt_busy_acc a, b;
+	rt_busy_reset(&a);
+	rt_busy_reset(&b);
+	rt_busy_add(&a, 1, 100);
+	rt_busy_add(&b, 1, 0);
+	rt_busy_add(&b, 2, 50);
+	rt_busy_merge(&a, &b);
+	cr_assert_eq(a.npid, 2);
+	cr_assert_eq(rt_busy_tree_x100(&a, odd, NULL, 0), 5000, "(100 + 0) / 2 periods");
+}
