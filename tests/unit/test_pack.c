@@ -46,7 +46,7 @@ static struct rt_record make(unsigned i, struct rt_record *prev)
 		r.gpu[0].temp_c = (int32_t)(random() % 200) - 100;
 	r.sys->reserved = r.sys->reserved2 = 0; /* padding, not values */
 	if (r.h->ngpu)
-		r.gpu[0].reserved = 0;
+		r.gpu[0].reserved = r.gpu[0].reserved3 = 0;
 	rt_record_seal(&r);
 	return r;
 }
