@@ -39,6 +39,28 @@ static int64_t cg_limit(const char *const roots[], const char *path, const char 
 }
 
 /*
+ * GPUs the NVIDIA container runtime gave (NVIDIA_VISIBLE_DEVICES: "all",
+ * "none" or "void", or a comma list of indexes and UUIDs; in the
+ * container NVML sees those alone). 0 when it is not set.
+ */
+static int container_gpus(unsigned host_gpus, unsigned *gpus)
+{
+	const char *s = getenv("NVIDIA_VISIBLE_DEVICES");
+	if (!s)
+		return 0;
+	if (!strcmp(s, "all")) {
+		*gpus = host_gpus;
+		return 1;
+	}
+	unsigned n = 0;
+	if (*s && strcmp(s, "none") && strcmp(s, "void"))
+		for (n = 1; *s; s++)
+			n += *s == ',';
+	*gpus = host_gpus && n > host_gpus ? host_gpus : n;
+	return 1;
+}
+
+/*
  * GPUs a CUDA_VISIBLE_DEVICES (or ROCR_VISIBLE_DEVICES) value leaves
  * visible, as CUDA reads it: a comma list of indexes, GPU-<uuid> or
  * MIG-<id>, read up to the first entry that is none of those or names no
@@ -219,6 +241,8 @@ void rt_alloc_detect(const struct rt_request *req, unsigned host_cpus, uint64_t 
 		unsigned n = visible_count(vis, host_gpus);
 		a->gpu = n < host_gpus || !host_gpus ? n : host_gpus;
 		snprintf(a->gpu_from, sizeof(a->gpu_from), "visible");
+	} else if (container_gpus(host_gpus, &a->gpu)) {
+		snprintf(a->gpu_from, sizeof(a->gpu_from), "container");
 	} else if (slurm_gpu >= 0) {
 		a->gpu = (unsigned)slurm_gpu;
 		snprintf(a->gpu_from, sizeof(a->gpu_from), "slurm");

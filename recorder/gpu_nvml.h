@@ -9,8 +9,8 @@
  * What a sample costs (an H100's figures: docs/cli.md "GPUs"): identity
  * (name, UUID, PCI, cores, driver) is read once and again when the device
  * count changes; a call a board does not support is asked once; the
- * energy counter (3.8 ms) at the first sample, once a minute and at the
- * last; PCIe throughput (20 ms of blocking per direction) never. The
+ * energy counter (3.8 ms) at the first sample, every 10 minutes and at
+ * the last; PCIe throughput (20 ms of blocking per direction) never. The
  * tree's busy costs nothing while it holds no GPU, one device-samples call
  * a period while it is alone on its GPUs, and one process-samples call a
  * period (~200 ms, polled between samples) on a GPU it shares.

@@ -24,7 +24,7 @@
 #define NVML_GPU_UTILIZATION_SAMPLES 1
 #define PERIOD_US 200000ull        /* NVML's period until one is measured */
 #define POLL_SLACK_US 20000ull     /* a sample is there this long after its time */
-#define ENERGY_EVERY_US 60000000ull
+#define ENERGY_EVERY_US 600000000ull
 #define MAX_BUF 8192u              /* entries: more than any driver asks */
 
 uint64_t rt_nvml_now_us(void)
@@ -172,10 +172,11 @@ static void gauges_basic(struct rt_nvml *n, struct nvml_dev *d, struct rt_rec_gp
 	}
 }
 
-/* Energy (3.8 ms a read on an H100): the counter at the first sample, at
- * most once a minute and at the last one; a line between carries none,
- * and the run's total is exact from the first and the last reading. PCIe
- * throughput is not read (20 ms of blocking a direction). */
+/* Energy (3.8 ms a read on an H100): the counter at the first sample,
+ * every 10 minutes (a run whose recorder is killed keeps a total) and at
+ * the last one; a line between carries none, and the run's total is exact
+ * from the first and the last reading. PCIe throughput is not read (20 ms
+ * of blocking a direction). */
 static void gauges_more(struct rt_nvml *n, struct nvml_dev *d, struct rt_rec_gpu *o,
                         uint64_t cut, int final)
 {

@@ -6,6 +6,7 @@
  *                                     binaries (all)
  *   rt-bench --answers     summary, recommend and report of long runs
  *   rt-bench --disk        bytes the store makes the disk write (root: loop device)
+ *   rt-bench gpu [SECONDS] NVML per sample on the fake H100 beside its floor
  *
  * Every figure is printed beside its floor or anchor measured in the same
  * run (docs/benchmarks.md says what each section measures): the recorder
@@ -54,6 +55,7 @@
 #include <unistd.h>
 
 #include "export.h"
+#include "bench_gpu.h"
 #include "rt/fields.h"
 #include "rt/runmeta.h"
 #include "rt/store.h"
@@ -2003,7 +2005,8 @@ int main(int argc, char **argv)
 			quick = 1;
 		else if (i == 1 && !strcmp(argv[1], "peers"))
 			continue; /* its own mode, not in "all" */
-		else if (i == 2 && (!strcmp(argv[1], "--disk") || !strcmp(argv[1], "peers")))
+		else if (i == 2 && (!strcmp(argv[1], "--disk") || !strcmp(argv[1], "peers") ||
+		                    !strcmp(argv[1], "gpu")))
 			continue; /* its seconds */
 		else if (argv[i][0] == '-' && strcmp(argv[i], "--answers") &&
 		         strcmp(argv[i], "--push") && strcmp(argv[i], "--disk")) {
@@ -2038,6 +2041,11 @@ int main(int argc, char **argv)
 		return bench_answers(rec_bin, exp_bin);
 	if (push)
 		return bench_push(rec_bin, exp_bin);
+	if (argc > 1 && !strcmp(argv[1], "gpu")) { /* rt-bench gpu [SECONDS, default 20] */
+		char fake[4300];
+		snprintf(fake, sizeof(fake), "%s/libfake-nvml.so", dir);
+		return rt_bench_gpu(rec_bin, fake, argc > 2 && atoi(argv[2]) >= 5 ? atoi(argv[2]) : 20);
+	}
 	if (argc > 1 && !strcmp(argv[1], "peers")) /* rt-bench peers [SECONDS, default 60] */
 		return bench_peers(rec_bin, argc > 2 && atoi(argv[2]) >= 10 ? atoi(argv[2]) : 60);
 	if (disk) /* rt-bench --disk [SECONDS of the real 1 Hz part, default 150] */
@@ -2127,29 +2135,17 @@ int main(int argc, char **argv)
 		printf("  JSON                                               %8.0f samples/s\n\n",
 		       js);
 	}
-	/* GPUs: the collector with 0, 1 and 4 fake NVML devices, against the
-	 * Python tracker's way (spawning nvidia-smi each sample), whose floor is
-	 * one fork+exec of a trivial program */
+	/* GPUs: NVML's cost per sample on the fake H100 beside its floor
+	 * (bench_gpu.c), then the Python tracker's way (spawning nvidia-smi
+	 * each sample), whose floor is one fork+exec of a trivial program */
 	char fake[4300];
 	snprintf(fake, sizeof(fake), "%s/libfake-nvml.so", dir);
 	if (want(argc, argv, "gpu") && access(fake, R_OK) == 0) {
-		printf("GPU sampling (fake NVML, back to back; NVML on its worker thread):\n");
-		int gpus[3] = {0, 1, 4};
-		double base = 0;
-		for (int i = 0; i < 3; i++) {
-			char nbuf[8];
-			snprintf(nbuf, sizeof(nbuf), "%d", gpus[i]);
-			setenv("RT_NVML_LIBRARY", fake, 1);
-			setenv("FAKE_NVML_GPUS", nbuf, 1);
-			double us = bench_collect(quick ? 300 : 3000);
-			if (i == 0)
-				base = us;
-			printf("  collectors with %d GPU%s                             %8.1f us  "
-			       "(+%.1f us)\n",
-			       gpus[i], gpus[i] == 1 ? " " : "s", us, us - base);
-		}
+		rt_bench_gpu(rec_bin, fake, quick ? 5 : 20);
 		unsetenv("RT_NVML_LIBRARY");
 		unsetenv("FAKE_NVML_GPUS");
+		unsetenv("FAKE_NVML_COST");
+		unsetenv("FAKE_NVML_PIDS");
 		char truebin[] = "/bin/true";
 		char *targs[] = {truebin, NULL};
 		double total = 0;

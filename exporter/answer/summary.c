@@ -1378,7 +1378,8 @@ static const char *from_words(const char *from)
 	       : !strcmp(from, "cgroup")  ? " (its cgroup's limit)"
 	       : !strcmp(from, "slurm")   ? " (Slurm)"
 	       : !strcmp(from, "visible") ? " (visible devices)"
-	                                  : " (the host)";
+	       : !strcmp(from, "container") ? " (the container's GPUs)"
+	                                    : " (the host)";
 }
 
 size_t rt_efficiency_text(const struct rt_efficiency *e, const struct rt_recommendation *r,

@@ -15,7 +15,8 @@ static void on_host_a(void)
 	static const char *const vars[] = {"SLURM_JOB_ID",         "SLURM_CPUS_PER_TASK",
 	                                   "SLURM_CPUS_ON_NODE",   "SLURM_MEM_PER_NODE",
 	                                   "SLURM_MEM_PER_CPU",    "SLURM_JOB_GPUS",
-	                                   "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"};
+	                                   "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+	                                   "NVIDIA_VISIBLE_DEVICES"};
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 }
@@ -66,6 +67,29 @@ Test(alloc, the_request_wins_and_visible_devices_count_gpus)
 	setenv("CUDA_VISIBLE_DEVICES", "", 1);
 	rt_alloc_detect(&r, 8, 64ull << 30, 4, &a);
 	cr_expect_eq(a.gpu, 0, "an empty list hides every GPU");
+}
+
+/* A container's NVIDIA_VISIBLE_DEVICES, below CUDA_VISIBLE_DEVICES. */
+Test(alloc, the_container_runtime_gpus_are_given_after_cuda_visible_devices)
+{
+	struct rt_alloc a;
+	static const struct {
+		const char *v;
+		unsigned gpus;
+	} cases[] = {{"all", 4}, {"none", 0}, {"void", 0}, {"", 0}, {"0,1", 2},
+	             {"GPU-8a2c0e7e-1f3d", 1}, {"0,1,2,3,4,5", 4}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		setenv("NVIDIA_VISIBLE_DEVICES", cases[i].v, 1);
+		rt_alloc_detect(NULL, 8, 64ull << 30, 4, &a);
+		cr_expect(a.gpu == cases[i].gpus && !strcmp(a.gpu_from, "container"),
+		          "NVIDIA_VISIBLE_DEVICES='%s': %u GPUs from %s, want %u", cases[i].v, a.gpu,
+		          a.gpu_from, cases[i].gpus);
+	}
+	setenv("CUDA_VISIBLE_DEVICES", "0", 1);
+	rt_alloc_detect(NULL, 8, 64ull << 30, 4, &a);
+	cr_expect(a.gpu == 1 && !strcmp(a.gpu_from, "visible"), "CUDA_VISIBLE_DEVICES first");
+	unsetenv("CUDA_VISIBLE_DEVICES");
+	unsetenv("NVIDIA_VISIBLE_DEVICES");
 }
 
 /* CUDA_VISIBLE_DEVICES as CUDA reads it: up to the first entry that names
