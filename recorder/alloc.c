@@ -107,93 +107,111 @@ static unsigned list_count(const char *s)
 	return n;
 }
 
-void rt_alloc_detect(const struct rt_request *req, unsigned host_cpus, uint64_t host_mem,
-                     unsigned host_gpus, struct rt_alloc *a)
+/* cgroup v2's limits: cpu.max, memory.max and .high, pids.max. */
+static void cgroup_v2_limits(struct rt_alloc *a, const struct rt_cgroup_paths *cp)
 {
-	memset(a, 0, sizeof(*a));
-	a->cgroup_mem = a->cgroup_mem_high = a->pids_max = -1;
-	/* the cgroup: v2, else v1's cpu and memory hierarchies */
+	static const char *const v2[] = {"", "/unified", NULL};
+	char q[128];
+	for (int i = 0; v2[i]; i++) {
+		ssize_t n = cg_read(v2[i], cp->v2, "cpu.max", q, sizeof(q));
+		int64_t quota;
+		uint64_t period;
+		if (n > 0 && rt_parse_cg_max(q, (size_t)n, &quota, &period) == 0) {
+			if (quota > 0 && period)
+				a->cgroup_cpu = (double)quota / (double)period;
+			break;
+		}
+	}
+	const char *one[] = {"", NULL}, *un[] = {"/unified", NULL};
+	for (int r = 0; r < 2 && a->cgroup_mem < 0; r++) {
+		a->cgroup_mem = cg_limit(r ? un : one, cp->v2, "memory.max");
+		a->cgroup_mem_high = cg_limit(r ? un : one, cp->v2, "memory.high");
+		a->pids_max = cg_limit(r ? un : one, cp->v2, "pids.max");
+	}
+}
+
+/* cgroup v1's: the cpu hierarchy's quota, memory's and pids' limits. */
+static void cgroup_v1_limits(struct rt_alloc *a, const struct rt_cgroup_paths *cp)
+{
+	static const char *const cpu1[] = {"/cpu", "/cpu,cpuacct", "/cpuacct,cpu", NULL};
+	static const char *const mem1[] = {"/memory", NULL};
+	static const char *const pids1[] = {"/pids", NULL};
+	char q[128], per[64];
+	for (int i = 0; cp->cpu[0] && cpu1[i]; i++) {
+		ssize_t n = cg_read(cpu1[i], cp->cpu, "cpu.cfs_quota_us", q, sizeof(q));
+		ssize_t m = cg_read(cpu1[i], cp->cpu, "cpu.cfs_period_us", per, sizeof(per));
+		if (n > 0 && m > 0) {
+			long long qv = strtoll(q, NULL, 10);
+			unsigned long long pv = strtoull(per, NULL, 10);
+			if (qv > 0 && pv)
+				a->cgroup_cpu = (double)qv / (double)pv;
+			break;
+		}
+	}
+	if (cp->memory[0]) {
+		a->cgroup_mem = cg_limit(mem1, cp->memory, "memory.limit_in_bytes");
+		/* v1's "no limit" is a page-rounded INT64_MAX */
+		if (a->cgroup_mem >= (int64_t)1 << 60)
+			a->cgroup_mem = -1;
+	}
+	if (cp->pids[0])
+		a->pids_max = cg_limit(pids1, cp->pids, "pids.max");
+}
+
+/* The cgroup's limits: v2, else v1's cpu and memory hierarchies; a memory
+ * limit not below the host's is none. */
+static void cgroup_limits(struct rt_alloc *a, uint64_t host_mem)
+{
 	char buf[4096];
 	ssize_t len = rt_read_small(RT_PROC, "self/cgroup", buf, sizeof(buf));
-	if (len > 0) {
-		struct rt_cgroup_paths cp;
-		rt_parse_proc_cgroup(buf, (size_t)len, &cp);
-		static const char *const v2[] = {"", "/unified", NULL};
-		static const char *const cpu1[] = {"/cpu", "/cpu,cpuacct", "/cpuacct,cpu", NULL};
-		static const char *const mem1[] = {"/memory", NULL};
-		static const char *const pids1[] = {"/pids", NULL};
-		char q[128];
-		if (cp.v2[0] && !cp.memory[0] && !cp.cpu[0]) {
-			for (int i = 0; v2[i]; i++) {
-				ssize_t n = cg_read(v2[i], cp.v2, "cpu.max", q, sizeof(q));
-				int64_t quota;
-				uint64_t period;
-				if (n > 0 && rt_parse_cg_max(q, (size_t)n, &quota, &period) == 0) {
-					if (quota > 0 && period)
-						a->cgroup_cpu = (double)quota / (double)period;
-					break;
-				}
-			}
-			const char *one[] = {"", NULL}, *un[] = {"/unified", NULL};
-			for (int r = 0; r < 2 && a->cgroup_mem < 0; r++) {
-				a->cgroup_mem = cg_limit(r ? un : one, cp.v2, "memory.max");
-				a->cgroup_mem_high = cg_limit(r ? un : one, cp.v2, "memory.high");
-				a->pids_max = cg_limit(r ? un : one, cp.v2, "pids.max");
-			}
-		} else {
-			char per[64];
-			for (int i = 0; cp.cpu[0] && cpu1[i]; i++) {
-				ssize_t n =
-				    cg_read(cpu1[i], cp.cpu, "cpu.cfs_quota_us", q, sizeof(q));
-				ssize_t m =
-				    cg_read(cpu1[i], cp.cpu, "cpu.cfs_period_us", per, sizeof(per));
-				if (n > 0 && m > 0) {
-					long long qv = strtoll(q, NULL, 10);
-					unsigned long long pv = strtoull(per, NULL, 10);
-					if (qv > 0 && pv)
-						a->cgroup_cpu = (double)qv / (double)pv;
-					break;
-				}
-			}
-			if (cp.memory[0]) {
-				a->cgroup_mem = cg_limit(mem1, cp.memory, "memory.limit_in_bytes");
-				/* v1's "no limit" is a page-rounded INT64_MAX */
-				if (a->cgroup_mem >= (int64_t)1 << 60)
-					a->cgroup_mem = -1;
-			}
-			if (cp.pids[0])
-				a->pids_max = cg_limit(pids1, cp.pids, "pids.max");
-		}
-		if (a->cgroup_mem >= 0 && host_mem && (uint64_t)a->cgroup_mem >= host_mem)
-			a->cgroup_mem = -1; /* not below the host: no limit that matters */
-		if (a->cgroup_mem_high >= 0 && host_mem && (uint64_t)a->cgroup_mem_high >= host_mem)
-			a->cgroup_mem_high = -1;
-	}
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		a->cpus_allowed = (unsigned)CPU_COUNT(&set);
-	/* Slurm */
+	if (len <= 0)
+		return;
+	struct rt_cgroup_paths cp;
+	rt_parse_proc_cgroup(buf, (size_t)len, &cp);
+	if (cp.v2[0] && !cp.memory[0] && !cp.cpu[0])
+		cgroup_v2_limits(a, &cp);
+	else
+		cgroup_v1_limits(a, &cp);
+	if (a->cgroup_mem >= 0 && host_mem && (uint64_t)a->cgroup_mem >= host_mem)
+		a->cgroup_mem = -1; /* not below the host: no limit that matters */
+	if (a->cgroup_mem_high >= 0 && host_mem && (uint64_t)a->cgroup_mem_high >= host_mem)
+		a->cgroup_mem_high = -1;
+}
+
+/* What Slurm allocated (0, or -1 GPUs, where it says nothing). */
+struct slurm {
+	double cpu;
+	uint64_t mem;
+	int gpu;
+};
+
+static void slurm_alloc(struct rt_alloc *a, struct slurm *sl)
+{
 	const char *sj = getenv("SLURM_JOB_ID");
-	double slurm_cpu = 0;
-	uint64_t slurm_mem = 0;
-	int slurm_gpu = -1;
-	if (sj && *sj) {
-		snprintf(a->slurm_job_id, sizeof(a->slurm_job_id), "%s", sj);
-		const char *c = getenv("SLURM_CPUS_PER_TASK");
-		if (!c || !*c)
-			c = getenv("SLURM_CPUS_ON_NODE");
-		if (c && atof(c) > 0)
-			slurm_cpu = atof(c);
-		const char *mn = getenv("SLURM_MEM_PER_NODE"), *mc = getenv("SLURM_MEM_PER_CPU");
-		if (mn && atof(mn) > 0) /* MB as Slurm counts them: MiB */
-			slurm_mem = (uint64_t)(atof(mn) * 1048576.0);
-		else if (mc && atof(mc) > 0 && slurm_cpu > 0)
-			slurm_mem = (uint64_t)(atof(mc) * 1048576.0 * slurm_cpu);
-		const char *g = getenv("SLURM_JOB_GPUS");
-		if (g)
-			slurm_gpu = (int)list_count(g);
-	}
-	/* CPUs */
+	sl->cpu = 0;
+	sl->mem = 0;
+	sl->gpu = -1;
+	if (!sj || !*sj)
+		return;
+	snprintf(a->slurm_job_id, sizeof(a->slurm_job_id), "%s", sj);
+	const char *c = getenv("SLURM_CPUS_PER_TASK");
+	if (!c || !*c)
+		c = getenv("SLURM_CPUS_ON_NODE");
+	if (c && atof(c) > 0)
+		sl->cpu = atof(c);
+	const char *mn = getenv("SLURM_MEM_PER_NODE"), *mc = getenv("SLURM_MEM_PER_CPU");
+	if (mn && atof(mn) > 0) /* MB as Slurm counts them: MiB */
+		sl->mem = (uint64_t)(atof(mn) * 1048576.0);
+	else if (mc && atof(mc) > 0 && sl->cpu > 0)
+		sl->mem = (uint64_t)(atof(mc) * 1048576.0 * sl->cpu);
+	const char *g = getenv("SLURM_JOB_GPUS");
+	if (g)
+		sl->gpu = (int)list_count(g);
+}
+
+static void given_cpu(const struct rt_request *req, unsigned host_cpus, const struct slurm *sl,
+                      struct rt_alloc *a)
+{
 	double cg_cpu = a->cgroup_cpu;
 	if (a->cpus_allowed && a->cpus_allowed < host_cpus &&
 	    (cg_cpu <= 0 || a->cpus_allowed < cg_cpu))
@@ -204,14 +222,18 @@ void rt_alloc_detect(const struct rt_request *req, unsigned host_cpus, uint64_t 
 	} else if (cg_cpu > 0) {
 		a->cpu = cg_cpu;
 		snprintf(a->cpu_from, sizeof(a->cpu_from), "cgroup");
-	} else if (slurm_cpu > 0) {
-		a->cpu = slurm_cpu;
+	} else if (sl->cpu > 0) {
+		a->cpu = sl->cpu;
 		snprintf(a->cpu_from, sizeof(a->cpu_from), "slurm");
 	} else {
 		a->cpu = host_cpus;
 		snprintf(a->cpu_from, sizeof(a->cpu_from), "host");
 	}
-	/* memory */
+}
+
+static void given_mem(const struct rt_request *req, uint64_t host_mem, const struct slurm *sl,
+                      struct rt_alloc *a)
+{
 	if (req && req->has_mem) {
 		a->mem = req->mem;
 		snprintf(a->mem_from, sizeof(a->mem_from), "request");
@@ -223,14 +245,18 @@ void rt_alloc_detect(const struct rt_request *req, unsigned host_cpus, uint64_t 
 			m = a->cgroup_mem_high;
 		a->mem = (uint64_t)m;
 		snprintf(a->mem_from, sizeof(a->mem_from), "cgroup");
-	} else if (slurm_mem) {
-		a->mem = slurm_mem;
+	} else if (sl->mem) {
+		a->mem = sl->mem;
 		snprintf(a->mem_from, sizeof(a->mem_from), "slurm");
 	} else {
 		a->mem = host_mem;
 		snprintf(a->mem_from, sizeof(a->mem_from), "host");
 	}
-	/* GPUs */
+}
+
+static void given_gpu(const struct rt_request *req, unsigned host_gpus, const struct slurm *sl,
+                      struct rt_alloc *a)
+{
 	const char *vis = getenv("CUDA_VISIBLE_DEVICES");
 	if (!vis)
 		vis = getenv("ROCR_VISIBLE_DEVICES");
@@ -243,25 +269,44 @@ void rt_alloc_detect(const struct rt_request *req, unsigned host_cpus, uint64_t 
 		snprintf(a->gpu_from, sizeof(a->gpu_from), "visible");
 	} else if (container_gpus(host_gpus, &a->gpu)) {
 		snprintf(a->gpu_from, sizeof(a->gpu_from), "container");
-	} else if (slurm_gpu >= 0) {
-		a->gpu = (unsigned)slurm_gpu;
+	} else if (sl->gpu >= 0) {
+		a->gpu = (unsigned)sl->gpu;
 		snprintf(a->gpu_from, sizeof(a->gpu_from), "slurm");
 	} else {
 		a->gpu = host_gpus;
 		snprintf(a->gpu_from, sizeof(a->gpu_from), "host");
 	}
-	/* Slurm and the cgroup disagree: the cgroup is what the kernel enforced */
+}
+
+/* Slurm and the cgroup disagree: the cgroup is what the kernel enforced. */
+static void note_disagreement(const struct slurm *sl, struct rt_alloc *a)
+{
 	size_t o = 0;
-	if (slurm_cpu > 0 && !strcmp(a->cpu_from, "cgroup") && slurm_cpu != a->cpu)
+	if (sl->cpu > 0 && !strcmp(a->cpu_from, "cgroup") && sl->cpu != a->cpu)
 		o += (size_t)snprintf(a->note + o, sizeof(a->note) - o,
 		                      "Slurm allocated %g CPUs, the cgroup allows %g: the cgroup's "
 		                      "limit is used",
-		                      slurm_cpu, a->cpu);
-	if (slurm_mem && !strcmp(a->mem_from, "cgroup") && slurm_mem != a->mem &&
-	    o < sizeof(a->note))
-		snprintf(
-		    a->note + o, sizeof(a->note) - o,
-		    "%sSlurm allocated %.0f MiB, the cgroup allows %.0f MiB: the cgroup's limit "
-		    "is used",
-		    o ? "; " : "", (double)slurm_mem / 1048576.0, (double)a->mem / 1048576.0);
+		                      sl->cpu, a->cpu);
+	if (sl->mem && !strcmp(a->mem_from, "cgroup") && sl->mem != a->mem && o < sizeof(a->note))
+		snprintf(a->note + o, sizeof(a->note) - o,
+		         "%sSlurm allocated %.0f MiB, the cgroup allows %.0f MiB: the cgroup's limit "
+		         "is used",
+		         o ? "; " : "", (double)sl->mem / 1048576.0, (double)a->mem / 1048576.0);
+}
+
+void rt_alloc_detect(const struct rt_request *req, unsigned host_cpus, uint64_t host_mem,
+                     unsigned host_gpus, struct rt_alloc *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->cgroup_mem = a->cgroup_mem_high = a->pids_max = -1;
+	cgroup_limits(a, host_mem);
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		a->cpus_allowed = (unsigned)CPU_COUNT(&set);
+	struct slurm sl;
+	slurm_alloc(a, &sl);
+	given_cpu(req, host_cpus, &sl, a);
+	given_mem(req, host_mem, &sl, a);
+	given_gpu(req, host_gpus, &sl, a);
+	note_disagreement(&sl, a);
 }

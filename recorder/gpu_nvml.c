@@ -15,6 +15,7 @@
 #include "rt/sysroot.h"
 
 #include <dlfcn.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,35 @@ static int worker_wait(struct rt_nvml *n)
 	return n->stop ? -1 : 1;
 }
 
+/* The sampling side's classes of the listed processes, for one query
+ * (only what is filled: a sample copies no more than it must). */
+static void copy_classes(struct rt_nvml *n)
+{
+	for (unsigned k = 0; k < n->work.ndev; k++) {
+		struct dev_class *to = &n->cls_now[k];
+		const struct dev_class *from = &n->cls[k];
+		to->n = from->n;
+		memcpy(to->pid, from->pid, from->n * sizeof(from->pid[0]));
+		memcpy(to->tree, from->tree, from->n * sizeof(from->tree[0]));
+	}
+}
+
+/* The query's snapshot for the sampling side: each device up to its
+ * listed processes and sampled ones. */
+static void publish(struct rt_nvml *n)
+{
+	n->snap.ndev = n->work.ndev;
+	for (unsigned k = 0; k < n->work.ndev; k++) {
+		struct dev_snap *to = &n->snap.dev[k];
+		const struct dev_snap *from = &n->work.dev[k];
+		memcpy(to, from, offsetof(struct dev_snap, proc));
+		memcpy(to->proc, from->proc, from->nproc * sizeof(from->proc[0]));
+		to->acc.npid = from->acc.npid;
+		to->acc.dropped = from->acc.dropped;
+		memcpy(to->acc.pid, from->acc.pid, from->acc.npid * sizeof(from->acc.pid[0]));
+	}
+}
+
 /* A query the sample stopped waiting for: no record takes its samples,
  * so the next query's interval does (it covers the time since the last
  * record with GPU figures). */
@@ -71,7 +101,7 @@ static void *worker(void *arg)
 		uint64_t cut = n->cut_us;
 		int final = n->final;
 		if (why)
-			memcpy(n->cls_now, n->cls, sizeof(n->cls));
+			copy_classes(n);
 		n->want = 0;
 		n->busy = 1;
 		pthread_mutex_unlock(&n->mu);
@@ -84,8 +114,7 @@ static void *worker(void *arg)
 		if (why && n->stuck) /* nobody waits for it: its samples are the next one's */
 			keep_unused(n);
 		if (why) {
-			n->snap.ndev = n->work.ndev;
-			memcpy(n->snap.dev, n->work.dev, n->work.ndev * sizeof(n->snap.dev[0]));
+			publish(n);
 			n->have = 1;
 			n->stuck = 0;
 			n->done++;
@@ -169,6 +198,7 @@ struct rt_nvml *rt_nvml_open(void)
 		free(n);
 		return NULL;
 	}
+	pthread_setname_np(n->th, "rt-nvml"); /* top -H, and rt-bench gpu, tell it apart */
 	return n;
 }
 

@@ -341,6 +341,8 @@ static void derive_mem(struct rt_derived *d)
 	    m[RT_MEM_SWAP_TOTAL] ? (double)swap_used / (double)m[RT_MEM_SWAP_TOTAL] * 100.0 : 0.0;
 }
 
+static void derive_gpus(struct rt_derived *d);
+
 static void derive_devices(struct rt_derived *d)
 {
 	const struct rt_record *c = d->cur.rec, *p = d->prev.rec;
@@ -400,6 +402,13 @@ static void derive_devices(struct rt_derived *d)
 	}
 	d->v[RT_V_NET_RX].i = rx;
 	d->v[RT_V_NET_TX].i = tx;
+	derive_gpus(d);
+}
+
+/* The GPUs' sums: busy, VRAM, GPUs in use, GPUs held back. */
+static void derive_gpus(struct rt_derived *d)
+{
+	const struct rt_record *c = d->cur.rec;
 	double usage = 0, vram = 0;
 	int64_t utilized = 0, throttled = 0;
 	int has_throttle = 0;
@@ -1012,97 +1021,100 @@ static void j_throttle(struct rt_buf *b, uint64_t bits)
 	rt_buf_putc(b, ']');
 }
 
+/* A GPU's identity: cores, detail, type (the keys before energy_joules). */
+static void j_gpu_identity(struct rt_buf *b, const struct rt_inv_gpu *ig, int *first)
+{
+	int f2 = 1;
+	kv_i64_or_null(b, "core_count", ig->core_count != 0, ig->core_count, first);
+	key(b, "detail", first);
+	rt_buf_putc(b, '{');
+	if (ig->driver_version[0])
+		kv_str(b, "driver_version", ig->driver_version, &f2);
+	if (ig->pci_bus_id[0])
+		kv_str(b, "pci_bus_id", ig->pci_bus_id, &f2);
+	rt_buf_putc(b, '}');
+	kv_str(b, "device_type", "GPU", first);
+}
+
+/* Energy over the interval: the same GPU slot in both records, both of
+ * which read the counter. */
+static void j_gpu_energy(struct rt_buf *b, const struct rt_derived *d, unsigned i, int *first)
+{
+	const struct rt_rec_gpu *g = &d->cur.rec->gpu[i];
+	const struct rt_record *pr = d->prev.rec;
+	const struct rt_rec_gpu *pg = pr->h->inv_gen == d->cur.rec->h->inv_gen && i < pr->h->ngpu &&
+	                                      rt_record_has(pr, RT_SEC_GPU, RT_GPU_V_throttle_reasons)
+	                                  ? &pr->gpu[i]
+	                                  : NULL;
+	int energy = pg && (g->valid & pg->valid & RT_GPU_V_ENERGY) && g->energy_mj >= pg->energy_mj;
+	kv_f64_or_null(b, "energy_joules", energy,
+	               energy ? (double)(g->energy_mj - pg->energy_mj) / 1000.0 : 0, first);
+}
+
+static void j_gpu_vram(struct rt_buf *b, const struct rt_rec_gpu *g, int *first)
+{
+	if (g->valid & RT_GPU_V_MEM) {
+		kv_u64(b, "vram_total_bytes", g->vram_total, first);
+		kv_u64(b, "vram_used_bytes", g->vram_used, first);
+		kv_f64(b, "vram_used_pct",
+		       g->vram_total ? (double)g->vram_used / (double)g->vram_total * 100.0 : 0.0,
+		       first);
+	} else {
+		kv_str(b, "vram_total_bytes", NULL, first);
+		kv_str(b, "vram_used_bytes", NULL, first);
+		kv_str(b, "vram_used_pct", NULL, first);
+	}
+}
+
+/* One GPU's object, its keys sorted. */
+static void j_gpu(struct rt_buf *b, const struct rt_derived *d, unsigned i)
+{
+	const struct rt_inv_gpu *ig = &d->cur.inv->gpu[i];
+	const struct rt_rec_gpu *g = &d->cur.rec->gpu[i];
+	const struct rt_record *c = d->cur.rec;
+	int first = 1;
+	rt_buf_putc(b, '{');
+	j_gpu_identity(b, ig, &first);
+	j_gpu_energy(b, d, i, &first);
+	kv_i64_or_null(b, "fan_speed_pct", (g->valid & RT_GPU_V_FAN) != 0, g->fan_pct, &first);
+	kv_i64_or_null(b, "frequency_mhz", (g->valid & RT_GPU_V_CLOCK) != 0, g->clock_mhz, &first);
+	kv_str(b, "host_id", ig->host_id, &first);
+	if (rt_record_has(c, RT_SEC_GPU, RT_GPU_V_max_clock_mhz) && (g->valid & RT_GPU_V_MAX_CLOCK))
+		kv_u64(b, "max_frequency_mhz", g->max_clock_mhz, &first);
+	kv_i64_or_null(b, "memory_clock_mhz", (g->valid & RT_GPU_V_MEM_CLOCK) != 0,
+	               g->mem_clock_mhz, &first);
+	kv_str(b, "name", ig->name, &first);
+	/* NVML counts PCIe throughput in KB/s (of 1024 bytes) */
+	kv_f64_or_null(b, "pcie_rx_bytes_per_sec", (g->valid & RT_GPU_V_PCIE) != 0,
+	               g->pcie_rx_kbps * 1024.0, &first);
+	kv_f64_or_null(b, "pcie_tx_bytes_per_sec", (g->valid & RT_GPU_V_PCIE) != 0,
+	               g->pcie_tx_kbps * 1024.0, &first);
+	kv_f64_or_null(b, "power_watts", (g->valid & RT_GPU_V_POWER) != 0, g->power_mw / 1000.0,
+	               &first);
+	if (rt_record_has(c, RT_SEC_GPU, RT_GPU_V_job_on) && (g->valid & RT_GPU_V_JOB))
+		j_gpu_job(b, g, &first);
+	kv_i64_or_null(b, "temperature_celsius", (g->valid & RT_GPU_V_TEMP) != 0, g->temp_c,
+	               &first);
+	key(b, "throttle_reasons", &first);
+	if (g->valid & RT_GPU_V_THROTTLE)
+		j_throttle(b, g->throttle_reasons);
+	else
+		rt_buf_puts(b, "null");
+	kv_f64_or_null(b, "utilization_pct", (g->valid & RT_GPU_V_UTIL) != 0, (double)g->util_pct,
+	               &first);
+	kv_str(b, "uuid", ig->uuid, &first);
+	j_gpu_vram(b, g, &first);
+	rt_buf_putc(b, '}');
+}
+
 static void j_gpus(struct rt_buf *b, const struct rt_derived *d, const struct rt_run_info *ri)
 {
 	(void)ri;
 	rt_buf_putc(b, '[');
 	for (unsigned i = 0; i < d->cur.rec->h->ngpu; i++) {
-		const struct rt_inv_gpu *ig = &d->cur.inv->gpu[i];
-		const struct rt_rec_gpu *g = &d->cur.rec->gpu[i];
-		int first = 1, f2 = 1;
 		if (i)
 			rt_buf_putc(b, ',');
-		rt_buf_putc(b, '{');
-		key(b, "core_count", &first);
-		if (ig->core_count)
-			rt_buf_u64(b, ig->core_count);
-		else
-			rt_buf_puts(b, "null");
-		key(b, "detail", &first);
-		rt_buf_putc(b, '{');
-		if (ig->driver_version[0])
-			kv_str(b, "driver_version", ig->driver_version, &f2);
-		if (ig->pci_bus_id[0])
-			kv_str(b, "pci_bus_id", ig->pci_bus_id, &f2);
-		rt_buf_putc(b, '}');
-		kv_str(b, "device_type", "GPU", &first);
-		/* energy over the interval: the same GPU slot in both records */
-		const struct rt_record *pr = d->prev.rec;
-		const struct rt_rec_gpu *pg =
-		    pr->h->inv_gen == d->cur.rec->h->inv_gen && i < pr->h->ngpu &&
-		            rt_record_has(pr, RT_SEC_GPU, RT_GPU_V_throttle_reasons)
-		        ? &pr->gpu[i]
-		        : NULL;
-		int energy =
-		    pg && (g->valid & pg->valid & RT_GPU_V_ENERGY) && g->energy_mj >= pg->energy_mj;
-		kv_f64_or_null(b, "energy_joules", energy,
-		               energy ? (double)(g->energy_mj - pg->energy_mj) / 1000.0 : 0,
-		               &first);
-		kv_i64_or_null(b, "fan_speed_pct", (g->valid & RT_GPU_V_FAN) != 0, g->fan_pct,
-		               &first);
-		key(b, "frequency_mhz", &first);
-		if (g->valid & RT_GPU_V_CLOCK)
-			rt_buf_u64(b, g->clock_mhz);
-		else
-			rt_buf_puts(b, "null");
-		kv_str(b, "host_id", ig->host_id, &first);
-		if (rt_record_has(d->cur.rec, RT_SEC_GPU, RT_GPU_V_max_clock_mhz) &&
-		    (g->valid & RT_GPU_V_MAX_CLOCK))
-			kv_u64(b, "max_frequency_mhz", g->max_clock_mhz, &first);
-		kv_i64_or_null(b, "memory_clock_mhz", (g->valid & RT_GPU_V_MEM_CLOCK) != 0,
-		               g->mem_clock_mhz, &first);
-		kv_str(b, "name", ig->name, &first);
-		/* NVML counts PCIe throughput in KB/s (of 1024 bytes) */
-		kv_f64_or_null(b, "pcie_rx_bytes_per_sec", (g->valid & RT_GPU_V_PCIE) != 0,
-		               g->pcie_rx_kbps * 1024.0, &first);
-		kv_f64_or_null(b, "pcie_tx_bytes_per_sec", (g->valid & RT_GPU_V_PCIE) != 0,
-		               g->pcie_tx_kbps * 1024.0, &first);
-		key(b, "power_watts", &first);
-		if (g->valid & RT_GPU_V_POWER)
-			rt_buf_f64_json(b, g->power_mw / 1000.0);
-		else
-			rt_buf_puts(b, "null");
-		if (rt_record_has(d->cur.rec, RT_SEC_GPU, RT_GPU_V_job_on) && (g->valid & RT_GPU_V_JOB))
-			j_gpu_job(b, g, &first);
-		key(b, "temperature_celsius", &first);
-		if (g->valid & RT_GPU_V_TEMP)
-			rt_buf_i64(b, g->temp_c);
-		else
-			rt_buf_puts(b, "null");
-		key(b, "throttle_reasons", &first);
-		if (g->valid & RT_GPU_V_THROTTLE)
-			j_throttle(b, g->throttle_reasons);
-		else
-			rt_buf_puts(b, "null");
-		key(b, "utilization_pct", &first);
-		if (g->valid & RT_GPU_V_UTIL)
-			rt_buf_f64_json(b, (double)g->util_pct);
-		else
-			rt_buf_puts(b, "null");
-		kv_str(b, "uuid", ig->uuid, &first);
-		if (g->valid & RT_GPU_V_MEM) {
-			kv_u64(b, "vram_total_bytes", g->vram_total, &first);
-			kv_u64(b, "vram_used_bytes", g->vram_used, &first);
-			kv_f64(b, "vram_used_pct",
-			       g->vram_total ? (double)g->vram_used / (double)g->vram_total * 100.0
-			                     : 0.0,
-			       &first);
-		} else {
-			kv_str(b, "vram_total_bytes", NULL, &first);
-			kv_str(b, "vram_used_bytes", NULL, &first);
-			kv_str(b, "vram_used_pct", NULL, &first);
-		}
-		rt_buf_putc(b, '}');
+		j_gpu(b, d, i);
 	}
 	rt_buf_putc(b, ']');
 }

@@ -44,6 +44,18 @@ static void add_held(struct rt_gpustat *s, const struct rt_rec_gpu *g, double dt
 		s->held_clock_max = c;
 }
 
+/* The energy counter's first and last readings (a record of the same
+ * inventory: the warm-up record's for the first line). */
+static void add_energy(struct rt_gpustat *s, const struct rt_record *rec, unsigned i)
+{
+	const struct rt_rec_gpu *g = &rec->gpu[i];
+	if (!(g->valid & RT_GPU_V_ENERGY) || (s->energy_n && g->energy_mj < s->energy_last_mj))
+		return; /* the driver reloaded: the total so far stands */
+	if (!s->energy_n++)
+		s->energy_first_mj = g->energy_mj;
+	s->energy_last_mj = g->energy_mj;
+}
+
 void rt_gpustat_add(struct rt_gpustat *gs, unsigned *n, const struct rt_derived *d)
 {
 	const struct rt_record *rec = d->cur.rec;
@@ -57,8 +69,12 @@ void rt_gpustat_add(struct rt_gpustat *gs, unsigned *n, const struct rt_derived 
 		if (i >= *n) {
 			memset(s, 0, sizeof(*s));
 			*n = i + 1;
+			const struct rt_record *p = d->prev.rec;
+			if (p->h->inv_gen == rec->h->inv_gen && i < p->h->ngpu)
+				add_energy(s, p, i);
 		}
 		snprintf(s->name, sizeof(s->name), "%s", d->cur.inv->gpu[i].name);
+		add_energy(s, rec, i);
 		s->w += dt;
 		if (has_job && (g->valid & RT_GPU_V_JOB))
 			add_job(s, g, dt);
@@ -97,6 +113,10 @@ void rt_gpustat_merge(struct rt_gpustat *g, unsigned *n, const struct rt_gpustat
 		o->held_clock_min = lesser(o->held_clock_min, x->held_clock_min);
 		o->held_clock_max = fmax(o->held_clock_max, x->held_clock_max);
 		o->max_clock = fmax(o->max_clock, x->max_clock);
+		if (x->energy_n > 1) { /* runs' totals add up */
+			o->energy_last_mj += x->energy_last_mj - x->energy_first_mj;
+			o->energy_n = 2;
+		}
 	}
 }
 
@@ -131,6 +151,16 @@ void rt_gpu_note_text(char *buf, size_t cap, const struct rt_runstats *st, unsig
 		         "%s: the job kept it %.2f busy on average (peak %.2f), its VRAM peaked "
 		         "at %.0f MiB",
 		         name, g->job_busy_wsum / g->job_w, g->job_busy_max, g->job_vram_max);
+	size_t n = strlen(buf);
+	double j = rt_gpu_energy_joules(g);
+	if (j >= 0 && n < cap)
+		snprintf(buf + n, cap - n, "; it drew %.1f kJ (%.1f Wh) over the run", j / 1000,
+		         j / 3600);
+}
+
+double rt_gpu_energy_joules(const struct rt_gpustat *g)
+{
+	return g->energy_n > 1 ? (double)(g->energy_last_mj - g->energy_first_mj) / 1000.0 : -1;
 }
 
 /* ", SM clock 1665-1680 MHz of 1980" while it was held back. */
@@ -199,6 +229,7 @@ cJSON *rt_json_gpus(const struct rt_runstats *st)
 		add_or_null(o, "sm_clock_held_min_mhz", g->held_clock_max > 0, g->held_clock_min);
 		add_or_null(o, "sm_clock_held_max_mhz", g->held_clock_max > 0, g->held_clock_max);
 		add_or_null(o, "sm_clock_max_mhz", g->max_clock > 0, g->max_clock);
+		add_or_null(o, "energy_joules", g->energy_n > 1, rt_gpu_energy_joules(g));
 		cJSON_AddItemToArray(arr, o);
 	}
 	return arr;

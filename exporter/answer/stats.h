@@ -33,6 +33,8 @@ struct rt_gpustat {
 	double capped_w, thermal_w; /* seconds at its power cap; slowed by heat or hardware */
 	double held_clock_min, held_clock_max; /* its SM clock while held back, MHz (0: never) */
 	double max_clock;                      /* the board's highest SM clock, 0: unknown */
+	int energy_n;                          /* readings of its energy counter */
+	uint64_t energy_first_mj, energy_last_mj;
 };
 
 /* Add line d's GPUs to g[0..*n) (the per-GPU statistics). */
@@ -110,6 +112,9 @@ struct rt_recommendation;
 /* The recommendation's GPU words: ", 1 GPU with N MiB VRAM", ", 2 GPUs with
  * N MiB VRAM each" or ", no GPU". */
 void rt_gpu_reco_text(char *buf, size_t cap, const struct rt_recommendation *r);
+/* The energy the GPU drew over the run (J, from its counter's first and
+ * last readings), -1: unknown. */
+double rt_gpu_energy_joules(const struct rt_gpustat *g);
 /* GPU slot i's line: its model, and what the job did there (has_proc). */
 void rt_gpu_note_text(char *buf, size_t cap, const struct rt_runstats *st, unsigned i);
 /* A plain sentence per GPU held back a tenth of the run or more: at its

@@ -1121,99 +1121,116 @@ static void free_runs(struct rt_answer *runs, size_t n)
 	free(runs);
 }
 
+/* summary --job --json: each run, then the aggregate and its answer. */
+static cJSON *json_job_summary(const char *job, const struct rt_answer *runs, size_t n,
+                               const struct rt_runstats *agg)
+{
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "job", job);
+	cJSON *arr = cJSON_AddArrayToObject(j, "runs");
+	for (size_t i = 0; i < n; i++) {
+		cJSON *x = cJSON_CreateObject();
+		cJSON_AddItemToObject(x, "run", rt_json_run(&runs[i]));
+		cJSON_AddItemToObject(x, "stats", rt_json_stats(&runs[i].st));
+		add_allocation(x, &runs[i].st);
+		struct rt_efficiency eff;
+		rt_efficiency(&runs[i].st, runs[i].meta, &eff);
+		rt_json_add_efficiency(x, &eff);
+		cJSON_AddItemToArray(arr, x);
+	}
+	struct rt_recommendation r;
+	rt_recommend(agg, &r);
+	cJSON_AddItemToObject(j, "stats", rt_json_stats(agg));
+	cJSON_AddItemToObject(j, "table", rt_json_summary_rows(agg, runs[n - 1].meta));
+	/* the aggregate against what the newest run was given */
+	struct rt_efficiency eff;
+	rt_efficiency(agg, runs[n - 1].meta, &eff);
+	rt_json_add_efficiency(j, &eff);
+	add_allocation(j, agg);
+	cJSON_AddItemToObject(j, "findings", rt_json_findings(agg));
+	cJSON_AddItemToObject(j, "gpus", rt_json_gpus(agg));
+	cJSON_AddItemToObject(j, "recommendation", rt_json_recommendation(&r));
+	return j;
+}
+
+static int cmd_job_summary(struct rt_store *s, const struct rt_answer_opts *o)
+{
+	struct rt_answer *runs;
+	size_t n;
+	struct rt_runstats agg;
+	if (rt_answer_job(s, o->job, o->last, &runs, &n))
+		return 1;
+	if (rt_answer_job_stats(runs, n, &agg)) {
+		free_runs(runs, n);
+		rt_say("out of memory");
+		return 1;
+	}
+	int rc = 0;
+	if (o->json)
+		rc = print_json(json_job_summary(o->job, runs, n, &agg));
+	else
+		rt_print_job_summary(stdout, o->job, runs, n);
+	free_runs(runs, n);
+	return rc;
+}
+
+/* The lines below the table, as the text and Markdown say them. */
+static void add_notes(cJSON *j, const struct rt_answer *a)
+{
+	struct rt_note notes[RT_NOTES_MAX];
+	size_t nn = rt_summary_notes(a, notes, RT_NOTES_MAX);
+	cJSON *na = cJSON_AddArrayToObject(j, "notes");
+	for (size_t i = 0; na && i < nn; i++) {
+		cJSON *no = cJSON_CreateObject();
+		cJSON_AddStringToObject(no, "label", notes[i].label);
+		cJSON_AddStringToObject(no, "text", notes[i].text);
+		cJSON_AddItemToArray(na, no);
+	}
+}
+
+/* summary --json of one run. */
+static cJSON *json_run_summary(const struct rt_answer *a)
+{
+	cJSON *j = cJSON_CreateObject();
+	struct rt_recommendation r;
+	rt_recommend(&a->st, &r);
+	cJSON_AddItemToObject(j, "run", rt_json_run(a));
+	cJSON_AddItemToObject(j, "stats", rt_json_stats(&a->st));
+	cJSON_AddItemToObject(j, "table", rt_json_summary_rows(&a->st, a->meta));
+	struct rt_efficiency eff;
+	rt_efficiency(&a->st, a->meta, &eff);
+	rt_json_add_efficiency(j, &eff);
+	char line[300];
+	rt_answer_line(line, sizeof(line), &a->st, &eff, &r);
+	cJSON_AddStringToObject(j, "answer", line);
+	add_num_or_null(j, "process_rss_peak_mib", a->st.rss_max_mib >= 0 ? a->st.rss_max_mib : NAN);
+	add_num_or_null(j, "process_memory_peak_mib",
+	                a->st.mem_peak_mib >= 0 ? a->st.mem_peak_mib : NAN);
+	add_notes(j, a);
+	add_allocation(j, &a->st);
+	cJSON_AddItemToObject(j, "findings", rt_json_findings(&a->st));
+	cJSON_AddItemToObject(j, "gpus", rt_json_gpus(&a->st));
+	if (a->st.lines)
+		cJSON_AddItemToObject(j, "recommendation", rt_json_recommendation(&r));
+	else /* nothing was measured: nothing to recommend */
+		cJSON_AddNullToObject(j, "recommendation");
+	return j;
+}
+
 int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o)
 {
-	if (o->job) {
-		struct rt_answer *runs;
-		size_t n;
-		struct rt_runstats agg;
-		if (rt_answer_job(s, o->job, o->last, &runs, &n))
-			return 1;
-		if (rt_answer_job_stats(runs, n, &agg)) {
-			free_runs(runs, n);
-			rt_say("out of memory");
-			return 1;
-		}
-		int rc = 0;
-		if (o->json) {
-			cJSON *j = cJSON_CreateObject();
-			cJSON_AddStringToObject(j, "job", o->job);
-			cJSON *arr = cJSON_AddArrayToObject(j, "runs");
-			for (size_t i = 0; i < n; i++) {
-				cJSON *x = cJSON_CreateObject();
-				cJSON_AddItemToObject(x, "run", rt_json_run(&runs[i]));
-				cJSON_AddItemToObject(x, "stats", rt_json_stats(&runs[i].st));
-				add_allocation(x, &runs[i].st);
-				struct rt_efficiency eff;
-				rt_efficiency(&runs[i].st, runs[i].meta, &eff);
-				rt_json_add_efficiency(x, &eff);
-				cJSON_AddItemToArray(arr, x);
-			}
-			struct rt_recommendation r;
-			rt_recommend(&agg, &r);
-			cJSON_AddItemToObject(j, "stats", rt_json_stats(&agg));
-			cJSON_AddItemToObject(j, "table",
-			                      rt_json_summary_rows(&agg, runs[n - 1].meta));
-			/* the aggregate against what the newest run was given */
-			struct rt_efficiency eff;
-			rt_efficiency(&agg, runs[n - 1].meta, &eff);
-			rt_json_add_efficiency(j, &eff);
-			add_allocation(j, &agg);
-			cJSON_AddItemToObject(j, "findings", rt_json_findings(&agg));
-			cJSON_AddItemToObject(j, "gpus", rt_json_gpus(&agg));
-			cJSON_AddItemToObject(j, "recommendation", rt_json_recommendation(&r));
-			rc = print_json(j);
-		} else {
-			rt_print_job_summary(stdout, o->job, runs, n);
-		}
-		free_runs(runs, n);
-		return rc;
-	}
+	if (o->job)
+		return cmd_job_summary(s, o);
 	struct rt_answer a;
 	if (rt_answer_run(s, o->run, 0, &a))
 		return 1;
 	int rc = 0;
-	if (o->json) {
-		cJSON *j = cJSON_CreateObject();
-		struct rt_recommendation r;
-		rt_recommend(&a.st, &r);
-		cJSON_AddItemToObject(j, "run", rt_json_run(&a));
-		cJSON_AddItemToObject(j, "stats", rt_json_stats(&a.st));
-		cJSON_AddItemToObject(j, "table", rt_json_summary_rows(&a.st, a.meta));
-		struct rt_efficiency eff;
-		rt_efficiency(&a.st, a.meta, &eff);
-		rt_json_add_efficiency(j, &eff);
-		char line[300];
-		rt_answer_line(line, sizeof(line), &a.st, &eff, &r);
-		cJSON_AddStringToObject(j, "answer", line);
-		add_num_or_null(j, "process_rss_peak_mib",
-		                a.st.rss_max_mib >= 0 ? a.st.rss_max_mib : NAN);
-		add_num_or_null(j, "process_memory_peak_mib",
-		                a.st.mem_peak_mib >= 0 ? a.st.mem_peak_mib : NAN);
-		/* the lines below the table, as the text and Markdown say them */
-		struct rt_note notes[RT_NOTES_MAX];
-		size_t nn = rt_summary_notes(&a, notes, RT_NOTES_MAX);
-		cJSON *na = cJSON_AddArrayToObject(j, "notes");
-		for (size_t i = 0; na && i < nn; i++) {
-			cJSON *no = cJSON_CreateObject();
-			cJSON_AddStringToObject(no, "label", notes[i].label);
-			cJSON_AddStringToObject(no, "text", notes[i].text);
-			cJSON_AddItemToArray(na, no);
-		}
-		add_allocation(j, &a.st);
-		cJSON_AddItemToObject(j, "findings", rt_json_findings(&a.st));
-		cJSON_AddItemToObject(j, "gpus", rt_json_gpus(&a.st));
-		if (a.st.lines)
-			cJSON_AddItemToObject(j, "recommendation", rt_json_recommendation(&r));
-		else /* nothing was measured: nothing to recommend */
-			cJSON_AddNullToObject(j, "recommendation");
-		rc = print_json(j);
-	} else {
-		if (o->markdown)
-			rt_print_summary_markdown(stdout, &a);
-		else
-			rt_print_summary(stdout, &a);
-	}
+	if (o->json)
+		rc = print_json(json_run_summary(&a));
+	else if (o->markdown)
+		rt_print_summary_markdown(stdout, &a);
+	else
+		rt_print_summary(stdout, &a);
 	rt_answer_free(&a);
 	return rc;
 }
