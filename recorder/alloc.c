@@ -288,10 +288,11 @@ static void note_disagreement(const struct slurm *sl, struct rt_alloc *a)
 		                      "limit is used",
 		                      sl->cpu, a->cpu);
 	if (sl->mem && !strcmp(a->mem_from, "cgroup") && sl->mem != a->mem && o < sizeof(a->note))
-		snprintf(a->note + o, sizeof(a->note) - o,
-		         "%sSlurm allocated %.0f MiB, the cgroup allows %.0f MiB: the cgroup's limit "
-		         "is used",
-		         o ? "; " : "", (double)sl->mem / 1048576.0, (double)a->mem / 1048576.0);
+		snprintf(
+		    a->note + o, sizeof(a->note) - o,
+		    "%sSlurm allocated %.0f MiB, the cgroup allows %.0f MiB: the cgroup's limit "
+		    "is used",
+		    o ? "; " : "", (double)sl->mem / 1048576.0, (double)a->mem / 1048576.0);
 }
 
 void rt_alloc_detect(const struct rt_request *req, unsigned host_cpus, uint64_t host_mem,

@@ -325,8 +325,7 @@ static int in_tree(uint32_t pid, void *arg)
 
 /* The tree on one GPU: its VRAM, whether it is there and alone there (a
  * member that just ended, still listed, is still the tree's). */
-static int tree_on_gpu(const struct dev_snap *s, struct tree_ctx *ctx, uint64_t *vram,
-                       int *alone)
+static int tree_on_gpu(const struct dev_snap *s, struct tree_ctx *ctx, uint64_t *vram, int *alone)
 {
 	int on = 0, others = 0;
 	*vram = 0;
@@ -356,8 +355,8 @@ static void classify(const struct dev_snap *s, struct rt_proctree *tree, struct 
 /* The tree's busy on one GPU over the interval (1/100 %): the samples
  * that fell in it, else (an interval shorter than NVML's period) the last
  * figure while it is still there. */
-static long tree_busy(struct rt_nvml *n, unsigned i, const struct dev_snap *s,
-                      struct tree_ctx *ctx, int on, int alone)
+static long tree_busy(struct rt_nvml *n, unsigned i, const struct dev_snap *s, struct tree_ctx *ctx,
+                      int on, int alone)
 {
 	if (s->left)
 		alone = n->last_alone[i];

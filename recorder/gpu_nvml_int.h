@@ -109,20 +109,20 @@ struct busy_sample {
 /* The worker's state of one device. */
 struct nvml_dev {
 	nvmlDevice_t h;
-	unsigned no;              /* nvml_ask bits: not supported, not asked again */
-	int mode;                 /* busy_mode of the last query */
-	uint64_t last_ts;         /* newest utilization sample taken (µs) */
-	uint64_t period;          /* NVML's sampling period, µs (as measured) */
-	uint64_t poll_at;         /* BUSY_PROCS: the next poll (µs) */
-	uint64_t energy_at;       /* when the energy counter was last read */
-	unsigned max_clock;       /* the board's highest SM clock, MHz (0: unknown) */
-	nvml_putil_t *ubuf;       /* buffers sized as NVML asks */
+	unsigned no;        /* nvml_ask bits: not supported, not asked again */
+	int mode;           /* busy_mode of the last query */
+	uint64_t last_ts;   /* newest utilization sample taken (µs) */
+	uint64_t period;    /* NVML's sampling period, µs (as measured) */
+	uint64_t poll_at;   /* BUSY_PROCS: the next poll (µs) */
+	uint64_t energy_at; /* when the energy counter was last read */
+	unsigned max_clock; /* the board's highest SM clock, MHz (0: unknown) */
+	nvml_putil_t *ubuf; /* buffers sized as NVML asks */
 	unsigned ucap;
 	nvml_sample_t *sbuf;
 	unsigned scap;
 	nvml_proc_t *lbuf;
 	unsigned lcap;
-	int has_carry;           /* a query no sample used: its samples go to the next */
+	int has_carry; /* samples for the next interval: a query no sample used, a full list */
 	struct rt_busy_acc carry;
 	unsigned npending;
 	struct busy_sample pending[RT_NVML_MAX_PENDING];

@@ -22,10 +22,10 @@
 #define NVML_CLOCK_GRAPHICS 0
 #define NVML_CLOCK_MEM 2
 #define NVML_GPU_UTILIZATION_SAMPLES 1
-#define PERIOD_US 200000ull        /* NVML's period until one is measured */
-#define POLL_SLACK_US 20000ull     /* a sample is there this long after its time */
+#define PERIOD_US 200000ull    /* NVML's period until one is measured */
+#define POLL_SLACK_US 20000ull /* a sample is there this long after its time */
 #define ENERGY_EVERY_US 600000000ull
-#define MAX_BUF 8192u              /* entries: more than any driver asks */
+#define MAX_BUF 8192u /* entries: more than any driver asks */
 
 uint64_t rt_nvml_now_us(void)
 {
@@ -177,8 +177,8 @@ static void gauges_basic(struct rt_nvml *n, struct nvml_dev *d, struct rt_rec_gp
  * the last one; a line between carries none, and the run's total is exact
  * from the first and the last reading. PCIe throughput is not read (20 ms
  * of blocking a direction). */
-static void gauges_more(struct rt_nvml *n, struct nvml_dev *d, struct rt_rec_gpu *o,
-                        uint64_t cut, int final)
+static void gauges_more(struct rt_nvml *n, struct nvml_dev *d, struct rt_rec_gpu *o, uint64_t cut,
+                        int final)
 {
 	unsigned int v;
 	unsigned long long e;
@@ -198,8 +198,7 @@ static void gauges_more(struct rt_nvml *n, struct nvml_dev *d, struct rt_rec_gpu
 		o->mem_clock_mhz = v;
 		o->valid |= RT_GPU_V_MEM_CLOCK;
 	}
-	if (may(d, ASK_THROTTLE, n->throttle) &&
-	    answered(d, ASK_THROTTLE, n->throttle(d->h, &e))) {
+	if (may(d, ASK_THROTTLE, n->throttle) && answered(d, ASK_THROTTLE, n->throttle(d->h, &e))) {
 		o->throttle_reasons = e;
 		o->valid |= RT_GPU_V_THROTTLE;
 	}
@@ -258,11 +257,37 @@ static int choose_mode(const struct dev_snap *s, const struct dev_class *c)
 
 /* ---- utilization samples ---- */
 
+/* A full list (a long interval of a GPU shared by many processes) folds
+ * its older half into the next interval's samples: all of them were taken
+ * before the next sample's time. */
+static void fold_older(struct nvml_dev *d)
+{
+	unsigned half = d->npending / 2;
+	if (!d->has_carry)
+		rt_busy_reset(&d->carry);
+	d->has_carry = 1;
+	for (unsigned k = 0; k < half; k++)
+		rt_busy_add(&d->carry, d->pending[k].pid, d->pending[k].value);
+	memmove(d->pending, d->pending + half, (d->npending - half) * sizeof(d->pending[0]));
+	d->npending -= half;
+}
+
 static void keep(struct rt_nvml *n, struct nvml_dev *d, uint32_t pid, uint32_t value, uint64_t ts)
 {
-	if (ts <= n->floor_us || d->npending == RT_NVML_MAX_PENDING)
+	if (ts <= n->floor_us)
 		return; /* of an interval already given */
+	if (d->npending == RT_NVML_MAX_PENDING)
+		fold_older(d);
 	d->pending[d->npending++] = (struct busy_sample){pid, value, ts};
+}
+
+/* A device sample's value as a percentage (101: not one, ignored). */
+static uint32_t sample_pct(const nvml_sample_t *s, int vt)
+{
+	if (vt == 0) /* NVML_VALUE_TYPE_DOUBLE */
+		return s->value.d >= 0 && s->value.d <= 100 ? (uint32_t)(s->value.d + 0.5) : 101;
+	uint64_t v = vt == 1 ? s->value.ui : s->value.ull;
+	return v <= 100 ? (uint32_t)v : 101;
 }
 
 /* NVML's period, from the gap between two successive samples. */
@@ -279,11 +304,11 @@ static void take_device(struct rt_nvml *n, struct nvml_dev *d)
 		return;
 	int vt = 0;
 	unsigned int cnt = 0;
-	if (!d->sbuf && (!answered(d, ASK_SAMPLES,
-	                           n->samples(d->h, NVML_GPU_UTILIZATION_SAMPLES, d->last_ts, &vt,
-	                                      &cnt, NULL)) ||
-	                 fit((void **)&d->sbuf, &d->scap, cnt > 128 ? cnt : 128,
-	                     sizeof(nvml_sample_t))))
+	if (!d->sbuf &&
+	    (!answered(
+	         d, ASK_SAMPLES,
+	         n->samples(d->h, NVML_GPU_UTILIZATION_SAMPLES, d->last_ts, &vt, &cnt, NULL)) ||
+	     fit((void **)&d->sbuf, &d->scap, cnt > 128 ? cnt : 128, sizeof(nvml_sample_t))))
 		return;
 	cnt = d->scap;
 	nvmlReturn_t rc =
@@ -297,14 +322,11 @@ static void take_device(struct rt_nvml *n, struct nvml_dev *d)
 		return;
 	for (unsigned k = 0; k < cnt && k < d->scap; k++) {
 		const nvml_sample_t *s = &d->sbuf[k];
-		uint64_t v = vt == 0   ? (uint64_t)s->value.d
-		             : vt == 1 ? s->value.ui
-		                       : s->value.ull;
 		if (s->timeStamp <= d->last_ts)
 			continue;
 		measure_period(d, d->last_ts, s->timeStamp);
 		d->last_ts = s->timeStamp;
-		keep(n, d, 0, v > 100 ? 101 : (uint32_t)v, s->timeStamp);
+		keep(n, d, 0, sample_pct(s, vt), s->timeStamp);
 	}
 }
 
@@ -371,7 +393,7 @@ static int take_busy(struct rt_nvml *n, struct nvml_dev *d, int mode, uint64_t n
 static void give_interval(struct nvml_dev *d, struct dev_snap *s, uint64_t cut)
 {
 	rt_busy_reset(&s->acc);
-	if (d->has_carry) /* the last query came too late for its sample */
+	if (d->has_carry) /* a query no sample took, or a full list folded */
 		rt_busy_merge(&s->acc, &d->carry);
 	d->has_carry = 0;
 	unsigned later = 0;

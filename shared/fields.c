@@ -1042,11 +1042,13 @@ static void j_gpu_energy(struct rt_buf *b, const struct rt_derived *d, unsigned 
 {
 	const struct rt_rec_gpu *g = &d->cur.rec->gpu[i];
 	const struct rt_record *pr = d->prev.rec;
-	const struct rt_rec_gpu *pg = pr->h->inv_gen == d->cur.rec->h->inv_gen && i < pr->h->ngpu &&
-	                                      rt_record_has(pr, RT_SEC_GPU, RT_GPU_V_throttle_reasons)
-	                                  ? &pr->gpu[i]
-	                                  : NULL;
-	int energy = pg && (g->valid & pg->valid & RT_GPU_V_ENERGY) && g->energy_mj >= pg->energy_mj;
+	const struct rt_rec_gpu *pg =
+	    pr->h->inv_gen == d->cur.rec->h->inv_gen && i < pr->h->ngpu &&
+	            rt_record_has(pr, RT_SEC_GPU, RT_GPU_V_throttle_reasons)
+	        ? &pr->gpu[i]
+	        : NULL;
+	int energy =
+	    pg && (g->valid & pg->valid & RT_GPU_V_ENERGY) && g->energy_mj >= pg->energy_mj;
 	kv_f64_or_null(b, "energy_joules", energy,
 	               energy ? (double)(g->energy_mj - pg->energy_mj) / 1000.0 : 0, first);
 }

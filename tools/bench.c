@@ -2044,7 +2044,8 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "gpu")) { /* rt-bench gpu [SECONDS, default 20] */
 		char fake[4300];
 		snprintf(fake, sizeof(fake), "%s/libfake-nvml.so", dir);
-		return rt_bench_gpu(rec_bin, fake, argc > 2 && atoi(argv[2]) >= 5 ? atoi(argv[2]) : 20);
+		return rt_bench_gpu(rec_bin, fake,
+		                    argc > 2 && atoi(argv[2]) >= 5 ? atoi(argv[2]) : 20);
 	}
 	if (argc > 1 && !strcmp(argv[1], "peers")) /* rt-bench peers [SECONDS, default 60] */
 		return bench_peers(rec_bin, argc > 2 && atoi(argv[2]) >= 10 ? atoi(argv[2]) : 60);

@@ -57,9 +57,9 @@ struct cost {
 static struct cost floor_per_sample(enum shape s, double secs)
 {
 	static const enum h100_call each[] = {
-	    H100_CALL_count,       H100_CALL_util,  H100_CALL_memory,   H100_CALL_temperature,
-	    H100_CALL_power,       H100_CALL_clock, H100_CALL_clock,    H100_CALL_throttle,
-	    H100_CALL_compute,     H100_CALL_graphics};
+	    H100_CALL_count,   H100_CALL_util,    H100_CALL_memory, H100_CALL_temperature,
+	    H100_CALL_power,   H100_CALL_clock,   H100_CALL_clock,  H100_CALL_throttle,
+	    H100_CALL_compute, H100_CALL_graphics};
 	struct cost f = {0, 0};
 	for (size_t i = 0; i < sizeof(each) / sizeof(each[0]); i++) {
 		f.calls++;
@@ -132,9 +132,9 @@ static int fake_open(struct fake *f, const char *path)
 	*(void **)&f->graphics = dlsym(f->lib, "nvmlDeviceGetGraphicsRunningProcesses_v3");
 	*(void **)&f->samples = dlsym(f->lib, "nvmlDeviceGetSamples");
 	*(void **)&f->putil = dlsym(f->lib, "nvmlDeviceGetProcessUtilization");
-	if (!init || !handle || !f->count || !f->util || !f->memory || !f->power ||
-	    !f->throttle || !f->temperature || !f->clock || !f->compute || !f->graphics ||
-	    !f->samples || !f->putil || init() != 0 || handle(0, &f->dev) != 0)
+	if (!init || !handle || !f->count || !f->util || !f->memory || !f->power || !f->throttle ||
+	    !f->temperature || !f->clock || !f->compute || !f->graphics || !f->samples ||
+	    !f->putil || init() != 0 || handle(0, &f->dev) != 0)
 		return -1;
 	return 0;
 }
@@ -175,7 +175,7 @@ static void floor_calls(struct fake *f, enum shape s, int iter, double secs)
 	/* the busy calls this sample makes: the device's samples once (all of
 	 * them since the last call), each process's once a period; at an
 	 * interval shorter than the period, one every 1/periods samples */
-	int calls = periods < 1 ? (iter % (int)(1 / periods + 0.5)) == 0
+	int calls = periods < 1  ? (iter % (int)(1 / periods + 0.5)) == 0
 	            : s == ALONE ? 1
 	                         : (int)(periods + 0.5);
 	for (int k = 0; k < calls && s != CPU_ONLY; k++) {
@@ -188,19 +188,25 @@ static void floor_calls(struct fake *f, enum shape s, int iter, double secs)
 	}
 }
 
-/* The floor's CPU per sample (µs), its calls made back to back. */
+/* The floor's CPU per sample (µs): its calls made at the sample interval
+ * (where caches cool between samples, as in the recorder), 10 s of them. */
 static double floor_measured(const char *fake, enum shape s, double secs)
 {
 	struct fake f;
 	if (fake_open(&f, fake))
 		return -1;
-	int iters = 200;
-	double t0 = thread_cpu_us();
-	for (int i = 0; i < iters; i++)
+	int iters = (int)(10 / secs);
+	long ns = (long)(secs * 1e9);
+	struct timespec gap = {ns / 1000000000L, ns % 1000000000L};
+	double cpu = 0;
+	for (int i = 0; i < iters; i++) {
+		double t0 = thread_cpu_us();
 		floor_calls(&f, s, i, secs);
-	double per = (thread_cpu_us() - t0) / iters;
+		cpu += thread_cpu_us() - t0;
+		nanosleep(&gap, NULL);
+	}
 	dlclose(f.lib);
-	return per;
+	return cpu / iters;
 }
 
 /* ---- the anchor of rt's own part: one request to a worker thread and
@@ -442,11 +448,12 @@ static void print_row(const char *label, const char *interval, const struct meas
                       struct cost fs, double fmeas, struct cost fr)
 {
 	double own = m->per_sample.cpu_us - fmeas;
-	printf("  %-24s -i %-4s %5.1f (%4.1f) %7.0f (%6.0f) %5.2fx %7.0f %8.0f (%5.0f) %3.0f (%2.0f) "
-	       "%6.0f (%5.0f)\n",
-	       label, interval, m->per_sample.calls, fs.calls, m->per_sample.cpu_us, fmeas,
-	       fmeas > 0 ? m->per_sample.cpu_us / fmeas : 0, m->thread_us, fs.cpu_us + own,
-	       fs.cpu_us, m->per_run.calls, fr.calls, m->per_run.cpu_us, fr.cpu_us);
+	printf(
+	    "  %-24s -i %-4s %5.1f (%4.1f) %7.0f (%6.0f) %5.2fx %7.0f %8.0f (%5.0f) %3.0f (%2.0f) "
+	    "%6.0f (%5.0f)\n",
+	    label, interval, m->per_sample.calls, fs.calls, m->per_sample.cpu_us, fmeas,
+	    fmeas > 0 ? m->per_sample.cpu_us / fmeas : 0, m->thread_us, fs.cpu_us + own, fs.cpu_us,
+	    m->per_run.calls, fr.calls, m->per_run.cpu_us, fr.cpu_us);
 }
 
 int rt_bench_gpu(const char *rec_bin, const char *fake, int seconds)
@@ -463,12 +470,14 @@ int rt_bench_gpu(const char *rec_bin, const char *fake, int seconds)
 	setenv("FAKE_NVML_GPUS", "1", 1);
 	setenv("FAKE_NVML_COST", "h100", 1);
 	pid_t job = spawn_sleep(), other = spawn_sleep();
-	printf("NVML per sample on the fake H100 (%s; real clock, one GPU):\n"
-	       "  rt (floor): calls per sample; the recorder's CPU us per sample with NVML less\n"
-	       "  without (median of %d), beside the floor's calls made directly on the same fake;\n"
-	       "  of it, the rt-nvml thread's (schedstat); on the H100: its table's floor + what rt\n"
-	       "  spends beyond the calls; once per run (identity, energy twice, buffer sizing)\n",
-	       rec, REPS);
+	printf(
+	    "NVML per sample on the fake H100 (%s; real clock, one GPU):\n"
+	    "  rt (floor): calls per sample; the recorder's CPU us per sample with NVML less\n"
+	    "  without (median of %d), beside the floor's calls made directly on the same fake\n"
+	    "  at the same interval; of it, the rt-nvml thread's (schedstat); on the H100: its\n"
+	    "  table's floor + what rt spends beyond the calls; once per run (identity, energy\n"
+	    "  twice, buffer sizing) beside the table's floor\n",
+	    rec, REPS);
 	printf("  %-24s %-7s %-12s %-14s %-6s %-7s %-16s %-8s %s\n", "", "", "calls", "CPU us",
 	       "ratio", "thread", "on H100 us", "once", "CPU us once");
 	static const char *const intervals[] = {"1", "0.1"};

@@ -134,8 +134,8 @@ void rt_gpu_reco_text(char *buf, size_t cap, const struct rt_recommendation *r)
 	if (!r->gpu)
 		snprintf(buf, cap, ", no GPU");
 	else
-		snprintf(buf, cap, ", %ld GPU%s with %ld MiB VRAM%s", r->gpu, r->gpu == 1 ? "" : "s",
-		         r->vram_mib, r->gpu == 1 ? "" : " each");
+		snprintf(buf, cap, ", %ld GPU%s with %ld MiB VRAM%s", r->gpu,
+		         r->gpu == 1 ? "" : "s", r->vram_mib, r->gpu == 1 ? "" : " each");
 }
 
 void rt_gpu_note_text(char *buf, size_t cap, const struct rt_runstats *st, unsigned i)
@@ -188,11 +188,13 @@ size_t rt_gpu_held_text(const struct rt_runstats *st, char (*out)[200], size_t n
 		held_clock(clk, sizeof(clk), g);
 		const char *name = g->name[0] ? g->name : "GPU";
 		if (capped >= RT_GPU_HELD_PCT)
-			snprintf(out[n++], 200, "GPU %u (%s) ran at its power cap %.0f %% of the run%s",
-			         i, name, capped, clk);
+			snprintf(out[n++], 200,
+			         "GPU %u (%s) ran at its power cap %.0f %% of the run%s", i, name,
+			         capped, clk);
 		if (heat >= RT_GPU_HELD_PCT && n < max)
 			snprintf(out[n++], 200,
-			         "GPU %u (%s) was slowed by heat or a hardware limit %.0f %% of the run%s",
+			         "GPU %u (%s) was slowed by heat or a hardware limit %.0f %% of "
+			         "the run%s",
 			         i, name, heat, clk);
 	}
 	return n;

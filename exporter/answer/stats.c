@@ -603,8 +603,8 @@ void rt_disk_space_note(const struct rt_runstats *st, char *buf, size_t cap)
 		return;
 	/* what df shows: the root reserve is neither used nor available */
 	if (r && r->max >= 1.0 && r->max >= t->max / 100)
-		snprintf(buf, cap, "of %.1f GB (filesystems), %.1f GB more reserved for root", t->max,
-		         r->max);
+		snprintf(buf, cap, "of %.1f GB (filesystems), %.1f GB more reserved for root",
+		         t->max, r->max);
 	else
 		snprintf(buf, cap, "of %.1f GB (filesystems)", t->max);
 }

@@ -26,10 +26,10 @@ extern const unsigned rt_stats_xids[RT_STATS_XCOLS];
  * (records since rt 0.4 of a tree) and what held the GPU back. */
 struct rt_gpustat {
 	char name[96];
-	double w;                                 /* seconds of lines with this GPU */
+	double w;                                  /* seconds of lines with this GPU */
 	double job_w, job_busy_wsum, job_busy_max; /* GPUs (0..1), over job_w seconds */
-	double job_vram_max;                      /* MiB */
-	int job_on;                               /* the job used it */
+	double job_vram_max;                       /* MiB */
+	int job_on;                                /* the job used it */
 	double capped_w, thermal_w; /* seconds at its power cap; slowed by heat or hardware */
 	double held_clock_min, held_clock_max; /* its SM clock while held back, MHz (0: never) */
 	double max_clock;                      /* the board's highest SM clock, 0: unknown */
@@ -66,7 +66,7 @@ struct rt_series {
 	int oom;               /* an allocation failed; the series is incomplete */
 	unsigned ngpu;
 	struct rt_gpustat gpu[RT_MAX_GPUS];
-	void *block;           /* the arrays' one mapping */
+	void *block; /* the arrays' one mapping */
 	size_t block_bytes;
 	unsigned staged;                                  /* lines in stage, after n */
 	double stage[RT_SERIES_STAGE][RT_STATS_COLS + 2]; /* elapsed, dt, columns */

@@ -809,8 +809,9 @@ void rt_print_recommendation(FILE *f, const char *what, const struct rt_runstats
 	        v, sys ? "used" : "PSS", mem ? mem->max : 0);
 	snprintf(v, sizeof(v), "%ld", r->gpu);
 	if (r->gpu && !sys)
-		fprintf(f, "  %-8s %-10s as many as it held at once; busy peak %.2f GPUs (mean %.2f)\n",
-		        "GPUs", v, gpu ? gpu->max : 0, gpu ? gpu->mean : 0);
+		fprintf(
+		    f, "  %-8s %-10s as many as it held at once; busy peak %.2f GPUs (mean %.2f)\n",
+		    "GPUs", v, gpu ? gpu->max : 0, gpu ? gpu->mean : 0);
 	else if (r->gpu)
 		fprintf(f, "  %-8s %-10s peak %.2f GPUs busy (mean %.2f)\n", "GPUs", v,
 		        gpu ? gpu->max : 0, gpu ? gpu->mean : 0);
@@ -819,8 +820,8 @@ void rt_print_recommendation(FILE *f, const char *what, const struct rt_runstats
 	snprintf(v, sizeof(v), "%ld MiB", r->vram_mib);
 	double one = rt_gpu_vram_one(st);
 	if (r->vram_mib && !sys && one >= 0)
-		fprintf(f, "  %-8s %-10s peak %.0f MiB on one GPU + 20 %%, rounded up%s\n", "VRAM", v,
-		        one, r->gpu > 1 ? " (each GPU)" : "");
+		fprintf(f, "  %-8s %-10s peak %.0f MiB on one GPU + 20 %%, rounded up%s\n", "VRAM",
+		        v, one, r->gpu > 1 ? " (each GPU)" : "");
 	else if (r->vram_mib)
 		fprintf(f, "  %-8s %-10s peak %.0f MiB + 20 %%, rounded up\n", "VRAM", v,
 		        vram ? vram->max : 0);
@@ -1203,7 +1204,8 @@ static cJSON *json_run_summary(const struct rt_answer *a)
 	char line[300];
 	rt_answer_line(line, sizeof(line), &a->st, &eff, &r);
 	cJSON_AddStringToObject(j, "answer", line);
-	add_num_or_null(j, "process_rss_peak_mib", a->st.rss_max_mib >= 0 ? a->st.rss_max_mib : NAN);
+	add_num_or_null(j, "process_rss_peak_mib",
+	                a->st.rss_max_mib >= 0 ? a->st.rss_max_mib : NAN);
 	add_num_or_null(j, "process_memory_peak_mib",
 	                a->st.mem_peak_mib >= 0 ? a->st.mem_peak_mib : NAN);
 	add_notes(j, a);
@@ -1390,11 +1392,11 @@ static void mib_text(char *buf, size_t cap, double mib)
 
 static const char *from_words(const char *from)
 {
-	return !from                      ? ""
-	       : !strcmp(from, "request") ? " (asked)"
-	       : !strcmp(from, "cgroup")  ? " (its cgroup's limit)"
-	       : !strcmp(from, "slurm")   ? " (Slurm)"
-	       : !strcmp(from, "visible") ? " (visible devices)"
+	return !from                        ? ""
+	       : !strcmp(from, "request")   ? " (asked)"
+	       : !strcmp(from, "cgroup")    ? " (its cgroup's limit)"
+	       : !strcmp(from, "slurm")     ? " (Slurm)"
+	       : !strcmp(from, "visible")   ? " (visible devices)"
 	       : !strcmp(from, "container") ? " (the container's GPUs)"
 	                                    : " (the host)";
 }

@@ -177,8 +177,9 @@ static unsigned long long started_us(unsigned pid)
 	const char *e = strrchr(buf, ')');
 	unsigned long long ticks = 0, btime = 0;
 	/* after the command: state (field 3) ... starttime (field 22) */
-	if (!e || sscanf(e + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-	                        "%*d %*d %*d %llu",
+	if (!e || sscanf(e + 2,
+	                 "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+	                 "%*d %*d %*d %llu",
 	                 &ticks) != 1)
 		return 0;
 	f = fopen("/proc/stat", "r");

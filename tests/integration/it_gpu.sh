@@ -83,6 +83,9 @@ words = "%d GPU%s with %d MiB VRAM" % (want[0], "s" if want[0] > 1 else "", want
 assert words in text, text
 assert "GPU 0                    Fake GPU H0: the job kept it" in text, text
 assert "ran at its power cap" in text, text
+# the energy counter read at the first and the last sample only (the fake's
+# grows 150 J a read): the run's total from those two
+assert s["gpus"][0]["energy_joules"] == 150.0, s["gpus"][0]
 PY
 	ok "$shape: $(grep '^  recommended' "$d/summary.txt" | sed 's/  */ /g')"
 done

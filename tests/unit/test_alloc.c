@@ -12,11 +12,10 @@ static void on_host_a(void)
 	setenv("RT_PROC_ROOT", RT_FIXTURES "/host-a/step0/proc", 1);
 	setenv("RT_SYS_ROOT", RT_FIXTURES "/host-a/step0/sys", 1);
 	rt_sysroot_init();
-	static const char *const vars[] = {"SLURM_JOB_ID",         "SLURM_CPUS_PER_TASK",
-	                                   "SLURM_CPUS_ON_NODE",   "SLURM_MEM_PER_NODE",
-	                                   "SLURM_MEM_PER_CPU",    "SLURM_JOB_GPUS",
-	                                   "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
-	                                   "NVIDIA_VISIBLE_DEVICES"};
+	static const char *const vars[] = {
+	    "SLURM_JOB_ID",         "SLURM_CPUS_PER_TASK",  "SLURM_CPUS_ON_NODE",
+	    "SLURM_MEM_PER_NODE",   "SLURM_MEM_PER_CPU",    "SLURM_JOB_GPUS",
+	    "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"};
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 }
@@ -76,14 +75,15 @@ Test(alloc, the_container_runtime_gpus_are_given_after_cuda_visible_devices)
 	static const struct {
 		const char *v;
 		unsigned gpus;
-	} cases[] = {{"all", 4}, {"none", 0}, {"void", 0}, {"", 0}, {"0,1", 2},
-	             {"GPU-8a2c0e7e-1f3d", 1}, {"0,1,2,3,4,5", 4}};
+	} cases[] = {{"all", 4},        {"none", 0}, {"void", 0},
+	             {"", 0},           {"0,1", 2},  {"GPU-8a2c0e7e-1f3d", 1},
+	             {"0,1,2,3,4,5", 4}};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		setenv("NVIDIA_VISIBLE_DEVICES", cases[i].v, 1);
 		rt_alloc_detect(NULL, 8, 64ull << 30, 4, &a);
 		cr_expect(a.gpu == cases[i].gpus && !strcmp(a.gpu_from, "container"),
-		          "NVIDIA_VISIBLE_DEVICES='%s': %u GPUs from %s, want %u", cases[i].v, a.gpu,
-		          a.gpu_from, cases[i].gpus);
+		          "NVIDIA_VISIBLE_DEVICES='%s': %u GPUs from %s, want %u", cases[i].v,
+		          a.gpu, a.gpu_from, cases[i].gpus);
 	}
 	setenv("CUDA_VISIBLE_DEVICES", "0", 1);
 	rt_alloc_detect(NULL, 8, 64ull << 30, 4, &a);
@@ -119,11 +119,13 @@ Test(alloc, a_request_takes_decimal_numbers_and_each_key_once)
 {
 	struct rt_request r;
 	char err[128];
-	static const char *const bad[] = {"memory=0x10G", "memory=1e3M", "cpu=0x4", "cpu=1e1",
-	                                  "cpu=4,cpu=5", "memory=1G,memory=2G", "gpu=1,gpu=1",
-	                                  "gpu=+1", "memory=.5G", "memory=inf", "cpu=nan"};
+	static const char *const bad[] = {"memory=0x10G", "memory=1e3M", "cpu=0x4",
+	                                  "cpu=1e1",      "cpu=4,cpu=5", "memory=1G,memory=2G",
+	                                  "gpu=1,gpu=1",  "gpu=+1",      "memory=.5G",
+	                                  "memory=inf",   "cpu=nan"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		cr_expect_neq(rt_request_parse(bad[i], &r, err, sizeof(err)), 0, "'%s' taken", bad[i]);
+		cr_expect_neq(rt_request_parse(bad[i], &r, err, sizeof(err)), 0, "'%s' taken",
+		              bad[i]);
 	cr_expect_eq(rt_request_parse("cpu=4,cpu=5", &r, err, sizeof(err)), -1);
 	cr_expect(strstr(err, "twice") != NULL, "%s", err);
 	cr_assert_eq(rt_request_parse("cpu=2.5,memory=1.5GiB,gpu=1", &r, err, sizeof(err)), 0, "%s",

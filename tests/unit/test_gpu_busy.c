@@ -17,7 +17,8 @@ Test(gpu_busy, device_samples_are_the_tree_busy_when_it_is_alone)
 	for (int i = 0; i < 5; i++)
 		rt_busy_add(&a, 0, v[i]);
 	cr_assert_eq(rt_busy_tree_x100(&a, odd, NULL, 1), 4000);
-	cr_assert_eq(rt_busy_tree_x100(&a, odd, NULL, 0), 0, "not alone: the device is not the tree");
+	cr_assert_eq(rt_busy_tree_x100(&a, odd, NULL, 0), 0,
+	             "not alone: the device is not the tree");
 }
 
 Test(gpu_busy, shared_gpu_counts_only_the_tree_processes)
