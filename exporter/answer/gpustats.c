@@ -153,7 +153,9 @@ void rt_gpu_note_text(char *buf, size_t cap, const struct rt_runstats *st, unsig
 		         name, g->job_busy_wsum / g->job_w, g->job_busy_max, g->job_vram_max);
 	size_t n = strlen(buf);
 	double j = rt_gpu_energy_joules(g);
-	if (j >= 0 && n < cap)
+	if (j >= 0 && n < cap && j < 10000)
+		snprintf(buf + n, cap - n, "; it drew %.0f J (%.2f Wh) over the run", j, j / 3600);
+	else if (j >= 0 && n < cap)
 		snprintf(buf + n, cap - n, "; it drew %.1f kJ (%.1f Wh) over the run", j / 1000,
 		         j / 3600);
 }

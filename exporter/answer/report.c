@@ -249,6 +249,24 @@ static void chart_data(struct rt_buf *b, const struct rt_series *s, const int *c
 	rt_buf_putc(b, ']');
 }
 
+/* Each GPU: its model, what the job did on it (the summary's GPU lines). */
+static void gpu_section(struct rt_buf *b, const struct rt_runstats *st)
+{
+	int any = 0;
+	for (unsigned i = 0; i < st->ngpu; i++) {
+		if (st->gpu[i].w <= 0)
+			continue;
+		char t[RT_NOTE_LEN];
+		rt_gpu_note_text(t, sizeof(t), st, i);
+		rt_buf_puts(b, any++ ? "<li>" : "<section class=wide><h2>GPUs</h2><ul><li>");
+		rt_buf_printf(b, "GPU %u: ", i);
+		html(b, t);
+		rt_buf_puts(b, "</li>");
+	}
+	if (any)
+		rt_buf_puts(b, "</ul></section>\n");
+}
+
 static int saw_gpu(const struct rt_answer *a)
 {
 	int c = rt_stats_col(RT_V_GPU_UTILIZED);
@@ -515,7 +533,8 @@ static void reco_section(struct rt_buf *b, const struct rt_recommendation *r,
 	rt_buf_puts(b, "</p><p class=note>");
 	html(b, r->from_system ? "From the whole system's use: this run tracked no process."
 	        : r->gpu       ? "From the process tree: mean CPU rounded, peak PSS + 20 % "
-	                         "rounded up to a server size, peak GPU use and VRAM + 20 %."
+	                         "rounded up to a server size, as many GPUs as it held at once "
+	                         "with its peak VRAM on one GPU + 20 %."
 	                       : "From the process tree: mean CPU rounded, peak PSS + 20 % "
 	                         "rounded up to a server size.");
 	rt_buf_puts(b, "</p>\n");
@@ -954,6 +973,7 @@ int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o)
 		}
 		rt_buf_puts(&b, "</ul></section>\n");
 	}
+	gpu_section(&b, &a.st);
 	if (a.st.lines)
 		reco_section(&b, &r, &off);
 	else if (rt_run_status_of(a.ri.status) == RT_RUN_RUNNING)
