@@ -49,12 +49,25 @@ struct guard {
 };
 
 static void gsay(const struct guard *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* One line on stderr. The guardian never dies of its own output: a
+ * closed pipe's SIGPIPE is blocked for the write and taken back after it
+ * (the job, forked with the caller's mask, never sees this). */
 static void gsay(const struct guard *g, const char *fmt, ...)
 {
+	sigset_t pipe, old;
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &pipe, &old);
 	va_list ap;
 	va_start(ap, fmt);
 	rt_vmessage(g->prog, fmt, ap);
 	va_end(ap);
+	fflush(stderr);
+	struct timespec none = {0, 0};
+	if (!sigismember(&old, SIGPIPE))
+		while (sigtimedwait(&pipe, NULL, &none) == SIGPIPE)
+			;
+	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 void rt_guard_msg_rusage(struct rt_guard_msg *m, const struct rusage *ru)

@@ -120,3 +120,25 @@ assert max(r["process_open_fds"] for r in rows) >= 3, "stdin, stdout, stderr at 
 assert max(r["process_peak_rss_mib"] for r in rows) >= 1
 PY
 ok "a 2-second job: threads, fds, faults, context switches and peak RSS in every line"
+
+# The guardian never dies of its own output (issue 38, item 6): stderr is a
+# pipe whose reader has left (head), the recorder is killed, and the
+# guardian's warning line meets the closed pipe; the job's exit code still
+# comes back (it was 141, SIGPIPE, and the job ran on untracked)
+pipe_rc() {
+	rm -f "$T/pipe.rc"
+	{ "$RT" -i 0.5 -- sh -c 'sleep 2.5; exit 5' 2>&1; echo $? > "$T/pipe.rc"; } | head -c 100 > /dev/null &
+	sleep 1
+	# the recorder: a resource-tracker whose parent is a resource-tracker (the guardian)
+	rec=$(ps -eo pid=,ppid=,args= | awk '/sleep 2.5; exit 5/ && /resource-tracker/ {p[$1]=$2}
+		END {for (k in p) if (p[p[k]] != "") print k}')
+	[ -n "$rec" ] && kill -KILL $rec
+	i=0
+	while [ ! -s "$T/pipe.rc" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	cat "$T/pipe.rc" 2>/dev/null
+}
+for try in 1 2 3; do
+	rc=$(pipe_rc)
+	[ "$rc" = 5 ] || fail "a closed stderr pipe: exit $rc, want the job's 5 (try $try)"
+done
+ok "stderr a closed pipe, the recorder killed: the guardian's warning costs nothing, exit 5 (3 of 3)"
