@@ -191,12 +191,12 @@ size_t rt_gpu_held_text(const struct rt_runstats *st, char (*out)[200], size_t n
 		const char *name = g->name[0] ? g->name : "GPU";
 		if (capped >= RT_GPU_HELD_PCT)
 			snprintf(out[n++], 200,
-			         "GPU %u (%s) ran at its power cap %.0f %% of the run%s", i, name,
-			         capped, clk);
+			         "GPU %u (%.80s) ran at its power cap %.0f %% of the run%.60s", i,
+			         name, capped, clk);
 		if (heat >= RT_GPU_HELD_PCT && n < max)
 			snprintf(out[n++], 200,
-			         "GPU %u (%s) was slowed by heat or a hardware limit %.0f %% of "
-			         "the run%s",
+			         "GPU %u (%.80s) was slowed by heat or a hardware limit %.0f %% of "
+			         "the run%.60s",
 			         i, name, heat, clk);
 	}
 	return n;
