@@ -776,6 +776,9 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 	}
 	int rc = finish(&k, r);
 	rt_say_read_notes(&e.notes, e.run, e.lines);
+	/* a followed run whose recorder died unfinished: said above, and not 0 */
+	if (!rc && a->id == V_TAIL && (e.notes.stopped || e.notes.gone))
+		rc = 1;
 #ifdef RT_EXPORT_FULL
 	if (sum_store)
 		print_stored_summary(s, ri.id);

@@ -88,3 +88,22 @@ n=$(wc -l < "$T/tn"); n1=$(wc -l < "$T/t1")
 [ "$n" -ge 3 ] && [ "$n" -le 11 ] || fail "tail -n 3 printed $n lines in 0.6 s (the store's lag dumped?)"
 [ "$n1" -ge 1 ] && [ "$n1" -le 9 ] || fail "tail printed $n1 lines in 0.6 s"
 ok "tail -n N starts N samples back from the ring's newest ($n lines in 0.6 s with -n 3, $n1 with the default 1)"
+
+# tail's exit says how the run ended: 0 when it finished (above), 1 when
+# its recorder died without finishing it, said in one line (issue 38,
+# item 15: it was 0)
+"$REC" -i 0.1 --quiet -n tailk &
+rec=$!; track $rec
+sleep 1
+"$EXP" tail > /dev/null 2> "$T/tailk.err" &
+tk=$!; track $tk
+sleep 1
+kill -9 $rec
+i=0
+while kill -0 $tk 2>/dev/null && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+tkrc=0
+wait $tk || tkrc=$?
+[ "$tkrc" = 1 ] || fail "tail exited $tkrc after the recorder died: $(cat "$T/tailk.err")"
+grep -q "stopped without finishing\|not being recorded any more" "$T/tailk.err" ||
+	fail "tail did not say the recorder died: $(cat "$T/tailk.err")"
+ok "tail after its recorder died: exit 1 and one line ($(head -c 90 "$T/tailk.err"))"
