@@ -470,14 +470,13 @@ int rt_bench_gpu(const char *rec_bin, const char *fake, int seconds)
 	setenv("FAKE_NVML_GPUS", "1", 1);
 	setenv("FAKE_NVML_COST", "h100", 1);
 	pid_t job = spawn_sleep(), other = spawn_sleep();
-	printf(
-	    "NVML per sample on the fake H100 (%s; real clock, one GPU):\n"
-	    "  rt (floor): calls per sample; the recorder's CPU us per sample with NVML less\n"
-	    "  without (median of %d), beside the floor's calls made directly on the same fake\n"
-	    "  at the same interval; of it, the rt-nvml thread's (schedstat); on the H100: its\n"
-	    "  table's floor + what rt spends beyond the calls; once per run (identity, energy\n"
-	    "  twice, buffer sizing) beside the table's floor\n",
-	    rec, REPS);
+	printf("NVML per sample on the fake H100 (%s; real clock, one GPU):\n"
+	       "  rt (floor): calls per sample; the recorder's CPU us per sample with NVML less\n"
+	       "  without (median of %d), beside the floor's calls made directly on the same fake\n"
+	       "  at the same interval; of it, the rt-nvml thread's (schedstat); on the H100: its\n"
+	       "  table's floor + what rt spends beyond the calls; once per run (identity, energy\n"
+	       "  twice, buffer sizing) beside the table's floor\n",
+	       rec, REPS);
 	printf("  %-24s %-7s %-12s %-14s %-6s %-7s %-16s %-8s %s\n", "", "", "calls", "CPU us",
 	       "ratio", "thread", "on H100 us", "once", "CPU us once");
 	static const char *const intervals[] = {"1", "0.1"};

@@ -101,9 +101,18 @@ Test(alloc, visible_devices_are_read_as_cuda_reads_them)
 		const char *v;
 		unsigned gpus;
 	} cases[] = {
-	    {"-1", 0},          {"", 0},           {"NoDevFiles", 0},      {"0,1", 2},
-	    {"1,-1,0", 1},      {"0,7", 1},        {"GPU-8a2c0e7e-1f3d", 1}, {"MIG-GPU-8a2c/1/0,0", 2},
-	    {"0, 1", 2},        {"abc,0", 0},      {"3", 1},               {"4", 0},
+	    {"-1", 0},
+	    {"", 0},
+	    {"NoDevFiles", 0},
+	    {"0,1", 2},
+	    {"1,-1,0", 1},
+	    {"0,7", 1},
+	    {"GPU-8a2c0e7e-1f3d", 1},
+	    {"MIG-GPU-8a2c/1/0,0", 2},
+	    {"0, 1", 2},
+	    {"abc,0", 0},
+	    {"3", 1},
+	    {"4", 0},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		setenv("CUDA_VISIBLE_DEVICES", cases[i].v, 1);
