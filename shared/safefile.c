@@ -5,10 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,80 +94,282 @@ int rt_open_own(const char *path, int flags, mode_t mode, char *why, size_t cap)
 
 int rt_check_own_dir(const char *dir, char *why, size_t cap)
 {
-	struct stat st;
-	if (stat(dir, &st) < 0) {
-		snprintf(why, cap, "'%s': %s", dir, strerror(errno));
-		return -errno;
-	}
-	return check_stat(&st, dir, S_IFDIR, why, cap);
+	int fd = rt_safe_dir_open(dir, 0, why, cap);
+	if (fd < 0)
+		return fd;
+	int rc = rt_safe_check(fd, dir, S_IFDIR, why, cap);
+	close(fd);
+	return rc;
 }
 
-/* /dev/stdout, /dev/fd/N, /proc/self/fd/N: links that are meant */
-static int system_link(const char *path)
+/* Where path is: its directory, walked and held open, and its last name
+ * looked at without following it. */
+struct place {
+	int dirfd;
+	int shared; /* the directory can be written by another user */
+	int there;  /* st is the last name's own (a link's, for a link) */
+	struct stat st;
+	char dir[PATH_MAX], base[NAME_MAX + 1];
+};
+
+static int place_open(struct place *pl, const char *path, char *why, size_t cap)
 {
-	return !strncmp(path, "/dev/", 5) || !strncmp(path, "/proc/", 6);
+	char d[PATH_MAX], b[PATH_MAX];
+	struct stat dst;
+	pl->dirfd = -1;
+	if (snprintf(d, sizeof(d), "%s", path) >= (int)sizeof(d) || !*path)
+		return snprintf(why, cap, "the path is too long or empty"), -ENAMETOOLONG;
+	snprintf(b, sizeof(b), "%s", path);
+	snprintf(pl->dir, sizeof(pl->dir), "%s", dirname(d));
+	const char *base = basename(b);
+	if (strlen(base) > NAME_MAX || !strcmp(base, "/") || !strcmp(base, ".") ||
+	    !strcmp(base, "..") || path[strlen(path) - 1] == '/')
+		return snprintf(why, cap, "a directory; give a file name"), -EISDIR;
+	snprintf(pl->base, sizeof(pl->base), "%s", base);
+	int fd = rt_safe_dir_open(pl->dir, 0, why, cap);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &dst) < 0) {
+		int e = errno;
+		close(fd);
+		return snprintf(why, cap, "%s", strerror(e)), -e;
+	}
+	pl->dirfd = fd;
+	pl->shared = rt_dir_shared(&dst);
+	pl->there = fstatat(fd, pl->base, &pl->st, AT_SYMLINK_NOFOLLOW) == 0;
+	return 0;
+}
+
+static void place_close(struct place *pl)
+{
+	if (pl->dirfd >= 0)
+		close(pl->dirfd);
+	pl->dirfd = -1;
+}
+
+/*
+ * What rt may write in place, opened as fd (st): in a directory another
+ * user can write, only a file or FIFO of this user's, a regular one with no
+ * other name (a hard link to someone's file is not ours to truncate); a
+ * regular file anywhere only when it is this user's. 0 or RT_E_UNSAFE.
+ */
+static int check_in_place(const struct place *pl, const struct stat *st, char *why, size_t cap)
+{
+	int regular = S_ISREG(st->st_mode);
+	if (S_ISDIR(st->st_mode))
+		return snprintf(why, cap, "a directory; give a file name"), -EISDIR;
+	if ((regular || pl->shared) && st->st_uid != geteuid())
+		return snprintf(why, cap,
+		                "it belongs to another user (uid %u); remove it or choose "
+		                "another path",
+		                (unsigned)st->st_uid),
+		       RT_E_UNSAFE;
+	if (pl->shared && !(regular || S_ISFIFO(st->st_mode)))
+		return snprintf(why, cap,
+		                "%s in a directory other users can write; rt writes only "
+		                "files of its own there",
+		                type_name(st->st_mode)),
+		       RT_E_UNSAFE;
+	if (pl->shared && regular && st->st_nlink > 1)
+		return snprintf(why, cap,
+		                "it has other names (hard links) in a directory other users "
+		                "can write; remove it or choose another path"),
+		       RT_E_UNSAFE;
+	return 0;
+}
+
+/*
+ * The path a trusted link at pl leads to, in out: a link is followed only
+ * when it is this user's or root's. A link in /proc (/proc/self/fd/1) is
+ * opened by the kernel instead: *fd gets it. 0, or RT_E_UNSAFE / -errno.
+ */
+static int link_next(const struct place *pl, int flags, char *out, size_t ocap, int *fd,
+                     char *why, size_t cap)
+{
+	char target[PATH_MAX];
+	*fd = -1;
+	if (!rt_link_trusted(&pl->st))
+		return snprintf(why, cap,
+		                "a symbolic link of another user's (uid %u); rt does not "
+		                "write through it: remove it, or give the path it points to",
+		                (unsigned)pl->st.st_uid),
+		       RT_E_UNSAFE;
+	if (rt_on_procfs(pl->dirfd)) {
+		*fd = openat(pl->dirfd, pl->base, flags & ~(O_NOFOLLOW | O_CREAT | O_EXCL));
+		return *fd < 0 ? snprintf(why, cap, "%s", strerror(errno)), -errno : 0;
+	}
+	ssize_t n = readlinkat(pl->dirfd, pl->base, target, sizeof(target) - 1);
+	if (n <= 0)
+		return snprintf(why, cap, "%s", strerror(n < 0 ? errno : ENOENT)), -ENOENT;
+	target[n] = '\0';
+	int w = target[0] == '/' ? snprintf(out, ocap, "%s", target)
+	                         : snprintf(out, ocap, "%s/%s", pl->dir, target);
+	return w < 0 || (size_t)w >= ocap ? -ENAMETOOLONG : 0;
+}
+
+/* Open what is at pl for writing in place (made O_EXCL when nothing is
+ * there yet), and check what was opened. The descriptor or -errno. */
+static int open_in_place(struct place *pl, mode_t mode, int create, char *why, size_t cap)
+{
+	int flags = O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+	int fd = openat(pl->dirfd, pl->base, flags | (create ? O_CREAT | O_EXCL : 0), mode);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(why, cap, "%s",
+		         e == ENXIO ? "a FIFO with no reader"
+		         : e == ELOOP || e == EEXIST
+		             ? "it changed while rt opened it; remove it or choose another path"
+		             : strerror(e));
+		return -e;
+	}
+	struct stat st;
+	int rc = fstat(fd, &st) < 0 ? -errno : check_in_place(pl, &st, why, cap);
+	if (!rc && S_ISREG(st.st_mode) && !create && ftruncate(fd, 0) < 0)
+		rc = -errno, snprintf(why, cap, "%s", strerror(errno));
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	set_blocking(fd);
+	return fd;
+}
+
+static int stream_open(const char *path, mode_t mode, int hops, char *why, size_t cap)
+{
+	struct place pl;
+	int rc = place_open(&pl, path, why, cap);
+	if (rc) {
+		place_close(&pl);
+		return rc;
+	}
+	if (pl.there && S_ISLNK(pl.st.st_mode)) {
+		char next[PATH_MAX];
+		int fd = -1;
+		rc = hops >= 8 ? (snprintf(why, cap, "%s", strerror(ELOOP)), -ELOOP)
+		               : link_next(&pl, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, next,
+		                           sizeof(next), &fd, why, cap);
+		place_close(&pl);
+		if (rc || fd >= 0)
+			return rc ? rc : (set_blocking(fd), fd);
+		return stream_open(next, mode, hops + 1, why, cap);
+	}
+	rc = open_in_place(&pl, mode, !pl.there, why, cap);
+	place_close(&pl);
+	return rc;
+}
+
+int rt_open_stream_out(const char *path, mode_t mode, char *why, size_t cap)
+{
+	return stream_open(path, mode, 0, why, cap);
+}
+
+/* A temporary file beside the target, named unpredictably, made O_EXCL. */
+static int make_temp(struct rt_outfile *o, const struct place *pl, mode_t mode, char *why,
+                     size_t cap)
+{
+	for (int tries = 0; tries < 8; tries++) {
+		unsigned char r[6];
+		if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+			return snprintf(why, cap, "%s", strerror(errno)), -errno;
+		int n = snprintf(o->tmp, sizeof(o->tmp), ".%s.rt-%02x%02x%02x%02x%02x%02x", pl->base,
+		                 r[0], r[1], r[2], r[3], r[4], r[5]);
+		if (n < 0 || (size_t)n >= sizeof(o->tmp) || n > NAME_MAX)
+			return snprintf(why, cap, "the path is too long"), -ENAMETOOLONG;
+		o->fd = openat(pl->dirfd, o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		               0600);
+		if (o->fd >= 0) {
+			mode_t um = umask(0);
+			umask(um);
+			fchmod(o->fd, mode & ~um);
+			return 0;
+		}
+		if (errno != EEXIST)
+			break;
+	}
+	int e = errno;
+	o->tmp[0] = '\0';
+	return snprintf(why, cap, "%s", strerror(e)), -e;
+}
+
+/* A link at pl that is followed rather than replaced: a trusted one into
+ * /dev or /proc (/dev/stdout, /proc/self/fd/N). */
+static int follows_link(const struct place *pl)
+{
+	char t[16];
+	if (!S_ISLNK(pl->st.st_mode) || !rt_link_trusted(&pl->st) || pl->shared)
+		return 0;
+	if (rt_on_procfs(pl->dirfd))
+		return 1;
+	ssize_t n = readlinkat(pl->dirfd, pl->base, t, sizeof(t) - 1);
+	t[n > 0 ? n : 0] = '\0';
+	return !strncmp(t, "/dev/", 5) || !strncmp(t, "/proc/", 6);
+}
+
+static int outfile_at(struct rt_outfile *o, struct place *pl, mode_t mode, int hops, char *why,
+                      size_t cap);
+
+static int outfile_open(struct rt_outfile *o, const char *path, mode_t mode, int hops,
+                        char *why, size_t cap)
+{
+	struct place pl;
+	int rc = place_open(&pl, path, why, cap);
+	if (!rc)
+		rc = outfile_at(o, &pl, mode, hops, why, cap);
+	place_close(&pl);
+	return rc;
+}
+
+static int outfile_at(struct rt_outfile *o, struct place *pl, mode_t mode, int hops, char *why,
+                      size_t cap)
+{
+	if (pl->there && follows_link(pl)) {
+		char next[PATH_MAX];
+		int fd = -1;
+		int rc = hops >= 8 ? (snprintf(why, cap, "%s", strerror(ELOOP)), -ELOOP)
+		                   : link_next(pl, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, next,
+		                               sizeof(next), &fd, why, cap);
+		if (rc || fd >= 0) {
+			o->in_place = 1;
+			o->fd = fd;
+			return rc ? rc : (set_blocking(fd), 0);
+		}
+		return outfile_open(o, next, mode, hops + 1, why, cap);
+	}
+	if (pl->there && !S_ISREG(pl->st.st_mode) && !S_ISLNK(pl->st.st_mode)) {
+		/* a device, FIFO or socket: written where it is, never replaced */
+		o->in_place = 1;
+		o->fd = open_in_place(pl, 0, 0, why, cap);
+		return o->fd < 0 ? o->fd : 0;
+	}
+	if (pl->there && S_ISREG(pl->st.st_mode) && pl->st.st_uid != geteuid())
+		return snprintf(why, cap,
+		                "it belongs to another user (uid %u); remove it or choose "
+		                "another path",
+		                (unsigned)pl->st.st_uid),
+		       RT_E_UNSAFE;
+	/* a regular file, a link (replaced, never followed) or nothing yet:
+	 * a temporary file beside it, renamed over it at the end */
+	snprintf(o->base, sizeof(o->base), "%s", pl->base);
+	int rc = make_temp(o, pl, mode, why, cap);
+	if (!rc) {
+		o->dirfd = pl->dirfd; /* renamed in the directory that was checked */
+		pl->dirfd = -1;
+	}
+	return rc;
 }
 
 int rt_outfile_open(struct rt_outfile *o, const char *path, mode_t mode, char *why, size_t cap)
 {
-	struct stat st, lst;
 	memset(o, 0, sizeof(*o));
-	o->fd = -1;
+	o->fd = o->dirfd = -1;
 	if (snprintf(o->path, sizeof(o->path), "%s", path) >= (int)sizeof(o->path)) {
 		snprintf(why, cap, "the path is too long");
 		return -ENAMETOOLONG;
 	}
-	int there = stat(path, &st) == 0;
-	int link = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
-	if (there && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-		/* a device, FIFO or socket: written where it is, never replaced;
-		 * a FIFO nobody reads fails here instead of blocking */
-		o->in_place = 1;
-		o->fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-		if (o->fd < 0) {
-			int e = errno;
-			snprintf(why, cap, "%s",
-			         e == ENXIO ? "a FIFO with no reader" : strerror(e));
-			return -e;
-		}
-		set_blocking(o->fd);
-		return 0;
-	}
-	if (there && S_ISDIR(st.st_mode)) {
-		snprintf(why, cap, "a directory; give a file name");
-		return -EISDIR;
-	}
-	if (link && there && system_link(path)) {
-		/* /dev/stdout onto a regular file: write through it, in place */
-		o->in_place = 1;
-		o->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-		if (o->fd < 0) {
-			snprintf(why, cap, "%s", strerror(errno));
-			return -errno;
-		}
-		return 0;
-	}
-	/* a regular file, a link (which is replaced, never followed) or
-	 * nothing yet: a temporary file beside it, renamed over it at the end */
-	char dir[4096], base[4096];
-	snprintf(dir, sizeof(dir), "%s", path);
-	snprintf(base, sizeof(base), "%s", path);
-	const char *d = dirname(dir), *b = basename(base);
-	if (snprintf(o->tmp, sizeof(o->tmp), "%s/.%s.rt-XXXXXX", d, b) >= (int)sizeof(o->tmp)) {
-		snprintf(why, cap, "the path is too long");
-		return -ENAMETOOLONG;
-	}
-	o->fd = mkostemp(o->tmp, O_CLOEXEC);
-	if (o->fd < 0) {
-		int e = errno;
-		snprintf(why, cap, "%s", strerror(e));
-		o->tmp[0] = '\0';
-		return -e;
-	}
-	mode_t um = umask(0);
-	umask(um);
-	fchmod(o->fd, mode & ~um);
-	return 0;
+	int rc = outfile_open(o, path, mode, 0, why, cap);
+	if (rc)
+		rt_outfile_abort(o);
+	return rc;
 }
 
 int rt_outfile_commit(struct rt_outfile *o)
@@ -179,11 +383,14 @@ int rt_outfile_commit(struct rt_outfile *o)
 		rc = -errno;
 	o->fd = -1;
 	if (!o->in_place) {
-		if (rc == 0 && rename(o->tmp, o->path) < 0)
+		if (rc == 0 && renameat(o->dirfd, o->tmp, o->dirfd, o->base) < 0)
 			rc = -errno;
 		if (rc)
-			unlink(o->tmp);
+			unlinkat(o->dirfd, o->tmp, 0);
 	}
+	if (o->dirfd >= 0)
+		close(o->dirfd);
+	o->dirfd = -1;
 	return rc;
 }
 
@@ -192,50 +399,12 @@ void rt_outfile_abort(struct rt_outfile *o)
 	if (o->fd >= 0)
 		close(o->fd);
 	o->fd = -1;
-	if (!o->in_place && o->tmp[0])
-		unlink(o->tmp);
-}
-
-int rt_open_stream_out(const char *path, mode_t mode, char *why, size_t cap)
-{
-	struct stat st;
-	int special = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
-	int flags = O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
-	if (!special) {
-		flags |= O_CREAT;
-		if (!system_link(path))
-			flags |= O_NOFOLLOW;
-	}
-	int fd = open(path, flags, mode);
-	if (fd < 0) {
-		int e = errno;
-		if (e == ELOOP)
-			snprintf(why, cap,
-			         "a symbolic link; rt does not write through links: remove "
-			         "it, or give the path it points to");
-		else
-			snprintf(why, cap, "%s",
-			         e == ENXIO ? "a FIFO with no reader" : strerror(e));
-		return e == ELOOP ? RT_E_UNSAFE : -e;
-	}
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-		if (st.st_uid != geteuid()) {
-			snprintf(why, cap,
-			         "it belongs to another user (uid %u); remove it or choose "
-			         "another path",
-			         (unsigned)st.st_uid);
-			close(fd);
-			return RT_E_UNSAFE;
-		}
-		if (ftruncate(fd, 0) < 0) {
-			int e = errno;
-			snprintf(why, cap, "%s", strerror(e));
-			close(fd);
-			return -e;
-		}
-	}
-	set_blocking(fd);
-	return fd;
+	if (!o->in_place && o->tmp[0] && o->dirfd >= 0)
+		unlinkat(o->dirfd, o->tmp, 0);
+	if (o->dirfd >= 0)
+		close(o->dirfd);
+	o->dirfd = -1;
+	o->tmp[0] = '\0';
 }
 
 int rt_write_all(int fd, const void *buf, size_t len, int timeout_ms)

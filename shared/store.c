@@ -55,6 +55,9 @@ struct rt_store {
 	int wlock;         /* writers' lock (shared) held by a writer's handle, or -1 */
 	uint64_t cap;
 	char dir[4096];
+	int dirfd;     /* dir, walked without following another user's link, held */
+	int dir_ours;  /* dir is this user's and no one else can write it */
+	char at[4096]; /* the path the files are opened by: /proc/self/fd/<dirfd> */
 	char err[256];
 	void *map_addr; /* our mapping of data.mdb (for rt_store_trim_rss) */
 	size_t map_len, map_for;
@@ -316,24 +319,6 @@ int rt_store_resolve_dir(const char *flag, char *buf, size_t cap)
 	return (n < 0 || (size_t)n >= cap || n > RT_STORE_DIR_MAX) ? -ENAMETOOLONG : 0;
 }
 
-static int mkdir_p(const char *dir)
-{
-	char tmp[4096];
-	if (snprintf(tmp, sizeof(tmp), "%s", dir) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 /* Begin a transaction, following a map grown by another process. */
 static int txn_begin(struct rt_store *s, unsigned flags, MDB_txn **txn)
 {
@@ -527,20 +512,14 @@ const char *rt_store_refusal(void)
  * in any store the LMDB files are regular files, never a FIFO that blocks
  * the open or a link to elsewhere.
  */
-static int check_files(const char *dir, int rdwr)
+static int check_files(const struct rt_store *s, const char *dir, int rdwr)
 {
 	static const char *const names[] = {"data.mdb", "lock.mdb", "writers.lock"};
-	refusal[0] = '\0';
-	if (rdwr) {
-		int rc = rt_check_own_dir(dir, refusal, sizeof(refusal));
-		if (rc)
-			return rc;
-	}
 	for (size_t i = 0; i < RT_ARRAY_LEN(names); i++) {
 		char p[4200];
 		struct stat st;
 		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
-		if (lstat(p, &st) < 0)
+		if (fstatat(s->dirfd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		if (!S_ISREG(st.st_mode)) {
 			snprintf(refusal, sizeof(refusal),
@@ -573,15 +552,16 @@ static int check_files(const char *dir, int rdwr)
  * damaged record (its checksum) or a fault the guard catches, never a
  * wrong figure taken for a right one.
  */
-static unsigned read_only_flags(const char *dir)
+static unsigned read_only_flags(const struct rt_store *s)
 {
 	char data[4200], lock[4200];
+	const char *dir = s->at;
 	struct stat st;
 	snprintf(data, sizeof(data), "%s/data.mdb", dir);
 	snprintf(lock, sizeof(lock), "%s/lock.mdb", dir);
-	if (stat(data, &st) < 0)
+	if (fstatat(s->dirfd, "data.mdb", &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0; /* the open says why */
-	if (st.st_uid != geteuid())
+	if (st.st_uid != geteuid() || !s->dir_ours)
 		return MDB_RDONLY | MDB_NOLOCK;
 	if (access(data, W_OK) == 0 && access(dir, W_OK) == 0)
 		return 0;
@@ -592,6 +572,62 @@ static unsigned read_only_flags(const char *dir)
 	return MDB_RDONLY;
 }
 
+/*
+ * The store's directory, walked without following a link another user
+ * made (made 0700 by a writer) and held open: every file in it is opened
+ * through /proc/self/fd/<dirfd>, in the directory that was checked,
+ * whatever is renamed on the way to it meanwhile. A writer's must be this
+ * user's, and no one else's to write.
+ */
+static int open_dir(struct rt_store *s, const char *dir)
+{
+	struct stat st;
+	refusal[0] = '\0';
+	s->dirfd = rt_safe_dir_open(dir, s->rdwr, refusal, sizeof(refusal));
+	if (s->dirfd < 0) {
+		int rc = s->dirfd;
+		s->dirfd = -1;
+		return rc;
+	}
+	if (s->rdwr) {
+		int rc = rt_safe_check(s->dirfd, dir, S_IFDIR, refusal, sizeof(refusal));
+		if (rc)
+			return rc;
+	}
+	s->dir_ours = fstat(s->dirfd, &st) == 0 && st.st_uid == geteuid() && !rt_dir_shared(&st);
+	snprintf(s->at, sizeof(s->at), "/proc/self/fd/%d", s->dirfd);
+	if (access(s->at, F_OK) < 0) /* no /proc: by name */
+		snprintf(s->at, sizeof(s->at), "%s", dir);
+	return 0;
+}
+
+/*
+ * LMDB opens its files by name. In a directory someone else can write,
+ * the name can be swapped between a check and that open (a FIFO that
+ * blocks it): there a reader opens data.mdb itself, checks what it opened,
+ * and hands LMDB that file (/proc/self/fd/<fd>, MDB_NOSUBDIR; read-only
+ * without the lock file, so nothing else is opened by name).
+ */
+static int env_open(struct rt_store *s)
+{
+	unsigned base = MDB_NOSYNC | MDB_NOTLS | MDB_NORDAHEAD;
+	if (s->dir_ours || !(s->ro_flags & MDB_NOLOCK))
+		return GUARDED_RD(s, mdb_env_open(s->env, s->at, base | s->ro_flags, 0600));
+	int fd = openat(s->dirfd, "data.mdb", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return EINVAL;
+	}
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	int rc = GUARDED_RD(s, mdb_env_open(s->env, p, base | s->ro_flags | MDB_NOSUBDIR, 0600));
+	close(fd);
+	return rc;
+}
+
 int rt_store_open(const char *dir, int flags, struct rt_store **out)
 {
 	struct rt_store *s = calloc(1, sizeof(*s));
@@ -599,6 +635,7 @@ int rt_store_open(const char *dir, int flags, struct rt_store **out)
 		return -ENOMEM;
 	s->rdwr = flags & RT_STORE_RDWR;
 	s->wlock = -1;
+	s->dirfd = -1;
 	s->group_max = 1;
 	snprintf(s->dir, sizeof(s->dir), "%s", dir);
 	int rc = rt_pack_state_init(&s->wst);
@@ -606,15 +643,11 @@ int rt_store_open(const char *dir, int flags, struct rt_store **out)
 		free(s);
 		return rc;
 	}
-	if (s->rdwr && (rc = mkdir_p(dir)) < 0) {
+	if ((rc = open_dir(s, dir)) || (rc = check_files(s, dir, s->rdwr))) {
 		rt_store_close(s);
 		return rc;
 	}
-	if ((rc = check_files(dir, s->rdwr))) {
-		rt_store_close(s);
-		return rc;
-	}
-	if (s->rdwr && (s->wlock = writers_lock(dir, LOCK_SH)) < 0) {
+	if (s->rdwr && (s->wlock = writers_lock(s->at, LOCK_SH)) < 0) {
 		rc = s->wlock;
 		s->wlock = -1;
 		if (rc == -EBUSY || rc == -ENOENT || rc == -EACCES || rc == -EROFS) {
@@ -622,22 +655,18 @@ int rt_store_open(const char *dir, int flags, struct rt_store **out)
 			return rc == -EBUSY ? RT_E_BUSY : rc; /* being compacted, or not ours */
 		}
 	}
-	if (!s->rdwr) {
-		char p[4200];
-		snprintf(p, sizeof(p), "%s/data.mdb", dir);
-		if (access(p, F_OK) < 0) {
-			rt_store_close(s);
-			return -ENOENT;
-		}
+	if (!s->rdwr && faccessat(s->dirfd, "data.mdb", F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
+		rt_store_close(s);
+		return -ENOENT;
 	}
 	if (!s->rdwr)
-		s->ro_flags = read_only_flags(dir);
+		s->ro_flags = read_only_flags(s);
 	if ((rc = mdb_env_create(&s->env))) {
 		s->env = NULL;
 		rt_store_close(s);
 		return RT_E_STORE;
 	}
-	if (!s->ro_flags && (rc = preallocate_lock(dir))) {
+	if (!s->ro_flags && (rc = preallocate_lock(s->at))) {
 		rt_store_close(s);
 		return rc;
 	}
@@ -646,9 +675,7 @@ int rt_store_open(const char *dir, int flags, struct rt_store **out)
 	mdb_env_set_maxreaders(s->env, MAX_READERS);
 	mdb_env_set_mapsize(s->env, INITIAL_MAP);
 	/* Readers open read-write too: LMDB needs the lock file's reader table. */
-	rc =
-	    GUARDED_RD(s, mdb_env_open(s->env, dir,
-	                               MDB_NOSYNC | MDB_NOTLS | MDB_NORDAHEAD | s->ro_flags, 0600));
+	rc = env_open(s);
 	cloexec_lmdb_fds();
 	if (rc) {
 		int e = (rc > 0 && rc < 4096)                    ? -rc
@@ -681,6 +708,8 @@ void rt_store_close(struct rt_store *s)
 	rt_pack_state_free(&s->wst);
 	if (s->wlock >= 0)
 		close(s->wlock);
+	if (s->dirfd >= 0)
+		close(s->dirfd);
 	free(s->pend);
 	free(s->pbytes);
 	free(s->scratch);
@@ -730,7 +759,7 @@ static int write_txn(struct rt_store *s, write_fn fn, void *ctx)
 {
 	if (s->wlock >= 0)
 		return write_txn_locked(s, fn, ctx);
-	int fd = writers_lock(s->dir, LOCK_SH);
+	int fd = writers_lock(s->at, LOCK_SH);
 	if (fd < 0)
 		return fd;
 	int rc = write_txn_locked(s, fn, ctx);
@@ -1736,8 +1765,11 @@ int rt_store_compact(const char *dir, uint64_t *before, uint64_t *after, long *u
 	char p[4200], tmp[4200], dst[4300];
 	struct stat st;
 	*user = 0;
+	int rc = rt_check_own_dir(dir, refusal, sizeof(refusal));
+	if (rc)
+		return rc; /* only a store of this user's, reached through no one else's link */
 	snprintf(p, sizeof(p), "%s/data.mdb", dir);
-	if (stat(p, &st) < 0)
+	if (lstat(p, &st) < 0)
 		return -errno;
 	*before = (uint64_t)st.st_size;
 	int lk = writers_lock(dir, LOCK_EX);
@@ -1750,7 +1782,7 @@ int rt_store_compact(const char *dir, uint64_t *before, uint64_t *after, long *u
 		return RT_E_BUSY;
 	}
 	struct rt_store *s;
-	int rc = rt_store_open(dir, RT_STORE_RDONLY, &s);
+	rc = rt_store_open(dir, RT_STORE_RDONLY, &s);
 	if (rc) {
 		close(lk);
 		return rc;
@@ -1995,7 +2027,7 @@ int rt_store_check_for_writer(struct rt_store *s)
 {
 	char p[4200];
 	struct stat st;
-	snprintf(p, sizeof(p), "%s/data.mdb", s->dir);
+	snprintf(p, sizeof(p), "%s/data.mdb", s->at);
 	if (stat(p, &st) == 0 && (uint64_t)st.st_size <= RT_STORE_FULL_CHECK_BYTES) {
 		int rc = rt_store_check_pages(s);
 		s->pages_checked = rc == 0;

@@ -38,6 +38,23 @@ int rt_safe_check(int fd, const char *path, mode_t want, char *why, size_t cap);
  */
 int rt_open_own(const char *path, int flags, mode_t mode, char *why, size_t cap);
 
+/*
+ * Open the directory dir as an O_PATH descriptor, walking it one component
+ * at a time without following a symbolic link another user made (this
+ * user's and root's are followed; /proc's magic links by the kernel);
+ * missing directories are made 0700 when mkdirs. The descriptor, or -errno
+ * / RT_E_UNSAFE with why (which names dir).
+ */
+int rt_safe_dir_open(const char *dir, int mkdirs, char *why, size_t cap);
+/* Whether a directory (its stat) can be written by a user other than this
+ * one (and root): another's, world-writable, or group-writable for a group
+ * not ours. */
+int rt_dir_shared(const struct stat *st);
+/* Whether a link (its lstat) is one rt follows: this user's or root's. */
+int rt_link_trusted(const struct stat *st);
+/* Whether fd is on /proc. */
+int rt_on_procfs(int fd);
+
 /* Whether dir is a directory of this user's that others cannot write:
  * 0, -errno, or RT_E_UNSAFE with why. */
 int rt_check_own_dir(const char *dir, char *why, size_t cap);
@@ -46,8 +63,10 @@ int rt_check_own_dir(const char *dir, char *why, size_t cap);
 struct rt_outfile {
 	int fd;
 	int in_place; /* a device, FIFO or socket: written where it is */
+	int dirfd;    /* the directory checked, where tmp is renamed to base */
 	char path[4096];
-	char tmp[4200]; /* the temporary file, renamed over path on commit */
+	char base[256];
+	char tmp[300]; /* the temporary file's name, renamed over base on commit */
 };
 
 /*
