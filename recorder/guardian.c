@@ -2,6 +2,7 @@
  * (see guardian.h). */
 #define _GNU_SOURCE
 #include "guardian.h"
+#include "sigpass.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -43,7 +44,7 @@ struct guard {
 	int exited_pending; /* the EXITED message waits behind the backlog */
 	int sync_pending;   /* the answer to a SYNC waits (behind the backlog) */
 	uint32_t sync_count;
-	int sigs[NSIG]; /* signals watched (not ignored by the caller) */
+	struct rt_sigpass pass; /* signals held for the recorder's word */
 	uint64_t stop_at[STOPS_TO_KILL];
 	unsigned nstops;
 };
@@ -229,28 +230,73 @@ static int in_window(struct guard *g, uint64_t now)
 	return now - oldest <= STOP_WINDOW_NS;
 }
 
+/* Whether the recorder has sig pending, not yet reported (its status). */
+static int recorder_pending(int sig, void *ctx)
+{
+	const struct guard *g = ctx;
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)g->rec);
+	FILE *f = g->rec > 0 ? fopen(path, "re") : NULL;
+	int yes = 0;
+	while (f && !yes && fgets(line, sizeof(line), f)) {
+		unsigned long long m;
+		if ((sscanf(line, "SigPnd: %llx", &m) == 1 || sscanf(line, "ShdPnd: %llx", &m) == 1) &&
+		    (m >> (sig - 1) & 1))
+			yes = 1;
+	}
+	if (f)
+		fclose(f);
+	return yes;
+}
+
+static int stop_signal(int sig)
+{
+	return sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
 /*
- * Pass a signal on to the job, as a careful shell would. One the terminal
- * sent (si_code SI_KERNEL) reached the whole foreground process group,
- * the job included, except a hangup: the kernel tells the session leader
- * alone, so when that is us, the job hears it from us. Ctrl-C or SIGTERM
- * three times within 3 s kills a job that does not stop.
+ * A signal for the guardian, passed on as sigpass.h says. One the terminal
+ * sent (SI_KERNEL) reached the whole foreground process group, the job
+ * included, except a hangup: the kernel tells the session leader alone, so
+ * when that is us, the job hears it from us. Ctrl-C or SIGTERM three times
+ * within 3 s kills a job that does not stop. The terminal's stop signals
+ * (Ctrl-Z) stop the guardian too, as they did before it watched them, so
+ * the shell sees the job stopped; SIGCONT resumes it. One a process sent
+ * the guardian alone is passed on, and the guardian goes on.
  */
 static void forward(struct guard *g, const struct signalfd_siginfo *si)
 {
 	int sig = (int)si->ssi_signo;
-	int from_kernel = si->ssi_code == SI_KERNEL;
-	if (sig == SIGINT || sig == SIGTERM) {
-		if (in_window(g, rt_clock_mono_real())) {
-			gsay(g, "killing the job (%s %d times within 3 s)", strsignal(sig),
-			     STOPS_TO_KILL);
-			kill(g->job, SIGKILL);
-			return;
-		}
-	}
-	if (from_kernel && !(sig == SIGHUP && getsid(0) == getpid()))
+	pid_t from = (pid_t)si->ssi_pid;
+	uint64_t now = rt_clock_mono_real();
+	if ((sig == SIGINT || sig == SIGTERM) && in_window(g, now)) {
+		gsay(g, "killing the job (%s %d times within 3 s)", strsignal(sig), STOPS_TO_KILL);
+		kill(g->job, SIGKILL);
 		return;
-	kill(g->job, sig);
+	}
+	int pass = 0;
+	if (rt_sigpass_sent(si->ssi_code, from)) {
+		sigset_t w;
+		rt_sigpass_witness_set(&w);
+		int witnessed = g->sock >= 0 && sigismember(&w, sig) && !stop_signal(sig) &&
+		                getpgid(g->job) == getpgrp();
+		pass = rt_sigpass_got(&g->pass, sig, from, witnessed, now);
+	} else if (si->ssi_code == SI_KERNEL) {
+		pass = sig == SIGHUP && getsid(0) == getpid();
+	}
+	if (pass)
+		kill(g->job, sig);
+	if (stop_signal(sig) && si->ssi_code == SI_KERNEL)
+		raise(SIGSTOP);
+}
+
+/* Pass on the held signals no report cancelled in time. */
+static void pass_due(struct guard *g)
+{
+	int sig;
+	while ((sig = rt_sigpass_due(&g->pass, rt_clock_mono_real(), recorder_pending, g)))
+		if (!g->job_done)
+			kill(g->job, sig);
 }
 
 /* Read what the recorder sent: READY, SYNC, or its end (EOF). 1: READY. */
@@ -272,6 +318,8 @@ static int read_recorder(struct guard *g)
 		}
 		if (m.type == RT_G_READY)
 			ready = 1;
+		if (m.type == RT_G_SIGNAL && m.status > 0 && m.status < NSIG)
+			rt_sigpass_reported(&g->pass, m.status, m.pid, rt_clock_mono_real());
 		if (m.type == RT_G_SYNC) {
 			/* what ended so far is reaped and told before the answer */
 			g->sync_count = m.count;
@@ -345,14 +393,12 @@ int rt_guardian_run(struct rt_config *cfg, int out_fd, rt_record_fn record, cons
 	struct guard g = {.prog = prog, .sock = -1, .rec = -1, .job = -1};
 	sigset_t caller_mask, sigs;
 	sigprocmask(SIG_SETMASK, NULL, &caller_mask);
-	sigemptyset(&sigs);
-	static const int watched[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-	for (size_t i = 0; i < RT_ARRAY_LEN(watched); i++) {
+	rt_sigpass_guardian_set(&sigs);
+	for (int i = 1; i < NSIG; i++) {
 		struct sigaction old;
 		/* one the caller ignores stays ignored: for us and for the job */
-		if (sigaction(watched[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
-			continue;
-		sigaddset(&sigs, watched[i]);
+		if (sigismember(&sigs, i) && sigaction(i, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			sigdelset(&sigs, i);
 	}
 	sigaddset(&sigs, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
@@ -363,6 +409,12 @@ int rt_guardian_run(struct rt_config *cfg, int out_fd, rt_record_fn record, cons
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0) {
 		g.rec = rt_fork_retry(5);
 		if (g.rec == 0) {
+			/* the witness's signals stay blocked (sigpass.h); the store
+			 * guard's are its own again */
+			sigset_t w;
+			rt_sigpass_witness_set(&w);
+			sigaddset(&w, SIGCHLD);
+			sigprocmask(SIG_SETMASK, &w, NULL);
 			close(sv[0]);
 			if (sfd >= 0)
 				close(sfd);
@@ -407,7 +459,8 @@ int rt_guardian_run(struct rt_config *cfg, int out_fd, rt_record_fn record, cons
 		                      {.fd = g.sock, .events = POLLIN}};
 		if (waiting(&g) || g.sync_pending)
 			p[1].events |= POLLOUT;
-		if (poll(p, 2, sfd >= 0 ? -1 : 50) < 0 && errno != EINTR)
+		int held = rt_sigpass_wait_ms(&g.pass, rt_clock_mono_real());
+		if (poll(p, 2, sfd < 0 ? 50 : held) < 0 && errno != EINTR)
 			continue;
 		read_recorder(&g);
 		struct signalfd_siginfo si;
@@ -417,6 +470,7 @@ int rt_guardian_run(struct rt_config *cfg, int out_fd, rt_record_fn record, cons
 			if (!g.job_done)
 				forward(&g, &si);
 		}
+		pass_due(&g);
 		reap(&g);
 	}
 	flush(&g);

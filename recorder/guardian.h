@@ -33,6 +33,8 @@ enum rt_guard_type {
 	RT_G_EXITED,    /* the job (pid) ended with wait status status and this rusage */
 	RT_G_SYNC,      /* recorder -> guardian: reap what ended and report it, then
 	                 * send SYNC back with the same count (after those reports) */
+	RT_G_SIGNAL,    /* recorder -> guardian: a process (pid) sent it signal status
+	                 * (sigpass.h: the witness of signals sent to the group) */
 };
 
 struct rt_guard_msg {

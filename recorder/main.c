@@ -40,6 +40,7 @@
 #include "proctree.h"
 #include "sampler.h"
 #include "guardian.h"
+#include "sigpass.h"
 #include "wrapper.h"
 
 #define DEFAULT_STORE_MAX_MB 1024
@@ -501,6 +502,45 @@ struct guard_state {
 	uint32_t sync_sent, sync_back; /* SYNCs asked for, and the last answered */
 };
 
+/*
+ * The signals the recorder reads from its descriptor. Standalone: those
+ * that stop it (SIGINT, SIGTERM, SIGHUP, SIGQUIT; SIGUSR1/2 are read and
+ * ignored). In wrapper mode it is the witness of the signals sent to the
+ * whole process group (sigpass.h): every one the guardian passes on but
+ * those its store guard owns, blocked, so none kills or stops it; SIGPIPE
+ * is then blocked rather than ignored (a write to a closed pipe still
+ * fails with EPIPE; the signal it queues is our own, never reported).
+ */
+static void recorder_signals(sigset_t *sigs, int wrapper)
+{
+	if (wrapper) {
+		rt_sigpass_witness_set(sigs);
+	} else {
+		sigemptyset(sigs);
+		sigaddset(sigs, SIGINT);
+		sigaddset(sigs, SIGTERM);
+		sigaddset(sigs, SIGHUP);
+		sigaddset(sigs, SIGQUIT);
+		sigaddset(sigs, SIGUSR1);
+		sigaddset(sigs, SIGUSR2);
+		signal(SIGPIPE, SIG_IGN);
+	}
+	sigaddset(sigs, SIGCHLD);
+}
+
+/* Tell the guardian a process sent us a signal it may have sent us too
+ * (the group's): it then does not pass its own on. Stop signals are not
+ * told: passed on twice, they stop the job once. */
+static void witness(struct guard_state *gs, const struct signalfd_siginfo *si)
+{
+	int sig = (int)si->ssi_signo;
+	if (gs->gone || !rt_sigpass_sent(si->ssi_code, (pid_t)si->ssi_pid) || sig == SIGTSTP ||
+	    sig == SIGTTIN || sig == SIGTTOU)
+		return;
+	struct rt_guard_msg m = {.type = RT_G_SIGNAL, .pid = (int32_t)si->ssi_pid, .status = sig};
+	send(gs->g->fd, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
 static int guard_read(struct guard_state *gs, int wait_ms)
 {
 	if (gs->gone)
@@ -740,17 +780,9 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 	 * mode the guardian passes them on to the job, and the recorder only
 	 * reaps its exporters and hears from the guardian (the same wait) */
 	sigset_t sigs;
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGHUP);
-	sigaddset(&sigs, SIGQUIT);
-	sigaddset(&sigs, SIGUSR1);
-	sigaddset(&sigs, SIGUSR2);
-	sigaddset(&sigs, SIGCHLD);
+	recorder_signals(&sigs, wrapper);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
-	signal(SIGPIPE, SIG_IGN);
 	int wfd = sfd; /* what the sampling wait polls */
 	if (wrapper && (wfd = epoll_create1(EPOLL_CLOEXEC)) >= 0) {
 		struct epoll_event ev = {.events = EPOLLIN};
@@ -868,7 +900,9 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 				int sig = (int)si.ssi_signo;
 				if (sig == SIGCHLD)
 					reap(&exporter, &uploader, pusher);
-				else if (!wrapper && sig != SIGUSR1 && sig != SIGUSR2)
+				else if (wrapper)
+					witness(&gs, &si);
+				else if (sig != SIGUSR1 && sig != SIGUSR2)
 					stopped = sig;
 			}
 			if (wrapper)
