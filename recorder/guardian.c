@@ -2,6 +2,7 @@
  * (see guardian.h). */
 #define _GNU_SOURCE
 #include "guardian.h"
+#include "pidsroom.h"
 #include "sigpass.h"
 
 #include <errno.h>
@@ -357,11 +358,18 @@ static void wait_recorder(struct guard *g, int sfd, int ms)
 	uint64_t end = rt_clock_mono_real() + (uint64_t)ms * 1000000u;
 	while (g->rec > 0) {
 		uint64_t now = rt_clock_mono_real();
-		if (now >= end) {
+		int stopped = rt_proc_stopped(g->rec);
+		if (now >= end || stopped) {
+			/* it and its printer hold the caller's stdout and stderr: a
+			 * `$(...)` or `| tee` would wait for them, so they go */
+			rt_kill_family(g->rec);
+			char what[96];
+			snprintf(what, sizeof(what), "did not finish within %d s (a hung disk or network?)",
+			         ms / 1000);
 			gsay(g,
-			     "warning: the recorder did not finish within %d s (a hung disk or "
-			     "network?); leaving it to finish on its own",
-			     ms / 1000);
+			     "warning: the recorder %s; stopped it so the job's exit is not held "
+			     "up. What it stored is kept: rt-export runs",
+			     stopped ? "is stopped (SIGSTOP?)" : what);
 			return;
 		}
 		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN},
@@ -393,6 +401,16 @@ int rt_guardian_run(struct rt_config *cfg, int out_fd, rt_record_fn record, cons
 	struct guard g = {.prog = prog, .sock = -1, .rec = -1, .job = -1};
 	sigset_t caller_mask, sigs;
 	sigprocmask(SIG_SETMASK, NULL, &caller_mask);
+	char why[4400];
+	long room = rt_pids_room(why, sizeof(why));
+	if (room >= 0 && room < RT_PIDS_ROOM_MIN) {
+		/* rt's own processes would be the job's: it steps aside */
+		gsay(&g,
+		     "warning: only %ld more processes may be made here (%s); running the command "
+		     "untracked, so rt takes none of them",
+		     room, why);
+		return exec_job(&g, cfg, &caller_mask);
+	}
 	rt_sigpass_guardian_set(&sigs);
 	for (int i = 1; i < NSIG; i++) {
 		struct sigaction old;

@@ -175,18 +175,27 @@ static int choose_store(const struct rt_config *cfg, int wrapper, const struct r
 	const char *tmp = getenv("TMPDIR");
 	const char *bases[2][2] = {{getenv("XDG_RUNTIME_DIR"), "resource-tracker"},
 	                           {tmp && *tmp == '/' ? tmp : "/tmp", name}};
+	int short_of = 0; /* what stopped the private stores: descriptors, memory */
 	for (int i = 0; i < 2; i++) {
 		char why2[512];
+		errno = 0;
 		if (private_dir(bases[i][0], bases[i][1], alt, sizeof(alt)) == 0 &&
 		    try_store(alt, cfg, mb, c, why2, sizeof(why2)) == 0) {
 			say("warning: cannot use %s%s%s (%s); this run is stored in %s instead",
 			    what, have ? " " : "", have ? dir : "", why, alt);
 			return 0;
 		}
+		if (errno == EMFILE || errno == ENFILE || errno == ENOMEM)
+			short_of = errno;
 	}
-	say("warning: cannot use %s%s%s (%s) and no private directory is writable; this run is "
-	    "printed but not stored",
-	    what, have ? " " : "", have ? dir : "", why);
+	if (short_of)
+		say("warning: cannot use %s%s%s (%s), nor a private store (%s); this run is printed "
+		    "but not stored",
+		    what, have ? " " : "", have ? dir : "", why, strerror(short_of));
+	else
+		say("warning: cannot use %s%s%s (%s) and no private directory is writable; this run "
+		    "is printed but not stored",
+		    what, have ? " " : "", have ? dir : "", why);
 	return 0;
 }
 
@@ -230,6 +239,10 @@ static pid_t spawn_export(const char *const *args, const char *runid, int out_fd
 		signal(SIGINT, SIG_IGN);
 		signal(SIGQUIT, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);
+		/* the printer ends with the run: a SIGTERM to the whole group (the
+		 * job's `kill -TERM 0`, timeout) must not cut the output short */
+		if (!strcmp(args[0], "live"))
+			signal(SIGTERM, SIG_IGN);
 		/* move both out of the way first: either may be 1 or 3 */
 		int o = out_fd >= 0 ? fcntl(out_fd, F_DUPFD, 10) : -1;
 		int in = in_fd >= 0 ? fcntl(in_fd, F_DUPFD, 10) : -1;
@@ -399,10 +412,14 @@ static int wait_until(pid_t pid, uint64_t deadline_ns)
 		uint64_t now = rt_clock_mono_real();
 		if (now >= deadline_ns)
 			break;
+		if (rt_proc_stopped(pid)) {
+			done = -1; /* waiting would wait for someone's SIGCONT */
+			break;
+		}
 		if (pfd >= 0) {
 			struct pollfd p = {.fd = pfd, .events = POLLIN};
 			uint64_t left_ms = (deadline_ns - now) / 1000000u + 1;
-			poll(&p, 1, left_ms > 10000 ? 10000 : (int)left_ms);
+			poll(&p, 1, left_ms > 100 ? 100 : (int)left_ms);
 		} else {
 			nanosleep(&step, NULL);
 		}
@@ -439,15 +456,21 @@ static void wait_exporters(pid_t exporter, pid_t uploader, const pid_t *pusher, 
                            int stored, uint64_t deadline)
 {
 	uint64_t done_at = rt_clock_mono_real();
-	if (exporter > 0 && !wait_until(exporter, deadline)) {
+	int w = exporter > 0 ? wait_until(exporter, deadline) : 1;
+	if (w <= 0) {
+		/* it holds the caller's stdout or stderr: a `$(...)` or `| tee`
+		 * would wait for it */
+		kill(exporter, SIGKILL);
+		waitpid(exporter, NULL, 0);
+		const char *why = w < 0 ? "is stopped" : "is still being written after 10 s";
 		if (stored)
-			say("output is still being written after 10 s; leaving it. The run is "
-			    "complete in the store: rt-export replay %llu",
-			    (unsigned long long)run);
+			say("the live output %s; stopped it. The run is complete in the store: "
+			    "rt-export replay %llu",
+			    why, (unsigned long long)run);
 		else
-			say("output is still being written after 10 s; leaving it");
+			say("the live output %s; stopped it", why);
 	}
-	if (uploader > 0 && !wait_until(uploader, deadline)) {
+	if (uploader > 0 && wait_until(uploader, deadline) <= 0) {
 		kill(uploader, SIGTERM);
 		waitpid(uploader, NULL, 0);
 		say("the upload of run %llu did not finish within 10 s (network down?); the run is "
@@ -461,7 +484,7 @@ static void wait_exporters(pid_t exporter, pid_t uploader, const pid_t *pusher, 
 	if (push_deadline > deadline)
 		push_deadline = deadline;
 	for (int i = 0; i < 2; i++)
-		if (pusher[i] > 0 && !wait_until(pusher[i], push_deadline)) {
+		if (pusher[i] > 0 && wait_until(pusher[i], push_deadline) <= 0) {
 			kill(pusher[i], SIGTERM);
 			waitpid(pusher[i], NULL, 0);
 			say("the push of run %llu to the metrics engine did not finish within %d s "
@@ -475,11 +498,19 @@ static void wait_exporters(pid_t exporter, pid_t uploader, const pid_t *pusher, 
 
 /* Reap every child that exited: the exporters, and in standalone mode
  * nothing else (the guardian reaps the job and its orphans). */
-static void reap(pid_t *exporter, pid_t *uploader, pid_t *pusher)
+static void reap(pid_t *exporter, pid_t *uploader, pid_t *pusher, uint64_t run)
 {
 	int st;
 	pid_t p;
 	while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+		if (p == *exporter && WIFSIGNALED(st) && run)
+			say("warning: the live output stopped: its printer was killed by signal %d "
+			    "(%s); every sample is still recorded: rt-export replay %llu",
+			    WTERMSIG(st), strsignal(WTERMSIG(st)), (unsigned long long)run);
+		else if (p == *exporter && WIFSIGNALED(st))
+			say("warning: the live output stopped: its printer was killed by signal %d "
+			    "(%s)",
+			    WTERMSIG(st), strsignal(WTERMSIG(st)));
 		if (p == *exporter)
 			*exporter = -1;
 		else if (p == *uploader)
@@ -876,7 +907,9 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 
 	/* absolute deadlines: the schedule never drifts, an overrun skips ahead */
 	uint64_t deadline = s.last.mono_ns;
-	int stopped = 0, cmd_done = 0;
+	/* a job that ended before now (its EXITED came with STARTED) ends the
+	 * run at once, not at the next deadline */
+	int stopped = 0, cmd_done = wrapper && gs.job_done;
 	while (wrapper || !cfg.count || s.seq <= cfg.count) {
 		deadline += interval_ns;
 		struct rt_time now;
@@ -899,7 +932,7 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 			while (sfd >= 0 && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 				int sig = (int)si.ssi_signo;
 				if (sig == SIGCHLD)
-					reap(&exporter, &uploader, pusher);
+					reap(&exporter, &uploader, pusher, sc.store ? sc.run : 0);
 				else if (wrapper)
 					witness(&gs, &si);
 				else if (sig != SIGUSR1 && sig != SIGUSR2)

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,14 +24,31 @@ pid_t rt_fork_retry(int retries)
 	}
 }
 
+/* The child: run argv; if it cannot, tell the parent why through the
+ * close-on-exec pipe, or with no pipe say it on stderr, as a shell would. */
+static void exec_command(char *const argv[], const sigset_t *mask, int pipe_w)
+{
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	execvp(argv[0], argv);
+	int e = errno;
+	int code = (e == ENOENT || e == ENOTDIR) ? 127 : 126;
+	if (pipe_w >= 0) {
+		if (write(pipe_w, &e, sizeof(e)) < 0) {
+		}
+	} else {
+		dprintf(2, "%s: %s\n", argv[0], code == 127 ? "command not found" : strerror(e));
+	}
+	_exit(code);
+}
+
 pid_t rt_spawn_command(char *const argv[], const sigset_t *mask, int *exit_code, char *err,
                        size_t errcap)
 {
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC) < 0) {
-		*exit_code = 126;
-		snprintf(err, errcap, "cannot start %s: %s", argv[0], strerror(errno));
-		return -1;
+		/* no descriptor to spare (a tight RLIMIT_NOFILE): the command
+		 * starts all the same, and says itself why it could not */
+		pipefd[0] = pipefd[1] = -1;
 	}
 	/* a pids limit or a memory squeeze may be momentary: about 70 ms,
 	 * then the caller makes room by giving up tracking */
@@ -39,18 +57,16 @@ pid_t rt_spawn_command(char *const argv[], const sigset_t *mask, int *exit_code,
 		*exit_code = RT_SPAWN_NO_PROCESS;
 		snprintf(err, errcap, "cannot start a process for %s (fork: %s)", argv[0],
 		         strerror(errno));
-		close(pipefd[0]);
-		close(pipefd[1]);
+		if (pipefd[0] >= 0) {
+			close(pipefd[0]);
+			close(pipefd[1]);
+		}
 		return -1;
 	}
-	if (pid == 0) {
-		sigprocmask(SIG_SETMASK, mask, NULL);
-		execvp(argv[0], argv);
-		int e = errno; /* tell the parent why, through the close-on-exec pipe */
-		if (write(pipefd[1], &e, sizeof(e)) < 0) {
-		}
-		_exit(127);
-	}
+	if (pid == 0)
+		exec_command(argv, mask, pipefd[1]);
+	if (pipefd[0] < 0)
+		return pid;
 	close(pipefd[1]);
 	int e = 0;
 	ssize_t n;
@@ -66,6 +82,41 @@ pid_t rt_spawn_command(char *const argv[], const sigset_t *mask, int *exit_code,
 		return -1;
 	}
 	return pid;
+}
+
+int rt_proc_stopped(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')'); /* the name may hold anything */
+	return p && (p[2] == 'T' || p[2] == 't');
+}
+
+void rt_kill_family(pid_t pid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	kill(pid, SIGKILL);
+	buf[n > 0 ? n : 0] = '\0';
+	for (char *p = buf, *end; *p; p = end) {
+		long c = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		if (c > 0)
+			kill((pid_t)c, SIGKILL);
+	}
 }
 
 int rt_exit_code(int wstatus)

@@ -31,6 +31,14 @@ pid_t rt_spawn_command(char *const argv[], const sigset_t *mask, int *exit_code,
  */
 pid_t rt_fork_retry(int retries);
 
+/* Whether pid is stopped (SIGSTOP, SIGTSTP, a debugger): waiting for it
+ * is waiting for someone's SIGCONT. */
+int rt_proc_stopped(pid_t pid);
+/* SIGKILL pid and its children (the recorder and its exporters: they hold
+ * the caller's stdout and stderr, so a pipe the caller reads stays open
+ * until they are gone). */
+void rt_kill_family(pid_t pid);
+
 /* Exit status of the tracker for a wait status: the code, or 128+signal. */
 int rt_exit_code(int wstatus);
 

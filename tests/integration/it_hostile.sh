@@ -62,9 +62,11 @@ set +e; wait_pid $g 30; wait $g; rc=$?; set -e
 took=$(($(date +%s) - t0))
 kill -CONT "$r" 2>/dev/null || true
 [ $rc -eq 4 ] || fail "hung recorder: exit $rc"
-[ $took -le 16 ] || fail "hung recorder: the job's exit took $took s"
-grep -q "did not finish within" "$T/h.err" || fail "hung recorder: $(cat "$T/h.err")"
-ok "hung recorder: exit code back in ${took} s with one line"
+# (a stopped one is not waited for: it and its printer hold the caller's
+# pipe, so they are killed at the job's end)
+[ $took -le 3 ] || fail "stopped recorder: the job's exit took $took s"
+grep -q "recorder is stopped" "$T/h.err" || fail "stopped recorder: $(cat "$T/h.err")"
+ok "stopped recorder: exit code back in ${took} s with one line"
 
 # the guardian holds no store, no ring, no socket but its link: only its
 # caller's descriptors, the signalfd and the link

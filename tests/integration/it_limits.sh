@@ -1,0 +1,110 @@
+#!/bin/sh
+# The wrapper's promise under limits, pipes and fast exits (issue 38,
+# items 8-12): the job runs as it would without rt under RLIMIT_NOFILE 6,
+# a pids cgroup or RLIMIT_NPROC with little room; a job that ends at once
+# ends the run at once at any interval; a stopped recorder or printer does
+# not hold the caller's pipe; a printer killed mid-run is said, with the
+# command that gives the rest.
+. "$(dirname "$0")/lib.sh"
+PY=$(command -v /usr/bin/python3 || command -v python3)
+NEWPGRP='import os, sys; os.setpgid(0, 0); os.execvp(sys.argv[1], sys.argv[1:])'
+
+# ---- 9. RLIMIT_NOFILE 6: no descriptor to spare, the job runs all the same
+set +e
+out=$(prlimit --nofile=6 "$RT" --quiet -- sh -c 'echo ran; exit 5' 2> "$T/nofile.err"); rc=$?
+plain=$(prlimit --nofile=6 sh -c 'echo ran; exit 5'); prc=$?
+set -e
+[ $rc -eq $prc ] && [ "$out" = "$plain" ] || fail "RLIMIT_NOFILE 6: exit $rc, '$out' (without rt: $prc): $(cat "$T/nofile.err")"
+grep -q "no private directory" "$T/nofile.err" && fail "descriptors, not directories, were short: $(cat "$T/nofile.err")"
+ok "RLIMIT_NOFILE 6: the job ran and exited $rc, as without rt"
+
+# ---- 10. little room for processes: rt steps aside, the job's forks work
+FORKS='sleep 0.2 & sleep 0.2 & wait && echo ran; exit 5'
+CG=""
+if [ -w /sys/fs/cgroup/pids ]; then
+	CG=/sys/fs/cgroup/pids/rt-limits-$$
+elif grep -qw pids /sys/fs/cgroup/cgroup.controllers 2>/dev/null && [ -w /sys/fs/cgroup ]; then
+	CG=/sys/fs/cgroup/rt-limits-$$
+	grep -qw pids /sys/fs/cgroup/cgroup.subtree_control || echo +pids > /sys/fs/cgroup/cgroup.subtree_control || CG=""
+fi
+if [ -n "$CG" ] && mkdir "$CG" 2>/dev/null; then
+	trap 'rmdir "$CG" 2>/dev/null || true; cleanup' EXIT
+	echo 4 > "$CG/pids.max"
+	set +e
+	out=$(sh -c 'echo $$ > "$1/cgroup.procs"; shift; exec "$@"' sh "$CG" "$RT" --quiet -- sh -c "$FORKS" 2> "$T/pids.err"); rc=$?
+	plain=$(sh -c 'echo $$ > "$1/cgroup.procs"; shift; exec "$@"' sh "$CG" sh -c "$FORKS"); prc=$?
+	set -e
+	[ $rc -eq 5 ] && [ $prc -eq 5 ] && [ "$out" = ran ] || fail "pids.max 4: exit $rc, '$out' (without rt $prc): $(cat "$T/pids.err")"
+	[ "$(wc -l < "$T/pids.err")" -eq 1 ] && grep -q "running the command untracked" "$T/pids.err" || fail "pids.max 4: $(cat "$T/pids.err")"
+	ok "a pids cgroup with room for 3: rt stepped aside with one line, the job's forks ran (exit $rc)"
+else
+	echo "skip: no writable pids cgroup controller on this machine"
+fi
+O=rtl$$
+if useradd -M -N -s /bin/sh "$O" 2>/dev/null; then
+	trap 'userdel "$O" 2>/dev/null; rmdir "$CG" 2>/dev/null || true; cleanup' EXIT
+	chmod 711 "$T"
+	mkdir -m 700 "$T/o" && chown "$O" "$T/o"
+	set +e
+	out=$(setpriv --reuid="$O" --regid="$(id -g "$O")" --clear-groups env RT_STORE="$T/o/store" RT_SHM_DIR="$T/o" \
+		prlimit --nproc=5 "$RT" --quiet -- sh -c "$FORKS" 2> "$T/nproc.err"); rc=$?
+	set -e
+	[ $rc -eq 5 ] && [ "$out" = ran ] || fail "RLIMIT_NPROC 5: exit $rc, '$out': $(cat "$T/nproc.err")"
+	grep -q "RLIMIT_NPROC allows 5.*untracked" "$T/nproc.err" || fail "RLIMIT_NPROC 5: $(cat "$T/nproc.err")"
+	userdel "$O"
+	trap 'rmdir "$CG" 2>/dev/null || true; cleanup' EXIT
+	ok "RLIMIT_NPROC 5 for another user: rt stepped aside with one line, the job's forks ran"
+else
+	echo "skip: cannot add a user here"
+fi
+
+# ---- 11. a job that ends at once ends the run at once, at any interval
+slow=0
+for i in $(seq 12); do
+	t0=$(date +%s%N)
+	"$RT" -i 20 --quiet --job-name fast -- true
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	[ $ms -lt 1500 ] || slow=$((slow + 1))
+done
+[ $slow -eq 0 ] || fail "-i 20 -- true was held up in $slow of 12 tries"
+for i in $(seq 30); do "$RT" -i 1 --quiet --job-name fast1 -- true; done
+long=$("$EXP" runs | awk '$7 ~ /^fast/ && $4 + 0 >= 0.5' | wc -l)
+[ "$long" -eq 0 ] || fail "$long runs of 'true' were stored as lasting half a second or more: $("$EXP" runs | grep fast)"
+ok "-- true at -i 20 (12 tries) and -i 1 (30 tries): never held up, stored as 0.0 s"
+
+# ---- 12. a stopped recorder or printer does not hold the caller's pipe
+for who in recorder printer; do
+	t0=$(date +%s%N)
+	set +e
+	"$RT" -i 0.1 -- sh -c 'sleep 0.8; exit 4' 2>&1 >/dev/null | {
+		# the caller reads the pipe to its end, as $(...) and | tee do
+		cat > "$T/stop.$who"
+	} &
+	reader=$!
+	set -e
+	sleep 0.4
+	if [ $who = recorder ]; then pkill -STOP -f "resource-tracker -i 0.1 -- sh -c sleep 0.8" -n || true
+	else pkill -STOP -x rt-export || true; fi
+	wait_pid $reader 20 || fail "$who stopped: the caller's pipe stayed open 20 s"
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	pkill -CONT -x rt-export 2>/dev/null || true
+	[ $ms -lt 4000 ] || fail "$who stopped: the pipe closed after $ms ms"
+	grep -q "stopped it" "$T/stop.$who" || fail "$who stopped: nothing said: $(cat "$T/stop.$who")"
+done
+ok "a stopped recorder or printer: the caller's pipe closed with the job, one line said why"
+
+# ---- 8. the printer killed mid-run: one line, with the command for the rest
+set +e
+"$PY" -c "$NEWPGRP" "$RT" -i 0.1 -o "$T/live.jsonl" -- sh -c 'sleep 0.5; pkill -KILL -x rt-export; sleep 0.5; exit 3' 2> "$T/p.err"; rc=$?
+set -e
+[ $rc -eq 3 ] || fail "printer killed: exit $rc"
+grep -q "live output stopped.*signal 9.*rt-export replay" "$T/p.err" || fail "printer killed: $(cat "$T/p.err")"
+# the job's `kill -TERM 0` reaches the whole group: the printer goes on
+set +e
+"$PY" -c "$NEWPGRP" "$RT" -i 0.1 -o "$T/live2.jsonl" -- sh -c 'trap "" TERM; sleep 0.5; kill -TERM 0; sleep 0.6; exit 3' 2> "$T/p2.err"; rc=$?
+set -e
+run=$("$EXP" runs | awk 'END { print $1 }')
+[ $rc -eq 3 ] || fail "kill -TERM 0: exit $rc: $(cat "$T/p2.err")"
+[ "$(wc -l < "$T/live2.jsonl")" -eq "$("$EXP" replay "$run" | wc -l)" ] ||
+	fail "kill -TERM 0: the live output has $(wc -l < "$T/live2.jsonl") lines, the run $("$EXP" replay "$run" | wc -l)"
+ok "printer killed: one line with the replay command; the job's kill -TERM 0 leaves the output whole"
