@@ -1,6 +1,6 @@
 #!/bin/sh
 # The wrapper's promise under limits, pipes and fast exits (issue 38,
-# items 8-12): the job runs as it would without rt under RLIMIT_NOFILE 6,
+# items 8-12, 14): the job runs as it would without rt under RLIMIT_NOFILE 6,
 # a pids cgroup or RLIMIT_NPROC with little room; a job that ends at once
 # ends the run at once at any interval; a stopped recorder or printer does
 # not hold the caller's pipe; a printer killed mid-run is said, with the
@@ -108,3 +108,27 @@ run=$("$EXP" runs | awk 'END { print $1 }')
 [ "$(wc -l < "$T/live2.jsonl")" -eq "$("$EXP" replay "$run" | wc -l)" ] ||
 	fail "kill -TERM 0: the live output has $(wc -l < "$T/live2.jsonl") lines, the run $("$EXP" replay "$run" | wc -l)"
 ok "printer killed: one line with the replay command; the job's kill -TERM 0 leaves the output whole"
+
+# ---- 14. a config of many table headers parses in linear time: the CPU
+# the tracker spends on 100k headers against 25k (a quadratic parse: 16x)
+"$PY" - "$RT" "$T" <<'PYEOF' || fail "config parse time is not linear in its headers"
+import os, resource, subprocess, sys
+rt, t = sys.argv[1], sys.argv[2]
+def cpu(n):
+    path = os.path.join(t, "h%d.toml" % n)
+    with open(path, "w") as f:
+        f.write("".join("[t%06d]\n" % i for i in range(n)))
+    best = None
+    for _ in range(3):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([rt, "--config", path, "--quiet", "--", "true"], check=True, timeout=120)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        best = used if best is None else min(best, used)
+    return best
+small, big = cpu(25000), cpu(100000)
+good = big < 8 * max(small, 0.01)
+print("%s: 25k headers: %.3f s of CPU, 100k: %.3f s (x%.1f; a quadratic parse is x16)"
+      % ("ok" if good else "measured", small, big, big / max(small, 1e-3)))
+sys.exit(0 if good else 1)
+PYEOF
