@@ -15,6 +15,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "rt/common.h"
@@ -63,6 +65,25 @@ static int dead_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 	if (!alive)
 		x->ids[x->n++] = run;
 	return 0;
+}
+
+/*
+ * A crashed run's ring that cannot be opened (its recorder died while it
+ * made it: no header yet) holds nothing to salvage and would stay in the
+ * shm directory for ever: removed when it is a regular file of ours that
+ * no writer holds (its flock), and still the file that was checked.
+ */
+static void remove_unreadable_ring(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	struct stat st, now;
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+	    flock(fd, LOCK_EX | LOCK_NB) == 0 && lstat(path, &now) == 0 &&
+	    now.st_ino == st.st_ino && now.st_dev == st.st_dev)
+		unlink(path);
+	close(fd);
 }
 
 static int finish_run(struct rt_store *s, uint64_t run, unsigned *samples)
@@ -119,6 +140,8 @@ static int finish_run(struct rt_store *s, uint64_t run, unsigned *samples)
 	if (rc == 0 && open_ring(s, run, &ring, path, sizeof(path)) == 0) {
 		rt_ring_close(ring, 0);
 		unlink(path);
+	} else if (rc == 0 && rt_ring_path(path, sizeof(path), rt_store_ring_key(s), run) == 0) {
+		remove_unreadable_ring(path);
 	}
 	return rc;
 }

@@ -721,6 +721,7 @@ static void bench_answers_run(const char *rec_bin, const char *exp_bin, const ch
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	snprintf(html, sizeof(html), "%s/report.html", store);
 	setenv("RT_TEST_CLOCK", "1795000000", 1);
+	setenv("RT_TEST_HOOKS", "1", 1);
 	char *rec[] = {(char *)rec_bin, "--quiet", "-i", (char *)interval, "--count",
 	               (char *)count,   "--pid",   pid,  "--store",        store,
 	               "--job-name",    "bench",   NULL};
@@ -827,6 +828,7 @@ static void bench_push_run(const char *rec_bin, const char *exp_bin, const char 
 	/* ended an hour ago: inside the engine's out-of-order window */
 	snprintf(clock, sizeof(clock), "%lld", (long long)time(NULL) - (long long)secs - 3600);
 	setenv("RT_TEST_CLOCK", clock, 1);
+	setenv("RT_TEST_HOOKS", "1", 1);
 	char *rec[] = {(char *)rec_bin, "--quiet", "-i", (char *)interval, "--count",
 	               (char *)count,   "--pid",   pid,  "--store",        store,
 	               "--job-name",    "bench",   NULL};
@@ -1109,6 +1111,7 @@ static int bench_disk(const char *rec_bin, int secs)
 		char count[16];
 		snprintf(count, sizeof(count), "%d", n);
 		setenv("RT_TEST_CLOCK", "1795000000", 1);
+	setenv("RT_TEST_HOOKS", "1", 1);
 		char *rec[] = {(char *)rec_bin, "--quiet", "-i",  "1", "--count",
 		               count,           "--store", store, NULL};
 		sync();
@@ -1635,6 +1638,7 @@ static void printer_rss(const char *rec_bin, const char *tmp, int n, int summary
 		dup2(null, 1);
 		dup2(null, 2);
 		setenv("RT_TEST_CLOCK", "1795000000", 1);
+	setenv("RT_TEST_HOOKS", "1", 1);
 		execl(rec_bin, rec_bin, "--count", count, "-i", "0.01", "--store", store, "-o",
 		      "/dev/null", summary ? "--summary" : NULL, (char *)NULL);
 		_exit(127);

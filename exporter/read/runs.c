@@ -2,18 +2,23 @@
  * runs.c - run lookup and the `runs` verb.
  *
  * A run whose metadata still says "running" but whose recorder no longer
- * holds its ring is shown as "crashed".
+ * holds its ring is shown as "crashed", unless its recorder ended it and
+ * could not store the end (a full disk): then its final metadata waits
+ * beside the ring (<ring>.meta, salvage.c), and its status is that one.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "export.h"
 #include "rt/common.h"
 #include "rt/ring.h"
 #include "rt/runmeta.h"
+#include "rt/safefile.h"
 
 int rt_run_recorder_alive(struct rt_store *s, uint64_t run)
 {
@@ -24,6 +29,26 @@ int rt_run_recorder_alive(struct rt_store *s, uint64_t run)
 	int alive = rt_ring_state(r) == RT_RING_RUNNING && rt_ring_writer_alive(r);
 	rt_ring_close(r, 0);
 	return alive;
+}
+
+/* The status in the final metadata a recorder that could not write its
+ * store left beside the run's ring; 0, or -1 when there is none. */
+static int waiting_status(struct rt_store *s, uint64_t run, char *out, size_t cap)
+{
+	char path[4096], side[4200], why[256], fin[65536];
+	if (rt_ring_path(path, sizeof(path), rt_store_ring_key(s), run))
+		return -1;
+	snprintf(side, sizeof(side), "%s.meta", path);
+	int fd = rt_open_own(side, O_RDONLY, 0, why, sizeof(why));
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, fin, sizeof(fin));
+	close(fd);
+	struct rt_run_fields f;
+	if (n <= 0 || (size_t)n >= sizeof(fin) || rt_runmeta_read(fin, (size_t)n, &f) || !f.status[0])
+		return -1;
+	snprintf(out, cap, "%s", f.status);
+	return 0;
 }
 
 int rt_runinfo_from_meta(const char *json, size_t len, struct rt_runinfo *ri)
@@ -53,7 +78,8 @@ static int parse_meta(struct rt_store *s, uint64_t id, const char *json, struct 
 	ri->id = id;
 	if (rc)
 		return rc;
-	if (rt_run_status_of(ri->status) == RT_RUN_RUNNING && !rt_run_recorder_alive(s, id))
+	if (rt_run_status_of(ri->status) == RT_RUN_RUNNING && !rt_run_recorder_alive(s, id) &&
+	    waiting_status(s, id, ri->status, sizeof(ri->status)))
 		snprintf(ri->status, sizeof(ri->status), "%s", rt_run_status_name(RT_RUN_CRASHED));
 	return 0;
 }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The wrapper's promise under limits, pipes and fast exits (issue 38,
-# items 8-12, 14): the job runs as it would without rt under RLIMIT_NOFILE 6,
+# items 8-12, 14, 15): the job runs as it would without rt under RLIMIT_NOFILE 6,
 # a pids cgroup or RLIMIT_NPROC with little room; a job that ends at once
 # ends the run at once at any interval; a stopped recorder or printer does
 # not hold the caller's pipe; a printer killed mid-run is said, with the
@@ -132,3 +132,58 @@ print("%s: 25k headers: %.3f s of CPU, 100k: %.3f s (x%.1f; a quadratic parse is
       % ("ok" if good else "measured", small, big, big / max(small, 1e-3)))
 sys.exit(0 if good else 1)
 PYEOF
+
+# ---- 15. small ones
+# a stray RT_TEST_CLOCK is not a fake clock: the run is today's, 1-3 samples
+set +e
+env -u RT_TEST_HOOKS RT_TEST_CLOCK=1 "$RT" --quiet -i 1 --job-name strayclock -- sleep 1.2; rc=$?
+set -e
+[ $rc -eq 0 ] || fail "stray RT_TEST_CLOCK: exit $rc"
+"$EXP" runs | awk '$7 == "strayclock"' > "$T/stray"
+grep -q "1970-" "$T/stray" && fail "a stray RT_TEST_CLOCK made a 1970 run: $(cat "$T/stray")"
+[ "$(awk '{ print $5 }' "$T/stray")" -le 3 ] || fail "a stray RT_TEST_CLOCK: $(cat "$T/stray")"
+# a recorder stopped mid-run: one line says it did not run, not that it
+# cannot keep up
+set +e
+"$RT" -i 0.1 --quiet -- sh -c 'sleep 1.5' 2> "$T/pause.err" &
+g=$!
+set -e
+wait_for pgrep -P $g -x resource-tracke || fail "pause: no recorder"
+sleep 0.3
+r=$(pgrep -P $g -x resource-tracke | head -n 1)
+kill -STOP "$r"; sleep 0.6; kill -CONT "$r"
+wait_pid $g 20
+grep -q "did not run for" "$T/pause.err" && ! grep -q "cannot keep up" "$T/pause.err" ||
+	fail "a paused recorder: $(cat "$T/pause.err")"
+# a crashed run's ring that cannot be opened (its recorder died making it)
+# is removed by the next reader
+"$RT" -i 0.1 --quiet --job-name emptyring -- sleep 2 2> /dev/null &
+g=$!
+wait_for pgrep -P $g -x resource-tracke || fail "ring: no recorder"
+sleep 0.3
+kill -9 "$(pgrep -P $g -x resource-tracke | head -n 1)"
+sleep 0.3
+ring=$(ls "$RT_SHM_DIR"/rt-*.ring | head -n 1)
+: > "$ring"
+"$EXP" runs > /dev/null
+[ -e "$ring" ] && fail "an unreadable ring of a crashed run stayed: $ring"
+wait_pid $g 20
+ok "a stray RT_TEST_CLOCK is ignored; a paused recorder says so; an unreadable dead ring is removed"
+
+# a run that ended while its disk is full is shown with its real end, not
+# as crashed (its final metadata waits beside its ring)
+FULL="$T/full"
+mkdir -p "$FULL"
+if mount -t tmpfs -o size=4m tmpfs "$FULL" 2>/dev/null; then
+	trap 'umount "$FULL" 2>/dev/null; rmdir "$CG" 2>/dev/null || true; cleanup' EXIT
+	RT_RING_SLOTS=8 RT_STORE_AHEAD_KB=0 "$RT" --store "$FULL/s" -i 0.05 --quiet -- \
+		sh -c "sleep 0.3; dd if=/dev/zero of='$FULL/fill' bs=64k 2>/dev/null; sleep 0.5" 2> /dev/null
+	st=$("$EXP" --store "$FULL/s" runs | awk 'NR == 2 { print $6 }')
+	[ "$st" = finished ] || fail "a run ended on a full disk shows as '$st'"
+	rm "$FULL/fill"
+	umount "$FULL"
+	trap 'rmdir "$CG" 2>/dev/null || true; cleanup' EXIT
+	ok "a run that ended on a full disk shows as finished"
+else
+	echo "skip: cannot mount a tmpfs here"
+fi

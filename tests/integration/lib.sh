@@ -7,6 +7,8 @@ RT="$BUILD/resource-tracker"
 EXP="$BUILD/rt-export"
 T=$(mktemp -d)
 export RT_STORE="$T/store" RT_SHM_DIR="$T/shm"
+# the recorder's test hooks (RT_TEST_CLOCK) are honoured only with this
+export RT_TEST_HOOKS=1
 # cloud discovery (report, --servers) probes a closed local port, never the
 # link-local metadata addresses: network tests touch only 127.0.0.1
 export RT_IMDS_ADDR="${RT_IMDS_ADDR:-127.0.0.1:1}"
