@@ -74,6 +74,10 @@ int rt_cmd_show(struct rt_store *s, const char *spec);
  * into a new store dst (NULL: dir.recovered). verify.c */
 int rt_cmd_verify(const char *dir);
 int rt_cmd_recover(const char *dir, const char *dst);
+/* recover's second pass: records the tree of the store in src_dir no
+ * longer reaches, found in its pages, into the store dst_dir where it
+ * lacks them; *samples counts the samples. 0 or -errno. carve.c */
+int rt_recover_carve(const char *src_dir, const char *dst_dir, uint64_t *samples);
 /* sink/upload.c: `rt-export upload RUN` (exit status). allocation says
  * what Sentinel's host_server_allocation is for a finished run ("shared",
  * "dedicated" or NULL); the verb layer passes the answer layer's rule

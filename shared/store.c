@@ -465,8 +465,15 @@ static int open_dbis(struct rt_store *s)
 		rc = open_three(s, 0, MDB_CREATE);
 	if (rc == -ENOENT)
 		return 0; /* read-only view of an empty store */
-	if (rc)
+	if (rc) {
+		/* LMDB's own codes are negative too (MDB_INCOMPATIBLE: a zeroed root
+		 * page read as a database of another kind): damage, said as such */
+		if (rc >= MDB_KEYEXIST && rc <= MDB_LAST_ERRCODE) {
+			lmdb_fail(s, "open databases", rc);
+			return RT_E_CORRUPT;
+		}
 		return rc < 0 ? rc : lmdb_fail(s, "open databases", rc);
+	}
 	s->have_dbis = 1;
 	return load_store_id(s);
 }
@@ -1352,6 +1359,25 @@ static int one_cb(void *vctx, uint64_t seq, const void *rec, size_t len)
 	return 1;
 }
 
+/* Whether (run, seq) is in the samples database, its bytes unread. */
+static __attribute__((noinline)) int store_has_sample_impl(struct rt_store *s, uint64_t run,
+                                                           uint64_t seq)
+{
+	if (!s->have_dbis)
+		return 0;
+	unsigned char key[16];
+	put_be64(key, run);
+	put_be64(key + 8, seq);
+	MDB_txn *txn;
+	MDB_val k = {16, key}, v;
+	int rc = txn_begin(s, MDB_RDONLY, &txn);
+	if (rc)
+		return rc;
+	rc = mdb_get(txn, s->samples, &k, &v);
+	mdb_txn_abort(txn);
+	return rc == 0 ? 1 : rc == MDB_NOTFOUND ? 0 : lmdb_fail(s, "get", rc);
+}
+
 static __attribute__((noinline)) int store_get_sample_impl(struct rt_store *s, uint64_t run,
                                                            uint64_t seq, void *buf, size_t cap,
                                                            size_t *len)
@@ -1463,8 +1489,11 @@ static __attribute__((noinline)) int store_list_runs_impl(struct rt_store *s, rt
 		return lmdb_fail(s, "cursor", rc);
 	}
 	MDB_val k, v;
+	MDB_stat st;
+	size_t entries = mdb_stat(txn, s->runs, &st) == 0 ? st.ms_entries : 0, seen = 0;
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		seen++;
 		if (k.mv_size != 8)
 			continue;
 		if (n == cap) {
@@ -1484,6 +1513,9 @@ static __attribute__((noinline)) int store_list_runs_impl(struct rt_store *s, rt
 	}
 	mdb_cursor_close(cur);
 	mdb_txn_abort(txn);
+	/* a damaged page (zeroed: read as an empty leaf) hides the runs under
+	 * it; the database's own count of entries says so */
+	int whole = (rc == MDB_NOTFOUND || rc == 0) && seen >= entries;
 	int ret = 0;
 	for (size_t i = 0; i < n && !ret; i++) {
 		char *meta;
@@ -1495,6 +1527,11 @@ static __attribute__((noinline)) int store_list_runs_impl(struct rt_store *s, rt
 	}
 	disown(ids);
 	free(ids);
+	if (!ret && !whole) {
+		snprintf(s->err, sizeof(s->err), "its list of runs is damaged: %zu of %zu runs can be read",
+		         seen, entries);
+		return RT_E_CORRUPT;
+	}
 	return ret;
 }
 
@@ -1884,6 +1921,11 @@ int rt_store_scan(struct rt_store *s, uint64_t run, uint64_t from, uint64_t to,
 int rt_store_salvage(struct rt_store *s, struct rt_ring *ring, unsigned *added)
 {
 	return GUARDED(s, store_salvage_impl(s, ring, added));
+}
+
+int rt_store_has_sample(struct rt_store *s, uint64_t run, uint64_t seq)
+{
+	return GUARDED_RD(s, store_has_sample_impl(s, run, seq));
 }
 
 int rt_store_get_sample(struct rt_store *s, uint64_t run, uint64_t seq, void *buf, size_t cap,

@@ -298,7 +298,9 @@ int rt_cmd_runs(struct rt_store *s)
 		       "verify",
 		       strchr(c.damaged, ',') ? "s" : "", c.damaged);
 	if (rc == RT_E_CORRUPT)
-		rt_say("the list of runs is damaged: these are the runs before the damage (see "
-		       "rt-export verify)");
-	return rc < 0 && rc != RT_E_CORRUPT ? rc : 0;
+		rt_say("the store is damaged: %s; the runs above are those that can be read (what "
+		       "is left: rt-export verify; a copy: rt-export recover)",
+		       rt_store_last_error(s));
+	/* a damaged store is not the whole answer: exit 1, as verify */
+	return rc < 0 ? rc : c.damaged[0] ? RT_E_CORRUPT : 0;
 }

@@ -38,6 +38,7 @@ struct run_entry {
 struct run_list {
 	struct run_entry *v;
 	size_t n, cap;
+	int list_damaged; /* runs the list cannot reach */
 };
 
 static int collect(void *ctx, uint64_t run, const char *meta, size_t len)
@@ -204,10 +205,11 @@ static int list_runs(const char *dir, struct run_list *l)
 		return rc;
 	}
 	rc = rt_store_list_runs(s, collect, l);
-	if (rc == RT_E_CORRUPT)
-		rt_say("the list of runs in %s is damaged; the %zu runs listed before the damage "
-		       "follow",
-		       dir, l->n);
+	if (rc == RT_E_CORRUPT) {
+		rt_say("the store %s is damaged: %s; the %zu runs that can be listed follow", dir,
+		       rt_store_last_error(s), l->n);
+		l->list_damaged = 1;
+	}
 	rt_store_close(s);
 	return rc == RT_E_CORRUPT ? 0 : rc;
 }
@@ -234,8 +236,9 @@ static int walk_store(const char *dir, const char *dst)
 {
 	struct run_list l = {0};
 	int rc = list_runs(dir, &l);
-	if (rc)
+	if (rc && !dst)
 		return 1;
+	l.list_damaged |= rc != 0; /* recover reads the pages all the same */
 	struct progress *p =
 	    mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED) {
@@ -249,10 +252,19 @@ static int walk_store(const char *dir, const char *dst)
 		say_run(&l.v[i], p, dst != NULL);
 		bad += damaged(&l.v[i], p);
 	}
-	int pages_bad = !dst && !pages_sound(dir);
+	int pages_bad = (!dst && !pages_sound(dir)) || l.list_damaged;
+	uint64_t carved = 0;
+	if (dst && rt_recover_carve(dir, dst, &carved))
+		rt_say("cannot read the pages of %s/data.mdb for what its tree no longer reaches", dir);
 	if (dst)
-		printf("%zu runs copied into %s, %zu of them damaged (only their intact samples)\n",
-		       l.n, dst, bad);
+		printf("%zu runs copied into %s, %zu of them damaged (only their intact samples); "
+		       "%llu samples the tree no longer reached found in its pages\n",
+		       l.n, dst, bad, (unsigned long long)carved);
+	else if (l.list_damaged)
+		printf("the list of runs is damaged: %zu runs listed, %zu of them damaged; copy "
+		       "what is intact (runs the list hides are found in its pages) with: "
+		       "rt-export recover %s\n",
+		       l.n, bad, dir);
 	else if (pages_bad && !bad)
 		printf("all %zu runs readable, but the store's pages are damaged; copy it with: "
 		       "rt-export recover %s\n",

@@ -140,6 +140,8 @@ typedef int (*rt_store_sample_cb)(void *ctx, uint64_t seq, const void *rec, size
 int rt_store_scan(struct rt_store *s, uint64_t run, uint64_t from, uint64_t to,
                   rt_store_sample_cb cb, void *ctx);
 
+/* Whether (run, seq) is stored: 1, 0, or an error. */
+int rt_store_has_sample(struct rt_store *s, uint64_t run, uint64_t seq);
 /* Fetch one sample into buf (aligned, cap bytes). */
 int rt_store_get_sample(struct rt_store *s, uint64_t run, uint64_t seq, void *buf, size_t cap,
                         size_t *len);

@@ -7,7 +7,9 @@
  * delete, compact, salvage and the size cap look at first) is written as
  * they write it (a run deleted, a run added, samples appended, the cap
  * enforced), where LMDB follows the page bytes: under ASan, an invalid
- * write there is a page the check let through. */
+ * write there is a page the check let through. The same bytes go through
+ * recover's page scan (rt_lmdb_carve), every key and value it hands out
+ * read to its last byte. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdint.h>
@@ -17,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rt/lmdbcarve.h"
 #include "rt/record.h"
 #include "rt/store.h"
 
@@ -42,6 +45,18 @@ static int sample_cb(void *ctx, uint64_t seq, const void *rec, size_t len)
 	(void)seq;
 	rt_record_decode(rec, len, &r);
 	return ++*n > 4000;
+}
+
+static int carve_cb(void *ctx, const uint8_t *key, size_t klen, const uint8_t *val, size_t vlen,
+                    uint64_t pgno)
+{
+	unsigned *sum = ctx;
+	(void)pgno;
+	for (size_t i = 0; i < klen; i++)
+		*sum += key[i];
+	for (size_t i = 0; i < vlen; i++)
+		*sum += val[i];
+	return 0;
 }
 
 /* RT_FUZZ_STATS set: how many inputs reached the writers' paths, at exit */
@@ -70,6 +85,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	close(fd);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		static unsigned sum;
+		rt_lmdb_carve(fd, carve_cb, &sum);
+		close(fd);
+	}
 	struct rt_store *s;
 	if (rt_store_open(dir, RT_STORE_RDONLY, &s) != 0)
 		return 0;
