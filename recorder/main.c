@@ -202,23 +202,30 @@ static int choose_store(const struct rt_config *cfg, int wrapper, const struct r
 /*
  * Deadlines were missed: say why, once a run. A sample that took longer
  * than the interval means sampling cannot keep up; one that did not means
- * the recorder was not running (stopped, Ctrl-Z, or the machine suspended)
- * and the samples of that pause are missing. Either way they are counted.
+ * the recorder was not running: for a second or more, stopped (SIGSTOP)
+ * or the machine suspended; for less, a busy host that gave it no CPU.
+ * Either way the samples missed are counted.
  */
 static void say_skipped(const struct rt_config *cfg, const struct rt_run_meta *meta,
                         uint64_t took_ns, uint64_t interval_ns, uint64_t missed)
 {
 	if (meta->samples_skipped)
 		return;
+	uint64_t gap_ns = missed * interval_ns;
 	if (took_ns >= interval_ns)
 		say("warning: sampling cannot keep up with -i %g here (a sample took %.1f ms); "
 		    "samples it skips are counted in the run and its summary",
 		    cfg->interval, (double)took_ns / 1e6);
-	else
+	else if (gap_ns >= 1000000000ull)
 		say("warning: the recorder did not run for %.1f s (stopped, or the machine "
 		    "suspended); the %llu samples of that pause are missing, counted in the "
 		    "run and its summary",
-		    (double)(missed * interval_ns) / 1e9, (unsigned long long)missed);
+		    (double)gap_ns / 1e9, (unsigned long long)missed);
+	else
+		say("warning: sampling cannot keep up with -i %g here (the recorder waited "
+		    "%.0f ms for a CPU: a busy host); samples it skips are counted in the run "
+		    "and its summary",
+		    cfg->interval, (double)gap_ns / 1e6);
 }
 
 /* Path of rt-export: next to this binary, else from PATH. */

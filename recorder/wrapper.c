@@ -96,8 +96,10 @@ int rt_proc_stopped(pid_t pid)
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
+	/* 'T' only: a job-control stop. 't' is a tracer's, which a debugger
+	 * holds, and LeakSanitizer too while it checks a process that ends */
 	const char *p = strrchr(buf, ')'); /* the name may hold anything */
-	return p && (p[2] == 'T' || p[2] == 't');
+	return p && p[1] == ' ' && p[2] == 'T';
 }
 
 void rt_kill_family(pid_t pid)

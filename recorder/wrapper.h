@@ -31,8 +31,8 @@ pid_t rt_spawn_command(char *const argv[], const sigset_t *mask, int *exit_code,
  */
 pid_t rt_fork_retry(int retries);
 
-/* Whether pid is stopped (SIGSTOP, SIGTSTP, a debugger): waiting for it
- * is waiting for someone's SIGCONT. */
+/* Whether pid is stopped by a signal (SIGSTOP, SIGTSTP): waiting for it
+ * is waiting for someone's SIGCONT. (Not a tracer's stop: a debugger's.) */
 int rt_proc_stopped(pid_t pid);
 /* SIGKILL pid and its children (the recorder and its exporters: they hold
  * the caller's stdout and stderr, so a pipe the caller reads stays open

@@ -76,18 +76,19 @@ ok "-- true at -i 20 (12 tries) and -i 1 (30 tries): never held up, stored as 0.
 for who in recorder printer; do
 	t0=$(date +%s%N)
 	set +e
-	"$RT" -i 0.1 -- sh -c 'sleep 0.8; exit 4' 2>&1 >/dev/null | {
+	"$RT" -i 0.1 --job-name "stop$$" -- sh -c 'sleep 0.8; exit 4' 2>&1 >/dev/null | {
 		# the caller reads the pipe to its end, as $(...) and | tee do
 		cat > "$T/stop.$who"
 	} &
 	reader=$!
 	set -e
 	sleep 0.4
-	if [ $who = recorder ]; then pkill -STOP -f "resource-tracker -i 0.1 -- sh -c sleep 0.8" -n || true
-	else pkill -STOP -x rt-export || true; fi
+	# (this test's own: ctest runs others beside it)
+	if [ $who = recorder ]; then pkill -STOP -n -f "resource-tracker -i 0.1 --job-name stop$$ " || true
+	else pkill -STOP -f "rt-export live [0-9]* --store $RT_STORE " || true; fi
 	wait_pid $reader 20 || fail "$who stopped: the caller's pipe stayed open 20 s"
 	ms=$((($(date +%s%N) - t0) / 1000000))
-	pkill -CONT -x rt-export 2>/dev/null || true
+	pkill -CONT -f "rt-export live [0-9]* --store $RT_STORE " 2>/dev/null || true
 	[ $ms -lt 4000 ] || fail "$who stopped: the pipe closed after $ms ms"
 	grep -q "stopped it" "$T/stop.$who" || fail "$who stopped: nothing said: $(cat "$T/stop.$who")"
 done
@@ -95,7 +96,7 @@ ok "a stopped recorder or printer: the caller's pipe closed with the job, one li
 
 # ---- 8. the printer killed mid-run: one line, with the command for the rest
 set +e
-"$PY" -c "$NEWPGRP" "$RT" -i 0.1 -o "$T/live.jsonl" -- sh -c 'sleep 0.5; pkill -KILL -x rt-export; sleep 0.5; exit 3' 2> "$T/p.err"; rc=$?
+"$PY" -c "$NEWPGRP" "$RT" -i 0.1 -o "$T/live.jsonl" -- sh -c 'sleep 0.5; pkill -KILL -f "[r]t-export live [0-9]* --store $RT_STORE "; sleep 0.5; exit 3' 2> "$T/p.err"; rc=$?
 set -e
 [ $rc -eq 3 ] || fail "printer killed: exit $rc"
 grep -q "live output stopped.*signal 9.*rt-export replay" "$T/p.err" || fail "printer killed: $(cat "$T/p.err")"
@@ -145,13 +146,13 @@ grep -q "1970-" "$T/stray" && fail "a stray RT_TEST_CLOCK made a 1970 run: $(cat
 # a recorder stopped mid-run: one line says it did not run, not that it
 # cannot keep up
 set +e
-"$RT" -i 0.1 --quiet -- sh -c 'sleep 1.5' 2> "$T/pause.err" &
+"$RT" -i 0.1 --quiet -- sh -c 'sleep 2.5' 2> "$T/pause.err" &
 g=$!
 set -e
 wait_for pgrep -P $g -x resource-tracke || fail "pause: no recorder"
 sleep 0.3
 r=$(pgrep -P $g -x resource-tracke | head -n 1)
-kill -STOP "$r"; sleep 0.6; kill -CONT "$r"
+kill -STOP "$r"; sleep 1.3; kill -CONT "$r"
 wait_pid $g 20
 grep -q "did not run for" "$T/pause.err" && ! grep -q "cannot keep up" "$T/pause.err" ||
 	fail "a paused recorder: $(cat "$T/pause.err")"
