@@ -241,7 +241,8 @@ static int recorder_pending(int sig, void *ctx)
 	int yes = 0;
 	while (f && !yes && fgets(line, sizeof(line), f)) {
 		unsigned long long m;
-		if ((sscanf(line, "SigPnd: %llx", &m) == 1 || sscanf(line, "ShdPnd: %llx", &m) == 1) &&
+		if ((sscanf(line, "SigPnd: %llx", &m) == 1 ||
+		     sscanf(line, "ShdPnd: %llx", &m) == 1) &&
 		    (m >> (sig - 1) & 1))
 			yes = 1;
 	}
@@ -364,8 +365,8 @@ static void wait_recorder(struct guard *g, int sfd, int ms)
 			 * `$(...)` or `| tee` would wait for them, so they go */
 			rt_kill_family(g->rec);
 			char what[96];
-			snprintf(what, sizeof(what), "did not finish within %d s (a hung disk or network?)",
-			         ms / 1000);
+			snprintf(what, sizeof(what),
+			         "did not finish within %d s (a hung disk or network?)", ms / 1000);
 			gsay(g,
 			     "warning: the recorder %s; stopped it so the job's exit is not held "
 			     "up. What it stored is kept: rt-export runs",
@@ -396,55 +397,116 @@ static int exec_job(struct guard *g, struct rt_config *cfg, const sigset_t *mask
 	return code;
 }
 
-int rt_guardian_run(struct rt_config *cfg, int out_fd, rt_record_fn record, const char *prog)
+/* Whether so few processes may be made that rt's own would be the job's:
+ * then it says so and steps aside. */
+static int no_room(struct guard *g)
 {
-	struct guard g = {.prog = prog, .sock = -1, .rec = -1, .job = -1};
-	sigset_t caller_mask, sigs;
-	sigprocmask(SIG_SETMASK, NULL, &caller_mask);
 	char why[4400];
 	long room = rt_pids_room(why, sizeof(why));
-	if (room >= 0 && room < RT_PIDS_ROOM_MIN) {
-		/* rt's own processes would be the job's: it steps aside */
-		gsay(&g,
-		     "warning: only %ld more processes may be made here (%s); running the command "
-		     "untracked, so rt takes none of them",
-		     room, why);
-		return exec_job(&g, cfg, &caller_mask);
-	}
+	if (room < 0 || room >= RT_PIDS_ROOM_MIN)
+		return 0;
+	gsay(g,
+	     "warning: only %ld more processes may be made here (%s); running the command "
+	     "untracked, so rt takes none of them",
+	     room, why);
+	return 1;
+}
+
+/* Block the watched signals (less those the caller ignores: they stay
+ * ignored, for us and for the job) and read them from a descriptor. */
+static int watch_signals(void)
+{
+	sigset_t sigs;
 	rt_sigpass_guardian_set(&sigs);
 	for (int i = 1; i < NSIG; i++) {
 		struct sigaction old;
-		/* one the caller ignores stays ignored: for us and for the job */
-		if (sigismember(&sigs, i) && sigaction(i, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+		if (sigismember(&sigs, i) && sigaction(i, NULL, &old) == 0 &&
+		    old.sa_handler == SIG_IGN)
 			sigdelset(&sigs, i);
 	}
 	sigaddset(&sigs, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
-	int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	return signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+/* Fork the recorder, linked by a socket: g->rec and g->sock, or -1. */
+static void start_recorder(struct guard *g, struct rt_config *cfg, int out_fd, int sfd,
+                           rt_record_fn record)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return;
+	g->rec = rt_fork_retry(5);
+	if (g->rec == 0) {
+		/* the witness's signals stay blocked (sigpass.h); the store
+		 * guard's are its own again */
+		sigset_t w;
+		rt_sigpass_witness_set(&w);
+		sigaddset(&w, SIGCHLD);
+		sigprocmask(SIG_SETMASK, &w, NULL);
+		close(sv[0]);
+		if (sfd >= 0)
+			close(sfd);
+		struct rt_guard_link link = {.guardian = getppid(), .fd = sv[1]};
+		_exit(record(cfg, out_fd, &link));
+	}
+	close(sv[1]);
+	if (g->rec > 0)
+		g->sock = sv[0];
+	else
+		close(sv[0]);
+}
+
+/* Serve the running job until it ends: signals, the recorder's word,
+ * reaping. */
+static void serve(struct guard *g, int sfd)
+{
+	while (!g->job_done) {
+		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN},
+		                      {.fd = g->sock, .events = POLLIN}};
+		if (waiting(g) || g->sync_pending)
+			p[1].events |= POLLOUT;
+		int held = rt_sigpass_wait_ms(&g->pass, rt_clock_mono_real());
+		if (poll(p, 2, sfd < 0 ? 50 : held) < 0 && errno != EINTR)
+			continue;
+		read_recorder(g);
+		struct signalfd_siginfo si;
+		while (sfd >= 0 && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			if (si.ssi_signo != SIGCHLD && !g->job_done)
+				forward(g, &si);
+		}
+		pass_due(g);
+		reap(g);
+	}
+}
+
+/* The job could not start (code): the recorder is told, and waited for. */
+static int no_start(struct guard *g, struct rt_config *cfg, int sfd, int code, const char *err,
+                    const sigset_t *caller_mask)
+{
+	struct rt_guard_msg m = {.type = RT_G_NOSTART, .status = code};
+	send_now(g, &m);
+	if (code != RT_SPAWN_NO_PROCESS)
+		gsay(g, "%s", err);
+	wait_recorder(g, sfd, FINISH_WAIT_MS);
+	if (code == RT_SPAWN_NO_PROCESS) {
+		gsay(g, "warning: %s; running the command untracked", err);
+		return exec_job(g, cfg, caller_mask);
+	}
+	return code;
+}
+
+int rt_guardian_run(struct rt_config *cfg, int out_fd, rt_record_fn record, const char *prog)
+{
+	struct guard g = {.prog = prog, .sock = -1, .rec = -1, .job = -1};
+	sigset_t caller_mask;
+	sigprocmask(SIG_SETMASK, NULL, &caller_mask);
+	if (no_room(&g))
+		return exec_job(&g, cfg, &caller_mask);
+	int sfd = watch_signals();
 	/* daemonized grandchildren are reparented to us and stay in the tree */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	int sv[2];
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0) {
-		g.rec = rt_fork_retry(5);
-		if (g.rec == 0) {
-			/* the witness's signals stay blocked (sigpass.h); the store
-			 * guard's are its own again */
-			sigset_t w;
-			rt_sigpass_witness_set(&w);
-			sigaddset(&w, SIGCHLD);
-			sigprocmask(SIG_SETMASK, &w, NULL);
-			close(sv[0]);
-			if (sfd >= 0)
-				close(sfd);
-			struct rt_guard_link link = {.guardian = getppid(), .fd = sv[1]};
-			_exit(record(cfg, out_fd, &link));
-		}
-		close(sv[1]);
-		if (g.rec > 0)
-			g.sock = sv[0];
-		else
-			close(sv[0]);
-	}
+	start_recorder(&g, cfg, out_fd, sfd, record);
 	if (out_fd > 2)
 		close(out_fd);
 	if (g.rec < 0) {
@@ -453,44 +515,14 @@ int rt_guardian_run(struct rt_config *cfg, int out_fd, rt_record_fn record, cons
 		return exec_job(&g, cfg, &caller_mask);
 	}
 	wait_ready(&g, READY_WAIT_MS);
-
 	int code;
 	char err[512];
 	g.job = rt_spawn_command(cfg->command, &caller_mask, &code, err, sizeof(err));
-	if (g.job < 0) {
-		struct rt_guard_msg m = {.type = RT_G_NOSTART, .status = code};
-		send_now(&g, &m);
-		if (code != RT_SPAWN_NO_PROCESS)
-			gsay(&g, "%s", err);
-		wait_recorder(&g, sfd, FINISH_WAIT_MS);
-		if (code == RT_SPAWN_NO_PROCESS) {
-			gsay(&g, "warning: %s; running the command untracked", err);
-			return exec_job(&g, cfg, &caller_mask);
-		}
-		return code;
-	}
+	if (g.job < 0)
+		return no_start(&g, cfg, sfd, code, err, &caller_mask);
 	struct rt_guard_msg m = {.type = RT_G_STARTED, .pid = g.job};
 	send_now(&g, &m);
-
-	while (!g.job_done) {
-		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN},
-		                      {.fd = g.sock, .events = POLLIN}};
-		if (waiting(&g) || g.sync_pending)
-			p[1].events |= POLLOUT;
-		int held = rt_sigpass_wait_ms(&g.pass, rt_clock_mono_real());
-		if (poll(p, 2, sfd < 0 ? 50 : held) < 0 && errno != EINTR)
-			continue;
-		read_recorder(&g);
-		struct signalfd_siginfo si;
-		while (sfd >= 0 && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-			if (si.ssi_signo == SIGCHLD)
-				continue;
-			if (!g.job_done)
-				forward(&g, &si);
-		}
-		pass_due(&g);
-		reap(&g);
-	}
+	serve(&g, sfd);
 	flush(&g);
 	wait_recorder(&g, sfd, FINISH_WAIT_MS);
 	if (sfd >= 0)

@@ -42,7 +42,8 @@ static int pids_dir(char *out, size_t cap)
 		const char *ctl = c1 + 1, *path = c2 + 1;
 		if (strstr(ctl, "pids") && strlen(ctl) < 40) /* v1: N:pids:/path */
 			found = snprintf(out, cap, "/sys/fs/cgroup/pids%s", path) < (int)cap;
-		else if (!strcmp(line, "0") && !*ctl && access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0)
+		else if (!strcmp(line, "0") && !*ctl &&
+		         access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0)
 			found = snprintf(out, cap, "/sys/fs/cgroup%s", path) < (int)cap;
 	}
 	if (f)
@@ -63,7 +64,8 @@ static long cgroup_room(char *why, size_t cap)
 		long cur = read_long(dir, "pids.current", NULL);
 		if (max >= 0 && cur >= 0 && !unlimited && (best < 0 || max - cur < best)) {
 			best = max > cur ? max - cur : 0;
-			snprintf(why, cap, "the pids cgroup %s allows %ld, %ld in use", dir, max, cur);
+			snprintf(why, cap, "the pids cgroup %s allows %ld, %ld in use", dir, max,
+			         cur);
 		}
 		char *slash = strrchr(dir, '/');
 		if (!slash || slash == dir || !strcmp(dir, "/sys/fs/cgroup") ||

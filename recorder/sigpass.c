@@ -75,8 +75,8 @@ int rt_sigpass_got(struct rt_sigpass *p, int sig, pid_t from, int witnessed, uin
 	}
 	if (!witnessed || p->nheld == RT_SIGPASS_SLOTS)
 		return 1;
-	p->held[p->nheld++] =
-	    (struct rt_sigpass_sig){.sig = sig, .from = from, .at = now, .until = now + HOLD_MS * MS};
+	p->held[p->nheld++] = (struct rt_sigpass_sig){
+	    .sig = sig, .from = from, .at = now, .until = now + HOLD_MS * MS};
 	return 0;
 }
 

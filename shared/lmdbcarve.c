@@ -115,8 +115,8 @@ int rt_lmdb_carve(int fd, rt_lmdb_carve_cb cb, void *ctx)
 	memcpy(&psize, head + PAGEHDRSZ + 24, sizeof(psize)); /* FREE_DBI's md_pad */
 	if (psize < 512 || psize > 65536 || (psize & (psize - 1)))
 		psize = 4096; /* a damaged meta page: LMDB's page size on Linux */
-	struct carve c = {.fd = fd, .psize = psize, .npages = (uint64_t)st.st_size / psize,
-	                  .cb = cb, .ctx = ctx};
+	struct carve c = {
+	    .fd = fd, .psize = psize, .npages = (uint64_t)st.st_size / psize, .cb = cb, .ctx = ctx};
 	uint8_t *buf = malloc(psize);
 	if (!buf)
 		return -ENOMEM;

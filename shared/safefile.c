@@ -183,8 +183,8 @@ static int check_in_place(const struct place *pl, const struct stat *st, char *w
  * when it is this user's or root's. A link in /proc (/proc/self/fd/1) is
  * opened by the kernel instead: *fd gets it. 0, or RT_E_UNSAFE / -errno.
  */
-static int link_next(const struct place *pl, int flags, char *out, size_t ocap, int *fd,
-                     char *why, size_t cap)
+static int link_next(const struct place *pl, int flags, char *out, size_t ocap, int *fd, char *why,
+                     size_t cap)
 {
 	char target[PATH_MAX];
 	*fd = -1;
@@ -271,12 +271,12 @@ static int make_temp(struct rt_outfile *o, const struct place *pl, mode_t mode, 
 		unsigned char r[6];
 		if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
 			return snprintf(why, cap, "%s", strerror(errno)), -errno;
-		int n = snprintf(o->tmp, sizeof(o->tmp), ".%s.rt-%02x%02x%02x%02x%02x%02x", pl->base,
-		                 r[0], r[1], r[2], r[3], r[4], r[5]);
+		int n = snprintf(o->tmp, sizeof(o->tmp), ".%s.rt-%02x%02x%02x%02x%02x%02x",
+		                 pl->base, r[0], r[1], r[2], r[3], r[4], r[5]);
 		if (n < 0 || (size_t)n >= sizeof(o->tmp) || n > NAME_MAX)
 			return snprintf(why, cap, "the path is too long"), -ENAMETOOLONG;
-		o->fd = openat(pl->dirfd, o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		               0600);
+		o->fd = openat(pl->dirfd, o->tmp,
+		               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (o->fd >= 0) {
 			mode_t um = umask(0);
 			umask(um);
@@ -308,8 +308,8 @@ static int follows_link(const struct place *pl)
 static int outfile_at(struct rt_outfile *o, struct place *pl, mode_t mode, int hops, char *why,
                       size_t cap);
 
-static int outfile_open(struct rt_outfile *o, const char *path, mode_t mode, int hops,
-                        char *why, size_t cap)
+static int outfile_open(struct rt_outfile *o, const char *path, mode_t mode, int hops, char *why,
+                        size_t cap)
 {
 	struct place pl;
 	int rc = place_open(&pl, path, why, cap);
@@ -326,8 +326,8 @@ static int outfile_at(struct rt_outfile *o, struct place *pl, mode_t mode, int h
 		char next[PATH_MAX];
 		int fd = -1;
 		int rc = hops >= 8 ? (snprintf(why, cap, "%s", strerror(ELOOP)), -ELOOP)
-		                   : link_next(pl, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, next,
-		                               sizeof(next), &fd, why, cap);
+		                   : link_next(pl, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY,
+		                               next, sizeof(next), &fd, why, cap);
 		if (rc || fd >= 0) {
 			o->in_place = 1;
 			o->fd = fd;

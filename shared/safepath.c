@@ -145,7 +145,7 @@ static int step(int *cur, int fd, const struct stat *st, const char *comp, char 
 		*cur = fd;
 		return 0;
 	}
-	int rc = !S_ISLNK(st->st_mode)   ? -ENOTDIR
+	int rc = !S_ISLNK(st->st_mode)  ? -ENOTDIR
 	         : !rt_link_trusted(st) ? refuse_link(dir, st, why, wcap)
 	         : ++*hops > MAX_HOPS   ? -ELOOP
 	                                : 0;
@@ -186,7 +186,8 @@ int rt_safe_dir_open(const char *dir, int mkdirs, char *why, size_t cap)
 			cur = fd;
 			break;
 		}
-		if ((rc = step(&cur, fd, &st, comp, rest, sizeof(rest), &p, &hops, dir, why, cap))) {
+		if ((rc =
+		         step(&cur, fd, &st, comp, rest, sizeof(rest), &p, &hops, dir, why, cap))) {
 			if (cur >= 0)
 				close(cur);
 			return rc;

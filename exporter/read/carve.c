@@ -111,7 +111,8 @@ static void take_sample(struct carving *c, uint64_t run, uint64_t seq, const uin
 static void take_inventory(struct carving *c, const uint8_t *key, const uint8_t *v, size_t n)
 {
 	uint64_t run = be64(key);
-	uint32_t gen = (uint32_t)key[8] << 24 | (uint32_t)key[9] << 16 | (uint32_t)key[10] << 8 | key[11];
+	uint32_t gen =
+	    (uint32_t)key[8] << 24 | (uint32_t)key[9] << 16 | (uint32_t)key[10] << 8 | key[11];
 	void *buf = NULL;
 	size_t len = 0;
 	if (rt_store_get_inventory(c->dst, run, gen, &buf, &len) == RT_E_NOTFOUND)
@@ -197,8 +198,8 @@ static int make_meta(struct carving *c, const struct found_run *f)
 	                        .end_ns = sp.last_ns,
 	                        .interval_secs = 1.0};
 	if (sp.n > 1 && sp.last_ns > sp.first_ns)
-		m.interval_secs = (double)(sp.last_ns - sp.first_ns) / 1e9 /
-		                  (double)(sp.last_seq - sp.first_seq);
+		m.interval_secs =
+		    (double)(sp.last_ns - sp.first_ns) / 1e9 / (double)(sp.last_seq - sp.first_seq);
 	m.meta[RT_META_JOB_NAME] = "recovered from pages";
 	struct rt_buf b = {0};
 	rt_runmeta_write(&b, &m);
@@ -228,10 +229,14 @@ static uint64_t finish(struct carving *c)
 			rt_store_put_meta(c->dst, f->run, f->meta, f->len);
 			how = " and its metadata";
 		} else if (f->samples && !has_meta(c->dst, f->run)) {
-			how = make_meta(c, f) ? "" : " (not its metadata: made from them, status unknown)";
+			how = make_meta(c, f)
+			          ? ""
+			          : " (not its metadata: made from them, status unknown)";
 			if (!*how) {
-				printf("run %llu: %llu samples found in the store's pages, none readable "
-				       "(each is stored as its change from the one before, which was lost)\n",
+				printf("run %llu: %llu samples found in the store's pages, none "
+				       "readable "
+				       "(each is stored as its change from the one before, which "
+				       "was lost)\n",
 				       (unsigned long long)f->run, (unsigned long long)f->samples);
 				free(f->meta);
 				continue;

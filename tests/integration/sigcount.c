@@ -43,7 +43,8 @@ int main(int argc, char **argv)
 		struct timespec step = {0, 10000000L};
 		nanosleep(&step, NULL);
 		clock_gettime(CLOCK_MONOTONIC, &now);
-	} while (now.tv_sec < end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
+	} while (now.tv_sec < end.tv_sec ||
+	         (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
 	FILE *f = fopen(argv[1], "w");
 	if (!f)
 		return 3;
