@@ -24,14 +24,36 @@ if [ ! -d tests/peers/node_modules/@20minutes/s3rver ] || [ ! -d tests/peers/nod
 	[ ! -x tests/peers/node_modules/.bin/mmdc ]; then
 	(cd tests/peers && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --engine-strict=false --loglevel=error)
 fi
-echo "== ctest"
-(cd build && ctest --output-on-failure -j2)
-echo "== ctest under AddressSanitizer + UndefinedBehaviorSanitizer"
-cmake -S . -B build-asan -DRT_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
-cmake --build build-asan -j"$(nproc)"
-(cd build-asan && ctest --output-on-failure -j2)
-echo "== fuzzing (libFuzzer, ${RT_FUZZ_SECONDS:-15} s per target)"
-CC=clang cmake -S . -B build-fuzz -DRT_FUZZ=ON -DBUILD_TESTING=OFF >/dev/null
-cmake --build build-fuzz -j"$(nproc)" --target fuzz
-sh tests/fuzz/run.sh build-fuzz "${RT_FUZZ_SECONDS:-15}"
+# Every stage runs, whatever failed before it; the failures are listed at
+# the end and make the exit non-zero (a failure in the first stage used to
+# leave the sanitizers and the fuzzers unrun).
+failed=""
+stage() { # NAME COMMAND...: run one stage, note it when it fails (ok=0)
+	name=$1; shift
+	echo "== $name"
+	ok=1
+	if ! "$@"; then
+		ok=0
+		failed="$failed
+  - $name"
+		echo "== $name: FAILED (the next stages run all the same)"
+	fi
+}
+asan_build() {
+	cmake -S . -B build-asan -DRT_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null &&
+		cmake --build build-asan -j"$(nproc)"
+}
+fuzz_build() {
+	CC=clang cmake -S . -B build-fuzz -DRT_FUZZ=ON -DBUILD_TESTING=OFF >/dev/null &&
+		cmake --build build-fuzz -j"$(nproc)" --target fuzz
+}
+stage "ctest" sh -c 'cd build && ctest --output-on-failure -j2'
+stage "build under AddressSanitizer + UndefinedBehaviorSanitizer" asan_build
+[ $ok = 1 ] && stage "ctest under AddressSanitizer + UndefinedBehaviorSanitizer" sh -c 'cd build-asan && ctest --output-on-failure -j2'
+stage "build the fuzz targets (libFuzzer)" fuzz_build
+[ $ok = 1 ] && stage "fuzzing (libFuzzer, ${RT_FUZZ_SECONDS:-15} s per target)" sh tests/fuzz/run.sh build-fuzz "${RT_FUZZ_SECONDS:-15}"
+if [ -n "$failed" ]; then
+	echo "== FAILED:$failed"
+	exit 1
+fi
 echo "== all tests passed"
