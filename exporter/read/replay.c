@@ -19,13 +19,14 @@ struct replay_ctx {
 	struct rt_recbuf prev, cur;
 	int have_prev;
 	uint64_t prev_seq, next_line, every;
+	uint64_t end; /* the range's last sample: a short last window ends there */
 	int err;
 };
 
 static int replay_cb(void *vctx, uint64_t seq, const void *bytes, size_t len)
 {
 	struct replay_ctx *x = vctx;
-	if (seq < x->next_line && seq != x->prev_seq)
+	if (seq < x->next_line && seq != x->prev_seq && seq != x->end)
 		return 0;
 	struct rt_recbuf *dst = x->have_prev ? &x->cur : &x->prev;
 	int rc = rt_recbuf_set(dst, bytes, len);
@@ -120,15 +121,16 @@ static uint64_t live_seq_at(struct rt_emitter *e, struct live *l, uint64_t wall_
 	return l->head;
 }
 
-/* Lines for seq start, start+every, ... <= end; bases from first on: the
- * store's samples, then the live tail's (taken at or before to_ns). */
-static int replay_lines(struct rt_emitter *e, uint64_t first, uint64_t start, uint64_t end,
+/* Lines for seq start, start+every, ... <= end, and one at end; the first
+ * line's base is base: the store's samples, then the live tail's (taken at
+ * or before to_ns). */
+static int replay_lines(struct rt_emitter *e, uint64_t base, uint64_t start, uint64_t end,
                         uint64_t every, int have_store, struct live *l, uint64_t to_ns)
 {
-	if (start > end)
+	if (end <= base)
 		return 0;
-	struct replay_ctx x = {.e = e, .every = every, .next_line = start};
-	x.prev_seq = (start < every || start - every < first) ? first : start - every;
+	struct replay_ctx x = {.e = e, .every = every, .next_line = start, .end = end};
+	x.prev_seq = base;
 	if (rt_recbuf_init(&x.prev) || rt_recbuf_init(&x.cur)) {
 		rt_recbuf_free(&x.prev);
 		rt_recbuf_free(&x.cur);
@@ -171,8 +173,8 @@ int rt_replay_range(struct rt_emitter *e, uint64_t first_line, uint64_t last_lin
 		return 0;
 	if (first_line <= first)
 		first_line = first + 1;
-	rc =
-	    replay_lines(e, first, first_line, last_line < last ? last_line : last, 1, have, &l, 0);
+	rc = replay_lines(e, first_line - 1, first_line, last_line < last ? last_line : last, 1, have,
+	                  &l, 0);
 	live_close(&l);
 	return rc;
 }
@@ -196,7 +198,11 @@ int rt_replay(struct rt_emitter *e, const struct rt_replay_opts *o)
 	if (l.ring)
 		last = l.head - 1;
 	uint64_t every = o->every ? o->every : 1;
-	uint64_t start = first + every; /* first line: its base is the first sample */
+	/* windows of every samples start at the range's first sample: their
+	 * base is the sample before it (the run's first sample serves only as
+	 * a base); each sample of the range is in one line, and a short last
+	 * window ends at the range's end */
+	uint64_t base = first;
 	if (o->from_ns) {
 		uint64_t sq = 0;
 		rc = have ? rt_store_seq_at_time(e->store, e->run, o->from_ns, &sq) : RT_E_NOTFOUND;
@@ -212,8 +218,8 @@ int rt_replay(struct rt_emitter *e, const struct rt_replay_opts *o)
 			live_close(&l);
 			return rc;
 		}
-		if (sq > start)
-			start = sq;
+		if (sq > first)
+			base = sq - 1;
 	}
 	uint64_t end = last;
 	if (o->to_ns) {
@@ -221,12 +227,12 @@ int rt_replay(struct rt_emitter *e, const struct rt_replay_opts *o)
 		if (have && rt_store_seq_at_time(e->store, e->run, o->to_ns + 1, &sq) == 0 &&
 		    sq <= stored_last)
 			end = sq ? sq - 1 : 0;
-		if (end < start) {
+		if (end <= base) {
 			live_close(&l);
 			return RT_E_RANGE;
 		}
 	}
-	rc = replay_lines(e, first, start, end, every, have, &l, o->to_ns);
+	rc = replay_lines(e, base, base + every, end, every, have, &l, o->to_ns);
 	live_close(&l);
 	return rc;
 }

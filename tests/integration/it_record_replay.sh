@@ -52,6 +52,31 @@ assert coarse[1]["actual_interval_ms"] > 200
 PY
 ok "--every"
 
+# --from/--to with --every: windows start at --from, every sample of the
+# range is in exactly one line, a short last window is kept (issue 39)
+# (a store of its own: the checks below count this store's runs)
+RT_TEST_CLOCK=1795000000 "$REC" --store "$T/wstore" --quiet -i 1 --count 30
+"$EXP" --store "$T/wstore" replay 1 > "$T/w.fine"
+"$EXP" --store "$T/wstore" replay 1 --from 1795000010 --to 1795000020 --every 5 > "$T/w.coarse"
+"$EXP" --store "$T/wstore" replay 1 --every 7 > "$T/w.whole"
+python3 - "$T/w.fine" "$T/w.coarse" "$T/w.whole" <<'PY' || fail "--from/--to --every windows"
+import json, sys
+fine = [json.loads(l) for l in open(sys.argv[1])]
+coarse = [json.loads(l) for l in open(sys.argv[2])]
+whole = [json.loads(l) for l in open(sys.argv[3])]
+ts = [d["timestamp_secs"] for d in coarse]
+assert ts == [1795000014, 1795000019, 1795000020], ts
+inrange = [d for d in fine if 1795000010 <= d["timestamp_secs"] <= 1795000020]
+for k in ("utime_secs", "stime_secs"):
+    a = sum(d["cpu"][k] for d in inrange); b = sum(d["cpu"][k] for d in coarse)
+    assert abs(a - b) < 1e-6, (k, a, b)
+assert whole[-1]["seq"] == fine[-1]["seq"], (whole[-1]["seq"], fine[-1]["seq"])
+for k in ("utime_secs", "stime_secs"):
+    a = sum(d["cpu"][k] for d in fine); b = sum(d["cpu"][k] for d in whole)
+    assert abs(a - b) < 1e-6, (k, a, b)
+PY
+ok "--from/--to --every: windows from --from, each sample in one line, the short last one kept"
+
 # --from/--to select by time
 # (the text of "timestamp", not a float that may lose its last digit)
 from=$(sed -n 5p "$T/replay.jsonl" | sed 's/.*"timestamp":\([0-9.]*\).*/\1/')
