@@ -202,12 +202,13 @@ static int choose_store(const struct rt_config *cfg, int wrapper, const struct r
 /*
  * Deadlines were missed: say why, once a run. A sample that took longer
  * than the interval means sampling cannot keep up; one that did not means
- * the recorder was not running: for a second or more, stopped (SIGSTOP)
- * or the machine suspended; for less, a busy host that gave it no CPU.
- * Either way the samples missed are counted.
+ * the recorder was not running: stopped, when a SIGCONT came since the
+ * last sample (SIGSTOP or Ctrl-Z, then fg), else a busy host that gave it
+ * no CPU (or a suspended machine). Either way the samples missed are
+ * counted.
  */
 static void say_skipped(const struct rt_config *cfg, const struct rt_run_meta *meta,
-                        uint64_t took_ns, uint64_t interval_ns, uint64_t missed)
+                        uint64_t took_ns, uint64_t interval_ns, uint64_t missed, int continued)
 {
 	if (meta->samples_skipped)
 		return;
@@ -216,15 +217,15 @@ static void say_skipped(const struct rt_config *cfg, const struct rt_run_meta *m
 		say("warning: sampling cannot keep up with -i %g here (a sample took %.1f ms); "
 		    "samples it skips are counted in the run and its summary",
 		    cfg->interval, (double)took_ns / 1e6);
-	else if (gap_ns >= 1000000000ull)
-		say("warning: the recorder did not run for %.1f s (stopped, or the machine "
-		    "suspended); the %llu samples of that pause are missing, counted in the "
-		    "run and its summary",
+	else if (continued)
+		say("warning: the recorder was stopped for about %.1f s (SIGSTOP or Ctrl-Z, then "
+		    "SIGCONT); the %llu samples of that pause are missing, counted in the run and "
+		    "its summary",
 		    (double)gap_ns / 1e9, (unsigned long long)missed);
 	else
 		say("warning: sampling cannot keep up with -i %g here (the recorder waited "
-		    "%.0f ms for a CPU: a busy host); samples it skips are counted in the run "
-		    "and its summary",
+		    "%.0f ms to run: a busy host, or a suspended machine); samples it skips are "
+		    "counted in the run and its summary",
 		    cfg->interval, (double)gap_ns / 1e6);
 }
 
@@ -583,6 +584,7 @@ static void recorder_signals(sigset_t *sigs, int wrapper)
 		sigaddset(sigs, SIGQUIT);
 		sigaddset(sigs, SIGUSR1);
 		sigaddset(sigs, SIGUSR2);
+		sigaddset(sigs, SIGCONT); /* read, to tell a stop from a busy host */
 		signal(SIGPIPE, SIG_IGN);
 	}
 	sigaddset(sigs, SIGCHLD);
@@ -940,6 +942,7 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 	 * run at once, not at the next deadline */
 	int stopped = 0, cmd_done = wrapper && gs.job_done;
 	uint64_t took_ns = 0; /* what the last sample took */
+	int continued = 0;    /* a SIGCONT came: the recorder had been stopped */
 	while (wrapper || !cfg.count || s.seq <= cfg.count) {
 		deadline += interval_ns;
 		struct rt_time now;
@@ -949,17 +952,21 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 			 * tree): the deadlines it ran past are skipped, and counted */
 			uint64_t missed = (now.mono_ns - deadline) / interval_ns + 1;
 			deadline += missed * interval_ns;
-			say_skipped(&cfg, &meta, took_ns, interval_ns, missed);
+			say_skipped(&cfg, &meta, took_ns, interval_ns, missed, continued);
 			meta.samples_skipped += missed;
 		}
+		continued = 0;
 		while (!cmd_done && !stopped && rt_clock_wait(deadline, wfd) == 1) {
 			struct signalfd_siginfo si;
 			while (sfd >= 0 && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 				int sig = (int)si.ssi_signo;
+				continued |= sig == SIGCONT; /* it was stopped: said if late */
 				if (sig == SIGCHLD)
 					reap(&exporter, &uploader, pusher, sc.store ? sc.run : 0);
 				else if (wrapper)
 					witness(&gs, &si);
+				else if (sig == SIGCONT)
+					continue;
 				else if (sig != SIGUSR1 && sig != SIGUSR2)
 					stopped = sig;
 			}

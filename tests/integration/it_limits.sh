@@ -154,7 +154,7 @@ sleep 0.3
 r=$(pgrep -P $g -x resource-tracke | head -n 1)
 kill -STOP "$r"; sleep 1.3; kill -CONT "$r"
 wait_pid $g 20
-grep -q "did not run for" "$T/pause.err" && ! grep -q "cannot keep up" "$T/pause.err" ||
+grep -q "recorder was stopped for" "$T/pause.err" && ! grep -q "cannot keep up" "$T/pause.err" ||
 	fail "a paused recorder: $(cat "$T/pause.err")"
 # a crashed run's ring that cannot be opened (its recorder died making it)
 # is removed by the next reader
