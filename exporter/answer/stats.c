@@ -22,7 +22,7 @@ const unsigned rt_stats_xids[RT_STATS_XCOLS] = {
     RT_V_OOM_KILLS,     RT_V_CG_OOM_KILLS,   RT_V_CG_THROTTLED,  RT_V_CG_CPU_LIMIT,
     RT_V_CG_MEM_LIMIT,  RT_V_CG_MEM_USED,    RT_V_PSI_CPU_SOME,  RT_V_PSI_MEM_SOME,
     RT_V_PSI_IO_SOME,   RT_V_DISK_RLAT,      RT_V_DISK_WLAT,     RT_V_GPUS_THROTTLED,
-    RT_V_SPACE_DF_USED, RT_V_SPACE_RESERVED, RT_V_PROC_CPU_WAIT,
+    RT_V_SPACE_DF_USED, RT_V_SPACE_RESERVED, RT_V_PROC_CPU_WAIT, RT_V_PROC_THREADS,
 };
 
 /* The value id behind kept column c, and the column of each value id. */
@@ -239,6 +239,47 @@ static void fold_short_tail(struct rt_series *s)
 	}
 }
 
+/*
+ * The lines the tracked tree lived in: up to the line after the last one
+ * whose sample saw a member (its threads), which holds the last member's
+ * end. All of them when no line says (records without the count, or a
+ * tree never seen).
+ */
+static size_t tree_lines(const struct rt_series *s)
+{
+	int c = rt_stats_col(RT_V_PROC_THREADS);
+	size_t last = 0;
+	int seen = 0;
+	for (size_t i = 0; c >= 0 && i < s->n; i++)
+		if (s->col[c][i] > 0) {
+			last = i;
+			seen = 1;
+		}
+	return seen && last + 2 < s->n ? last + 2 : s->n;
+}
+
+/* A value of the tracked tree's (process_...), not the host's. */
+static int job_value(unsigned id)
+{
+	const struct rt_value_info *v = rt_value_info(id);
+	const char *names[3] = {v ? v->csv : NULL, v ? v->xcsv : NULL, v ? v->json : NULL};
+	for (int i = 0; i < 3; i++)
+		if (names[i] && !strncmp(names[i], "process_", 8))
+			return 1;
+	return 0;
+}
+
+static int job_column(unsigned c)
+{
+	return job_value(col_id[c]);
+}
+
+double rt_stats_secs(const struct rt_runstats *st, unsigned id)
+{
+	pthread_once(&once, build_cols);
+	return job_value(id) && st->job_duration > 0 ? st->job_duration : st->duration;
+}
+
 void rt_stats_compute(struct rt_series *s, struct rt_runstats *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -251,13 +292,19 @@ void rt_stats_compute(struct rt_series *s, struct rt_runstats *st)
 	for (size_t i = 0; i < s->n; i++)
 		total_w += s->dt[i];
 	st->duration = total_w;
+	pthread_once(&once, build_cols);
+	size_t job_n = tree_lines(s);
+	st->job_duration = 0;
+	for (size_t i = 0; i < job_n; i++)
+		st->job_duration += s->dt[i];
+	st->tail_after = job_n < s->n ? total_w - st->job_duration : 0;
 	double *scratch = s->n ? malloc(s->n * sizeof(double)) : NULL;
 	for (unsigned c = 0; c < RT_STATS_COLS; c++) {
 		struct rt_colstat *cs = &st->col[c];
 		double sum = 0, wsum = 0, w = 0, max = -INFINITY;
-		size_t m = 0;
+		size_t m = 0, upto = job_column(c) ? job_n : s->n;
 		cs->first_nonzero = -1;
-		for (size_t i = 0; i < s->n; i++) {
+		for (size_t i = 0; i < upto; i++) {
 			double v = s->col[c][i];
 			if (isnan(v))
 				continue;
@@ -499,8 +546,9 @@ int rt_cpu_demand(const struct rt_runstats *st, double *used, double *waited)
 	const struct rt_colstat *u = xcol(st, RT_V_PROC_UTIME), *s = xcol(st, RT_V_PROC_STIME);
 	if (!st->has_proc || !w || !u || !(st->duration > 0))
 		return -1;
-	*used = (u->sum + (s ? s->sum : 0)) / st->duration;
-	*waited = w->sum / st->duration;
+	double secs = rt_stats_secs(st, RT_V_PROC_UTIME);
+	*used = (u->sum + (s ? s->sum : 0)) / secs;
+	*waited = w->sum / secs;
 	return 0;
 }
 

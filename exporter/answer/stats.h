@@ -18,7 +18,7 @@
 
 /* The columns kept: the 32 CSV columns, then these values (what the
  * findings and the report need), stats index RT_CSV_COLUMNS + k. */
-#define RT_STATS_XCOLS 15
+#define RT_STATS_XCOLS 16
 #define RT_STATS_COLS (RT_CSV_COLUMNS + RT_STATS_XCOLS)
 extern const unsigned rt_stats_xids[RT_STATS_XCOLS];
 
@@ -103,10 +103,19 @@ struct rt_runstats {
 	double hwm_max_mib;    /* the largest member's own peak, -1: unknown */
 	double shared_min_mib; /* the least RSS - PSS of a live tree, -1: unknown */
 	int has_proc;          /* process columns present (wrapper or --pid) */
+	/* The tracked tree's life: the job's columns cover its lines only (a
+	 * --pid process that ended before the tracker did). job_duration is
+	 * the seconds they cover; tail_after the seconds the tracker ran on
+	 * without it (0: it lived to the end). */
+	double job_duration, tail_after;
 	struct rt_colstat col[RT_STATS_COLS];
 	unsigned ngpu;
 	struct rt_gpustat gpu[RT_MAX_GPUS];
 };
+
+/* The seconds a value's statistics cover: the tracked tree's life for the
+ * job's values, the run's for the host's. */
+double rt_stats_secs(const struct rt_runstats *st, unsigned id);
 
 struct rt_recommendation;
 /* The recommendation's GPU words: ", 1 GPU with N MiB VRAM", ", 2 GPUs with

@@ -388,7 +388,8 @@ size_t rt_summary_rows(const struct rt_runstats *st, const cJSON *meta, struct r
 			if (!ca)
 				continue;
 			char x[32], y[32], rx[32], ry[32];
-			double dur = st->duration > 0 ? st->duration : 1, a = ca->sum;
+			double dur = rt_stats_secs(st, d->id), a = ca->sum;
+			dur = dur > 0 ? dur : 1;
 			double b = cb ? cb->sum : 0;
 			rt_fmt_bytes(x, sizeof(x), a);
 			rt_fmt_bytes(y, sizeof(y), b);
@@ -602,6 +603,36 @@ size_t rt_summary_notes(const struct rt_answer *a, struct rt_note *out, size_t m
 	return n;
 }
 
+/* What the figures cover: samples skipped, a run not finished, a tracked
+ * process that ended before the tracker did. */
+static void print_coverage(FILE *f, const struct rt_answer *a)
+{
+	const struct rt_runstats *st = &a->st;
+	const cJSON *sk =
+	    a->meta ? cJSON_GetObjectItemCaseSensitive(a->meta, "samples_skipped") : NULL;
+	if (cJSON_IsNumber(sk) && sk->valuedouble > 0)
+		fprintf(f,
+		        "  skipped: %.0f samples (%.1f %%): the host was too busy to sample every "
+		        "%g s; the figures cover the samples taken\n",
+		        sk->valuedouble,
+		        100.0 * sk->valuedouble / (sk->valuedouble + (double)st->lines),
+		        a->ri.interval);
+	if (a->partial)
+		fprintf(f, "  partial: the run %s; these figures cover the samples so far\n",
+		        rt_run_status_of(a->ri.status) == RT_RUN_RUNNING
+		            ? "is still being recorded"
+		            : "ended without its recorder finishing it");
+	if (st->has_proc && st->tail_after > 0) {
+		char life[32], tail[32];
+		rt_fmt_duration(life, sizeof(life), st->job_duration);
+		rt_fmt_duration(tail, sizeof(tail), st->tail_after);
+		fprintf(f,
+		        "  tracked: its processes ended after %s, and the tracker ran on %s without "
+		        "them; the job's figures cover their life\n",
+		        life, tail);
+	}
+}
+
 void rt_print_summary(FILE *f, const struct rt_answer *a)
 {
 	const struct rt_runstats *st = &a->st;
@@ -628,21 +659,7 @@ void rt_print_summary(FILE *f, const struct rt_answer *a)
 		fprintf(f, ", exit code %d", a->exit_code);
 	fprintf(f, ", started %s, %s, %llu samples every %g s\n", start, dur,
 	        (unsigned long long)st->lines, a->ri.interval);
-	const cJSON *sk =
-	    a->meta ? cJSON_GetObjectItemCaseSensitive(a->meta, "samples_skipped") : NULL;
-	if (cJSON_IsNumber(sk) && sk->valuedouble > 0)
-		fprintf(f,
-		        "  skipped: %.0f samples (%.1f %%): the host was too busy to sample every "
-		        "%g s; "
-		        "the figures cover the samples taken\n",
-		        sk->valuedouble,
-		        100.0 * sk->valuedouble / (sk->valuedouble + (double)st->lines),
-		        a->ri.interval);
-	if (a->partial)
-		fprintf(f, "  partial: the run %s; these figures cover the samples so far\n",
-		        rt_run_status_of(a->ri.status) == RT_RUN_RUNNING
-		            ? "is still being recorded"
-		            : "ended without its recorder finishing it");
+	print_coverage(f, a);
 	command_line(a->meta, cmd, sizeof(cmd));
 	if (cmd[0])
 		fprintf(f, "  command: %s\n", cmd);
@@ -857,6 +874,8 @@ cJSON *rt_json_run(const struct rt_answer *a)
 	else
 		cJSON_AddNullToObject(o, "exit_code");
 	cJSON_AddNumberToObject(o, "duration_secs", a->st.duration);
+	cJSON_AddNumberToObject(o, "job_duration_secs",
+	                        a->st.has_proc ? a->st.job_duration : a->st.duration);
 	cJSON_AddNumberToObject(o, "samples", (double)a->st.lines);
 	const cJSON *sk =
 	    a->meta ? cJSON_GetObjectItemCaseSensitive(a->meta, "samples_skipped") : NULL;
@@ -1351,7 +1370,8 @@ void rt_efficiency(const struct rt_runstats *st, const cJSON *meta, struct rt_ef
 	e->whole_host = e->cpu_from && e->mem_from && e->gpu_from && !strcmp(e->cpu_from, "host") &&
 	                !strcmp(e->mem_from, "host") && !strcmp(e->gpu_from, "host");
 	int p = st->has_proc;
-	double d = st->duration > 0 ? st->duration : 1;
+	double d = p ? rt_stats_secs(st, RT_V_PROC_UTIME) : st->duration;
+	d = d > 0 ? d : 1;
 	e->cpu_given = meta_alloc(meta, "cpu");
 	double secs = p ? sum_of(st, RT_V_PROC_UTIME) + sum_of(st, RT_V_PROC_STIME)
 	                : sum_of(st, RT_V_UTIME) + sum_of(st, RT_V_STIME);
@@ -1439,8 +1459,9 @@ void rt_answer_line(char *buf, size_t cap, const struct rt_runstats *st,
                     const struct rt_efficiency *e, const struct rt_recommendation *r)
 {
 	char used[32], given[32], reco[32];
-	double d = st->duration > 0 ? st->duration : 1;
 	int p = st->has_proc;
+	double d = p ? rt_stats_secs(st, RT_V_PROC_UTIME) : st->duration;
+	d = d > 0 ? d : 1;
 	double cores = (p ? sum_of(st, RT_V_PROC_UTIME) + sum_of(st, RT_V_PROC_STIME)
 	                  : sum_of(st, RT_V_UTIME) + sum_of(st, RT_V_STIME)) /
 	               d;
