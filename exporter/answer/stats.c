@@ -573,6 +573,36 @@ static void recommend_gpu(const struct rt_runstats *st, struct rt_recommendation
 	r->vram_mib = per_gpu > 0 ? rt_round_memory(per_gpu * 1.2) : 0;
 }
 
+/* The most threads the tracked tree had at once: what it could run at
+ * once, at most. 0: unknown (records without the count). */
+static long tree_threads_max(const struct rt_runstats *st)
+{
+	const struct rt_colstat *t = xcol(st, RT_V_PROC_THREADS);
+	return t && t->max >= 1 ? (long)t->max : 0;
+}
+
+/* Throttled by a CPU quota: one vCPU above it, but never more than the
+ * tree could run at once (a single thread under half a core needs one). */
+static void raise_for_quota(struct rt_recommendation *r, double limit, long most)
+{
+	long c = (long)ceil(limit) + 1;
+	if (most > 0 && c > most) {
+		if (most > r->cpu) {
+			char b[160];
+			snprintf(b, sizeof(b),
+			         "CPU: throttled by its quota; it ran %ld threads at most, so %ld vCPU%s",
+			         most, most, most == 1 ? "" : "s");
+			r->cpu = most;
+			why(r, b);
+		}
+		return;
+	}
+	if (c >= r->cpu) {
+		r->cpu = c;
+		why(r, "CPU: throttled by its quota, so one vCPU above it");
+	}
+}
+
 void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
 {
 	r->why[0] = '\0';
@@ -600,9 +630,12 @@ void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
 	/* a job that waited for a CPU on a busy host wanted more than it got:
 	 * its threads were runnable for used + waited cores on average */
 	double used, waited;
+	long most = sys ? 0 : tree_threads_max(st);
 	if (!sys && rt_cpu_demand(st, &used, &waited) == 0 && waited >= RT_WAIT_CORES &&
 	    waited >= RT_WAIT_SHARE * used) {
 		double want = nearbyint(used + waited);
+		if (most > 0 && want > (double)most)
+			want = (double)most; /* never more than it could run at once */
 		if (want > r->cpu) {
 			char b[160];
 			snprintf(
@@ -626,13 +659,8 @@ void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
 			why(r, "memory: OOM-killed at its limit, so twice that");
 		}
 	}
-	if (f.throttled_pct >= RT_THROTTLED_PCT && f.cpu_limit > 0) {
-		long c = (long)ceil(f.cpu_limit) + 1;
-		if (c >= r->cpu) {
-			r->cpu = c;
-			why(r, "CPU: throttled by its quota, so one vCPU above it");
-		}
-	}
+	if (f.throttled_pct >= RT_THROTTLED_PCT && f.cpu_limit > 0)
+		raise_for_quota(r, f.cpu_limit, most);
 	if (f.psi_mem >= RT_MEM_STALL_PCT && !(f.oom_kills > 0 && f.oom_in_cgroup)) {
 		long m = rt_round_memory(peak * 1.5);
 		if (m > r->memory_mib) {

@@ -164,3 +164,38 @@ TRACKER_REQUEST="memory=lots" "$RT" --quiet -- touch "$T/ran" 2> "$T/b2" || fail
 [ -e "$T/ran" ] && grep -q "TRACKER_REQUEST has memory='lots'" "$T/b2" || fail "bad TRACKER_REQUEST: $(cat "$T/b2")"
 "$EXP" show latest | grep -q '"cpu_from":.*"request"' && fail "a bad TRACKER_REQUEST was recorded"
 ok "a bad --request: one line naming the part, exit 2, the job not started; a bad TRACKER_REQUEST: a warning, no request"
+
+# a single-threaded job throttled by a quota of half a core: the quota
+# raises the recommendation, but never past what the tree could run at
+# once (one thread: 1 vCPU; it was "2, one vCPU above it": issue 39)
+if [ "$(id -u)" = 0 ]; then
+	Q=""
+	if [ -e /sys/fs/cgroup/cgroup.controllers ] && [ -w /sys/fs/cgroup ]; then
+		grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control || echo "+cpu" > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
+		Q=/sys/fs/cgroup/rt-quota-$$
+		mkdir "$Q" && echo "50000 100000" > "$Q/cpu.max" || Q=""
+	elif [ -w /sys/fs/cgroup/cpu ]; then
+		Q=/sys/fs/cgroup/cpu/rt-quota-$$
+		mkdir "$Q" && echo 50000 > "$Q/cpu.cfs_quota_us" && echo 100000 > "$Q/cpu.cfs_period_us" || Q=""
+	fi
+	if [ -n "$Q" ]; then
+		trap 'rmdir "$Q" 2>/dev/null; for c in $CGS; do rmdir "$c" 2>/dev/null; done; cleanup' EXIT
+		sh -c 'echo $$ > "$1/cgroup.procs"; shift; exec "$@"' sh "$Q" \
+			"$RT" -i 0.2 -n quota1 --quiet -- python3 -c 'import time
+e = time.time() + 2.5
+while time.time() < e: pass' || fail "the run under a quota"
+		"$EXP" recommend latest --json > "$T/q.json"
+		"$EXP" recommend latest > "$T/q.txt"
+		python3 - "$T/q.json" <<'PY' || fail "a single thread under half a core: $(cat "$T/q.txt")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d.get("recommendation", d)
+assert r["cpu"] == 1, r
+PY
+		grep -q "one vCPU above it" "$T/q.txt" && fail "a single thread was raised above its quota: $(cat "$T/q.txt")"
+		rmdir "$Q"
+		ok "a single thread throttled under half a core: 1 vCPU recommended, not 2"
+	else
+		echo "skip: no writable cpu cgroup here"
+	fi
+fi
