@@ -521,12 +521,13 @@ static void reco_section(struct rt_buf *b, const struct rt_recommendation *r,
 {
 	char t[256];
 	rt_buf_puts(b, "<section class=wide><h2>Recommended for the next run</h2><p class=reco>");
+	const char *least = r->memory_at_least ? "at least " : "";
 	if (r->cpu_p95 > r->cpu)
-		snprintf(t, sizeof(t), "%ld vCPU%s (%ld at the p95 of its use), %ld MiB memory",
-		         r->cpu, r->cpu == 1 ? "" : "s", r->cpu_p95, r->memory_mib);
+		snprintf(t, sizeof(t), "%ld vCPU%s (%ld at the p95 of its use), %s%ld MiB memory",
+		         r->cpu, r->cpu == 1 ? "" : "s", r->cpu_p95, least, r->memory_mib);
 	else
-		snprintf(t, sizeof(t), "%ld vCPU%s, %ld MiB memory", r->cpu, r->cpu == 1 ? "" : "s",
-		         r->memory_mib);
+		snprintf(t, sizeof(t), "%ld vCPU%s, %s%ld MiB memory", r->cpu, r->cpu == 1 ? "" : "s",
+		         least, r->memory_mib);
 	html(b, t);
 	rt_gpu_reco_text(t, sizeof(t), r);
 	html(b, t);

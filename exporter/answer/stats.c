@@ -23,6 +23,7 @@ const unsigned rt_stats_xids[RT_STATS_XCOLS] = {
     RT_V_CG_MEM_LIMIT,  RT_V_CG_MEM_USED,    RT_V_PSI_CPU_SOME,  RT_V_PSI_MEM_SOME,
     RT_V_PSI_IO_SOME,   RT_V_DISK_RLAT,      RT_V_DISK_WLAT,     RT_V_GPUS_THROTTLED,
     RT_V_SPACE_DF_USED, RT_V_SPACE_RESERVED, RT_V_PROC_CPU_WAIT, RT_V_PROC_THREADS,
+    RT_V_CG_MEM_PEAK,
 };
 
 /* The value id behind kept column c, and the column of each value id. */
@@ -500,8 +501,18 @@ void rt_findings(const struct rt_runstats *st, struct rt_findings *f)
 	if ((c = xcol(st, RT_V_CG_MEM_LIMIT)))
 		f->mem_limit_mib = c->last;
 	if ((c = xcol(st, RT_V_CG_MEM_USED)))
-		f->mem_used_max_mib =
-		    f->mem_limit_mib > 0 && c->max > f->mem_limit_mib ? f->mem_limit_mib : c->max;
+		f->mem_used_max_mib = c->max;
+	/* the cgroup's own peak counter (memory.peak, max_usage_in_bytes) sees
+	 * what samples miss (a growth killed between two): taken when it rose
+	 * during the run, so a peak from before the job is not the job's */
+	if ((c = xcol(st, RT_V_CG_MEM_PEAK)) && c->last > c->first && c->max > f->mem_used_max_mib)
+		f->mem_used_max_mib = c->max;
+	if (f->mem_limit_mib > 0 && f->mem_used_max_mib > f->mem_limit_mib)
+		f->mem_used_max_mib = f->mem_limit_mib;
+	/* killed in its cgroup: it was at its limit then, whatever a sample
+	 * taken before the growth saw */
+	if (f->oom_in_cgroup && f->mem_limit_mib > 0)
+		f->mem_used_max_mib = f->mem_limit_mib;
 	if ((c = xcol(st, RT_V_CG_THROTTLED)) && st->duration > 0)
 		f->throttled_pct = c->sum / st->duration * 100.0;
 	if ((c = xcol(st, RT_V_CG_CPU_LIMIT)))
@@ -656,7 +667,9 @@ void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
 		long m = rt_round_memory(base * 2);
 		if (m >= r->memory_mib) {
 			r->memory_mib = m;
-			why(r, "memory: OOM-killed at its limit, so twice that");
+			r->memory_at_least = 1;
+			why(r, "memory: OOM-killed at its limit while it grew, so its need was not seen: "
+			       "at least twice that");
 		}
 	}
 	if (f.throttled_pct >= RT_THROTTLED_PCT && f.cpu_limit > 0)

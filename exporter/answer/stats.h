@@ -18,7 +18,7 @@
 
 /* The columns kept: the 32 CSV columns, then these values (what the
  * findings and the report need), stats index RT_CSV_COLUMNS + k. */
-#define RT_STATS_XCOLS 16
+#define RT_STATS_XCOLS 17
 #define RT_STATS_COLS (RT_CSV_COLUMNS + RT_STATS_XCOLS)
 extern const unsigned rt_stats_xids[RT_STATS_XCOLS];
 
@@ -197,6 +197,7 @@ struct rt_recommendation {
 	long cpu;        /* vCPUs */
 	long cpu_p95;    /* what the p95 of cores would ask for (rounded up, >= 1) */
 	long memory_mib;
+	int memory_at_least; /* killed while growing: its true need was not seen */
 	long gpu;
 	long vram_mib;
 	char why[320]; /* what raised it above the use measured ("" when nothing did) */

@@ -467,7 +467,8 @@ static void reco_text(char *buf, size_t cap, const struct rt_recommendation *r)
 	if (n < cap && r->cpu_p95 > r->cpu)
 		n += (size_t)snprintf(buf + n, cap - n, " (%ld at the p95 of its use)", r->cpu_p95);
 	if (n < cap)
-		n += (size_t)snprintf(buf + n, cap - n, ", %ld MiB memory", r->memory_mib);
+		n += (size_t)snprintf(buf + n, cap - n, ", %s%ld MiB memory",
+		                      r->memory_at_least ? "at least " : "", r->memory_mib);
 	if (n < cap) {
 		rt_gpu_reco_text(buf + n, cap - n, r);
 		n += strlen(buf + n);
@@ -910,6 +911,7 @@ cJSON *rt_json_recommendation(const struct rt_recommendation *r)
 	cJSON_AddNumberToObject(o, "cpu", (double)r->cpu);
 	cJSON_AddNumberToObject(o, "cpu_at_p95", (double)r->cpu_p95);
 	cJSON_AddNumberToObject(o, "memory_mib", (double)r->memory_mib);
+	cJSON_AddBoolToObject(o, "memory_at_least", r->memory_at_least);
 	cJSON_AddNumberToObject(o, "gpu", (double)r->gpu);
 	cJSON_AddNumberToObject(o, "vram_mib", (double)r->vram_mib);
 	cJSON_AddStringToObject(o, "based_on", r->from_system ? "system" : "process");
@@ -1458,7 +1460,7 @@ size_t rt_efficiency_text(const struct rt_efficiency *e, const struct rt_recomme
 void rt_answer_line(char *buf, size_t cap, const struct rt_runstats *st,
                     const struct rt_efficiency *e, const struct rt_recommendation *r)
 {
-	char used[32], given[32], reco[32];
+	char used[32], given[32], reco[48];
 	int p = st->has_proc;
 	double d = p ? rt_stats_secs(st, RT_V_PROC_UTIME) : st->duration;
 	d = d > 0 ? d : 1;
@@ -1466,7 +1468,9 @@ void rt_answer_line(char *buf, size_t cap, const struct rt_runstats *st,
 	                  : sum_of(st, RT_V_UTIME) + sum_of(st, RT_V_STIME)) /
 	               d;
 	mib_text(used, sizeof(used), st->mem_peak_mib > 0 ? st->mem_peak_mib : 0);
-	mib_text(reco, sizeof(reco), (double)r->memory_mib);
+	mib_text(reco + (r->memory_at_least ? 9 : 0), sizeof(reco) - 9, (double)r->memory_mib);
+	if (r->memory_at_least)
+		memcpy(reco, "at least ", 9);
 	size_t n = 0;
 	if (e->known && e->cpu_given > 0)
 		n += (size_t)snprintf(buf, cap, "used %.1f of %g cores", cores, e->cpu_given);
