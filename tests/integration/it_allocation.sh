@@ -179,7 +179,7 @@ if [ "$(id -u)" = 0 ]; then
 		mkdir "$Q" && echo 50000 > "$Q/cpu.cfs_quota_us" && echo 100000 > "$Q/cpu.cfs_period_us" || Q=""
 	fi
 	if [ -n "$Q" ]; then
-		trap 'rmdir "$Q" 2>/dev/null; for c in $CGS; do rmdir "$c" 2>/dev/null; done; cleanup' EXIT
+		trap 'rmdir "$Q" 2>/dev/null || true; for c in $CGS; do rmdir "$c" 2>/dev/null || true; done; cleanup' EXIT
 		sh -c 'echo $$ > "$1/cgroup.procs"; shift; exec "$@"' sh "$Q" \
 			"$RT" -i 0.2 -n quota1 --quiet -- python3 -c 'import time
 e = time.time() + 2.5

@@ -42,7 +42,7 @@ else
 fi
 O=rtl$$
 if useradd -M -N -s /bin/sh "$O" 2>/dev/null; then
-	trap 'userdel "$O" 2>/dev/null; rmdir "$CG" 2>/dev/null || true; cleanup' EXIT
+	trap 'userdel "$O" 2>/dev/null || true; rmdir "$CG" 2>/dev/null || true; cleanup' EXIT
 	chmod 711 "$T"
 	mkdir -m 700 "$T/o" && chown "$O" "$T/o"
 	set +e
@@ -176,7 +176,7 @@ ok "a stray RT_TEST_CLOCK is ignored; a paused recorder says so; an unreadable d
 FULL="$T/full"
 mkdir -p "$FULL"
 if mount -t tmpfs -o size=4m tmpfs "$FULL" 2>/dev/null; then
-	trap 'umount "$FULL" 2>/dev/null; rmdir "$CG" 2>/dev/null || true; cleanup' EXIT
+	trap 'umount "$FULL" 2>/dev/null || true; rmdir "$CG" 2>/dev/null || true; cleanup' EXIT
 	RT_RING_SLOTS=8 RT_STORE_AHEAD_KB=0 "$RT" --store "$FULL/s" -i 0.05 --quiet -- \
 		sh -c "sleep 0.3; dd if=/dev/zero of='$FULL/fill' bs=64k 2>/dev/null; sleep 0.5" 2> /dev/null
 	st=$("$EXP" --store "$FULL/s" runs | awk 'NR == 2 { print $6 }')

@@ -9,7 +9,7 @@
 HERE=$(cd "$(dirname "$0")" && pwd)
 O=rto$$
 useradd -M -N -s /bin/sh "$O" 2>/dev/null || { echo "skip: cannot add a user here"; exit 77; }
-trap 'userdel "$O" 2>/dev/null; cleanup' EXIT
+trap 'userdel "$O" 2>/dev/null || true; cleanup' EXIT
 chmod 711 "$T"
 D="$T/other"
 mkdir -m 755 "$D" "$D/shm" && chown "$O" "$D" "$D/shm"
@@ -42,7 +42,7 @@ as rm -f "$D/out" "$D/alt"
 # ---- 2. links to root's file and to a device, planted where root writes
 LOOP=""
 if truncate -s 1M "$T/loopfile" && LOOP=$(losetup -f --show "$T/loopfile" 2>/dev/null); then
-	trap 'losetup -d "$LOOP" 2>/dev/null; userdel "$O" 2>/dev/null; cleanup' EXIT
+	trap 'losetup -d "$LOOP" 2>/dev/null || true; userdel "$O" 2>/dev/null || true; cleanup' EXIT
 fi
 dev=${LOOP:-$victim}
 as ln -s "$dev" "$D/metrics.jsonl"
