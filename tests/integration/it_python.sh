@@ -1,6 +1,6 @@
 #!/bin/sh
 # rt_tracker, the Python package (python/): installed with pip into a venv
-# offline (Debian's python3-pip, python3-setuptools, python3-venv), then its
+# offline (its own build backend: nothing to fetch), then its
 # pytest suite (python/tests) against this build's binaries on PATH: the API
 # round trip, numbers equal to the CLI's, a fork pool's PSS against
 # smaps_rollup, a missing binary, a killed recorder, no orphan left.
@@ -9,10 +9,25 @@ HERE=$(cd "$(dirname "$0")/../.." && pwd)
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3)
 "$PY" -c 'import pytest, venv' 2> /dev/null || fail "python3-pytest and python3-venv are needed (tools/setup.sh installs them)"
-# pip install ./python into a venv, offline (the build backend is Debian's setuptools)
-"$PY" -m venv --system-site-packages "$T/venv" || fail "python3 -m venv"
 cp -r "$HERE/python" "$T/src"
-"$T/venv/bin/python" -m pip install -q --no-index --no-build-isolation "$T/src" > "$T/pip.log" 2>&1 ||
+# pip install ./python offline into a plain venv: no system packages, no
+# setuptools or wheel, build isolation on, no index: the build backend is
+# the package's own (python/_build, standard library only). With
+# setuptools' backend this failed: "invalid command 'bdist_wheel'"
+"$PY" -m venv "$T/plain" || fail "python3 -m venv"
+"$T/plain/bin/python" -m pip uninstall -q -y setuptools wheel > /dev/null 2>&1 || true
+"$T/plain/bin/python" -m pip install -q --no-index "$T/src" > "$T/plain.log" 2>&1 ||
+	fail "pip install ./python in a plain venv: $(tail -3 "$T/plain.log")"
+(cd "$T" && "$T/plain/bin/python" -c 'import rt_tracker, sys; assert rt_tracker.__file__.startswith(sys.prefix), rt_tracker.__file__') ||
+	fail "rt_tracker is not importable from the plain venv"
+"$T/plain/bin/python" -m pip install -q --no-index -e "$T/src" > "$T/plain.log" 2>&1 ||
+	fail "pip install -e ./python: $(tail -3 "$T/plain.log")"
+(cd "$T" && "$T/plain/bin/python" -c 'import rt_tracker; assert rt_tracker.__file__.startswith("'"$T/src"'"), rt_tracker.__file__') ||
+	fail "the editable install does not import from the source"
+ok "pip install ./python (and -e) offline into a plain venv without setuptools or wheel"
+# a venv that sees the system's pytest, for the suite
+"$PY" -m venv --system-site-packages "$T/venv" || fail "python3 -m venv"
+"$T/venv/bin/python" -m pip install -q --no-index "$T/src" > "$T/pip.log" 2>&1 ||
 	fail "pip install ./python: $(tail -3 "$T/pip.log")"
 (cd "$T" && "$T/venv/bin/python" -c 'import rt_tracker, sys; assert rt_tracker.__file__.startswith(sys.prefix), rt_tracker.__file__') ||
 	fail "rt_tracker is not importable from the venv"
