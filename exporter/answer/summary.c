@@ -413,7 +413,11 @@ size_t rt_summary_rows(const struct rt_runstats *st, const cJSON *meta, struct r
 			break;
 		case N_RSS:
 			if (st->rss_max_mib >= 0)
-				snprintf(r->note, sizeof(r->note), "RSS peak %.0f MiB",
+				/* the members' RSS added up: a page a fork pool shares
+				 * counts once per worker (PSS divides it among them) */
+				snprintf(r->note, sizeof(r->note),
+				         "RSS peak %.0f MiB (its processes' RSS summed: shared pages "
+				         "count in each)",
 				         st->rss_max_mib);
 			break;
 		case N_MEM_TOTAL: of_total(r->note, sizeof(r->note), meta, "memory_mib"); break;
