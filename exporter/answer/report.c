@@ -405,7 +405,8 @@ static void job_card(struct rt_buf *b, const struct rt_answer *a)
 	rt_fmt_iso8601(t, sizeof(t), a->ri.end_ns);
 	card_row(b, "end", a->ri.end_ns ? t : NULL);
 	rt_fmt_duration(u, sizeof(u), a->st.duration);
-	snprintf(t, sizeof(t), "%s (%llu samples every %g s)", u, (unsigned long long)a->st.lines,
+	snprintf(t, sizeof(t), "%s (%llu sample%s every %g s)", u, (unsigned long long)a->st.lines,
+	         a->st.lines == 1 ? "" : "s",
 	         a->ri.interval);
 	card_row(b, "duration", t);
 	rt_buf_puts(b, "</table></section>\n");

@@ -305,10 +305,53 @@ void rt_shell_join(struct rt_buf *b, const cJSON *argv)
 }
 
 /* The command as one line, shell-quoted (paste it back), at most cap bytes. */
+/* An argument as a person reads it in one line (the demo's script was
+ * shown as $'\n\t...'): a line break as "; " where it ended a command, else
+ * a space; runs of blanks as one space, those at the ends dropped. */
+static cJSON *one_line_args(const cJSON *cmd)
+{
+	cJSON *out = cJSON_CreateArray(), *a;
+	cJSON_ArrayForEach(a, cmd)
+	{
+		const char *v = cJSON_IsString(a) ? a->valuestring : "";
+		size_t n = strlen(v), k = 0;
+		char *t = malloc(n + 1);
+		if (!t)
+			break;
+		char *t2 = t ? realloc(t, 2 * n + 1) : NULL;
+		if (!t2) {
+			free(t);
+			break;
+		}
+		t = t2;
+		for (size_t i = 0; i < n; i++) {
+			int ws = v[i] == '\n' || v[i] == '\t' || v[i] == '\r' || v[i] == ' ';
+			while (k && ws && t[k - 1] == ' ')
+				k--; /* blanks before a break go */
+			char last = k ? t[k - 1] : 0;
+			if (!ws)
+				t[k++] = v[i];
+			else if (v[i] == '\n' && last && !strchr("&|;{(", last))
+				t[k++] = ';', t[k++] = ' ';
+			else if (last)
+				t[k++] = ' ';
+		}
+		while (k && (t[k - 1] == ' ' || t[k - 1] == ';'))
+			k--;
+		t[k] = '\0';
+		cJSON_AddItemToArray(out, cJSON_CreateString(t));
+		free(t);
+	}
+	return out;
+}
+
 static void command_line(const cJSON *meta, char *buf, size_t cap)
 {
 	struct rt_buf b = {0};
-	rt_shell_join(&b, cJSON_GetObjectItemCaseSensitive(meta, "command"));
+	cJSON *cmd = cJSON_GetObjectItemCaseSensitive(meta, "command");
+	cJSON *shown = cJSON_IsArray(cmd) ? one_line_args(cmd) : NULL;
+	rt_shell_join(&b, shown ? shown : cmd);
+	cJSON_Delete(shown);
 	rt_buf_put(&b, "", 0);
 	clean(buf, cap, b.p ? b.p : "");
 	if (b.len > cap && cap > 4)
@@ -578,13 +621,17 @@ size_t rt_summary_notes(const struct rt_answer *a, struct rt_note *out, size_t m
 			snprintf(x->text, sizeof(x->text), "%.*s", RT_EFF_LEN, eff[i]);
 	if (!e.known && (x = note(out, &n, max, "given against used")))
 		snprintf(x->text, sizeof(x->text), "not recorded (a run of an rt before 0.3)");
+	/* said in tenths that add up (0.4 got + 0.1 waited = 0.5 wanted), and
+	 * only when a tenth of a core or more waited */
 	double used, waited;
-	if (rt_cpu_demand(st, &used, &waited) == 0 && waited >= 0.005 &&
-	    (x = note(out, &n, max, "CPU wanted")))
+	if (rt_cpu_demand(st, &used, &waited) == 0 && round(waited * 10) >= 1 &&
+	    (x = note(out, &n, max, "CPU wanted"))) {
+		double got = round(used * 10) / 10, wait = round(waited * 10) / 10;
 		snprintf(x->text, sizeof(x->text),
 		         "%.1f cores, got %.1f: its threads waited for a CPU %.1f cores' worth on "
 		         "average",
-		         used + waited, used, waited);
+		         got + wait, got, wait);
+	}
 	char why[200];
 	const char *alloc = rt_allocation_name(rt_stats_allocation_why(st, why, sizeof(why)));
 	if (alloc && (x = note(out, &n, max, "server allocation")))
@@ -662,8 +709,8 @@ void rt_print_summary(FILE *f, const struct rt_answer *a)
 	fprintf(f, ": %s", a->ri.status);
 	if (a->has_exit_code)
 		fprintf(f, ", exit code %d", a->exit_code);
-	fprintf(f, ", started %s, %s, %llu samples every %g s\n", start, dur,
-	        (unsigned long long)st->lines, a->ri.interval);
+	fprintf(f, ", started %s, %s, %llu sample%s every %g s\n", start, dur,
+	        (unsigned long long)st->lines, st->lines == 1 ? "" : "s", a->ri.interval);
 	print_coverage(f, a);
 	command_line(a->meta, cmd, sizeof(cmd));
 	if (cmd[0])

@@ -177,8 +177,10 @@ static void say_run(const struct run_entry *e, const struct progress *p, int rec
 {
 	uint64_t want = e->has_last ? e->last_seq + 1 : p->next;
 	if (!damaged(e, p)) {
+		/* counted as runs, summary and the live output count them: the
+		 * run's first sample is the base of the first line */
 		printf("run %llu: intact, %llu samples%s\n", (unsigned long long)e->id,
-		       (unsigned long long)p->good, recover ? " copied" : "");
+		       (unsigned long long)(p->good ? p->good - 1 : 0), recover ? " copied" : "");
 		return;
 	}
 	if (!e->meta_ok && p->readable == 0) {

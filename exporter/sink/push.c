@@ -1008,10 +1008,11 @@ int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char
 	if (rc && !p.failed && rc != RT_E_LAYOUT)
 		rt_say("push of run %llu stopped: %s", (unsigned long long)ri.id, rt_strerror(rc));
 	if (verbose && !rc)
-		rt_say("push: run %llu: %llu lines in %llu requests, %llu bytes (%s); the engine "
+		rt_say("push: run %llu: %llu line%s in %llu request%s, %llu bytes (%s); the engine "
 		       "has every sample up to %llu",
 		       (unsigned long long)ri.id, (unsigned long long)p.sent_lines,
-		       (unsigned long long)p.requests, (unsigned long long)p.sent_bytes,
+		       p.sent_lines == 1 ? "" : "s", (unsigned long long)p.requests,
+		       p.requests == 1 ? "" : "s", (unsigned long long)p.sent_bytes,
 		       sink == &rt_push_otlp ? "JSON, gzip" : "protobuf, snappy",
 		       (unsigned long long)(p.next_seq - 1));
 	for (unsigned k = 0; k < p.nser; k++)

@@ -415,4 +415,22 @@ print("--pid process: %.2f cores over its life by itself, %.2f by rt" % (truth, 
 assert 0.7 * truth <= mean <= 1.1 * truth, (mean, truth)
 PY
 ok "--pid: the job's figures cover the process's life, and the summary says the tracker ran on"
+
+# small ones (issue 39): runs and verify count a run's samples alike; one
+# sample is "1 sample"; a script's command is shown on one line, not as
+# $'\n\t...'; a run with no wait for a CPU says no "CPU wanted" line
+"$RT" -i 0.2 --quiet --job-name smalls -- sh -c '
+	true
+	sleep 0.5'
+sid=$("$EXP" runs | awk '$7 == "smalls" { print $1 }')
+n_runs=$("$EXP" runs | awk '$7 == "smalls" { print $5 }')
+n_verify=$("$EXP" verify | sed -n "s/^run $sid: intact, \([0-9]*\) samples.*/\1/p")
+[ -n "$n_runs" ] && [ "$n_runs" = "$n_verify" ] || fail "runs says $n_runs samples, verify $n_verify"
+"$EXP" summary "$sid" > "$T/sm.txt"
+grep -q "command: sh -c 'true; sleep 0.5'" "$T/sm.txt" || fail "the command line: $(grep command "$T/sm.txt")"
+grep -qF "\$'" "$T/sm.txt" && fail "raw \$'...' quoting in the summary"
+"$RT" -i 1 --quiet --job-name one -- sleep 0.3
+"$EXP" summary latest | grep -q "s, 1 sample every 1 s" || fail "1 sample: $("$EXP" summary latest | sed -n 2p)"
+grep -q "waited for a CPU 0.0 cores" "$T/sm.txt" && fail "a CPU wait of 0.0 cores is said"
+ok "small ones: runs and verify count alike, '1 sample', a script's command on one line"
 exit 0
