@@ -800,6 +800,33 @@ static int take_first(struct rt_sampler *s, struct rt_proctree **tree, const str
  * Record a run: standalone (g NULL) until stopped, or in wrapper mode as the
  * guardian's first child, for as long as the job the guardian starts runs.
  */
+/*
+ * The command line of the process tracked with --pid, read when tracking
+ * starts (the report's Job card and the summary show it; it was "the whole
+ * system" for --pid and Python runs). Up to 255 arguments of its first
+ * 16 KiB, kept in buf; *n is 0 when it cannot be read (gone, a kernel
+ * thread).
+ */
+static char **tracked_command(pid_t pid, char *buf, size_t cap, char **argv, int *n)
+{
+	char rel[32];
+	*n = 0;
+	if (pid <= 0)
+		return NULL;
+	snprintf(rel, sizeof(rel), "%d/cmdline", (int)pid);
+	int fd = rt_open(RT_PROC, rel);
+	ssize_t len = fd >= 0 ? rt_pread_all(fd, buf, cap) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (len <= 0)
+		return NULL;
+	buf[len < (ssize_t)cap ? len : (ssize_t)cap - 1] = '\0';
+	for (char *p = buf; p < buf + len && *n < 255; p += strlen(p) + 1)
+		argv[(*n)++] = p;
+	argv[*n] = NULL;
+	return *n ? argv : NULL;
+}
+
 static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 {
 	struct rt_config cfg = *cfgp;
@@ -808,14 +835,19 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 	rt_host_info(&host);
 	struct rt_time t0;
 	rt_clock_now_steady(&t0); /* the run's timeline: never steps */
+	static char pid_cmd[16384];
+	static char *pid_argv[256];
+	int pid_argc = 0;
+	char **pid_command =
+	    wrapper ? NULL : tracked_command(cfg.pid, pid_cmd, sizeof(pid_cmd), pid_argv, &pid_argc);
 	struct rt_run_meta meta = {
 	    .status = rt_run_status_name(RT_RUN_RUNNING),
 	    .start_ns = t0.wall_ns,
 	    .interval_secs = cfg.interval,
 	    .recorder_pid = getpid(),
 	    .tracked_pid = cfg.pid,
-	    .command = wrapper ? cfg.command : NULL,
-	    .ncommand = wrapper ? cfg.ncommand : 0,
+	    .command = wrapper ? cfg.command : pid_command,
+	    .ncommand = wrapper ? cfg.ncommand : pid_argc,
 	    .tags = cfg.tags,
 	    .ntags = cfg.ntags,
 	    .hostname = host.hostname[0] ? host.hostname : NULL,

@@ -399,6 +399,7 @@ while time.time() - t0 < 1.5:
 open(sys.argv[1], 'w').write('%f %f' % (time.process_time() - c0, time.time() - t0))
 " "$T/self.txt" &
 pp=$!
+sleep 0.2 # (its exec done: a process mid-exec has no command line yet)
 "$RT" --pid $pp -i 0.25 --count 12 --quiet --job-name pidlife
 wait $pp
 "$EXP" summary latest > "$T/pl.txt"
@@ -414,7 +415,12 @@ truth = cpu / wall
 print("--pid process: %.2f cores over its life by itself, %.2f by rt" % (truth, mean))
 assert 0.7 * truth <= mean <= 1.1 * truth, (mean, truth)
 PY
-ok "--pid: the job's figures cover the process's life, and the summary says the tracker ran on"
+# its command line, read when tracking started, is the Job card's (it
+# said "standalone: the whole system")
+"$EXP" report latest -o "$T/pl.html" 2> /dev/null || fail "--pid: report"
+grep -q "python3 -c" "$T/pl.html" && ! grep -q "the whole system" "$T/pl.html" ||
+	fail "--pid: the report's Job card: $(grep -o 'command</th><td>[^<]*' "$T/pl.html")"
+ok "--pid: the job's figures cover the process's life, the summary says the tracker ran on, the report names its command"
 
 # small ones (issue 39): runs and verify count a run's samples alike; one
 # sample is "1 sample"; a script's command is shown on one line, not as
