@@ -33,6 +33,7 @@ struct rt_answer_opts {
 	int json, markdown; /* summary --format json | markdown */
 	unsigned servers;   /* --servers N */
 	const char *output; /* report -o */
+	int failed;         /* report --failed: the caller says the job failed */
 };
 
 /* ---- runs.c ---- */

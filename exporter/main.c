@@ -97,6 +97,7 @@ enum opt_id {
 	O_CSV_COLUMNS,
 	O_ALL,
 	O_URL,
+	O_FAILED,
 	O_N
 };
 static const struct opt {
@@ -125,6 +126,7 @@ static const struct opt {
     [O_SERVERS] = {"--servers", NULL, 1, ON(RECOMMEND) | ON(REPORT)},
     [O_CSV_COLUMNS] = {"--csv-columns", NULL, 1, STREAMS | ON(UPLOAD)},
     [O_ALL] = {"--all", NULL, 0, ON(TAIL)},
+    [O_FAILED] = {"--failed", NULL, 0, ON(REPORT)},
     [O_URL] = {"--url", NULL, 1, ON(PUSH)},
 };
 
@@ -263,6 +265,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case O_COMPACT: a->compact = 1; break;
 		case O_BEFORE: a->before = v; break;
 		case O_QUIET: a->quiet = 1; break;
+		case O_FAILED: a->ans.failed = 1; break;
 		case O_JOB: a->ans.job = v; break;
 		case O_LAST:
 		case O_SERVERS:
@@ -883,11 +886,12 @@ static const struct verb {
          "TRACKER_KEEPER_URL) and what the run cost",
          0, FULL(verb_answer)},
     [V_REPORT] =
-        {"report", "(RUN [--servers N] | --job NAME [--last N]) [-o FILE]",
+        {"report", "(RUN [--servers N] [--failed] | --job NAME [--last N]) [-o FILE]",
          "write one self-contained HTML page (default rt-report-RUN.html) with the job, host, "
-         "summary, recommendation and charts over time; it opens offline; with --job, the job's "
-         "history (a row per run, trends of CPU, peak memory and duration, the recommendation "
-         "from history; default rt-report-job-NAME.html)",
+         "summary, recommendation and charts over time; it opens offline; --failed shows the "
+         "run as failed (the caller's word: rt_tracker's report(status_failed=True)); with --job, "
+         "the job's history (a row per run, trends of CPU, peak memory and duration, the "
+         "recommendation from history; default rt-report-job-NAME.html)",
          0, FULL(verb_answer)},
     [V_DISCOVER] = {"discover", "",
                     "print the cloud vendor, account, region, zone and instance type (probes "

@@ -130,7 +130,11 @@ struct chart_def {
 };
 
 static const struct chart_def charts[] = {
-    {"cpu", "CPU", "cores", 0, {{"job", RT_V_PROC_CORES, 0}, {"host", RT_V_CPU_UTIL, 0}}},
+    {"cpu",
+     "CPU (job: Process CPU usage, host: System CPU usage)",
+     "cores",
+     0,
+     {{"job", RT_V_PROC_CORES, 0}, {"host", RT_V_CPU_UTIL, 0}}},
     {"memory",
      "Memory (job PSS, host used)",
      "MiB",
@@ -384,6 +388,19 @@ static void card_num(struct rt_buf *b, const char *k, double v, int prec, const 
 	card_row(b, k, t);
 }
 
+/* The run's state in the words the reference's report uses: Pending while
+ * it is recorded, Finished, Failed (or Unknown: its end was not seen). */
+static const char *status_word(const char *status)
+{
+	switch (rt_run_status_of(status)) {
+	case RT_RUN_RUNNING: return "Pending";
+	case RT_RUN_FINISHED:
+	case RT_RUN_UNTRACKED: return "Finished";
+	case RT_RUN_UNKNOWN: return "Unknown";
+	default: return "Failed";
+	}
+}
+
 static void job_card(struct rt_buf *b, const struct rt_answer *a)
 {
 	char t[512], u[64];
@@ -395,7 +412,8 @@ static void job_card(struct rt_buf *b, const struct rt_answer *a)
 	rt_buf_put(&cb, "", 0);
 	card_row(b, "command", cb.len ? cb.p : "(standalone: the whole system)");
 	rt_buf_free(&cb);
-	snprintf(t, sizeof(t), "%s%s", a->ri.status, a->partial ? " (partial)" : "");
+	snprintf(t, sizeof(t), "%s (%s%s)", status_word(a->ri.status), a->ri.status,
+	         a->partial ? ", partial" : "");
 	card_row(b, "status", t);
 	if (a->has_exit_code)
 		snprintf(t, sizeof(t), "%d", a->exit_code);
@@ -939,6 +957,8 @@ int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o)
 		rt_buf_free(&lib);
 		return 1;
 	}
+	if (o->failed) /* the caller's word: the job failed (a Metaflow step) */
+		snprintf(a.ri.status, sizeof(a.ri.status), "%s", rt_run_status_name(RT_RUN_FAILED));
 	struct rt_recommendation r;
 	rt_recommend(&a.st, &r);
 	struct rt_offer off = {0};

@@ -69,6 +69,34 @@ class Table:
         head = ", ".join(self._cols[:6]) + (", ..." if len(self._cols) > 6 else "")
         return "<Table: %d rows x %d columns (%s)>" % (len(self._rows), len(self._cols), head)
 
+    def __str__(self):
+        """The first 10 rows, aligned: numbers to the right, text to the left."""
+        title = "Table with %d rows and %d columns" % (len(self._rows), len(self._cols))
+        if not self._rows:
+            return title + " (empty)"
+        shown = self._rows[:10]
+        cells = [["" if v is None else str(v) for v in r] for r in shown]
+        width = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(self._cols)]
+
+        def cell(i, v, raw):
+            return v.rjust(width[i]) if isinstance(raw, (int, float)) else v.ljust(width[i])
+
+        lines = [title + ":", " | ".join(c.ljust(width[i]) for i, c in enumerate(self._cols)),
+                 "-+-".join("-" * w for w in width)]
+        for r, raw in zip(cells, shown):
+            lines.append(" | ".join(cell(i, v, raw[i]) for i, v in enumerate(r)))
+        if len(self._rows) > len(shown):
+            lines.append("... %d more rows" % (len(self._rows) - len(shown)))
+        return "\n".join(lines)
+
+    def head(self, n=5):
+        """The first n rows (all but the last -n when n is negative)."""
+        return Table(self._rows[:n], self._cols)
+
+    def tail(self, n=5):
+        """The last n rows (all but the first -n when n is negative)."""
+        return Table(self._rows[-n:] if n else [], self._cols)
+
     def rename(self, columns):
         return Table(self._rows, [columns.get(c, c) for c in self._cols])
 

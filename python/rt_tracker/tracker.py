@@ -15,6 +15,7 @@ import atexit
 import ctypes
 import json
 import os
+import platform
 import shutil
 import signal
 import subprocess
@@ -180,7 +181,9 @@ class ResourceTracker:
             self._warn("rt's rt-recorder and rt-export were not found (%s)" % _HOW)
             return
         if self._own_store:
+            _clean_stale_stores()
             self.store = tempfile.mkdtemp(prefix="rt-tracker-")
+            _claim_store(self.store)
             weakref.finalize(self, shutil.rmtree, self.store, True)
         before = self._run_ids()
         cmd = [rec, "--pid", str(self.pid), "-i", "%g" % self.interval, "--store", self.store,
@@ -293,6 +296,20 @@ class ResourceTracker:
         except (OSError, subprocess.TimeoutExpired):
             return None
         return r.stdout.decode("utf-8", "replace") if r.returncode == 0 else None
+
+    def _export_with_error(self, *args, timeout=60):
+        """rt-export's output (None when it failed) and its last stderr line."""
+        exe = find_binary("rt-export")
+        if not exe or not self.store:
+            return None, "rt-export was not found (%s)" % _HOW
+        try:
+            r = subprocess.run([exe, "--store", self.store] + list(args), capture_output=True,
+                               timeout=timeout, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return None, str(e)
+        lines = r.stderr.decode("utf-8", "replace").strip().splitlines()
+        err = lines[-1] if lines else ""
+        return (r.stdout.decode("utf-8", "replace") if r.returncode == 0 else None), err
 
     def _run_ids(self):
         out = self._export("runs") or ""
@@ -444,8 +461,10 @@ class ResourceTracker:
             mem = max(s["process_memory_mib"]["max"] for s in stats)
             return {"cpu": max(1, round(cpu)), "memory": _round_memory(mem * 1.2),
                     **_recommend_gpu(stats)}
-        if self._resolve_run() is None:
-            return {}
+        if self._resolve_run() is None or self.n_samples == 0:
+            raise RuntimeError("No metrics collected yet: start() the tracker and let it take "
+                               "a sample (wait_for_samples()) before asking for a "
+                               "recommendation.")
         js = self._export("recommend", str(self._run), "--json")
         if not js:
             return {}
@@ -455,14 +474,32 @@ class ResourceTracker:
 
     def recommend_server(self, **kwargs):
         """The cheapest cloud server that fits (Spare Cores Keeper, through
-        rt-export recommend --servers 1): a dict, {} when none answered."""
+        rt-export recommend --servers 1): a dict, {} when none answered,
+        with a warning saying why. Keeper filters (vendor_id, ...) and
+        historical_stats are not used by rt's search yet: a warning names
+        them."""
+        historical = kwargs.pop("historical_stats", [])
+        if kwargs:
+            warnings.warn("rt_tracker: recommend_server() does not pass %s on to Keeper yet; "
+                          "the cheapest server of any vendor is returned" % ", ".join(sorted(kwargs)),
+                          RtMissingWarning, stacklevel=2)
         if self._resolve_run() is None:
+            warnings.warn("rt_tracker: no run recorded: no server to recommend", RtMissingWarning,
+                          stacklevel=2)
             return {}
-        js = self._export("recommend", str(self._run), "--servers", "1", "--json", timeout=120)
-        if not js:
+        if historical:
+            warnings.warn("rt_tracker: recommend_server() fits this run's recommendation; "
+                          "historical_stats are not used for the server search yet",
+                          RtMissingWarning, stacklevel=2)
+        out, err = self._export_with_error("recommend", str(self._run), "--servers", "1", "--json",
+                                           timeout=120)
+        servers = (json.loads(out).get("servers") or []) if out else []
+        if not servers:
+            warnings.warn("rt_tracker: no server recommended: %s" %
+                          (err or "Keeper (the Spare Cores API) did not answer"),
+                          RtMissingWarning, stacklevel=2)
             return {}
-        servers = json.loads(js).get("servers") or []
-        return servers[0] if servers else {}
+        return servers[0]
 
     def report(self, integration="standalone", historical_stats=[], status_failed=False,
                integration_version=None):
@@ -472,7 +509,8 @@ class ResourceTracker:
         fd, path = tempfile.mkstemp(prefix="rt-report-", suffix=".html")
         os.close(fd)
         try:
-            self._export("report", str(self._run), "-o", path)
+            self._export("report", str(self._run), "-o", path,
+                         *(["--failed"] if status_failed else []))
             with open(path, encoding="utf-8") as f:
                 return Report(f.read())
         finally:
@@ -491,14 +529,7 @@ class ResourceTracker:
     def server_info(self):
         """The host as the reference names it (vcpus, memory_mib, gpu_count, ...)."""
         if self._server_info is None:
-            h = self._meta().get("host") or {}
-            self._server_info = {
-                "vcpus": h.get("vcpus"), "cpu_name": h.get("cpu_model"),
-                "memory_mib": h.get("memory_mib"), "gpu_count": h.get("gpu_count") or 0,
-                "gpu_names": [h["gpu_model"]] if h.get("gpu_model") else [],
-                "gpu_memory_mib": h.get("gpu_memory_mib") or 0,
-                "disk_space_total_gb": h.get("storage_gb"), "hostname": h.get("hostname"),
-            }
+            self._server_info = _host_dict(self._meta().get("host") or {})
         return self._server_info
 
     @property
@@ -577,6 +608,96 @@ class ResourceTracker:
     def load(cls, file):
         with open(file) as f:
             return cls.loads(f.read())
+
+
+def _start_time(pid):
+    """A process's start time (clock ticks after boot), None when it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _claim_store(store):
+    """Name this process as the owner of its temporary store."""
+    try:
+        with open(os.path.join(store, "owner"), "w") as f:
+            f.write("%d %s\n" % (os.getpid(), _start_time(os.getpid())))
+    except OSError:
+        pass
+
+
+def _clean_stale_stores():
+    """Remove the temporary stores of this user's programs that died without
+    removing theirs (SIGKILL runs no finalizer): their owner is gone, or its
+    pid now names another process."""
+    tmp = tempfile.gettempdir()
+    try:
+        names = [n for n in os.listdir(tmp) if n.startswith("rt-tracker-")]
+    except OSError:
+        return
+    for n in names:
+        path = os.path.join(tmp, n)
+        try:
+            st = os.lstat(path)
+            with open(os.path.join(path, "owner")) as f:
+                pid, start = f.read().split()
+            pid = int(pid)
+        except (OSError, ValueError):
+            continue
+        if (st.st_uid == os.getuid() and os.path.isdir(path) and not os.path.islink(path) and
+                _start_time(pid) != start):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _host_dict(h):
+    """A run's host metadata under the reference's names."""
+    names = [h["gpu_model"]] * (h.get("gpu_count") or 1) if h.get("gpu_model") else []
+    return {
+        "os": platform.system(), "vcpus": h.get("vcpus"), "cpu_name": h.get("cpu_model"),
+        "memory_mib": h.get("memory_mib"), "gpu_count": h.get("gpu_count") or 0,
+        "gpu_names": names, "gpu_name": names[0] if names else "",
+        "gpu_memory_mib": h.get("gpu_memory_mib") or 0,
+        "disk_space_total_gb": h.get("storage_gb"), "hostname": h.get("hostname"),
+    }
+
+
+def get_server_info():
+    """This server as the reference's get_server_info() names it (os,
+    vcpus, memory_mib, gpu_count, gpu_names, gpu_name, gpu_memory_mib),
+    from what rt's recorder sees in one sample (cgroup-aware, NVML for
+    GPUs). Without rt's binaries: what the standard library knows, no GPU."""
+    rec, exe = find_binary("rt-recorder"), find_binary("rt-export")
+    store = tempfile.mkdtemp(prefix="rt-tracker-info-")
+    try:
+        if rec and exe and subprocess.run(
+                [rec, "--count", "1", "-i", "0.1", "--quiet", "--store", store],
+                stdin=subprocess.DEVNULL, capture_output=True, timeout=30).returncode == 0:
+            out = subprocess.run([exe, "--store", store, "show", "latest"], capture_output=True,
+                                 stdin=subprocess.DEVNULL, timeout=30).stdout
+            host = json.loads(out or b"{}").get("host") or {}
+            if host:
+                return _host_dict(host)
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        pass
+    finally:
+        shutil.rmtree(store, ignore_errors=True)
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1 << 20)
+    return _host_dict({"vcpus": os.cpu_count(), "memory_mib": mem})
+
+
+def get_cloud_info():
+    """The cloud this runs in (vendor, instance_type, region, ...: rt-export
+    discover, which asks the metadata services briefly); {"vendor":
+    "unknown"} when none answers or rt is not installed."""
+    exe = find_binary("rt-export")
+    try:
+        out = subprocess.run([exe, "discover", "--json"], capture_output=True,
+                             stdin=subprocess.DEVNULL, timeout=30).stdout if exe else b""
+        return json.loads(out) if out else {"vendor": "unknown"}
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return {"vendor": "unknown"}
 
 
 def _round_memory(mib):

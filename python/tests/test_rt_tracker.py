@@ -194,7 +194,8 @@ def test_missing_binaries_warn_once_and_return_empty(monkeypatch, tmp_path):
         spin(0.1)
         t.stop()
         assert len(t.process_metrics) == 0 and t.n_samples == 0
-        assert t.recommend_resources() == {}
+        with pytest.raises(RuntimeError):  # no samples: as the reference's
+            t.recommend_resources()
     ws = [x for x in w if issubclass(x.category, RtMissingWarning)]
     assert len(ws) == 1 and "RT_PREFIX" in str(ws[0].message)
 
@@ -335,3 +336,60 @@ def test_gpu_job_is_recommended_its_gpu(tmp_path, monkeypatch):
     assert st["process_gpu_vram_mib_per_gpu"]["max"] == 2048
     assert t.recommend_resources(historical_stats=[st])["gpu"] == 1
     assert t.recommend_resources(historical_stats=[st])["vram"] == 3072
+
+
+def test_reference_api_corners(tmp_path, monkeypatch):
+    """Where rt_tracker met the reference's API only in part (issue 39):
+    head/tail and a printed table, the module's get_server_info and
+    get_cloud_info, recommend_resources without samples, recommend_server
+    saying why it has nothing, the report's words for the run's state."""
+    from rt_tracker import get_cloud_info, get_server_info
+    info = get_server_info()
+    assert info["vcpus"] == os.cpu_count() and info["memory_mib"] > 0, info
+    assert isinstance(info["gpu_names"], list) and "gpu_name" in info and info["os"] == "Linux"
+    monkeypatch.setenv("RT_IMDS_ADDR", "127.0.0.1:1")  # no metadata service: unknown, quickly
+    assert get_cloud_info().get("vendor") == "unknown"
+    with pytest.raises(RuntimeError):
+        ResourceTracker(interval=0.2).recommend_resources()
+    t = ResourceTracker(interval=0.2)
+    t.start()
+    t.wait_for_samples(3, timeout=10)
+    report = t.report()
+    assert "Process CPU usage" in report and "System CPU usage" in report
+    assert "Pending" in report
+    spin(0.5)
+    t.stop()
+    assert "Finished" in t.report()
+    assert "Failed" in t.report(status_failed=True)
+    pm = t.process_metrics
+    assert len(pm.tail(2)) == 2 and pm.tail(2)[-1] == pm[-1]
+    assert len(pm.head()) == min(5, len(pm)) and pm.head(1)[0] == pm[0]
+    text = str(pm)
+    assert text.splitlines()[0].startswith("Table with %d rows" % len(pm))
+    assert "utime" in text.splitlines()[1] and "|" in text.splitlines()[2 + 1]
+    monkeypatch.setenv("TRACKER_KEEPER_URL", "http://127.0.0.1:1")  # Keeper unreachable
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        assert t.recommend_server(vendor_id="aws") == {}
+    said = " ".join(str(x.message) for x in w)
+    assert "vendor_id" in said and "no server recommended" in said, said
+
+
+def test_a_killed_programs_temporary_store_is_removed_at_the_next_start(tmp_path):
+    """SIGKILL runs no finalizer: the next ResourceTracker removes the
+    temporary store of a dead owner (and never a live one's)."""
+    code = ("import os, signal, time, rt_tracker\n"
+            "t = rt_tracker.ResourceTracker(interval=0.2)\n"
+            "t.start(); time.sleep(0.3); print(t.store, flush=True)\n"
+            "os.kill(os.getpid(), signal.SIGKILL)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    stale = out.stdout.strip()
+    assert stale and os.path.isdir(stale), out
+    live = ResourceTracker(interval=0.2)
+    live.start()
+    try:
+        assert not os.path.exists(stale)
+        assert os.path.isdir(live.store)
+    finally:
+        live.stop()
