@@ -81,6 +81,7 @@ struct store_choice {
 	struct rt_store *store; /* NULL: memory only */
 	char dir[4096];
 	uint64_t run;
+	char note[640]; /* why not the store asked for ("": it is that one) */
 };
 
 /* Open dir and create the run there. */
@@ -183,6 +184,8 @@ static int choose_store(const struct rt_config *cfg, int wrapper, const struct r
 		    try_store(alt, cfg, mb, c, why2, sizeof(why2)) == 0) {
 			say("warning: cannot use %s%s%s (%s); this run is stored in %s instead",
 			    what, have ? " " : "", have ? dir : "", why, alt);
+			snprintf(c->note, sizeof(c->note), "stored here: %s%s%.200s could not be used (%.300s)",
+			         what, have ? " " : "", have ? dir : "", why);
 			return 0;
 		}
 		if (errno == EMFILE || errno == ENFILE || errno == ENOMEM)
@@ -867,6 +870,7 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 		return 1;
 	}
 	meta.run_id = sc.run;
+	meta.store_note = sc.note[0] ? sc.note : NULL;
 	rt_buf_reset(&mb);
 	rt_runmeta_write(&mb, &meta); /* now with its id, for the stream */
 

@@ -78,6 +78,10 @@ void rt_runmeta_write(struct rt_buf *b, const struct rt_run_meta *m)
 		rt_buf_i64(b, m->exit_code);
 	else
 		rt_buf_puts(b, "null");
+	if (m->store_note) { /* only when set: older readers never meet it */
+		key(b, "store_note");
+		rt_buf_json_str(b, m->store_note);
+	}
 	key(b, "metadata");
 	rt_buf_putc(b, '{');
 	int first = 1;

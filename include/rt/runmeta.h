@@ -50,6 +50,9 @@ struct rt_run_meta {
 	uint64_t samples_waited;      /* not stored when taken: kept and stored later */
 	uint64_t samples_skipped;     /* deadlines passed while a sample was taken */
 	const struct rt_alloc *alloc; /* what the job was given, NULL: unknown */
+	/* why the run is not in the store asked for (a fallback store's
+	 * reason, kept where a closed stderr lost the warning); NULL: none */
+	const char *store_note;
 };
 
 /* Serialize m as one JSON object (no newline). */

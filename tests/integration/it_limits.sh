@@ -171,6 +171,17 @@ ring=$(ls "$RT_SHM_DIR"/rt-*.ring | head -n 1)
 wait_pid $g 20
 ok "a stray RT_TEST_CLOCK is ignored; a paused recorder says so; an unreadable dead ring is removed"
 
+# HOME unset and stderr closed (cron): the fallback store's warning is lost,
+# so the run's metadata says where it went and why (issue 39)
+mkdir -p "$T/tmpd"
+env -u HOME -u RT_STORE -u XDG_DATA_HOME -u XDG_RUNTIME_DIR TMPDIR="$T/tmpd" \
+	sh -c 'exec 2>&-; exec "$1" --quiet -- true' sh "$RT" || fail "cron-like run: exit $?"
+"$EXP" --store "$T/tmpd/resource-tracker-$(id -u)" show latest > "$T/cron.show" ||
+	fail "cron-like run: not in the fallback store: $(ls "$T/tmpd")"
+grep -q '"store_note":.*the default store could not be used (.*HOME' "$T/cron.show" ||
+	fail "cron-like run: the metadata does not say why: $(head -c 400 "$T/cron.show")"
+ok "HOME unset, stderr closed: the run's metadata says where it went and why"
+
 # a run that ended while its disk is full is shown with its real end, not
 # as crashed (its final metadata waits beside its ring)
 FULL="$T/full"
