@@ -85,7 +85,9 @@ ok "-o errors, -o -, the interval bound"
 # --pid of a process that does not exist, from the flag or from TOML: one
 # warning naming where it came from, then the system with null process fields
 "$RT" --pid 4194000 -i 0.2 --count 3 > /dev/null 2> "$T/err" || fail "--pid missing: exit $?"
-grep -c warning "$T/err" | grep -qx 1 || fail "--pid missing: $(cat "$T/err")"
+# (a loaded host's "cannot keep up" is the recorder flagging its own late
+# sample, not this check's warning: left out, issue 39)
+grep -v "cannot keep up" "$T/err" | grep -c warning | grep -qx 1 || fail "--pid missing: $(cat "$T/err")"
 grep -q "warning: --pid 4194000: no such process" "$T/err" || fail "--pid: $(cat "$T/err")"
 grep '^{' "$T/err" | tail -1 | python3 -c 'import json,sys; r=json.loads(sys.stdin.read()); assert r["cpu"]["process_cores_used"] is None, r["cpu"]' \
 	|| fail "--pid missing: process fields not null"
@@ -94,7 +96,7 @@ printf '[job]\npid = 4194001\n' > "$T/pid.toml"
 grep -q "warning: \[job\] pid 4194001 in $T/pid.toml: no such process" "$T/err" || fail "[job] pid: $(cat "$T/err")"
 # a [job] pid does not apply to a wrapped command
 "$RT" -c "$T/pid.toml" -i 0.02 --quiet -- true 2> "$T/err" || fail "wrapper with [job] pid"
-[ ! -s "$T/err" ] || fail "wrapper with [job] pid: $(cat "$T/err")"
+[ -z "$(grep -v "cannot keep up" "$T/err")" ] || fail "wrapper with [job] pid: $(cat "$T/err")"
 ok "--pid / [job] pid of a missing process: one warning, null process fields"
 
 # show: start_ns and end_ns as exact integers

@@ -10,7 +10,8 @@ awk -F, '{ if (NF != 32) exit 1 }' "$T/live.csv" || fail "a CSV row without 32 c
 ok "live CSV == replay CSV"
 
 "$RT" -i 0.05 --count 20 -o "$T/live.jsonl" 2> "$T/err" || fail "recorder exit"
-[ ! -s "$T/err" ] || fail "stderr not empty with --output: $(cat "$T/err")"
+# (but a loaded host's "cannot keep up": the recorder flagging its own late sample)
+[ -z "$(grep -v "cannot keep up" "$T/err")" ] || fail "stderr not empty with --output: $(cat "$T/err")"
 "$EXP" replay 2 > "$T/replay.jsonl"
 cmp "$T/live.jsonl" "$T/replay.jsonl" || fail "live JSON differs from replay"
 python3 - "$T/replay.jsonl" <<'PY' || fail "JSON lines check"
