@@ -438,5 +438,8 @@ grep -qF "\$'" "$T/sm.txt" && fail "raw \$'...' quoting in the summary"
 "$RT" -i 1 --quiet --job-name one -- sleep 0.3
 "$EXP" summary latest | grep -q "s, 1 sample every 1 s" || fail "1 sample: $("$EXP" summary latest | sed -n 2p)"
 grep -q "waited for a CPU 0.0 cores" "$T/sm.txt" && fail "a CPU wait of 0.0 cores is said"
+# the RSS peak says what it is: a sum over the processes (issue 39)
+grep -q "RSS peak [0-9]* MiB (its processes' RSS summed: shared pages count in each)" "$T/sm.txt" ||
+	fail "the RSS peak is not labelled: $(grep "RSS peak" "$T/sm.txt")"
 ok "small ones: runs and verify count alike, '1 sample', a script's command on one line"
 exit 0
