@@ -98,6 +98,7 @@ enum opt_id {
 	O_ALL,
 	O_URL,
 	O_FAILED,
+	O_CSV_MS,
 	O_N
 };
 static const struct opt {
@@ -127,6 +128,7 @@ static const struct opt {
     [O_CSV_COLUMNS] = {"--csv-columns", NULL, 1, STREAMS | ON(UPLOAD)},
     [O_ALL] = {"--all", NULL, 0, ON(TAIL)},
     [O_FAILED] = {"--failed", NULL, 0, ON(REPORT)},
+    [O_CSV_MS] = {"--csv-ms", NULL, 0, ON(REPLAY)},
     [O_URL] = {"--url", NULL, 1, ON(PUSH)},
 };
 
@@ -142,6 +144,7 @@ struct args {
 	int verbose;
 	int summary, quiet; /* live: the summary after the last line; no lines */
 	int csv_extended, csv_set;
+	int csv_ms; /* replay --csv-ms: CSV timestamps to the millisecond */
 	struct rt_answer_opts ans;
 	const char *before; /* delete --before T */
 	const char *url;    /* push --url URL (its --to is the sink) */
@@ -266,6 +269,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case O_BEFORE: a->before = v; break;
 		case O_QUIET: a->quiet = 1; break;
 		case O_FAILED: a->ans.failed = 1; break;
+		case O_CSV_MS: a->csv_ms = 1; break;
 		case O_JOB: a->ans.job = v; break;
 		case O_LAST:
 		case O_SERVERS:
@@ -847,10 +851,12 @@ static const struct verb {
                    "store (default DIR.recovered); DIR is only read",
                    NO_STORE, verb_recover},
     [V_SHOW] = {"show", "RUN", "print one run's metadata as JSON", NEEDS_RUN, FULL(verb_show)},
-    [V_REPLAY] = {"replay", "RUN [-f json|csv] [--from T] [--to T] [--every N|TIME] [-o FILE]",
+    [V_REPLAY] = {"replay",
+                  "RUN [-f json|csv] [--from T] [--to T] [--every N|TIME] [--csv-ms] [-o FILE]",
                   "print a recorded run or a time range of it; --every N prints every Nth sample "
                   "(rates over N intervals; a bare number counts samples), --every 5m one line "
-                  "per 5 minutes (s, m, h; rounded to whole intervals)",
+                  "per 5 minutes (s, m, h; rounded to whole intervals); --csv-ms: CSV "
+                  "timestamps to the millisecond",
                   NEEDS_RUN, verb_stream},
     [V_TAIL] =
         {"tail", "[RUN] [-f json|csv] [-n N | --all] [-o FILE]",
@@ -1014,7 +1020,7 @@ int main(int argc, char **argv)
 		    "TRACKER_CSV_COLUMNS='%s' is not reference or extended; the reference columns "
 		    "are used",
 		    cc);
-	rt_csv_extended = a.csv_extended;
+	rt_csv_extended = a.csv_extended | (a.csv_ms ? RT_CSV_MS : 0);
 	const struct verb *v = NULL;
 	for (size_t i = 0; i < RT_ARRAY_LEN(verbs); i++)
 		if (!strcmp(verbs[i].name, a.verb))

@@ -702,7 +702,7 @@ const char *rt_csv_column_name(unsigned i)
 
 void rt_format_csv_header_x(struct rt_buf *out, int extended)
 {
-	unsigned n = extended ? RT_CSV_COLUMNS_X : RT_CSV_COLUMNS;
+	unsigned n = (extended & 1) ? RT_CSV_COLUMNS_X : RT_CSV_COLUMNS;
 	for (unsigned i = 0; i < n; i++) {
 		if (i)
 			rt_buf_putc(out, ',');
@@ -716,14 +716,16 @@ void rt_format_csv_x(struct rt_buf *out, const struct rt_derived *d, const struc
 {
 	(void)ri;
 	pthread_once(&once, build_order);
-	unsigned n = extended ? RT_CSV_COLUMNS_X : RT_CSV_COLUMNS;
+	unsigned n = (extended & 1) ? RT_CSV_COLUMNS_X : RT_CSV_COLUMNS;
 	for (unsigned i = 0; i < n; i++) {
 		int id = csv_ids[i];
 		if (i)
 			rt_buf_putc(out, ',');
 		if (!rt_has(d, (unsigned)id))
 			continue; /* empty column */
-		if (rows[id].type == RT_VT_I64)
+		if (id == RT_V_TIMESTAMP && (extended & RT_CSV_MS))
+			rt_buf_f64_fixed(out, (double)(d->cur.rec->h->wall_ns / 1000000ull) / 1000.0, 3);
+		else if (rows[id].type == RT_VT_I64)
 			rt_buf_i64(out, d->v[id].i);
 		else
 			rt_buf_f64_fixed(out, d->v[id].f, rows[id].prec);

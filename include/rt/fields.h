@@ -130,6 +130,10 @@ void rt_format_csv(struct rt_buf *out, const struct rt_derived *d, const struct 
 /* The same with extended != 0: the 32, then the extended columns
  * (--csv-columns extended: saturation, pressure, the job's cgroup). */
 void rt_format_csv_header_x(struct rt_buf *out, int extended);
+/* rt_format_csv_x's extended flags: RT_CSV_X the extended columns (1),
+ * RT_CSV_MS the timestamp to the millisecond (seconds with 3 decimals;
+ * the reference's CSV has whole seconds, which repeat below 1 s) */
+#define RT_CSV_MS 2
 void rt_format_csv_x(struct rt_buf *out, const struct rt_derived *d, const struct rt_run_info *ri,
                      int extended);
 

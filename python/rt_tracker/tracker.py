@@ -325,7 +325,7 @@ class ResourceTracker:
             return self._frozen
         if self._resolve_run() is None:
             return Table()
-        args = ["replay", str(self._run), "-f", "csv"]
+        args = ["replay", str(self._run), "-f", "csv", "--csv-ms"]  # timestamps as the reference's
         if self.extended:
             args += ["--csv-columns", "extended"]
         text = self._export(*args)

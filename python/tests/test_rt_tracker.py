@@ -362,6 +362,8 @@ def test_reference_api_corners(tmp_path, monkeypatch):
     assert "Finished" in t.report()
     assert "Failed" in t.report(status_failed=True)
     pm = t.process_metrics
+    ts = pm["timestamp"]  # milliseconds, as the reference's: no repeats at 0.2 s
+    assert len(set(ts)) == len(ts) and any(x != int(x) for x in ts), ts
     assert len(pm.tail(2)) == 2 and pm.tail(2)[-1] == pm[-1]
     assert len(pm.head()) == min(5, len(pm)) and pm.head(1)[0] == pm[0]
     text = str(pm)
