@@ -35,27 +35,8 @@ static void time_or_null(struct rt_buf *b, uint64_t ns)
 	rt_buf_json_str(b, iso);
 }
 
-void rt_runmeta_write(struct rt_buf *b, const struct rt_run_meta *m)
+static void write_command(struct rt_buf *b, const struct rt_run_meta *m)
 {
-	rt_buf_puts(b, "{\"run_id\":");
-	rt_buf_u64(b, m->run_id);
-	key(b, "status");
-	str_or_null(b, m->status);
-	key(b, "start");
-	time_or_null(b, m->start_ns);
-	key(b, "end");
-	time_or_null(b, m->end_ns);
-	key(b, "start_ns");
-	rt_buf_u64(b, m->start_ns);
-	key(b, "end_ns");
-	if (m->end_ns)
-		rt_buf_u64(b, m->end_ns);
-	else
-		rt_buf_puts(b, "null");
-	key(b, "interval_secs");
-	rt_buf_f64_json(b, m->interval_secs);
-	key(b, "recorder_pid");
-	rt_buf_i64(b, m->recorder_pid);
 	key(b, "command");
 	if (m->command) {
 		rt_buf_putc(b, '[');
@@ -68,20 +49,11 @@ void rt_runmeta_write(struct rt_buf *b, const struct rt_run_meta *m)
 	} else {
 		rt_buf_puts(b, "null");
 	}
-	key(b, "tracked_pid");
-	if (m->tracked_pid > 0)
-		rt_buf_i64(b, m->tracked_pid);
-	else
-		rt_buf_puts(b, "null");
-	key(b, "exit_code");
-	if (m->has_exit_code)
-		rt_buf_i64(b, m->exit_code);
-	else
-		rt_buf_puts(b, "null");
-	if (m->store_note) { /* only when set: older readers never meet it */
-		key(b, "store_note");
-		rt_buf_json_str(b, m->store_note);
-	}
+}
+
+/* The metadata object (job name, project, ...; only the keys set). */
+static void write_metadata(struct rt_buf *b, const struct rt_run_meta *m)
+{
 	key(b, "metadata");
 	rt_buf_putc(b, '{');
 	int first = 1;
@@ -96,6 +68,10 @@ void rt_runmeta_write(struct rt_buf *b, const struct rt_run_meta *m)
 		rt_buf_json_str(b, m->meta[k]);
 	}
 	rt_buf_putc(b, '}');
+}
+
+static void write_tags_and_host(struct rt_buf *b, const struct rt_run_meta *m)
+{
 	key(b, "tags");
 	rt_buf_putc(b, '[');
 	for (int i = 0; i < m->ntags; i++) {
@@ -126,6 +102,11 @@ void rt_runmeta_write(struct rt_buf *b, const struct rt_run_meta *m)
 	rt_buf_puts(b, ",\"gpu_memory_mib\":");
 	rt_buf_u64(b, m->gpu_memory_mib);
 	rt_buf_putc(b, '}');
+}
+
+/* The last sample, and what was not stored, waited or skipped. */
+static void write_counts(struct rt_buf *b, const struct rt_run_meta *m)
+{
 	key(b, "last_seq");
 	if (m->has_last_seq)
 		rt_buf_u64(b, m->last_seq);
@@ -143,44 +124,89 @@ void rt_runmeta_write(struct rt_buf *b, const struct rt_run_meta *m)
 		key(b, "samples_skipped");
 		rt_buf_u64(b, m->samples_skipped);
 	}
-	if (m->alloc) { /* what the job was given (alloc.h) */
-		const struct rt_alloc *a = m->alloc;
-		key(b, "allocation");
-		rt_buf_puts(b, "{\"cpu\":");
-		rt_buf_f64_json(b, a->cpu);
-		rt_buf_puts(b, ",\"cpu_from\":");
-		rt_buf_json_str(b, a->cpu_from);
-		rt_buf_puts(b, ",\"memory_bytes\":");
-		rt_buf_u64(b, a->mem);
-		rt_buf_puts(b, ",\"memory_from\":");
-		rt_buf_json_str(b, a->mem_from);
-		rt_buf_puts(b, ",\"gpu\":");
-		rt_buf_u64(b, a->gpu);
-		rt_buf_puts(b, ",\"gpu_from\":");
-		rt_buf_json_str(b, a->gpu_from);
-		rt_buf_puts(b, ",\"cpus_allowed\":");
-		rt_buf_u64(b, a->cpus_allowed);
-		rt_buf_puts(b, ",\"cgroup_cpu\":");
-		if (a->cgroup_cpu > 0)
-			rt_buf_f64_json(b, a->cgroup_cpu);
+}
+
+/* What the job was given (alloc.h). */
+static void write_allocation(struct rt_buf *b, const struct rt_alloc *a)
+{
+	key(b, "allocation");
+	rt_buf_puts(b, "{\"cpu\":");
+	rt_buf_f64_json(b, a->cpu);
+	rt_buf_puts(b, ",\"cpu_from\":");
+	rt_buf_json_str(b, a->cpu_from);
+	rt_buf_puts(b, ",\"memory_bytes\":");
+	rt_buf_u64(b, a->mem);
+	rt_buf_puts(b, ",\"memory_from\":");
+	rt_buf_json_str(b, a->mem_from);
+	rt_buf_puts(b, ",\"gpu\":");
+	rt_buf_u64(b, a->gpu);
+	rt_buf_puts(b, ",\"gpu_from\":");
+	rt_buf_json_str(b, a->gpu_from);
+	rt_buf_puts(b, ",\"cpus_allowed\":");
+	rt_buf_u64(b, a->cpus_allowed);
+	rt_buf_puts(b, ",\"cgroup_cpu\":");
+	if (a->cgroup_cpu > 0)
+		rt_buf_f64_json(b, a->cgroup_cpu);
+	else
+		rt_buf_puts(b, "null");
+	static const char *const lim[] = {"cgroup_memory_bytes", "cgroup_memory_high_bytes",
+	                                  "pids_max"};
+	const int64_t lv[] = {a->cgroup_mem, a->cgroup_mem_high, a->pids_max};
+	for (int i = 0; i < 3; i++) {
+		rt_buf_printf(b, ",\"%s\":", lim[i]);
+		if (lv[i] >= 0)
+			rt_buf_i64(b, lv[i]);
 		else
 			rt_buf_puts(b, "null");
-		static const char *const lim[] = {"cgroup_memory_bytes", "cgroup_memory_high_bytes",
-		                                  "pids_max"};
-		const int64_t lv[] = {a->cgroup_mem, a->cgroup_mem_high, a->pids_max};
-		for (int i = 0; i < 3; i++) {
-			rt_buf_printf(b, ",\"%s\":", lim[i]);
-			if (lv[i] >= 0)
-				rt_buf_i64(b, lv[i]);
-			else
-				rt_buf_puts(b, "null");
-		}
-		rt_buf_puts(b, ",\"slurm_job_id\":");
-		str_or_null(b, a->slurm_job_id[0] ? a->slurm_job_id : NULL);
-		rt_buf_puts(b, ",\"note\":");
-		str_or_null(b, a->note[0] ? a->note : NULL);
-		rt_buf_putc(b, '}');
 	}
+	rt_buf_puts(b, ",\"slurm_job_id\":");
+	str_or_null(b, a->slurm_job_id[0] ? a->slurm_job_id : NULL);
+	rt_buf_puts(b, ",\"note\":");
+	str_or_null(b, a->note[0] ? a->note : NULL);
+	rt_buf_putc(b, '}');
+}
+
+void rt_runmeta_write(struct rt_buf *b, const struct rt_run_meta *m)
+{
+	rt_buf_puts(b, "{\"run_id\":");
+	rt_buf_u64(b, m->run_id);
+	key(b, "status");
+	str_or_null(b, m->status);
+	key(b, "start");
+	time_or_null(b, m->start_ns);
+	key(b, "end");
+	time_or_null(b, m->end_ns);
+	key(b, "start_ns");
+	rt_buf_u64(b, m->start_ns);
+	key(b, "end_ns");
+	if (m->end_ns)
+		rt_buf_u64(b, m->end_ns);
+	else
+		rt_buf_puts(b, "null");
+	key(b, "interval_secs");
+	rt_buf_f64_json(b, m->interval_secs);
+	key(b, "recorder_pid");
+	rt_buf_i64(b, m->recorder_pid);
+	write_command(b, m);
+	key(b, "tracked_pid");
+	if (m->tracked_pid > 0)
+		rt_buf_i64(b, m->tracked_pid);
+	else
+		rt_buf_puts(b, "null");
+	key(b, "exit_code");
+	if (m->has_exit_code)
+		rt_buf_i64(b, m->exit_code);
+	else
+		rt_buf_puts(b, "null");
+	if (m->store_note) { /* only when set: older readers never meet it */
+		key(b, "store_note");
+		rt_buf_json_str(b, m->store_note);
+	}
+	write_metadata(b, m);
+	write_tags_and_host(b, m);
+	write_counts(b, m);
+	if (m->alloc)
+		write_allocation(b, m->alloc);
 	key(b, "version");
 	rt_buf_json_str(b, RT_VERSION);
 	rt_buf_putc(b, '}');
