@@ -424,8 +424,7 @@ static void job_card(struct rt_buf *b, const struct rt_answer *a)
 	card_row(b, "end", a->ri.end_ns ? t : NULL);
 	rt_fmt_duration(u, sizeof(u), a->st.duration);
 	snprintf(t, sizeof(t), "%s (%llu sample%s every %g s)", u, (unsigned long long)a->st.lines,
-	         a->st.lines == 1 ? "" : "s",
-	         a->ri.interval);
+	         a->st.lines == 1 ? "" : "s", a->ri.interval);
 	card_row(b, "duration", t);
 	rt_buf_puts(b, "</table></section>\n");
 }
@@ -545,8 +544,8 @@ static void reco_section(struct rt_buf *b, const struct rt_recommendation *r,
 		snprintf(t, sizeof(t), "%ld vCPU%s (%ld at the p95 of its use), %s%ld MiB memory",
 		         r->cpu, r->cpu == 1 ? "" : "s", r->cpu_p95, least, r->memory_mib);
 	else
-		snprintf(t, sizeof(t), "%ld vCPU%s, %s%ld MiB memory", r->cpu, r->cpu == 1 ? "" : "s",
-		         least, r->memory_mib);
+		snprintf(t, sizeof(t), "%ld vCPU%s, %s%ld MiB memory", r->cpu,
+		         r->cpu == 1 ? "" : "s", least, r->memory_mib);
 	html(b, t);
 	rt_gpu_reco_text(t, sizeof(t), r);
 	html(b, t);
@@ -944,6 +943,54 @@ static int job_report(struct rt_store *s, const struct rt_answer_opts *o)
 	return rc ? 1 : 0;
 }
 
+/* What held the job back, a line each (none: no section). */
+static void findings_section(struct rt_buf *b, const struct rt_answer *a)
+{
+	char found[8][RT_FINDING_LEN];
+	size_t nfound = rt_findings_text(&a->st, a->ri.start_ns, found, 8);
+	if (!nfound)
+		return;
+	rt_buf_puts(b, "<section class=wide><h2>What held the job back</h2><ul>");
+	for (size_t i = 0; i < nfound; i++) {
+		rt_buf_puts(b, "<li>");
+		html(b, found[i]);
+		rt_buf_puts(b, "</li>");
+	}
+	rt_buf_puts(b, "</ul></section>\n");
+}
+
+/* The recommendation, or why there is none. */
+static void reco_or_none(struct rt_buf *b, const struct rt_answer *a,
+                         const struct rt_recommendation *r, const struct rt_offer *off)
+{
+	if (a->st.lines)
+		reco_section(b, r, off);
+	else if (rt_run_status_of(a->ri.status) == RT_RUN_RUNNING)
+		rt_buf_puts(b, "<section class=wide><h2>No samples yet</h2><p class=note>The run "
+		               "is still running and has no full interval yet: nothing to chart or "
+		               "recommend so far.</p></section>\n");
+	else
+		rt_buf_puts(
+		    b, "<section class=wide><h2>No samples</h2><p class=note>The run ended "
+		       "before its first sample: nothing to chart or recommend.</p></section>\n");
+}
+
+/* One line for the charts with nothing to show. */
+static void left_out_line(struct rt_buf *b, const struct rt_answer *a)
+{
+	int nleft = 0;
+	for (size_t k = 0; a->series.n && k < RT_ARRAY_LEN(charts); k++) {
+		const char *why = charts[k].gpu && !saw_gpu(a) ? NULL : left_out(a, &charts[k]);
+		if (!why)
+			continue;
+		rt_buf_puts(
+		    b, nleft++ ? "; " : "<p class=note id=left-out>Not charted, nothing to show: ");
+		html(b, why);
+	}
+	if (nleft)
+		rt_buf_puts(b, ".</p>\n");
+}
+
 int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o)
 {
 	if (o->job)
@@ -984,43 +1031,11 @@ int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o)
 	given_card(&b, &a);
 	cloud_card(&b, &off);
 	summary_table(&b, &a);
-	char found[8][RT_FINDING_LEN];
-	size_t nfound = rt_findings_text(&a.st, a.ri.start_ns, found, 8);
-	if (nfound) {
-		rt_buf_puts(&b, "<section class=wide><h2>What held the job back</h2><ul>");
-		for (size_t i = 0; i < nfound; i++) {
-			rt_buf_puts(&b, "<li>");
-			html(&b, found[i]);
-			rt_buf_puts(&b, "</li>");
-		}
-		rt_buf_puts(&b, "</ul></section>\n");
-	}
+	findings_section(&b, &a);
 	gpu_section(&b, &a.st);
-	if (a.st.lines)
-		reco_section(&b, &r, &off);
-	else if (rt_run_status_of(a.ri.status) == RT_RUN_RUNNING)
-		rt_buf_puts(&b,
-		            "<section class=wide><h2>No samples yet</h2><p class=note>The run "
-		            "is still running and has no full interval yet: nothing to chart or "
-		            "recommend so far.</p></section>\n");
-	else
-		rt_buf_puts(
-		    &b, "<section class=wide><h2>No samples</h2><p class=note>The run ended "
-		        "before its first sample: nothing to chart or recommend.</p></section>\n");
+	reco_or_none(&b, &a, &r, &off);
 	rt_buf_puts(&b, "<div id=charts style=\"display:contents\"></div>\n");
-	/* one line for the charts with nothing to show */
-	int nleft = 0;
-	for (size_t k = 0; a.series.n && k < RT_ARRAY_LEN(charts); k++) {
-		const char *why = charts[k].gpu && !saw_gpu(&a) ? NULL : left_out(&a, &charts[k]);
-		if (!why)
-			continue;
-		rt_buf_puts(&b, nleft++
-		                    ? "; "
-		                    : "<p class=note id=left-out>Not charted, nothing to show: ");
-		html(&b, why);
-	}
-	if (nleft)
-		rt_buf_puts(&b, ".</p>\n");
+	left_out_line(&b, &a);
 	rt_buf_puts(&b,
 	            "</main>\n"
 	            "<footer>Made by rt-export " RT_VERSION
