@@ -199,6 +199,75 @@ static int parse_every(const char *v, uint64_t *every, double *secs)
 	return 0;
 }
 
+/* Take option id (o as given, v its value or NULL) into a: 0, 1 for
+ * --help, -1 with one line said. */
+static int set_option(struct args *a, int id, const char *o, const char *v)
+{
+	uint64_t n;
+	switch ((enum opt_id)id) {
+	case O_HELP: return 1;
+	case O_VERSION: printf("rt-export %s\n", RT_VERSION); exit(0);
+	case O_STORE: a->store = v; break;
+	case O_FORMAT: a->format = v; break; /* checked once the verb is known */
+	case O_OUTPUT: a->output = v; break;
+	case O_FROM: a->from = v; break;
+	case O_TO: a->to = v; break;
+	case O_EVERY:
+		if (parse_every(v, &a->every, &a->every_secs)) {
+			rt_say("--every must be a number of samples (10) or a time (30s, "
+			       "5m, 1h, "
+			       "decimal) above 0 (got '%s')",
+			       v);
+			return -1;
+		}
+		break;
+	case O_LAST_N:
+		if (parse_u64(v, &a->last_n)) {
+			rt_say("-n must be a number of samples (got '%s')", v);
+			return -1;
+		}
+		break;
+	case O_FD:
+		if (parse_u64(v, &n) || n < 3 || n > 1024) {
+			rt_say("--fd must be a descriptor number >= 3 (got '%s')", v);
+			return -1;
+		}
+		a->fd = (int)n;
+		break;
+	case O_VERBOSE: a->verbose = 1; break;
+	case O_JSON: a->ans.json = 1; break;
+	case O_SUMMARY: a->summary = 1; break;
+	case O_COMPACT: a->compact = 1; break;
+	case O_BEFORE: a->before = v; break;
+	case O_QUIET: a->quiet = 1; break;
+	case O_FAILED: a->ans.failed = 1; break;
+	case O_CSV_MS: a->csv_ms = 1; break;
+	case O_JOB: a->ans.job = v; break;
+	case O_LAST:
+	case O_SERVERS:
+		if (parse_u64(v, &n) || n == 0 || n > 1000) {
+			rt_say("%s must be a number from 1 to 1000 (got '%s')", o, v);
+			return -1;
+		}
+		if (id == O_LAST)
+			a->ans.last = (unsigned long)n;
+		else
+			a->ans.servers = (unsigned)n;
+		break;
+	case O_CSV_COLUMNS:
+		if (rt_parse_csv_columns(v, &a->csv_extended)) {
+			rt_say("--csv-columns must be reference or extended (got '%s')", v);
+			return -1;
+		}
+		a->csv_set = 1;
+		break;
+	case O_ALL: a->all = 1; break;
+	case O_URL: a->url = v; break;
+	case O_N: break;
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -231,68 +300,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 		if (opts[id].value && need(i, argc, o))
 			return -1;
 		const char *v = opts[id].value ? argv[++i] : NULL;
-		uint64_t n;
-		switch ((enum opt_id)id) {
-		case O_HELP: return 1;
-		case O_VERSION: printf("rt-export %s\n", RT_VERSION); exit(0);
-		case O_STORE: a->store = v; break;
-		case O_FORMAT: a->format = v; break; /* checked once the verb is known */
-		case O_OUTPUT: a->output = v; break;
-		case O_FROM: a->from = v; break;
-		case O_TO: a->to = v; break;
-		case O_EVERY:
-			if (parse_every(v, &a->every, &a->every_secs)) {
-				rt_say("--every must be a number of samples (10) or a time (30s, "
-				       "5m, 1h, "
-				       "decimal) above 0 (got '%s')",
-				       v);
-				return -1;
-			}
-			break;
-		case O_LAST_N:
-			if (parse_u64(v, &a->last_n)) {
-				rt_say("-n must be a number of samples (got '%s')", v);
-				return -1;
-			}
-			break;
-		case O_FD:
-			if (parse_u64(v, &n) || n < 3 || n > 1024) {
-				rt_say("--fd must be a descriptor number >= 3 (got '%s')", v);
-				return -1;
-			}
-			a->fd = (int)n;
-			break;
-		case O_VERBOSE: a->verbose = 1; break;
-		case O_JSON: a->ans.json = 1; break;
-		case O_SUMMARY: a->summary = 1; break;
-		case O_COMPACT: a->compact = 1; break;
-		case O_BEFORE: a->before = v; break;
-		case O_QUIET: a->quiet = 1; break;
-		case O_FAILED: a->ans.failed = 1; break;
-		case O_CSV_MS: a->csv_ms = 1; break;
-		case O_JOB: a->ans.job = v; break;
-		case O_LAST:
-		case O_SERVERS:
-			if (parse_u64(v, &n) || n == 0 || n > 1000) {
-				rt_say("%s must be a number from 1 to 1000 (got '%s')", o, v);
-				return -1;
-			}
-			if (id == O_LAST)
-				a->ans.last = (unsigned long)n;
-			else
-				a->ans.servers = (unsigned)n;
-			break;
-		case O_CSV_COLUMNS:
-			if (rt_parse_csv_columns(v, &a->csv_extended)) {
-				rt_say("--csv-columns must be reference or extended (got '%s')", v);
-				return -1;
-			}
-			a->csv_set = 1;
-			break;
-		case O_ALL: a->all = 1; break;
-		case O_URL: a->url = v; break;
-		case O_N: break;
-		}
+		int rc = set_option(a, id, o, v);
+		if (rc)
+			return rc;
 	}
 	if (!a->verb)
 		return -2;

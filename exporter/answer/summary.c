@@ -305,15 +305,34 @@ void rt_shell_join(struct rt_buf *b, const cJSON *argv)
 }
 
 /* The command as one line, shell-quoted (paste it back), at most cap bytes. */
-/* An argument as a person reads it in one line (the demo's script was
- * shown as $'\n\t...'): a line break as "; " where it ended a command, else
- * a space; runs of blanks as one space, those at the ends dropped. */
+/* Whether argument a is the script of a shell's -c (sh -c '...'). */
+static int shell_script(const cJSON *cmd, const cJSON *a)
+{
+	const cJSON *sh = cJSON_GetArrayItem(cmd, 0), *prev = a->prev;
+	if (!cJSON_IsString(sh) || a == cmd->child || !prev || !cJSON_IsString(prev) ||
+	    strcmp(prev->valuestring, "-c"))
+		return 0;
+	const char *base = strrchr(sh->valuestring, '/');
+	base = base ? base + 1 : sh->valuestring;
+	return !strcmp(base, "sh") || !strcmp(base, "bash") || !strcmp(base, "dash") ||
+	       !strcmp(base, "zsh") || !strcmp(base, "ksh");
+}
+
+/* The command as a person reads it in one line (the demo's script was
+ * shown as $'\n\t...'): a shell's -c script with each line break as "; "
+ * where it ended a command, else a space, and runs of blanks as one space;
+ * every other argument exactly as it was (the line reads back into the
+ * same words but for such a script's layout). */
 static cJSON *one_line_args(const cJSON *cmd)
 {
 	cJSON *out = cJSON_CreateArray(), *a;
 	cJSON_ArrayForEach(a, cmd)
 	{
 		const char *v = cJSON_IsString(a) ? a->valuestring : "";
+		if (!shell_script(cmd, a)) {
+			cJSON_AddItemToArray(out, cJSON_CreateString(v));
+			continue;
+		}
 		size_t n = strlen(v), k = 0;
 		char *t = malloc(n + 1);
 		if (!t)
@@ -458,10 +477,11 @@ size_t rt_summary_rows(const struct rt_runstats *st, const cJSON *meta, struct r
 			if (st->rss_max_mib >= 0)
 				/* the members' RSS added up: a page a fork pool shares
 				 * counts once per worker (PSS divides it among them) */
-				snprintf(r->note, sizeof(r->note),
-				         "RSS peak %.0f MiB (its processes' RSS summed: shared pages "
-				         "count in each)",
-				         st->rss_max_mib);
+				snprintf(
+				    r->note, sizeof(r->note),
+				    "RSS peak %.0f MiB (its processes' RSS summed: shared pages "
+				    "count in each)",
+				    st->rss_max_mib);
 			break;
 		case N_MEM_TOTAL: of_total(r->note, sizeof(r->note), meta, "memory_mib"); break;
 		case N_VRAM_TOTAL:
@@ -678,10 +698,11 @@ static void print_coverage(FILE *f, const struct rt_answer *a)
 		char life[32], tail[32];
 		rt_fmt_duration(life, sizeof(life), st->job_duration);
 		rt_fmt_duration(tail, sizeof(tail), st->tail_after);
-		fprintf(f,
-		        "  tracked: its processes ended after %s, and the tracker ran on %s without "
-		        "them; the job's figures cover their life\n",
-		        life, tail);
+		fprintf(
+		    f,
+		    "  tracked: its processes ended after %s, and the tracker ran on %s without "
+		    "them; the job's figures cover their life\n",
+		    life, tail);
 	}
 }
 
