@@ -53,7 +53,7 @@ if [ "$(id -u)" = 0 ]; then
 		mkdir "$C1" "$M1" && echo 200000 > "$C1/cpu.cfs_quota_us" && echo 100000 > "$C1/cpu.cfs_period_us" &&
 			echo $((512 << 20)) > "$M1/memory.limit_in_bytes" && CGS="$C1 $M1"
 	fi
-	trap 'for c in $CGS; do rmdir "$c" 2>/dev/null; done; cleanup' EXIT
+	trap 'for c in $CGS; do rmdir "$c" 2>/dev/null || true; done; cleanup' EXIT
 	if [ -n "$CGS" ]; then
 		CGS="$CGS" SLURM_JOB_ID=9 SLURM_CPUS_PER_TASK=8 \
 			sh -c 'for c in $CGS; do echo $$ > "$c/cgroup.procs"; done; exec "$@"' sh \
