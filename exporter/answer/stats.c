@@ -616,7 +616,7 @@ static void raise_for_quota(struct rt_recommendation *r, double limit, long most
 
 void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
 {
-	r->why[0] = '\0';
+	memset(r, 0, sizeof(*r)); /* every field set below or left 0 (memory_at_least) */
 	int sys = !st->has_proc;
 	r->from_system = sys;
 	/* Python's round() rounds halves to even; so does nearbyint */
