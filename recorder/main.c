@@ -184,20 +184,21 @@ static int choose_store(const struct rt_config *cfg, int wrapper, const struct r
 		    try_store(alt, cfg, mb, c, why2, sizeof(why2)) == 0) {
 			say("warning: cannot use %s%s%s (%s); this run is stored in %s instead",
 			    what, have ? " " : "", have ? dir : "", why, alt);
-			snprintf(c->note, sizeof(c->note), "stored here: %s%s%.200s could not be used (%.300s)",
-			         what, have ? " " : "", have ? dir : "", why);
+			snprintf(c->note, sizeof(c->note),
+			         "stored here: %s%s%.200s could not be used (%.300s)", what,
+			         have ? " " : "", have ? dir : "", why);
 			return 0;
 		}
 		if (errno == EMFILE || errno == ENFILE || errno == ENOMEM)
 			short_of = errno;
 	}
 	if (short_of)
-		say("warning: cannot use %s%s%s (%s), nor a private store (%s); this run is printed "
-		    "but not stored",
+		say("warning: cannot use %s%s%s (%s), nor a private store (%s); this run is "
+		    "printed but not stored",
 		    what, have ? " " : "", have ? dir : "", why, strerror(short_of));
 	else
-		say("warning: cannot use %s%s%s (%s) and no private directory is writable; this run "
-		    "is printed but not stored",
+		say("warning: cannot use %s%s%s (%s) and no private directory is writable; this "
+		    "run is printed but not stored",
 		    what, have ? " " : "", have ? dir : "", why);
 	return 0;
 }
@@ -842,7 +843,8 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 	static char *pid_argv[256];
 	int pid_argc = 0;
 	char **pid_command =
-	    wrapper ? NULL : tracked_command(cfg.pid, pid_cmd, sizeof(pid_cmd), pid_argv, &pid_argc);
+	    wrapper ? NULL
+	            : tracked_command(cfg.pid, pid_cmd, sizeof(pid_cmd), pid_argv, &pid_argc);
 	struct rt_run_meta meta = {
 	    .status = rt_run_status_name(RT_RUN_RUNNING),
 	    .start_ns = t0.wall_ns,

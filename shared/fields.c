@@ -724,7 +724,8 @@ void rt_format_csv_x(struct rt_buf *out, const struct rt_derived *d, const struc
 		if (!rt_has(d, (unsigned)id))
 			continue; /* empty column */
 		if (id == RT_V_TIMESTAMP && (extended & RT_CSV_MS))
-			rt_buf_f64_fixed(out, (double)(d->cur.rec->h->wall_ns / 1000000ull) / 1000.0, 3);
+			rt_buf_f64_fixed(out,
+			                 (double)(d->cur.rec->h->wall_ns / 1000000ull) / 1000.0, 3);
 		else if (rows[id].type == RT_VT_I64)
 			rt_buf_i64(out, d->v[id].i);
 		else

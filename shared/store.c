@@ -1528,8 +1528,8 @@ static __attribute__((noinline)) int store_list_runs_impl(struct rt_store *s, rt
 	disown(ids);
 	free(ids);
 	if (!ret && !whole) {
-		snprintf(s->err, sizeof(s->err), "its list of runs is damaged: %zu of %zu runs can be read",
-		         seen, entries);
+		snprintf(s->err, sizeof(s->err),
+		         "its list of runs is damaged: %zu of %zu runs can be read", seen, entries);
 		return RT_E_CORRUPT;
 	}
 	return ret;

@@ -191,13 +191,15 @@ size_t rt_gpu_held_text(const struct rt_runstats *st, char (*out)[200], size_t n
 		const char *name = g->name[0] ? g->name : "GPU";
 		/* (percentages of the run: 0-100, printed as whole numbers) */
 		if (capped >= RT_GPU_HELD_PCT)
-			snprintf(out[n++], 200, "GPU %u (%.64s) ran at its power cap %d %% of the run%.48s",
-			         i, name, (int)(capped + 0.5), clk);
-		if (heat >= RT_GPU_HELD_PCT && n < max)
 			snprintf(out[n++], 200,
-			         "GPU %u (%.64s) was slowed by heat or a hardware limit %d %% of the "
-			         "run%.48s",
-			         i, name, (int)(heat + 0.5), clk);
+			         "GPU %u (%.64s) ran at its power cap %d %% of the run%.48s", i,
+			         name, (int)(capped + 0.5), clk);
+		if (heat >= RT_GPU_HELD_PCT && n < max)
+			snprintf(
+			    out[n++], 200,
+			    "GPU %u (%.64s) was slowed by heat or a hardware limit %d %% of the "
+			    "run%.48s",
+			    i, name, (int)(heat + 0.5), clk);
 	}
 	return n;
 }

@@ -601,7 +601,8 @@ static void raise_for_quota(struct rt_recommendation *r, double limit, long most
 		if (most > r->cpu) {
 			char b[160];
 			snprintf(b, sizeof(b),
-			         "CPU: throttled by its quota; it ran %ld threads at most, so %ld vCPU%s",
+			         "CPU: throttled by its quota; it ran %ld threads at most, so %ld "
+			         "vCPU%s",
 			         most, most, most == 1 ? "" : "s");
 			r->cpu = most;
 			why(r, b);
@@ -668,8 +669,8 @@ void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
 		if (m >= r->memory_mib) {
 			r->memory_mib = m;
 			r->memory_at_least = 1;
-			why(r, "memory: OOM-killed at its limit while it grew, so its need was not seen: "
-			       "at least twice that");
+			why(r, "memory: OOM-killed at its limit while it grew, so its need was not "
+			       "seen: at least twice that");
 		}
 	}
 	if (f.throttled_pct >= RT_THROTTLED_PCT && f.cpu_limit > 0)

@@ -173,8 +173,8 @@ int rt_replay_range(struct rt_emitter *e, uint64_t first_line, uint64_t last_lin
 		return 0;
 	if (first_line <= first)
 		first_line = first + 1;
-	rc = replay_lines(e, first_line - 1, first_line, last_line < last ? last_line : last, 1, have,
-	                  &l, 0);
+	rc = replay_lines(e, first_line - 1, first_line, last_line < last ? last_line : last, 1,
+	                  have, &l, 0);
 	live_close(&l);
 	return rc;
 }

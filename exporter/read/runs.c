@@ -45,7 +45,8 @@ static int waiting_status(struct rt_store *s, uint64_t run, char *out, size_t ca
 	ssize_t n = read(fd, fin, sizeof(fin));
 	close(fd);
 	struct rt_run_fields f;
-	if (n <= 0 || (size_t)n >= sizeof(fin) || rt_runmeta_read(fin, (size_t)n, &f) || !f.status[0])
+	if (n <= 0 || (size_t)n >= sizeof(fin) || rt_runmeta_read(fin, (size_t)n, &f) ||
+	    !f.status[0])
 		return -1;
 	snprintf(out, cap, "%s", f.status);
 	return 0;

@@ -257,7 +257,8 @@ static int walk_store(const char *dir, const char *dst)
 	int pages_bad = (!dst && !pages_sound(dir)) || l.list_damaged;
 	uint64_t carved = 0;
 	if (dst && rt_recover_carve(dir, dst, &carved))
-		rt_say("cannot read the pages of %s/data.mdb for what its tree no longer reaches", dir);
+		rt_say("cannot read the pages of %s/data.mdb for what its tree no longer reaches",
+		       dir);
 	if (dst)
 		printf("%zu runs copied into %s, %zu of them damaged (only their intact samples); "
 		       "%llu samples the tree no longer reached found in its pages\n",
