@@ -1,10 +1,5 @@
-/*
- * lmdbcarve.c - records found page by page (lmdbcarve.h). The format is
- * LMDB 0.9's, as lmdbcheck.c describes it: a 16-byte page header (its
- * number, flags at 10, lower and upper at 12 and 14; an overflow page's
- * count of pages at 12), a leaf's node offsets after it, and each node an
- * 8-byte header (data size, flags, key size) with its key and value.
- */
+/* lmdbcarve.c - records found page by page (lmdbcarve.h), in LMDB 0.9's
+ * format (lmdbfmt.h). */
 #define _GNU_SOURCE
 #include "rt/lmdbcarve.h"
 
@@ -14,14 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define PAGEHDRSZ 16u
-#define NODESIZE 8u
-#define P_LEAF 0x02u
-#define P_OVERFLOW 0x04u
-#define P_SUBP 0x40u
-#define F_BIGDATA 0x01u
-#define F_SUBDATA 0x02u
-#define F_DUPDATA 0x04u
+#include "lmdbfmt.h"
 
 struct carve {
 	int fd;
@@ -32,20 +20,6 @@ struct carve {
 	uint8_t *big; /* a value read from overflow pages */
 	size_t bigcap;
 };
-
-static uint16_t u16(const uint8_t *p)
-{
-	uint16_t v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t u64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
 
 /* A value of dsize bytes in the overflow pages at opg, into c->big:
  * 0, or -1 when those pages are not an overflow run that holds it. */

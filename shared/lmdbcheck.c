@@ -34,18 +34,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PAGEHDRSZ 16u
-#define NODESIZE 8u
+#include "lmdbfmt.h"
+
 #define META_MAGIC 0xBEEFC0DEu
 #define DATA_VERSION 1u
 #define DB_SIZE 48u
-#define P_BRANCH 0x01u
-#define P_LEAF 0x02u
-#define P_OVERFLOW 0x04u
 #define P_KINDS (P_BRANCH | P_LEAF | P_OVERFLOW | 0x08u | 0x20u | 0x40u)
-#define F_BIGDATA 0x01u
-#define F_SUBDATA 0x02u
-#define F_DUPDATA 0x04u
 #define P_INVALID UINT64_MAX
 #define MAX_DEPTH 32u
 
@@ -72,27 +66,6 @@ static int bad(struct ck *c, const char *fmt, ...)
 	vsnprintf(c->why, c->cap, fmt, ap);
 	va_end(ap);
 	return -1;
-}
-
-static uint16_t u16(const uint8_t *p)
-{
-	uint16_t v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint32_t u32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t u64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, sizeof(v));
-	return v;
 }
 
 static void get_db(const uint8_t *p, struct db *d)

@@ -86,6 +86,23 @@ static void remove_unreadable_ring(const char *path)
 	close(fd);
 }
 
+ssize_t rt_salvage_read_side_meta(const char *ring_path, char *buf, size_t cap,
+                                  struct rt_run_fields *f)
+{
+	char side[4200], why[256];
+	struct rt_run_fields ff;
+	if (snprintf(side, sizeof(side), "%s.meta", ring_path) >= (int)sizeof(side))
+		return -1;
+	int fd = rt_open_own(side, O_RDONLY, 0, why, sizeof(why));
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, cap);
+	close(fd);
+	if (n <= 0 || (size_t)n >= cap || rt_runmeta_read(buf, (size_t)n, f ? f : &ff))
+		return -1;
+	return n;
+}
+
 static int finish_run(struct rt_store *s, uint64_t run, unsigned *samples)
 {
 	char path[4096];
@@ -109,14 +126,9 @@ static int finish_run(struct rt_store *s, uint64_t run, unsigned *samples)
 	if (open_ring(s, run, &ring, path, sizeof(path)) == 0) {
 		rt_ring_close(ring, 0);
 		snprintf(side, sizeof(side), "%s.meta", path);
-		char why[256], fin[65536];
-		int fd = rt_open_own(side, O_RDONLY, 0, why, sizeof(why));
-		ssize_t n = fd >= 0 ? read(fd, fin, sizeof(fin)) : -1;
-		if (fd >= 0)
-			close(fd);
-		struct rt_run_fields ff;
-		if (n > 0 && (size_t)n < sizeof(fin) && rt_runmeta_read(fin, (size_t)n, &ff) == 0 &&
-		    (rc = rt_store_put_meta(s, run, fin, (size_t)n)) == 0) {
+		char fin[65536];
+		ssize_t n = rt_salvage_read_side_meta(path, fin, sizeof(fin), NULL);
+		if (n > 0 && (rc = rt_store_put_meta(s, run, fin, (size_t)n)) == 0) {
 			unlink(side);
 			if (open_ring(s, run, &ring, path, sizeof(path)) == 0) {
 				rt_ring_close(ring, 0);

@@ -18,7 +18,7 @@
 #include "rt/common.h"
 #include "rt/ring.h"
 #include "rt/runmeta.h"
-#include "rt/safefile.h"
+#include "rt/salvage.h"
 
 int rt_run_recorder_alive(struct rt_store *s, uint64_t run)
 {
@@ -35,18 +35,10 @@ int rt_run_recorder_alive(struct rt_store *s, uint64_t run)
  * store left beside the run's ring; 0, or -1 when there is none. */
 static int waiting_status(struct rt_store *s, uint64_t run, char *out, size_t cap)
 {
-	char path[4096], side[4200], why[256], fin[65536];
-	if (rt_ring_path(path, sizeof(path), rt_store_ring_key(s), run))
-		return -1;
-	snprintf(side, sizeof(side), "%s.meta", path);
-	int fd = rt_open_own(side, O_RDONLY, 0, why, sizeof(why));
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, fin, sizeof(fin));
-	close(fd);
+	char path[4096], fin[65536];
 	struct rt_run_fields f;
-	if (n <= 0 || (size_t)n >= sizeof(fin) || rt_runmeta_read(fin, (size_t)n, &f) ||
-	    !f.status[0])
+	if (rt_ring_path(path, sizeof(path), rt_store_ring_key(s), run) ||
+	    rt_salvage_read_side_meta(path, fin, sizeof(fin), &f) < 0 || !f.status[0])
 		return -1;
 	snprintf(out, cap, "%s", f.status);
 	return 0;
