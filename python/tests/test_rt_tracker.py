@@ -377,6 +377,19 @@ def test_reference_api_corners(tmp_path, monkeypatch):
     assert "vendor_id" in said and "no server recommended" in said, said
 
 
+def test_system_only_tracker_has_no_process_rows():
+    """track_processes=False: the system's rows are sampled, the process
+    table stays empty (the reference's test_resource_tracker_subprocess)."""
+    t = ResourceTracker(interval=0.2, track_processes=False)
+    t.start()
+    t.wait_for_samples(2, timeout=20)
+    t.stop()
+    assert len(t.process_metrics) == 0
+    sm = t.system_metrics
+    assert len(sm) >= 2
+    assert sm[0]["utime"] >= 0 and sm[0]["memory_used_mib"] > 0 and sm[0]["processes"] > 0
+
+
 def test_a_killed_programs_temporary_store_is_removed_at_the_next_start(tmp_path):
     """SIGKILL runs no finalizer: the next ResourceTracker removes the
     temporary store of a dead owner (and never a live one's)."""

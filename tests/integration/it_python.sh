@@ -36,3 +36,12 @@ ok "pip install ./python into a venv, offline: rt_tracker imports from it"
 (cd "$T" && PATH="$BUILD:$PATH" "$T/venv/bin/python" -m pytest -q -p no:cacheprovider "$HERE/python/tests") ||
 	fail "python/tests"
 ok "rt_tracker: API round trip, numbers equal the CLI's, fork pool PSS, missing binary, killed recorder, no orphan"
+# the reference's own ResourceTracker tests, where a checkout of it is given
+# (CI reaches no GitHub: tools/reference-tests.sh says how to run them)
+if [ -n "${RT_REFERENCE:-}" ]; then
+	sh "$HERE/tools/reference-tests.sh" "$RT_REFERENCE" "$BUILD" > "$T/ref.log" 2>&1 ||
+		fail "the reference's test_resource_tracker_* tests: $(tail -5 "$T/ref.log")"
+	ok "the reference's five test_resource_tracker_* tests pass against rt_tracker"
+else
+	echo "note: the reference's own tests were not run (set RT_REFERENCE to a checkout of SpareCores/resource-tracker)"
+fi
