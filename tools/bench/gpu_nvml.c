@@ -1,5 +1,5 @@
 /*
- * bench_gpu.c - rt-bench gpu: what NVML costs the recorder per sample, on
+ * gpu_nvml.c - rt-bench gpu: what NVML costs the recorder per sample, on
  * the fake NVML spending what each call took on an NVIDIA H100 (driver
  * 580; tests/fake_nvml/h100_costs.h), beside the floor: the cost of the
  * calls the values need, from the same table.
@@ -27,8 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../tests/fake_nvml/h100_costs.h"
-#include "bench_gpu.h"
+#include "../../tests/fake_nvml/h100_costs.h"
+#include "gpu_nvml.h"
 
 static const char *const call_name[] = {
 #define H100_NAME(id, fn, cpu, wall) fn,

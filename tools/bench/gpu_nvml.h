@@ -1,5 +1,5 @@
 /*
- * bench_gpu.h - rt-bench gpu (bench_gpu.c): NVML's cost per sample on the
+ * gpu_nvml.h - rt-bench gpu (gpu_nvml.c): NVML's cost per sample on the
  * fake H100 beside the floor of the calls the values need.
  */
 #ifndef RT_BENCH_GPU_H

@@ -1,0 +1,99 @@
+/*
+ * procs.c - another process as rt-bench reads it from /proc: a status
+ * field, its CPU ns (schedstat), a smaps_rollup field, its first child;
+ * and starting one with its stdio on /dev/null.
+ */
+#include "bench.h"
+
+long status_kb(pid_t pid, const char *key)
+{
+	char p[64], line[256];
+	snprintf(p, sizeof(p), "/proc/%d/status", pid);
+	FILE *f = fopen(p, "r");
+	long v = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)))
+			v = strtol(line + strlen(key) + 1, NULL, 10);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* CPU ns a process has run (schedstat; else stat's ticks), -1 if gone */
+long long sched_ns(pid_t pid)
+{
+	char p[64], b[256];
+	snprintf(p, sizeof(p), "/proc/%d/schedstat", pid);
+	FILE *f = fopen(p, "r");
+	long long ns = -1;
+	if (f && fgets(b, sizeof(b), f))
+		ns = strtoll(b, NULL, 10);
+	if (f)
+		fclose(f);
+	if (ns >= 0)
+		return ns;
+	snprintf(p, sizeof(p), "/proc/%d/stat", pid);
+	f = fopen(p, "r");
+	char line[1024];
+	if (f && fgets(line, sizeof(line), f)) {
+		char *q = strrchr(line, ')');
+		unsigned long long ut, st;
+		if (q && sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+		                &st) == 2)
+			ns = (long long)((ut + st) * (1000000000ull /
+			                              (unsigned long long)sysconf(_SC_CLK_TCK)));
+	}
+	if (f)
+		fclose(f);
+	return ns;
+}
+
+long smaps_kb(pid_t pid, const char *key)
+{
+	char p[64], line[256];
+	snprintf(p, sizeof(p), "/proc/%d/smaps_rollup", pid);
+	FILE *f = fopen(p, "r");
+	long v = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)))
+			v = strtol(line + strlen(key), NULL, 10);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* Start argv with stdin, stdout and stderr on /dev/null. */
+pid_t spawn_quiet(char *const argv[])
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* /proc/PID/FILE into buf, NUL-terminated: its length, <= 0 when gone. */
+ssize_t proc_text(pid_t pid, const char *file, char *buf, size_t cap)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, cap - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
+/* The first child of pid (its children file), or -1. */
+pid_t first_child(pid_t pid)
+{
+	char file[64], buf[256];
+	snprintf(file, sizeof(file), "task/%d/children", (int)pid);
+	return proc_text(pid, file, buf, sizeof(buf)) > 0 ? (pid_t)atoi(buf) : -1;
+}
