@@ -682,6 +682,95 @@ static void print_stored_summary(struct rt_store *s, uint64_t run)
 }
 #endif
 
+/* replay --every: a number of samples, or a time (the samples it spans,
+ * at least 1). */
+static uint64_t replay_every(const struct args *a, const struct rt_runinfo *ri)
+{
+	if (!(a->every_secs > 0))
+		return a->every;
+	/* rounded to the nearest by hand: nearbyint() alone would link libm
+	 * into the live printer (~170 KiB of PSS) */
+	double n = a->every_secs / (ri->interval > 0 ? ri->interval : 1.0) + 0.5;
+	return !(n >= 1) ? 1 : n > 1e12 ? 1000000000000ull : (uint64_t)n;
+}
+
+/* A whole run replayed that lacks samples its metadata names: damaged. */
+static void say_missing_samples(const struct rt_runinfo *ri, uint64_t lines)
+{
+	struct rt_run_fields f;
+	if (ri->meta_json && rt_runmeta_read(ri->meta_json, strlen(ri->meta_json), &f) == 0 &&
+	    f.has_last_seq && !f.samples_not_stored && lines < f.last_seq)
+		rt_say("run %llu: %llu of its %llu samples are missing from the store (it is "
+		       "damaged): see rt-export verify",
+		       (unsigned long long)ri->id, (unsigned long long)(f.last_seq - lines),
+		       (unsigned long long)f.last_seq);
+}
+
+/* No samples in --from/--to: say when the run ran instead of nothing. */
+static void say_out_of_range(const struct rt_runinfo *ri)
+{
+	char s0[32], s1[32];
+	rt_fmt_iso8601(s0, sizeof(s0), ri->start_ns);
+	if (ri->end_ns)
+		rt_fmt_iso8601(s1, sizeof(s1), ri->end_ns);
+	rt_say("run %llu has no samples in that range: it ran from %s to %s",
+	       (unsigned long long)ri->id, s0, ri->end_ns ? s1 : "now (still running)");
+}
+
+/* replay: the run's lines within --from/--to, --every samples a line. */
+static int stream_replay(const struct args *a, struct rt_emitter *e, const struct rt_runinfo *ri,
+                         uint64_t from_ns, uint64_t to_ns)
+{
+	uint64_t every = replay_every(a, ri);
+	struct rt_replay_opts o = {from_ns, to_ns, every};
+	int r = rt_replay(e, &o);
+	if ((r == 0 || r == RT_E_CORRUPT) && !from_ns && !to_ns && every == 1)
+		say_missing_samples(ri, e->lines);
+	if (r == RT_E_RANGE)
+		say_out_of_range(ri);
+	return r;
+}
+
+/* tail: where to start, --all from the first sample, else the last N.
+ * The store takes samples in groups, a few seconds behind the ring: the
+ * run's newest sample is the ring's. */
+static uint64_t tail_start(const struct args *a, struct rt_store *s, const struct rt_runinfo *ri)
+{
+	uint64_t first = 0, last = 0, start = 1;
+	int known = rt_store_seq_bounds(s, ri->id, &first, &last) == 0;
+	char rpath[4096];
+	struct rt_ring *rg;
+	rt_ring_path(rpath, sizeof(rpath), rt_store_ring_key(s), ri->id);
+	if (rt_ring_open(rpath, &rg) == 0) {
+		uint64_t head = rt_ring_head(rg);
+		if (head > 0 && head - 1 > last) {
+			last = head - 1;
+			known = 1;
+		}
+		rt_ring_close(rg, 0);
+	}
+	if (known) {
+		start = a->all ? first + 1 : last + 1 > a->last_n ? last + 1 - a->last_n : 1;
+		if (start <= first)
+			start = first + 1;
+	}
+	return start;
+}
+
+/* The output closed: kept when all went well (a reader that left, EPIPE,
+ * is no failure), else discarded. The exit code. */
+static int close_output(struct rt_sink *k, int rc)
+{
+	int r;
+	if (rc) {
+		rt_sink_discard(k);
+	} else if ((r = rt_sink_close(k)) != 0 && r != -EPIPE) {
+		rt_say("cannot write to %s: %s", k->name, strerror(-r));
+		rc = 1;
+	}
+	return rc;
+}
+
 /* replay, tail and live: records become lines through one emitter. */
 static int verb_stream(const struct args *a, struct rt_store *s)
 {
@@ -729,67 +818,19 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 #endif
 	if (a->quiet)
 		e.sink = NULL;
-	if (a->fd >= 0) {
-		r = rt_follow_stream(&e, a->fd);
-	} else if (replay) {
-		uint64_t every = a->every;
-		if (a->every_secs > 0) { /* a time: the samples it spans, at least 1 */
-			/* rounded to the nearest by hand: nearbyint() alone would
-			 * link libm into the live printer (~170 KiB of PSS) */
-			double n = a->every_secs / (ri.interval > 0 ? ri.interval : 1.0) + 0.5;
-			every = !(n >= 1) ? 1 : n > 1e12 ? 1000000000000ull : (uint64_t)n;
-		}
-		struct rt_replay_opts o = {from_ns, to_ns, every};
-		r = rt_replay(&e, &o);
-		/* a whole run that lacks samples its metadata names: damaged */
-		struct rt_run_fields f;
-		if ((r == 0 || r == RT_E_CORRUPT) && !from_ns && !to_ns && every == 1 &&
-		    ri.meta_json && rt_runmeta_read(ri.meta_json, strlen(ri.meta_json), &f) == 0 &&
-		    f.has_last_seq && !f.samples_not_stored && e.lines < f.last_seq)
-			rt_say(
-			    "run %llu: %llu of its %llu samples are missing from the store (it is "
-			    "damaged): see rt-export verify",
-			    (unsigned long long)ri.id, (unsigned long long)(f.last_seq - e.lines),
-			    (unsigned long long)f.last_seq);
-		if (r == RT_E_RANGE) { /* say when the run ran instead of nothing */
-			char s0[32], s1[32];
-			rt_fmt_iso8601(s0, sizeof(s0), ri.start_ns);
-			if (ri.end_ns)
-				rt_fmt_iso8601(s1, sizeof(s1), ri.end_ns);
-			rt_say("run %llu has no samples in that range: it ran from %s to %s",
-			       (unsigned long long)ri.id, s0,
-			       ri.end_ns ? s1 : "now (still running)");
-			rt_emitter_free(&e);
-			rt_sink_discard(&k);
-			rt_run_free(&ri);
-			return 1;
-		}
-	} else if (live) {
-		r = rt_follow(&e, 1);
-	} else {
-		uint64_t first = 0, last = 0, start = 1;
-		int known = rt_store_seq_bounds(s, ri.id, &first, &last) == 0;
-		/* the store takes samples in groups, a few seconds behind the
-		 * ring: the run's newest sample is the ring's */
-		char rpath[4096];
-		struct rt_ring *rg;
-		rt_ring_path(rpath, sizeof(rpath), rt_store_ring_key(s), ri.id);
-		if (rt_ring_open(rpath, &rg) == 0) {
-			uint64_t head = rt_ring_head(rg);
-			if (head > 0 && head - 1 > last) {
-				last = head - 1;
-				known = 1;
-			}
-			rt_ring_close(rg, 0);
-		}
-		if (known) {
-			start = a->all                 ? first + 1
-			        : last + 1 > a->last_n ? last + 1 - a->last_n
-			                               : 1;
-			if (start <= first)
-				start = first + 1;
-		}
-		r = rt_follow(&e, start);
+	r = a->fd >= 0 ? rt_follow_stream(&e, a->fd)
+	    : replay   ? stream_replay(a, &e, &ri, from_ns, to_ns)
+	    : live     ? rt_follow(&e, 1)
+	               : rt_follow(&e, tail_start(a, s, &ri));
+	if (replay && r == RT_E_RANGE) { /* said */
+#ifdef RT_EXPORT_FULL
+		rt_series_free(&ser);
+		rt_buf_free(&last_meta);
+#endif
+		rt_emitter_free(&e);
+		rt_sink_discard(&k);
+		rt_run_free(&ri);
+		return 1;
 	}
 	int rc = finish(&k, r);
 	rt_say_read_notes(&e.notes, e.run, e.lines);
@@ -805,12 +846,7 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 	rt_buf_free(&last_meta);
 #endif
 	rt_emitter_free(&e);
-	if (rc) {
-		rt_sink_discard(&k);
-	} else if ((r = rt_sink_close(&k)) != 0 && r != -EPIPE) {
-		rt_say("cannot write to %s: %s", k.name, strerror(-r));
-		rc = 1;
-	}
+	rc = close_output(&k, rc);
 	rt_run_free(&ri);
 	return rc;
 }

@@ -831,234 +831,330 @@ static char **tracked_command(pid_t pid, char *buf, size_t cap, char **argv, int
 	return *n ? argv : NULL;
 }
 
-static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
-{
-	struct rt_config cfg = *cfgp;
-	int rc, wrapper = g != NULL;
+/* One recording, from its metadata to its last sample: what record()'s
+ * steps share. */
+struct run {
+	struct rt_config cfg;
+	int wrapper;
+	struct rt_guard_link *g;
 	struct rt_host_info host;
-	rt_host_info(&host);
+	struct rt_run_meta meta;
+	struct rt_buf mb; /* meta as JSON: the store's copy and the stream's */
+	struct store_choice sc;
+	struct rt_sampler s;
+	struct rt_proctree *tree;
+	struct guard_state gs;
+	struct rt_alloc alloc;
+	char warn[2048];
+	int sfd, wfd; /* signals; what the sampling wait polls */
+	uint64_t interval_ns;
+	struct rt_stream_out pipe_out;
+	pid_t exporter, uploader, pusher[2];
+	int stopped, cmd_done; /* a signal that ends the run; the job's end */
+};
+
+/* The run's metadata (host, command, tags) and the store it goes to:
+ * nonzero when there is none and the run cannot start. */
+static int run_begin(struct run *r)
+{
+	rt_host_info(&r->host);
 	struct rt_time t0;
 	rt_clock_now_steady(&t0); /* the run's timeline: never steps */
 	static char pid_cmd[16384];
 	static char *pid_argv[256];
 	int pid_argc = 0;
 	char **pid_command =
-	    wrapper ? NULL
-	            : tracked_command(cfg.pid, pid_cmd, sizeof(pid_cmd), pid_argv, &pid_argc);
-	struct rt_run_meta meta = {
+	    r->wrapper ? NULL
+	               : tracked_command(r->cfg.pid, pid_cmd, sizeof(pid_cmd), pid_argv, &pid_argc);
+	const struct rt_host_info *h = &r->host;
+	r->meta = (struct rt_run_meta){
 	    .status = rt_run_status_name(RT_RUN_RUNNING),
 	    .start_ns = t0.wall_ns,
-	    .interval_secs = cfg.interval,
+	    .interval_secs = r->cfg.interval,
 	    .recorder_pid = getpid(),
-	    .tracked_pid = cfg.pid,
-	    .command = wrapper ? cfg.command : pid_command,
-	    .ncommand = wrapper ? cfg.ncommand : pid_argc,
-	    .tags = cfg.tags,
-	    .ntags = cfg.ntags,
-	    .hostname = host.hostname[0] ? host.hostname : NULL,
-	    .cpu_model = host.cpu_model[0] ? host.cpu_model : NULL,
-	    .vcpus = host.vcpus,
-	    .memory_mib = host.memory_mib,
-	    .host_id = host.host_id[0] ? host.host_id : NULL,
-	    .ip = host.ip[0] ? host.ip : NULL,
-	    .storage_gb = host.storage_gb,
+	    .tracked_pid = r->cfg.pid,
+	    .command = r->wrapper ? r->cfg.command : pid_command,
+	    .ncommand = r->wrapper ? r->cfg.ncommand : pid_argc,
+	    .tags = r->cfg.tags,
+	    .ntags = r->cfg.ntags,
+	    .hostname = h->hostname[0] ? h->hostname : NULL,
+	    .cpu_model = h->cpu_model[0] ? h->cpu_model : NULL,
+	    .vcpus = h->vcpus,
+	    .memory_mib = h->memory_mib,
+	    .host_id = h->host_id[0] ? h->host_id : NULL,
+	    .ip = h->ip[0] ? h->ip : NULL,
+	    .storage_gb = h->storage_gb,
 	};
-	memcpy(meta.meta, cfg.meta, sizeof(meta.meta));
-	struct rt_buf mb = {0};
-	rt_runmeta_write(&mb, &meta);
-	struct store_choice sc;
-	if (choose_store(&cfg, wrapper, &mb, &sc)) {
-		rt_buf_free(&mb);
+	memcpy(r->meta.meta, r->cfg.meta, sizeof(r->meta.meta));
+	rt_runmeta_write(&r->mb, &r->meta);
+	if (choose_store(&r->cfg, r->wrapper, &r->mb, &r->sc))
 		return 1;
-	}
-	meta.run_id = sc.run;
-	meta.store_note = sc.note[0] ? sc.note : NULL;
-	rt_buf_reset(&mb);
-	rt_runmeta_write(&mb, &meta); /* now with its id, for the stream */
+	r->meta.run_id = r->sc.run;
+	r->meta.store_note = r->sc.note[0] ? r->sc.note : NULL;
+	rt_buf_reset(&r->mb);
+	rt_runmeta_write(&r->mb, &r->meta); /* now with its id, for the stream */
+	return 0;
+}
 
-	/* signals arrive on a descriptor the sampling wait polls; in wrapper
-	 * mode the guardian passes them on to the job, and the recorder only
-	 * reaps its exporters and hears from the guardian (the same wait) */
+/* Signals arrive on a descriptor the sampling wait polls; in wrapper mode
+ * the guardian passes them on to the job, and the recorder only reaps its
+ * exporters and hears from the guardian (the same wait). */
+static void run_signals(struct run *r)
+{
 	sigset_t sigs;
-	recorder_signals(&sigs, wrapper);
+	recorder_signals(&sigs, r->wrapper);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
-	int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
-	int wfd = sfd; /* what the sampling wait polls */
-	if (wrapper && (wfd = epoll_create1(EPOLL_CLOEXEC)) >= 0) {
+	r->sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	r->wfd = r->sfd;
+	if (r->wrapper && (r->wfd = epoll_create1(EPOLL_CLOEXEC)) >= 0) {
 		struct epoll_event ev = {.events = EPOLLIN};
-		if (sfd >= 0)
-			epoll_ctl(wfd, EPOLL_CTL_ADD, sfd, &ev);
-		epoll_ctl(wfd, EPOLL_CTL_ADD, g->fd, &ev);
-	} else if (wrapper) {
-		wfd = g->fd;
+		if (r->sfd >= 0)
+			epoll_ctl(r->wfd, EPOLL_CTL_ADD, r->sfd, &ev);
+		epoll_ctl(r->wfd, EPOLL_CTL_ADD, r->g->fd, &ev);
+	} else if (r->wrapper) {
+		r->wfd = r->g->fd;
 	}
+}
 
-	uint64_t interval_ns = (uint64_t)(cfg.interval * 1e9 + 0.5);
-	/* ring: about a minute of samples, 64..1024 slots. Half of it is what
-	 * may wait for a group commit (sampler.c); a reader further behind
-	 * catches up from the store. */
+/* The ring: about a minute of samples, 64..1024 slots. Half of it is what
+ * may wait for a group commit (sampler.c); a reader further behind catches
+ * up from the store. */
+static uint32_t ring_slots(uint64_t interval_ns)
+{
 	uint64_t slots = 64000000000ull / interval_ns;
 	slots = slots < 64 ? 64 : slots > 1024 ? 1024 : slots;
 	const char *rs = getenv("RT_RING_SLOTS"); /* testing aid: force lapped readers */
 	if (rs && strtoul(rs, NULL, 10) >= 2 && strtoul(rs, NULL, 10) <= 65536)
 		slots = strtoul(rs, NULL, 10);
+	return (uint32_t)slots;
+}
+
+/* The sampler and the first sample (the base of every rate), then what it
+ * tells of the run: its GPUs and what the job was given. Nonzero when
+ * sampling cannot start. */
+static int run_first_sample(struct run *r)
+{
+	r->interval_ns = (uint64_t)(r->cfg.interval * 1e9 + 0.5);
 	/* the size cap is enforced a slice at a time: a quarter interval at most */
-	if (sc.store)
-		rt_store_set_cap_budget(sc.store, interval_ns / 4);
-	struct rt_sampler s;
-	struct rt_proctree *tree = NULL;
-	struct guard_state gs = {.g = g, .job = -1};
-	char warn[2048];
-	if ((rc = rt_sampler_init(&s, sc.store, sc.run, (uint32_t)slots)) ||
-	    (rc = take_first(&s, &tree, &cfg, g, warn, sizeof(warn)))) {
-		if (wrapper)
+	if (r->sc.store)
+		rt_store_set_cap_budget(r->sc.store, r->interval_ns / 4);
+	int rc;
+	if ((rc = rt_sampler_init(&r->s, r->sc.store, r->sc.run, ring_slots(r->interval_ns))) ||
+	    (rc = take_first(&r->s, &r->tree, &r->cfg, r->g, r->warn, sizeof(r->warn)))) {
+		if (r->wrapper)
 			say("warning: cannot start sampling (%s); the job runs untracked",
 			    rt_strerror(rc));
 		else
 			say("cannot start sampling (%s)", rt_strerror(rc));
-		rt_sampler_close(&s, 1);
-		rt_store_close(sc.store);
-		rt_buf_free(&mb);
+		rt_sampler_close(&r->s, 1);
+		rt_store_close(r->sc.store);
 		return 1;
 	}
-	say_lines(warn);
+	say_lines(r->warn);
 	/* the first inventory on disk too: samples salvaged later refer to it */
-	if (sc.store)
-		rt_store_sync(sc.store);
+	if (r->sc.store)
+		rt_store_sync(r->sc.store);
 	/* GPUs are known after the first sample: host_gpu_* for the run */
+	const struct rt_inventory *inv = r->s.col.inv;
 	struct rt_record first;
-	if (s.col.inv->ngpu && rt_record_decode(s.rec, s.last_len, &first) == 0) {
-		meta.gpu_model = s.col.inv->gpu[0].name[0] ? s.col.inv->gpu[0].name : NULL;
-		meta.gpu_count = s.col.inv->ngpu;
+	if (inv->ngpu && rt_record_decode(r->s.rec, r->s.last_len, &first) == 0) {
+		r->meta.gpu_model = inv->gpu[0].name[0] ? inv->gpu[0].name : NULL;
+		r->meta.gpu_count = inv->ngpu;
 		for (unsigned i = 0; i < first.h->ngpu; i++)
-			meta.gpu_memory_mib += first.gpu[i].vram_total >> 20;
+			r->meta.gpu_memory_mib += first.gpu[i].vram_total >> 20;
 	}
 	/* what the job was given: the request, its cgroup, Slurm, the host */
-	struct rt_alloc alloc;
-	rt_alloc_detect(cfg.has_request ? &cfg.request : NULL, meta.vcpus,
-	                meta.memory_mib * 1048576ull, meta.gpu_count, &alloc);
-	meta.alloc = &alloc;
-	if (wrapper) {
-		/* the first sample is taken: the guardian starts the job now */
-		struct rt_guard_msg ready = {.type = RT_G_READY};
-		send(g->fd, &ready, sizeof(ready), MSG_NOSIGNAL);
-		gs.tree = tree;
-		while (gs.job < 0 && !gs.nostart && !gs.gone)
-			guard_read(&gs, 1000);
-		if (gs.nostart || gs.gone) {
-			int untracked = gs.nostart && gs.job_status == RT_SPAWN_NO_PROCESS;
-			meta.status = rt_run_status_name(untracked ? RT_RUN_UNTRACKED
-			                                 : gs.gone ? RT_RUN_UNKNOWN
-			                                           : RT_RUN_FAILED);
-			meta.has_exit_code = gs.nostart && !untracked;
-			meta.exit_code = gs.job_status;
-			finish_run(&sc, &s, &meta, &mb, NULL, -1, -1, (pid_t[2]){-1, -1});
-			rt_proctree_close(tree);
-			return 0;
-		}
-		s.tracked_pid = (int32_t)gs.job;
-		meta.tracked_pid = gs.job;
-		if (tree)
-			rt_proctree_on_unreported(tree, await_reports, &gs);
+	rt_alloc_detect(r->cfg.has_request ? &r->cfg.request : NULL, r->meta.vcpus,
+	                r->meta.memory_mib * 1048576ull, r->meta.gpu_count, &r->alloc);
+	r->meta.alloc = &r->alloc;
+	return 0;
+}
+
+/* Wrapper mode: the first sample is taken, so the guardian starts the job
+ * now; wait for it to start. Nonzero when it never did (the run is then
+ * finished, as failed, untracked or unknown). */
+static int run_start_job(struct run *r)
+{
+	struct guard_state *gs = &r->gs;
+	struct rt_guard_msg ready = {.type = RT_G_READY};
+	send(r->g->fd, &ready, sizeof(ready), MSG_NOSIGNAL);
+	gs->tree = r->tree;
+	while (gs->job < 0 && !gs->nostart && !gs->gone)
+		guard_read(gs, 1000);
+	if (gs->nostart || gs->gone) {
+		int untracked = gs->nostart && gs->job_status == RT_SPAWN_NO_PROCESS;
+		r->meta.status = rt_run_status_name(untracked  ? RT_RUN_UNTRACKED
+		                                    : gs->gone ? RT_RUN_UNKNOWN
+		                                               : RT_RUN_FAILED);
+		r->meta.has_exit_code = gs->nostart && !untracked;
+		r->meta.exit_code = gs->job_status;
+		finish_run(&r->sc, &r->s, &r->meta, &r->mb, NULL, -1, -1, (pid_t[2]){-1, -1});
+		return 1;
 	}
-	rt_buf_reset(&mb);
-	rt_runmeta_write(&mb, &meta);
-	if (sc.store && (wrapper || meta.gpu_count))
-		rt_store_put_meta(sc.store, meta.run_id, mb.p, mb.len);
-	struct rt_stream_out pipe_out = {.fd = -1};
-	pid_t exporter =
-	    cfg.quiet && !cfg.summary ? -1 : spawn_printer(&cfg, &s, &sc, out_fd, &pipe_out, &mb);
+	r->s.tracked_pid = (int32_t)gs->job;
+	r->meta.tracked_pid = gs->job;
+	if (r->tree)
+		rt_proctree_on_unreported(r->tree, await_reports, gs);
+	return 0;
+}
+
+/* The metadata as it now stands into the store, and the exporters
+ * started: the live printer, the uploader, the pushers. They are this
+ * process's children, outside the job's tree. */
+static void run_spawn_exporters(struct run *r, int out_fd)
+{
+	rt_buf_reset(&r->mb);
+	rt_runmeta_write(&r->mb, &r->meta);
+	if (r->sc.store && (r->wrapper || r->meta.gpu_count))
+		rt_store_put_meta(r->sc.store, r->meta.run_id, r->mb.p, r->mb.len);
+	r->pipe_out = (struct rt_stream_out){.fd = -1};
+	r->exporter = r->cfg.quiet && !r->cfg.summary
+	                  ? -1
+	                  : spawn_printer(&r->cfg, &r->s, &r->sc, out_fd, &r->pipe_out, &r->mb);
 	if (out_fd > 2)
 		close(out_fd);
-	/* the exporters are this process's children, outside the job's tree */
-	pid_t uploader = spawn_uploader(&sc, cfg.verbose, cfg.csv_extended);
-	pid_t pusher[2] = {spawn_pusher(&sc, "prometheus"), spawn_pusher(&sc, "otlp")};
+	r->uploader = spawn_uploader(&r->sc, r->cfg.verbose, r->cfg.csv_extended);
+	r->pusher[0] = spawn_pusher(&r->sc, "prometheus");
+	r->pusher[1] = spawn_pusher(&r->sc, "otlp");
+}
 
-	/* absolute deadlines: the schedule never drifts, an overrun skips ahead */
-	uint64_t deadline = s.last.mono_ns;
+/* Wait for deadline, handling what arrives meanwhile: exporters that
+ * ended, signals (witnessed for the guardian in wrapper mode, or ending a
+ * run of --pid and standalone), the guardian's reports. Sets
+ * r->stopped or r->cmd_done; *continued when a SIGCONT came. */
+static void run_wait(struct run *r, uint64_t deadline, int *continued)
+{
+	while (!r->cmd_done && !r->stopped && rt_clock_wait(deadline, r->wfd) == 1) {
+		struct signalfd_siginfo si;
+		while (r->sfd >= 0 && read(r->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			int sig = (int)si.ssi_signo;
+			*continued |= sig == SIGCONT; /* it was stopped: said if late */
+			if (sig == SIGCHLD)
+				reap(&r->exporter, &r->uploader, r->pusher,
+				     r->sc.store ? r->sc.run : 0);
+			else if (r->wrapper)
+				witness(&r->gs, &si);
+			else if (sig == SIGCONT)
+				continue;
+			else if (sig != SIGUSR1 && sig != SIGUSR2)
+				r->stopped = sig;
+		}
+		if (r->wrapper)
+			r->cmd_done = guard_read(&r->gs, 0);
+	}
+	if (r->wrapper && !r->cmd_done) /* reports that came with the deadline */
+		r->cmd_done = guard_read(&r->gs, 0);
+}
+
+/* The sampling loop: a sample at each deadline until the count, a signal
+ * or the job's end. Absolute deadlines: the schedule never drifts, an
+ * overrun skips ahead (and is said and counted). */
+static void run_sample_loop(struct run *r)
+{
+	uint64_t deadline = r->s.last.mono_ns;
 	/* a job that ended before now (its EXITED came with STARTED) ends the
 	 * run at once, not at the next deadline */
-	int stopped = 0, cmd_done = wrapper && gs.job_done;
+	r->cmd_done = r->wrapper && r->gs.job_done;
 	uint64_t took_ns = 0; /* what the last sample took */
 	int continued = 0;    /* a SIGCONT came: the recorder had been stopped */
-	while (wrapper || !cfg.count || s.seq <= cfg.count) {
-		deadline += interval_ns;
+	while (r->wrapper || !r->cfg.count || r->s.seq <= r->cfg.count) {
+		deadline += r->interval_ns;
 		struct rt_time now;
 		rt_clock_now(&now);
 		if (deadline <= now.mono_ns) {
 			/* a sample took longer than the interval (a busy host, a huge
 			 * tree): the deadlines it ran past are skipped, and counted */
-			uint64_t missed = (now.mono_ns - deadline) / interval_ns + 1;
-			deadline += missed * interval_ns;
-			say_skipped(&cfg, &meta, took_ns, interval_ns, missed, continued);
-			meta.samples_skipped += missed;
+			uint64_t missed = (now.mono_ns - deadline) / r->interval_ns + 1;
+			deadline += missed * r->interval_ns;
+			say_skipped(&r->cfg, &r->meta, took_ns, r->interval_ns, missed, continued);
+			r->meta.samples_skipped += missed;
 		}
 		continued = 0;
-		while (!cmd_done && !stopped && rt_clock_wait(deadline, wfd) == 1) {
-			struct signalfd_siginfo si;
-			while (sfd >= 0 && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-				int sig = (int)si.ssi_signo;
-				continued |= sig == SIGCONT; /* it was stopped: said if late */
-				if (sig == SIGCHLD)
-					reap(&exporter, &uploader, pusher, sc.store ? sc.run : 0);
-				else if (wrapper)
-					witness(&gs, &si);
-				else if (sig == SIGCONT)
-					continue;
-				else if (sig != SIGUSR1 && sig != SIGUSR2)
-					stopped = sig;
-			}
-			if (wrapper)
-				cmd_done = guard_read(&gs, 0);
-		}
-		if (wrapper && !cmd_done) /* reports that came with the deadline */
-			cmd_done = guard_read(&gs, 0);
-		if (stopped || cmd_done)
+		run_wait(r, deadline, &continued);
+		if (r->stopped || r->cmd_done)
 			break;
 		uint64_t took_from = rt_clock_mono_real();
-		rc = rt_sampler_take(&s, 0, warn, sizeof(warn));
+		int rc = rt_sampler_take(&r->s, 0, r->warn, sizeof(r->warn));
 		took_ns = rt_clock_mono_real() - took_from;
-		say_lines(warn);
-		if (rc && !wrapper) {
+		say_lines(r->warn);
+		if (rc && !r->wrapper) {
 			say("sampling stopped: %s", rt_strerror(rc));
 			break;
 		}
 	}
-	/* A final sample covers the partial last interval and is the one that
-	 * reads again what is otherwise read every 5 s (the cgroup's peak and
-	 * OOM kills, VmHWM): always taken, even when the job ended within a
-	 * millisecond of the last sample (an OOM-killed job then showed no
-	 * kill), but at least 1 ms after it so that its rates have an
-	 * interval. */
-	if (stopped || cmd_done) {
-		struct rt_time now;
-		rt_clock_now(&now);
-		uint64_t since = now.mono_ns - s.last.mono_ns;
-		if (since < 1000000ull) {
-			struct timespec ts = {0, (long)(1000000ull - since)};
-			while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-				;
-		}
-		if (rt_sampler_take(&s, RT_REC_FINAL, warn, sizeof(warn)) == 0)
-			say_lines(warn);
+}
+
+/* A final sample covers the partial last interval and is the one that
+ * reads again what is otherwise read every 5 s (the cgroup's peak and OOM
+ * kills, VmHWM): always taken when the run was stopped or the job ended,
+ * even within a millisecond of the last sample (an OOM-killed job then
+ * showed no kill), but at least 1 ms after it so that its rates have an
+ * interval. */
+static void run_final_sample(struct run *r)
+{
+	if (!r->stopped && !r->cmd_done)
+		return;
+	struct rt_time now;
+	rt_clock_now(&now);
+	uint64_t since = now.mono_ns - r->s.last.mono_ns;
+	if (since < 1000000ull) {
+		struct timespec ts = {0, (long)(1000000ull - since)};
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
 	}
-	int exit_code = 0;
-	meta.status = rt_run_status_name(RT_RUN_FINISHED);
-	if (wrapper && gs.gone && !gs.job_done) {
-		meta.status = rt_run_status_name(RT_RUN_UNKNOWN); /* the guardian was killed */
-	} else if (wrapper) {
-		int code = rt_exit_code(gs.job_status);
-		meta.has_exit_code = 1;
-		meta.exit_code = code;
-		meta.status = rt_run_status_name(WIFSIGNALED(gs.job_status) ? RT_RUN_KILLED
-		                                 : code                     ? RT_RUN_FAILED
-		                                                            : RT_RUN_FINISHED);
+	if (rt_sampler_take(&r->s, RT_REC_FINAL, r->warn, sizeof(r->warn)) == 0)
+		say_lines(r->warn);
+}
+
+/* How the run ended: finished, or in wrapper mode the job's exit (failed,
+ * killed), or unknown when the guardian was killed. */
+static void run_status(struct run *r)
+{
+	struct rt_run_meta *m = &r->meta;
+	m->status = rt_run_status_name(RT_RUN_FINISHED);
+	if (r->wrapper && r->gs.gone && !r->gs.job_done) {
+		m->status = rt_run_status_name(RT_RUN_UNKNOWN); /* the guardian was killed */
+	} else if (r->wrapper) {
+		int code = rt_exit_code(r->gs.job_status);
+		m->has_exit_code = 1;
+		m->exit_code = code;
+		m->status = rt_run_status_name(WIFSIGNALED(r->gs.job_status) ? RT_RUN_KILLED
+		                               : code                        ? RT_RUN_FAILED
+		                                                             : RT_RUN_FINISHED);
 	}
-	finish_run(&sc, &s, &meta, &mb, &pipe_out, exporter, uploader, pusher);
-	rt_proctree_close(tree);
-	if (wfd >= 0 && wfd != sfd && (!g || wfd != g->fd))
-		close(wfd);
-	return exit_code;
+}
+
+/* Record one run: its metadata and store, the first sample, the job
+ * started (wrapper mode), the exporters, the sampling loop, a final
+ * sample and how it ended. Returns 1 when the run could not start. */
+static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
+{
+	static struct run run;
+	struct run *r = &run;
+	*r = (struct run){.cfg = *cfgp, .wrapper = g != NULL, .g = g, .gs = {.g = g, .job = -1}};
+	int fail = run_begin(r);
+	if (!fail) {
+		run_signals(r);
+		fail = run_first_sample(r);
+	}
+	if (fail) {
+		rt_buf_free(&r->mb);
+		return 1;
+	}
+	if (r->wrapper && run_start_job(r)) {
+		rt_proctree_close(r->tree);
+		return 0;
+	}
+	run_spawn_exporters(r, out_fd);
+	run_sample_loop(r);
+	run_final_sample(r);
+	run_status(r);
+	finish_run(&r->sc, &r->s, &r->meta, &r->mb, &r->pipe_out, r->exporter, r->uploader,
+	           r->pusher);
+	rt_proctree_close(r->tree);
+	if (r->wfd >= 0 && r->wfd != r->sfd && (!g || r->wfd != g->fd))
+		close(r->wfd);
+	return 0;
 }
 
 /*

@@ -1194,23 +1194,23 @@ static int exiting_now(struct rt_proctree *t, struct pt_proc *e)
 	       ps.exiting;
 }
 
-void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
+/* The walk of the tree: the quick one (the members known, when nobody
+ * forked since) or, when a member died or anyone forked, the full one.
+ * Whoever was not seen and is not alive in the tree after all has
+ * departed. */
+static void walk_tree(struct rt_proctree *t, struct walk_sum *w)
 {
-	struct walk_sum w = {0};
-	t->gen++;
-	t->moved = t->departed = 0;
 	int quick = t->gen > 1 && t->forks_known && t->walked_known &&
 	            t->forks == t->walked_forks && !t->scan_mode;
-	if (!quick || quick_walk(t, &w) != 0) {
+	if (!quick || quick_walk(t, w) != 0) {
 		if (quick) { /* a member died: start over, in full */
-			memset(&w, 0, sizeof(w));
+			memset(w, 0, sizeof(*w));
 			t->gen++;
 		}
-		full_walk(t, &w);
+		full_walk(t, w);
 	}
-	/* whoever was not seen this time and is not alive in the tree after
-	 * all has departed: the sync below tells who reaped it */
-	rescue_missed(t, &w);
+	/* the sync after this tells who reaped the departed */
+	rescue_missed(t, w);
 	for (size_t i = 0; i < t->cap; i++) {
 		struct pt_proc *e = &t->tab[i];
 		if (!e->pid || e->seen == t->gen)
@@ -1218,29 +1218,38 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 		e->gone = 1;
 		t->departed = 1;
 	}
-	/* what the reaper reaped so far (members gone before the walk read
-	 * them, newcomers included, which no entry waits for): reported now */
+}
+
+/* What the reaper reaped so far (members gone before the walk read them,
+ * newcomers included, which no entry waits for): reported now, and waited
+ * for a moment when it reaped a member just now (the tree's CPU must not
+ * dip while its report is on the way). A member read alive in this walk
+ * whose report arrived since: its exact rusage counts it, its live
+ * figures must not as well. */
+static void take_reports(struct rt_proctree *t, struct walk_sum *w)
+{
 	sync_reports(t);
-	if (t->departed && refresh_reapers(t, &w))
+	if (t->departed && refresh_reapers(t, w))
 		sync_reports(t); /* members found gone since */
-	/* members reaped by the reaper a moment ago: their reports are on the
-	 * way, and the tree's CPU must not dip while they are */
 	for (int i = 0; i < 5 && t->await_reports && unreported(t); i++)
 		t->await_reports(t->await_arg, 10);
-	/* a member read alive in this walk whose report arrived since: its
-	 * exact rusage counts it, its live figures must not as well */
 	for (size_t i = 0; i < t->cap; i++) {
 		struct pt_proc *e = &t->tab[i];
 		if (!e->pid || e->seen != t->gen || e->gone || !e->reported)
 			continue;
-		drop_member(t, e, &w);
+		drop_member(t, e, w);
 	}
-	/* the pages shared within the tree changed hands: every PSS moved */
+}
+
+/* The tree's PSS and RSS: every member's PSS read again when the pages
+ * shared within the tree changed hands (a member came, went, or a read is
+ * due), and in the next sample after a departure: a departed member's
+ * pages leave with its address space, whose last reference can be dropped
+ * after its reap (a reader of its smaps holding it), while the members
+ * left behind sleep and move nothing. */
+static void sum_memory(struct rt_proctree *t, struct walk_sum *w)
+{
 	int fresh = t->moved || t->departed || t->want_status || t->recheck;
-	/* and again in the next sample after a departure: a departed member's
-	 * pages leave with its address space, whose last reference can be
-	 * dropped after its reap (a reader of its smaps holding it), while
-	 * the members left behind sleep and move nothing */
 	t->recheck = t->departed;
 	for (size_t i = 0; fresh && i < t->cap; i++) {
 		struct pt_proc *e = &t->tab[i];
@@ -1257,9 +1266,15 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 			t->recheck = 1;
 			continue;
 		}
-		w.pss_kb += e->pss_kb;
-		w.rss_kb += e->rss_kb;
+		w->pss_kb += e->pss_kb;
+		w->rss_kb += e->rss_kb;
 	}
+}
+
+/* The departed: their last figures kept in the tree's totals, their
+ * entries erased. */
+static void retire_departed(struct rt_proctree *t)
+{
 	for (size_t i = 0; i < t->cap; i++) {
 		struct pt_proc *e = &t->tab[i];
 		if (!e->pid || !e->gone || e->seen == t->gen)
@@ -1275,30 +1290,49 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 		}
 		i++;
 	}
+}
+
+/* The sample's process section: the live members' sums and what the
+ * departed and reaped left. */
+static void fill_process(struct rt_proctree *t, const struct walk_sum *w,
+                         struct rt_rec_process *out)
+{
 	memset(out, 0, sizeof(*out));
 	out->pid = t->root;
-	out->nprocs = w.members;
+	out->nprocs = w->members;
 	/* µs, so the exact rusage of reaped members keeps its precision */
-	bound(t, w.ut + t->dep_ut + t->reaped_ut_us + t->pend_ut,
-	      w.st + t->dep_st + t->reaped_st_us + t->pend_st, out);
-	out->read_bytes = w.rd + t->dep_rd + t->reaped_rd + t->pend_rd;
-	out->write_bytes = w.wr + t->dep_wr + t->reaped_wr + t->pend_wr;
-	out->rss_kb = w.rss_kb;
-	out->pss_kb = w.pss_kb;
-	out->threads = w.threads;
+	bound(t, w->ut + t->dep_ut + t->reaped_ut_us + t->pend_ut,
+	      w->st + t->dep_st + t->reaped_st_us + t->pend_st, out);
+	out->read_bytes = w->rd + t->dep_rd + t->reaped_rd + t->pend_rd;
+	out->write_bytes = w->wr + t->dep_wr + t->reaped_wr + t->pend_wr;
+	out->rss_kb = w->rss_kb;
+	out->pss_kb = w->pss_kb;
+	out->threads = w->threads;
 	/* an empty tree's counts are known: zero (a job not started yet) */
-	if (w.members == 0)
+	if (w->members == 0)
 		t->have_status = t->have_fds = 1;
 	out->ext_valid =
 	    (t->have_status ? RT_PROC_X_STATUS : 0) | (t->have_fds ? RT_PROC_X_FDS : 0);
 	out->vol_ctxt = t->vcs;
 	out->invol_ctxt = t->ivcs;
 	out->peak_rss_kb = t->peak_hwm_kb;
-	out->open_fds = w.fds;
-	out->majflt = w.mf + t->dep_mf + t->reaped_mf + t->pend_mf;
-	out->run_delay_ns = w.delay + t->dep_delay;
-	if (t->have_delay || w.members == 0)
+	out->open_fds = w->fds;
+	out->majflt = w->mf + t->dep_mf + t->reaped_mf + t->pend_mf;
+	out->run_delay_ns = w->delay + t->dep_delay;
+	if (t->have_delay || w->members == 0)
 		out->ext_valid |= RT_PROC_X_DELAY;
+}
+
+void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
+{
+	struct walk_sum w = {0};
+	t->gen++;
+	t->moved = t->departed = 0;
+	walk_tree(t, &w);
+	take_reports(t, &w);
+	sum_memory(t, &w);
+	retire_departed(t);
+	fill_process(t, &w, out);
 }
 
 void rt_proctree_read_delay(struct rt_proctree *t, int on)

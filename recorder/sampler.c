@@ -246,6 +246,119 @@ static int create_ring(struct rt_sampler *s, const struct rt_record *rec)
 	return rc;
 }
 
+/* The process tree's part of the sample: forks the host made (a walk only
+ * when someone forked), the members' counters, their GPUs. */
+static void sample_tree(struct rt_sampler *s, struct rt_record *rec, unsigned flags,
+                        const struct rt_time *t)
+{
+	uint64_t forks;
+	if (rt_cpu_host_forks(&s->col, &forks) == 0)
+		rt_proctree_host_forks(s->tree, forks);
+	/* status (context switches, VmHWM: ~9 us a member) and the fd count
+	 * every fifth once-a-second sample and at the last one */
+	int rare = s->col.slow && (s->slow_ticks++ % 5 == 0 || (flags & RT_REC_FINAL));
+	rt_proctree_cadence(s->tree, rare, rare);
+	rt_proctree_bound(s->tree, rec->h->ncpu, t->mono_ns);
+	rt_proctree_sample(s->tree, rec->proc);
+	rt_gpu_tree(&s->col, s->tree, t->mono_ns, rec);
+	rec->proc->pid = s->tracked_pid;
+	rec->h->flags |= RT_REC_HAS_PROCESS | RT_REC_EXACT_CPU_SECS;
+}
+
+/* A new inventory (devices came or went) to the store and the stream. One
+ * the store could not take is tried again with the next sample: the
+ * samples of its generation need it to be replayed. */
+static void put_inventory(struct rt_sampler *s, int inv_changed, char *warn, size_t warncap)
+{
+	if (!((inv_changed && s->stream) || ((inv_changed || s->inv_pending) && s->store)))
+		return;
+	long n = encode_inventory(s);
+	int rc = n < 0 ? (int)n : 0;
+	if (s->store && n > 0 && (inv_changed || s->inv_pending))
+		rc = rt_store_put_inventory(s->store, s->run, s->col.inv->gen, s->inv_buf,
+		                            (size_t)n);
+	s->inv_pending = s->store && rc != 0;
+	if (rc)
+		store_failed(s, "write the inventory", rc, warn, warncap);
+	if (s->stream && inv_changed)
+		stream_inventory(s, n);
+}
+
+/* The record to its live readers: the printer's stream, and the ring
+ * (made with the first record) that other terminals follow. Whether it
+ * went into the ring. */
+static int publish(struct rt_sampler *s, const struct rt_record *rec, uint64_t mono_ns, char *warn,
+                   size_t warncap)
+{
+	if (s->stream)
+		rt_stream_put(s->stream, RT_FRAME_RECORD, rec->h, rec->h->size, NULL, 0);
+	/* the ring serves readers that find runs in the store: none without one */
+	int rc;
+	if (s->store && !s->ring && !s->ring_error && (rc = create_ring(s, rec))) {
+		s->ring_error = rc;
+		note(warn, warncap,
+		     "no live ring (%s: %s); other terminals cannot follow this run "
+		     "live, replay it from the store instead",
+		     s->ring_path, rt_strerror(rc));
+	}
+	if (!s->ring)
+		return 0;
+	int in_ring = rt_ring_publish(s->ring, s->seq, rec->h, rec->h->size) == 0;
+	if (!in_ring) /* too big for a slot (many new devices): readers take it
+	               * from the store, committed at once */
+		rt_ring_publish(s->ring, s->seq, rec->h, 0);
+	rt_ring_heartbeat(s->ring, mono_ns);
+	return in_ring;
+}
+
+/* The record to the store: appended to the group that waits for its
+ * commit (at once when it is not in the ring), or, while the store fails,
+ * kept in order with those waiting and offered again now and then. */
+static void store_sample(struct rt_sampler *s, struct rt_record *rec, int in_ring, char *warn,
+                         size_t warncap)
+{
+	if (s->nwait) {
+		if (stash(s, rec->h, rec->h->size))
+			s->unstored++;
+		if (++s->since_drain >= DRAIN_EVERY && drain(s) == 0)
+			store_ok(s, warn, warncap);
+		return;
+	}
+	unsigned pend = rt_store_pending(s->store);
+	int rc = rt_store_append(s->store, s->run, s->seq, rec->h, rec->h->size);
+	/* nowhere to wait for salvage: commit now */
+	if (rc == 0 && !in_ring)
+		rc = rt_store_flush(s->store);
+	if (rc) {
+		keep_group(s, pend, rec);
+		store_failed(s, "write samples", rc, warn, warncap);
+	} else if (!rt_store_pending(s->store)) {
+		store_ok(s, warn, warncap);
+	}
+}
+
+/* Now and then: the map's resident pages given back, and the size cap,
+ * a bounded slice per sample (the budget the recorder set), never a stall
+ * of the schedule. */
+static void store_upkeep(struct rt_sampler *s, char *warn, size_t warncap)
+{
+	if (++s->since_trim >= TRIM_EVERY) {
+		rt_store_trim_rss(s->store);
+		s->since_trim = 0;
+	}
+	if (++s->since_cap < CAP_EVERY)
+		return;
+	unsigned deleted;
+	if (rt_store_enforce_cap(s->store, s->run, &deleted) == RT_E_CORRUPT && !s->cap_refused) {
+		s->cap_refused = 1;
+		note(warn, warncap,
+		     "the store's size cap deletes nothing: the store is damaged (%s); "
+		     "see rt-export verify",
+		     rt_store_last_error(s->store));
+	}
+	s->since_cap = rt_store_cap_more(s->store) ? CAP_EVERY - 1 : 0;
+}
+
 int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t warncap)
 {
 	struct rt_record rec;
@@ -259,20 +372,8 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 	int rc = rt_collector_sample(&s->col, s->rec, s->rec_cap, &rec, &inv_changed);
 	if (rc)
 		return rc;
-	if (s->tree) {
-		uint64_t forks;
-		if (rt_cpu_host_forks(&s->col, &forks) == 0)
-			rt_proctree_host_forks(s->tree, forks);
-		/* status (context switches, VmHWM: ~9 us a member) and the fd
-		 * count every fifth once-a-second sample and at the last one */
-		int rare = s->col.slow && (s->slow_ticks++ % 5 == 0 || (flags & RT_REC_FINAL));
-		rt_proctree_cadence(s->tree, rare, rare);
-		rt_proctree_bound(s->tree, rec.h->ncpu, t.mono_ns);
-		rt_proctree_sample(s->tree, rec.proc);
-		rt_gpu_tree(&s->col, s->tree, t.mono_ns, &rec);
-		rec.proc->pid = s->tracked_pid;
-		rec.h->flags |= RT_REC_HAS_PROCESS | RT_REC_EXACT_CPU_SECS;
-	}
+	if (s->tree)
+		sample_tree(s, &rec, flags, &t);
 	rec.h->seq = s->seq;
 	rec.h->mono_ns = t.mono_ns;
 	rec.h->wall_ns = t.wall_ns;
@@ -280,79 +381,13 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 	rt_record_seal(&rec);
 	s->last_len = rec.h->size;
 	s->last = t;
-	/* an inventory the store could not take is tried again with the next
-	 * sample: the samples of its generation need it to be replayed */
-	if ((inv_changed && s->stream) || ((inv_changed || s->inv_pending) && s->store)) {
-		long n = encode_inventory(s);
-		rc = n < 0 ? (int)n : 0;
-		if (s->store && n > 0 && (inv_changed || s->inv_pending))
-			rc = rt_store_put_inventory(s->store, s->run, s->col.inv->gen, s->inv_buf,
-			                            (size_t)n);
-		s->inv_pending = s->store && rc != 0;
-		if (rc)
-			store_failed(s, "write the inventory", rc, warn, warncap);
-		if (s->stream && inv_changed)
-			stream_inventory(s, n);
-	}
-	if (s->stream)
-		rt_stream_put(s->stream, RT_FRAME_RECORD, rec.h, rec.h->size, NULL, 0);
-	/* the ring serves readers that find runs in the store: none without one */
-	if (s->store && !s->ring && !s->ring_error && (rc = create_ring(s, &rec))) {
-		s->ring_error = rc;
-		note(warn, warncap,
-		     "no live ring (%s: %s); other terminals cannot follow this run "
-		     "live, replay it from the store instead",
-		     s->ring_path, rt_strerror(rc));
-	}
-	int in_ring = 0;
-	if (s->ring) {
-		in_ring = rt_ring_publish(s->ring, s->seq, rec.h, rec.h->size) == 0;
-		if (!in_ring) /* too big for a slot (many new devices): readers
-		               * take it from the store, committed below */
-			rt_ring_publish(s->ring, s->seq, rec.h, 0);
-		rt_ring_heartbeat(s->ring, t.mono_ns);
-	}
-	if (s->store && s->nwait) {
-		/* the store failed: samples wait in order, and now and then the
-		 * whole wait is offered to it again */
-		if (stash(s, rec.h, rec.h->size))
-			s->unstored++;
-		if (++s->since_drain >= DRAIN_EVERY && drain(s) == 0)
-			store_ok(s, warn, warncap);
-	} else if (s->store) {
-		unsigned pend = rt_store_pending(s->store);
-		rc = rt_store_append(s->store, s->run, s->seq, rec.h, rec.h->size);
-		/* nowhere to wait for salvage: commit now */
-		if (rc == 0 && !in_ring)
-			rc = rt_store_flush(s->store);
-		if (rc) {
-			keep_group(s, pend, &rec);
-			store_failed(s, "write samples", rc, warn, warncap);
-		} else if (!rt_store_pending(s->store)) {
-			store_ok(s, warn, warncap);
-		}
-	}
+	put_inventory(s, inv_changed, warn, warncap);
+	int in_ring = publish(s, &rec, t.mono_ns, warn, warncap);
+	if (s->store)
+		store_sample(s, &rec, in_ring, warn, warncap);
 	s->seq++;
-	if (!s->store)
-		return 0;
-	if (++s->since_trim >= TRIM_EVERY) {
-		rt_store_trim_rss(s->store);
-		s->since_trim = 0;
-	}
-	if (++s->since_cap >= CAP_EVERY) {
-		unsigned deleted;
-		if (rt_store_enforce_cap(s->store, s->run, &deleted) == RT_E_CORRUPT &&
-		    !s->cap_refused) {
-			s->cap_refused = 1;
-			note(warn, warncap,
-			     "the store's size cap deletes nothing: the store is damaged (%s); "
-			     "see rt-export verify",
-			     rt_store_last_error(s->store));
-		}
-		/* a big run is deleted a bounded slice per sample (the budget
-		 * the recorder set), never a stall of the schedule */
-		s->since_cap = rt_store_cap_more(s->store) ? CAP_EVERY - 1 : 0;
-	}
+	if (s->store)
+		store_upkeep(s, warn, warncap);
 	return 0;
 }
 

@@ -167,6 +167,99 @@ struct range {
 	size_t lolen, hilen;
 };
 
+/* A page's header: the kind depth says it must be, and sound bounds.
+ * The number of its nodes into *nkeys (0 when not sound). */
+static int page_header(struct ck *c, uint64_t pgno, const uint8_t *buf, int leaf, unsigned *nkeys)
+{
+	unsigned flags = u16(buf + 10) & P_KINDS;
+	unsigned lower = u16(buf + 12), upper = u16(buf + 14);
+	*nkeys = 0;
+	if (flags != (leaf ? P_LEAF : P_BRANCH))
+		return bad(c, "page %llu is a %s page where a %s was expected",
+		           (unsigned long long)pgno,
+		           flags == P_LEAF     ? "leaf"
+		           : flags == P_BRANCH ? "branch"
+		                               : "malformed",
+		           leaf ? "leaf" : "branch");
+	if (lower < PAGEHDRSZ || lower > upper || upper > c->psize || (lower - PAGEHDRSZ) % 2 ||
+	    lower == PAGEHDRSZ)
+		return bad(c, "page %llu has bounds %u..%u", (unsigned long long)pgno, lower,
+		           upper);
+	*nkeys = (lower - PAGEHDRSZ) / 2;
+	return 0;
+}
+
+/* The keys of a branch page's child i lie between its separator and the
+ * next one (within the page's own range r). */
+static struct range child_range(const struct ck *c, const uint8_t *buf, unsigned upper, unsigned i,
+                                unsigned nkeys, const uint8_t *key, unsigned ksize,
+                                const struct range *r)
+{
+	struct range cr = {i ? key : r->lo, r->hi, i ? ksize : r->lolen, r->hilen};
+	if (i + 1 < nkeys) {
+		unsigned noff = u16(buf + PAGEHDRSZ + 2 * (i + 1));
+		if (noff >= upper && noff + NODESIZE <= c->psize &&
+		    noff + NODESIZE + u16(buf + noff + 6) <= c->psize) {
+			cr.hi = buf + noff + NODESIZE;
+			cr.hilen = u16(buf + noff + 6);
+		}
+	}
+	return cr;
+}
+
+/* A named database held in the main one's leaf node i: walked with its
+ * own counts (the main database's are kept aside meanwhile). */
+static int named_db(struct ck *c, uint64_t pgno, unsigned i, const uint8_t *key, unsigned ksize,
+                    const uint8_t *val, uint64_t dsize, int kind)
+{
+	if (kind != 1 || dsize != DB_SIZE)
+		return bad(c, "page %llu: node %u holds a database where none can be",
+		           (unsigned long long)pgno, i);
+	struct db sub;
+	char name[64];
+	snprintf(name, sizeof(name), "%.*s", (int)(ksize < 40 ? ksize : 40), key);
+	get_db(val, &sub);
+	struct ck saved = *c;
+	c->nbranch = c->nleaf = c->noverflow = c->nentries = 0;
+	int rc = walk_db(c, &sub, 2, name);
+	c->nbranch = saved.nbranch;
+	c->nleaf = saved.nleaf;
+	c->noverflow = saved.noverflow;
+	c->nentries = saved.nentries;
+	return rc;
+}
+
+/* Leaf node i's value (at off in the page): on overflow pages, a named
+ * database, a free-list record, or in the page, within its bounds. obuf:
+ * a page-sized buffer for overflow pages, made at first need. */
+static int leaf_value(struct ck *c, uint64_t pgno, unsigned i, unsigned off, const uint8_t *n,
+                      int kind, uint8_t **obuf)
+{
+	unsigned nflags = u16(n + 4), ksize = u16(n + 6);
+	uint64_t dsize = (uint64_t)u16(n) | (uint64_t)u16(n + 2) << 16;
+	const uint8_t *key = n + NODESIZE, *val = key + ksize;
+	if (nflags & ~(unsigned)(F_BIGDATA | F_SUBDATA))
+		return bad(c,
+		           "page %llu: node %u has flags %#x (duplicate-sorted data is not rt's)",
+		           (unsigned long long)pgno, i, nflags);
+	if (nflags & F_BIGDATA) {
+		if (off + NODESIZE + ksize + 8 > c->psize || (nflags & F_SUBDATA))
+			return bad(c, "page %llu: node %u is malformed", (unsigned long long)pgno,
+			           i);
+		if (!*obuf && !(*obuf = malloc(c->psize)))
+			return bad(c, "out of memory");
+		uint64_t opg = u64(val);
+		int rc = overflow(c, opg, dsize, *obuf);
+		return !rc && kind == 0 ? big_free_record(c, opg, dsize) : rc;
+	}
+	if (off + NODESIZE + ksize + dsize > c->psize)
+		return bad(c, "page %llu: node %u's value runs past the page",
+		           (unsigned long long)pgno, i);
+	if (nflags & F_SUBDATA)
+		return named_db(c, pgno, i, key, ksize, val, dsize, kind);
+	return kind == 0 ? free_record(c, val, dsize) : 0;
+}
+
 /* One page at depth (1: the root) of a tree depth pages deep, its keys
  * within r (its separators in the branch above). kind: 0 the free list, 1
  * the main database (named databases in it), 2 a named one. */
@@ -178,21 +271,13 @@ static int walk(struct ck *c, uint64_t pgno, unsigned depth, unsigned maxdepth, 
 	uint8_t *buf = malloc(c->psize), *obuf = NULL;
 	if (!buf)
 		return bad(c, "out of memory");
-	int rc = read_page(c, pgno, buf);
-	unsigned flags = u16(buf + 10) & P_KINDS;
-	unsigned lower = u16(buf + 12), upper = u16(buf + 14);
 	int leaf = depth == maxdepth;
-	if (!rc && flags != (leaf ? P_LEAF : P_BRANCH))
-		rc = bad(c, "page %llu is a %s page where a %s was expected",
-		         (unsigned long long)pgno,
-		         flags == P_LEAF     ? "leaf"
-		         : flags == P_BRANCH ? "branch"
-		                             : "malformed",
-		         leaf ? "leaf" : "branch");
-	if (!rc && (lower < PAGEHDRSZ || lower > upper || upper > c->psize ||
-	            (lower - PAGEHDRSZ) % 2 || lower == PAGEHDRSZ))
-		rc = bad(c, "page %llu has bounds %u..%u", (unsigned long long)pgno, lower, upper);
-	unsigned nkeys = rc ? 0 : (lower - PAGEHDRSZ) / 2;
+	unsigned nkeys = 0, upper = 0;
+	int rc = read_page(c, pgno, buf);
+	if (!rc) {
+		rc = page_header(c, pgno, buf, leaf, &nkeys);
+		upper = u16(buf + 14);
+	}
 	if (leaf)
 		c->nleaf++;
 	else
@@ -239,62 +324,13 @@ static int walk(struct ck *c, uint64_t pgno, unsigned depth, unsigned maxdepth, 
 			plen = ksize;
 		}
 		if (!leaf) {
-			/* the child's keys lie between this separator and the next */
-			struct range cr = {i ? key : r->lo, r->hi, i ? ksize : r->lolen, r->hilen};
-			if (i + 1 < nkeys) {
-				unsigned noff = u16(buf + PAGEHDRSZ + 2 * (i + 1));
-				if (noff >= upper && noff + NODESIZE <= c->psize &&
-				    noff + NODESIZE + u16(buf + noff + 6) <= c->psize) {
-					cr.hi = buf + noff + NODESIZE;
-					cr.hilen = u16(buf + noff + 6);
-				}
-			}
-			uint64_t child = dsize | (uint64_t)nflags << 32;
-			rc = walk(c, child, depth + 1, maxdepth, kind, &cr);
+			struct range cr = child_range(c, buf, upper, i, nkeys, key, ksize, r);
+			rc =
+			    walk(c, dsize | (uint64_t)nflags << 32, depth + 1, maxdepth, kind, &cr);
 			continue;
 		}
 		c->nentries++;
-		const uint8_t *val = key + ksize;
-		if (nflags & ~(unsigned)(F_BIGDATA | F_SUBDATA)) {
-			rc = bad(
-			    c,
-			    "page %llu: node %u has flags %#x (duplicate-sorted data is not rt's)",
-			    (unsigned long long)pgno, i, nflags);
-		} else if (nflags & F_BIGDATA) {
-			if (off + NODESIZE + ksize + 8 > c->psize || (nflags & F_SUBDATA)) {
-				rc = bad(c, "page %llu: node %u is malformed",
-				         (unsigned long long)pgno, i);
-			} else if (!obuf && !(obuf = malloc(c->psize))) {
-				rc = bad(c, "out of memory");
-			} else {
-				uint64_t opg = u64(val);
-				if (!(rc = overflow(c, opg, dsize, obuf)) && kind == 0)
-					rc = big_free_record(c, opg, dsize);
-			}
-		} else if (off + NODESIZE + ksize + dsize > c->psize) {
-			rc = bad(c, "page %llu: node %u's value runs past the page",
-			         (unsigned long long)pgno, i);
-		} else if (nflags & F_SUBDATA) {
-			struct db sub;
-			if (kind != 1 || dsize != DB_SIZE) {
-				rc = bad(c, "page %llu: node %u holds a database where none can be",
-				         (unsigned long long)pgno, i);
-			} else {
-				char name[64];
-				snprintf(name, sizeof(name), "%.*s", (int)(ksize < 40 ? ksize : 40),
-				         key);
-				get_db(val, &sub);
-				struct ck saved = *c;
-				c->nbranch = c->nleaf = c->noverflow = c->nentries = 0;
-				rc = walk_db(c, &sub, 2, name);
-				c->nbranch = saved.nbranch;
-				c->nleaf = saved.nleaf;
-				c->noverflow = saved.noverflow;
-				c->nentries = saved.nentries;
-			}
-		} else if (kind == 0) {
-			rc = free_record(c, val, dsize);
-		}
+		rc = leaf_value(c, pgno, i, off, n, kind, &obuf);
 	}
 	if (!rc && packed != c->psize - upper)
 		rc = bad(c, "page %llu: its nodes take %llu bytes of the %u from upper on",

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "rt/common.h"
-#include "rt/pack.h"
 
 const uint8_t rt_record_nvals_now[RT_NSECTIONS] = {RT_NVALS_SYSTEM, RT_NVALS_PROCESS, RT_NVALS_CPU,
                                                    RT_NVALS_DISK,   RT_NVALS_MOUNT,   RT_NVALS_NIC,
@@ -170,10 +169,16 @@ void rt_record_seal(struct rt_record *rec)
 	rec->h->crc = rt_crc32c(0, rec->h, rec->h->size);
 }
 
+/* Whether the bytes are in the packed form (pack.h): its tag. */
+static int packed_form(const void *buf, size_t len)
+{
+	return len >= RT_PACK_MIN && ((const unsigned char *)buf)[0] == RT_PACK_TAG;
+}
+
 unsigned rt_record_claimed_layout(const void *buf, size_t len)
 {
 	const unsigned char *p = buf;
-	if (len >= RT_PACK_MIN && p[0] == RT_PACK_TAG)
+	if (packed_form(buf, len))
 		return p[1]; /* the stored form (pack.h) */
 	uint32_t magic;
 	uint16_t layout;
@@ -261,7 +266,7 @@ int rt_record_upgrade(const void *in, size_t len, void *buf, size_t cap, struct 
 int rt_record_decode(const void *buf, size_t len, struct rt_record *rec)
 {
 	struct rt_rec_header h;
-	if (rt_pack_is_packed(buf, len)) /* stored bytes a newer rt packed */
+	if (packed_form(buf, len)) /* stored bytes a newer rt packed */
 		return rt_record_claimed_layout(buf, len) > RT_RECORD_LAYOUT ? RT_E_LAYOUT
 		                                                             : RT_E_CORRUPT;
 	if (len < sizeof(h))

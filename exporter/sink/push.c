@@ -317,6 +317,52 @@ static void sign(const struct rt_push *p, const struct rt_buf *body, const char 
 	rt_buf_free(&auth);
 }
 
+/* One line per run when a batch is given up (refused, or no answer within
+ * the retry bound): the batch stays for the next push. */
+static void say_given_up(struct rt_push *p, long st, const char *text, int retry, double waited,
+                         const char *err)
+{
+	if (p->failed)
+		return;
+	char why[201];
+	one_line(why, sizeof(why), text);
+	int old = !retry && (strstr(text, "too old") || strstr(text, "out of bounds"));
+	if (st)
+		rt_say("the metrics engine refused samples %llu..%llu of this "
+		       "run "
+		       "(HTTP %ld: %s)%s; rt-export push resumes there%s",
+		       (unsigned long long)p->next_seq, (unsigned long long)p->batch_last, st, why,
+		       retry ? ", and kept refusing" : "",
+		       old ? " (they are older than the engine takes: see its "
+		             "out-of-order window)"
+		           : "");
+	else
+		rt_say("no answer from %s (%s) for %.0f s; rt-export push "
+		       "resumes "
+		       "at sample %llu",
+		       p->url, err, waited, (unsigned long long)p->next_seq);
+}
+
+/* The batch went in: counted, the checkpoint moved past it, the series
+ * emptied for the next. */
+static void batch_sent(struct rt_push *p, size_t bytes)
+{
+	p->requests++;
+	p->sent_bytes += bytes;
+	p->sent_lines += p->batch_lines;
+	p->next_seq = p->batch_last + 1;
+	if (ckpt_save(p->ckpt, p->next_seq))
+		rt_say("cannot write the push checkpoint %s; a later push sends these samples "
+		       "again (the engine keeps them once)",
+		       p->ckpt);
+	for (unsigned k = 0; k < p->nser; k++)
+		p->ser[k].n = 0;
+	p->batch_lines = 0;
+}
+
+/* Encode the batch and POST it, retrying what the engine may take later
+ * (no answer, 5xx, 429) with backoff and its Retry-After, up to
+ * TRACKER_PUSH_RETRY_SECS. 0, or RT_E_NET when given up (said once). */
 static int send_batch(struct rt_push *p)
 {
 	struct rt_buf body = {0};
@@ -342,39 +388,17 @@ static int send_batch(struct rt_push *p)
 			if (p->sink->accepted)
 				p->sink->accepted(p, text);
 			rt_http_resp_free(&r);
-			rc = 0;
-			break;
+			batch_sent(p, body.len);
+			rt_buf_free(&body);
+			return 0;
 		}
 		int retry = st == 0 || p->sink->retryable(st, text);
 		if (!retry || waited >= bound) {
-			/* one line per run: the batch stays for the next push */
-			if (!p->failed) {
-				char why[201];
-				one_line(why, sizeof(why), text);
-				int old = !retry && (strstr(text, "too old") ||
-				                     strstr(text, "out of bounds"));
-				if (st)
-					rt_say(
-					    "the metrics engine refused samples %llu..%llu of this "
-					    "run "
-					    "(HTTP %ld: %s)%s; rt-export push resumes there%s",
-					    (unsigned long long)p->next_seq,
-					    (unsigned long long)p->batch_last, st, why,
-					    retry ? ", and kept refusing" : "",
-					    old ? " (they are older than the engine takes: see its "
-					          "out-of-order window)"
-					        : "");
-				else
-					rt_say("no answer from %s (%s) for %.0f s; rt-export push "
-					       "resumes "
-					       "at sample %llu",
-					       p->url, r.err, waited,
-					       (unsigned long long)p->next_seq);
-			}
+			say_given_up(p, st, text, retry, waited, r.err);
 			p->failed = 1;
 			rt_http_resp_free(&r);
-			rc = RT_E_NET;
-			break;
+			rt_buf_free(&body);
+			return RT_E_NET;
 		}
 		double wait = backoff;
 		if (r.retry_after_s >= 0)
@@ -391,22 +415,6 @@ static int send_batch(struct rt_push *p)
 		waited += wait;
 		backoff = backoff * 2 > MAX_BACKOFF ? MAX_BACKOFF : backoff * 2;
 	}
-	size_t sent = body.len;
-	rt_buf_free(&body);
-	if (rc)
-		return rc;
-	p->requests++;
-	p->sent_bytes += sent;
-	p->sent_lines += p->batch_lines;
-	p->next_seq = p->batch_last + 1;
-	if (ckpt_save(p->ckpt, p->next_seq))
-		rt_say("cannot write the push checkpoint %s; a later push sends these samples "
-		       "again (the engine keeps them once)",
-		       p->ckpt);
-	for (unsigned k = 0; k < p->nser; k++)
-		p->ser[k].n = 0;
-	p->batch_lines = 0;
-	return 0;
 }
 
 /* ---- the lines ---------------------------------------------------------- */
@@ -852,21 +860,27 @@ static int remote_write_credentials_ok(const char *region)
 	                                rt_env_value_ok("AWS_SESSION_TOKEN", 4096));
 }
 
-int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char *url, int verbose)
+/* The sink push --to names, or NULL (said). */
+static const struct rt_push_sink *sink_named(const char *to)
 {
 	const struct rt_push_sink *sink = !to                         ? NULL
 	                                  : !strcmp(to, "prometheus") ? &rt_push_prometheus
 	                                  : !strcmp(to, "otlp")       ? &rt_push_otlp
 	                                                              : NULL;
-	if (!sink) {
+	if (!sink)
 		rt_say("push --to must be prometheus or otlp (got '%s')", to ? to : "nothing");
-		return 2;
-	}
-	char ubuf[2048];
+	return sink;
+}
+
+/* The engine's URL: --url, else the sink's variables; NULL (said) when
+ * none, or not one http(s) word short enough to send whole. */
+static const char *push_url(const struct rt_push_sink *sink, const char *url, char *buf, size_t cap)
+{
 	if ((!url || !*url) && sink == &rt_push_prometheus)
 		url = getenv("TRACKER_REMOTE_WRITE_URL");
 	if ((!url || !*url) && sink == &rt_push_otlp)
-		url = otlp_url(ubuf, sizeof(ubuf));
+		url = otlp_url(buf, cap);
+	const char *what = sink == &rt_push_otlp ? "OTLP" : "remote write";
 	if (!url || !*url) {
 		if (sink == &rt_push_prometheus)
 			rt_say("push --to prometheus needs --url URL or TRACKER_REMOTE_WRITE_URL "
@@ -876,22 +890,178 @@ int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char
 			rt_say("push --to otlp needs --url URL, "
 			       "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT or "
 			       "OTEL_EXPORTER_OTLP_ENDPOINT (e.g. http://HOST:4318)");
-		return 2;
+		return NULL;
 	}
-	if (strlen(url) > RT_PUSH_URL_MAX || has_control(url, strlen(url)) || strchr(url, ' ')) {
-		rt_say("the %s URL is %s; it is not sent %s",
-		       sink == &rt_push_otlp ? "OTLP" : "remote write",
-		       strlen(url) > RT_PUSH_URL_MAX
-		           ? "longer than 2000 bytes"
-		           : "not one word (a space or control character)",
-		       strlen(url) > RT_PUSH_URL_MAX ? "cut" : "so");
-		return 2;
+	size_t n = strlen(url);
+	if (n > RT_PUSH_URL_MAX || has_control(url, n) || strchr(url, ' ')) {
+		rt_say("the %s URL is %s; it is not sent %s", what,
+		       n > RT_PUSH_URL_MAX ? "longer than 2000 bytes"
+		                           : "not one word (a space or control character)",
+		       n > RT_PUSH_URL_MAX ? "cut" : "so");
+		return NULL;
 	}
 	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
-		rt_say("the %s URL must start with http:// or https:// (got '%.100s')",
-		       sink == &rt_push_otlp ? "OTLP" : "remote write", url);
+		rt_say("the %s URL must start with http:// or https:// (got '%.100s')", what, url);
+		return NULL;
+	}
+	return url;
+}
+
+/* A series for every value the fleet view names (values.def). */
+static int value_series(struct rt_push *p)
+{
+	for (unsigned id = 0; id < RT_NV; id++) {
+		const struct rt_value_info *v = rt_value_info(id);
+		struct rt_push_series *sr;
+		if (!v->fleet)
+			continue;
+		if (!(sr = new_series(p)))
+			return -ENOMEM;
+		sr->id = id;
+		sr->v = v;
+		rt_prom_name(sr->name, sizeof(sr->name), v);
+	}
+	return 0;
+}
+
+/* The request's headers: the sink's content type and encoding, its
+ * credentials (remote write) or OTEL headers, rt's User-Agent. 0, or 2
+ * (said) when the environment's are unusable. */
+static int push_headers(struct rt_push *p, char *auth, size_t cap)
+{
+	size_t nh = 0;
+	if (p->sink == &rt_push_prometheus) {
+		p->headers[nh++] = "Content-Type: application/x-protobuf";
+		p->headers[nh++] = "Content-Encoding: snappy";
+		p->headers[nh++] = "X-Prometheus-Remote-Write-Version: 0.1.0";
+		const char *region = getenv("TRACKER_REMOTE_WRITE_SIGV4_REGION");
+		if (!remote_write_credentials_ok(region))
+			return 2;
+		if (!(region && *region) && auth_header(auth, cap))
+			p->headers[nh++] = auth;
+	} else {
+		p->headers[nh++] = "Content-Type: application/json";
+		p->headers[nh++] = "Content-Encoding: gzip";
+		if (otlp_headers(p, "OTEL_EXPORTER_OTLP_HEADERS", &nh) ||
+		    otlp_headers(p, "OTEL_EXPORTER_OTLP_METRICS_HEADERS", &nh))
+			return 2;
+	}
+	p->headers[nh++] = "User-Agent: rt/" RT_VERSION;
+	p->headers[nh] = NULL;
+	return 0;
+}
+
+/* What every series carries about the run: its resource attributes, the
+ * job's allocation, OTEL's. 0, or the exit code (said). */
+static int run_attributes(struct rt_push *p, struct rt_store *s, const struct rt_runinfo *ri)
+{
+	resource(p, s, ri);
+	const char *inst = rt_push_attr(p, "service.instance.id");
+	if (inst && (strlen(inst) > 255 || has_control(inst, strlen(inst)))) {
+		rt_say("TRACKER_PUSH_INSTANCE is %s; it is not sent %s",
+		       strlen(inst) > 255 ? "longer than 255 bytes" : "holds a control character",
+		       strlen(inst) > 255 ? "cut" : "so");
 		return 2;
 	}
+	p->zero_start = p->sink == &rt_push_prometheus;
+	if (alloc_series(p, ri)) {
+		rt_say("out of memory");
+		return 1;
+	}
+	if (p->sink == &rt_push_otlp && otlp_resource(p))
+		return 2;
+	return 0;
+}
+
+/* The checkpoint of this run and engine, and its lock (one pusher per run
+ * and engine): the lock's descriptor, or -1 (said). */
+static int push_checkpoint(struct rt_push *p, struct rt_store *s, uint64_t run)
+{
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/push", rt_store_dir(s));
+	mkdir(dir, 0700);
+	snprintf(p->ckpt, sizeof(p->ckpt), "%s/%s-%llu-%016llx", dir, p->sink->name,
+	         (unsigned long long)run, (unsigned long long)fnv(p->url));
+	char lock[4300];
+	snprintf(lock, sizeof(lock), "%s.lock", p->ckpt);
+	int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB)) {
+		rt_say("another rt-export push of run %llu to this engine is running",
+		       (unsigned long long)run);
+		if (lfd >= 0)
+			close(lfd);
+		return -1;
+	}
+	p->next_seq = ckpt_load(p->ckpt);
+	if (p->verbose && p->next_seq > 1)
+		rt_say("push: run %llu resumes at sample %llu", (unsigned long long)run,
+		       (unsigned long long)p->next_seq);
+	return lfd;
+}
+
+/* The run's lines from the checkpoint on, in batches: a live run followed
+ * to its end (a request every 10 s of samples), an ended one replayed; a
+ * run that ended ends its series. */
+static int push_lines(struct rt_push *p, struct rt_store *s, const struct rt_runinfo *ri)
+{
+	struct rt_emitter e;
+	int rc = rt_emitter_init(&e, s, ri, RT_FMT_CSV, NULL);
+	if (rc)
+		return rc;
+	e.observe = observe;
+	e.observe_ctx = p;
+	if (rt_run_status_of(ri->status) == RT_RUN_RUNNING && rt_run_recorder_alive(s, ri->id)) {
+		p->live = 1; /* the recorder started us */
+		rc = rt_follow(&e, 1);
+	} else {
+		struct rt_replay_opts o = {0, 0, 1};
+		rc = rt_replay(&e, &o);
+		if (rc == RT_E_RANGE)
+			rc = 0; /* no lines yet */
+	}
+	/* a run that ended: its series end with it (with the last lines, or
+	 * alone when they went in a full batch) */
+	int ended = rc == 0 && (p->live || rt_run_status_of(ri->status) != RT_RUN_RUNNING);
+	if (ended && (p->batch_lines || p->sent_lines) && add_stale(p))
+		rc = -ENOMEM;
+	if (rc == 0 && (p->batch_lines || (ended && p->sent_lines)))
+		rc = send_batch(p);
+	rt_say_read_notes(&e.notes, ri->id, e.lines);
+	rt_emitter_free(&e);
+	return rc;
+}
+
+/* How the push went: why it stopped, or (verbose) what was sent. */
+static void say_pushed(const struct rt_push *p, uint64_t run, int rc)
+{
+	if (rc && !p->failed && rc != RT_E_LAYOUT)
+		rt_say("push of run %llu stopped: %s", (unsigned long long)run, rt_strerror(rc));
+	if (p->verbose && !rc)
+		rt_say("push: run %llu: %llu line%s in %llu request%s, %llu bytes (%s); the engine "
+		       "has every sample up to %llu",
+		       (unsigned long long)run, (unsigned long long)p->sent_lines,
+		       p->sent_lines == 1 ? "" : "s", (unsigned long long)p->requests,
+		       p->requests == 1 ? "" : "s", (unsigned long long)p->sent_bytes,
+		       p->sink == &rt_push_otlp ? "JSON, gzip" : "protobuf, snappy",
+		       (unsigned long long)(p->next_seq - 1));
+}
+
+static void push_free(struct rt_push *p)
+{
+	for (unsigned k = 0; k < p->nser; k++)
+		free(p->ser[k].pt);
+	free(p->ser);
+	free(p->dev_ser);
+}
+
+int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char *url, int verbose)
+{
+	const struct rt_push_sink *sink = sink_named(to);
+	if (!sink)
+		return 2;
+	char ubuf[2048];
+	if (!(url = push_url(sink, url, ubuf, sizeof(ubuf))))
+		return 2;
 	static struct rt_push p;
 	memset(&p, 0, sizeof(p));
 	p.sink = sink;
@@ -899,126 +1069,28 @@ int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char
 	p.verbose = verbose;
 	p.batch_max =
 	    (size_t)env_seconds("TRACKER_PUSH_BATCH_LINES", BATCH_LINES, 1, 100000); /* lines */
-	for (unsigned id = 0; id < RT_NV; id++) {
-		const struct rt_value_info *v = rt_value_info(id);
-		struct rt_push_series *sr;
-		if (!v->fleet)
-			continue;
-		if (!(sr = new_series(&p))) {
-			rt_say("out of memory");
-			return 1;
-		}
-		sr->id = id;
-		sr->v = v;
-		rt_prom_name(sr->name, sizeof(sr->name), v);
+	if (value_series(&p)) {
+		rt_say("out of memory");
+		return 1;
 	}
 	p.devices = env_seconds("TRACKER_PUSH_PER_DEVICE", 0, 0, 1);
-	size_t nh = 0;
 	char auth[1200];
-	if (sink == &rt_push_prometheus) {
-		p.headers[nh++] = "Content-Type: application/x-protobuf";
-		p.headers[nh++] = "Content-Encoding: snappy";
-		p.headers[nh++] = "X-Prometheus-Remote-Write-Version: 0.1.0";
-		const char *region = getenv("TRACKER_REMOTE_WRITE_SIGV4_REGION");
-		if (!remote_write_credentials_ok(region))
-			return 2;
-		if (!(region && *region) && auth_header(auth, sizeof(auth)))
-			p.headers[nh++] = auth;
-	} else {
-		p.headers[nh++] = "Content-Type: application/json";
-		p.headers[nh++] = "Content-Encoding: gzip";
-		size_t first = nh;
-		if (otlp_headers(&p, "OTEL_EXPORTER_OTLP_HEADERS", &nh) ||
-		    otlp_headers(&p, "OTEL_EXPORTER_OTLP_METRICS_HEADERS", &nh))
-			return 2;
-		(void)first;
-	}
-	p.headers[nh++] = "User-Agent: rt/" RT_VERSION;
-	p.headers[nh] = NULL;
+	int rc = push_headers(&p, auth, sizeof(auth));
+	if (rc)
+		return rc;
 	struct rt_runinfo ri;
 	if (rt_run_resolve(s, spec, &ri))
 		return 1;
-	resource(&p, s, &ri);
-	const char *inst = rt_push_attr(&p, "service.instance.id");
-	if (inst && (strlen(inst) > 255 || has_control(inst, strlen(inst)))) {
-		rt_say("TRACKER_PUSH_INSTANCE is %s; it is not sent %s",
-		       strlen(inst) > 255 ? "longer than 255 bytes" : "holds a control character",
-		       strlen(inst) > 255 ? "cut" : "so");
+	int lfd = -1;
+	if (!(rc = run_attributes(&p, s, &ri)) && (lfd = push_checkpoint(&p, s, ri.id)) < 0)
+		rc = 1;
+	if (rc) {
 		rt_run_free(&ri);
-		return 2;
+		return rc;
 	}
-	p.zero_start = sink == &rt_push_prometheus;
-	if (alloc_series(&p, &ri)) {
-		rt_say("out of memory");
-		rt_run_free(&ri);
-		return 1;
-	}
-	if (sink == &rt_push_otlp && otlp_resource(&p)) {
-		rt_run_free(&ri);
-		return 2;
-	}
-	char dir[4096];
-	snprintf(dir, sizeof(dir), "%s/push", rt_store_dir(s));
-	mkdir(dir, 0700);
-	snprintf(p.ckpt, sizeof(p.ckpt), "%s/%s-%llu-%016llx", dir, sink->name,
-	         (unsigned long long)ri.id, (unsigned long long)fnv(url));
-	/* one pusher per run and engine */
-	char lock[4300];
-	snprintf(lock, sizeof(lock), "%s.lock", p.ckpt);
-	int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB)) {
-		rt_say("another rt-export push of run %llu to this engine is running",
-		       (unsigned long long)ri.id);
-		if (lfd >= 0)
-			close(lfd);
-		rt_run_free(&ri);
-		return 1;
-	}
-	p.next_seq = ckpt_load(p.ckpt);
-	if (verbose && p.next_seq > 1)
-		rt_say("push: run %llu resumes at sample %llu", (unsigned long long)ri.id,
-		       (unsigned long long)p.next_seq);
-	struct rt_emitter e;
-	int rc = rt_emitter_init(&e, s, &ri, RT_FMT_CSV, NULL);
-	if (rc == 0) {
-		e.observe = observe;
-		e.observe_ctx = &p;
-		if (rt_run_status_of(ri.status) == RT_RUN_RUNNING &&
-		    rt_run_recorder_alive(s, ri.id)) {
-			/* a live run (the recorder started us): follow it to its end,
-			 * a request every 10 s of samples */
-			p.live = 1;
-			rc = rt_follow(&e, 1);
-		} else {
-			struct rt_replay_opts o = {0, 0, 1};
-			rc = rt_replay(&e, &o);
-			if (rc == RT_E_RANGE)
-				rc = 0; /* no lines yet */
-		}
-		/* a run that ended: its series end with it (with the last lines,
-		 * or alone when they went in a full batch) */
-		int ended = rc == 0 && (p.live || rt_run_status_of(ri.status) != RT_RUN_RUNNING);
-		if (ended && (p.batch_lines || p.sent_lines) && add_stale(&p))
-			rc = -ENOMEM;
-		if (rc == 0 && (p.batch_lines || (ended && p.sent_lines)))
-			rc = send_batch(&p);
-		rt_say_read_notes(&e.notes, ri.id, e.lines);
-		rt_emitter_free(&e);
-	}
-	if (rc && !p.failed && rc != RT_E_LAYOUT)
-		rt_say("push of run %llu stopped: %s", (unsigned long long)ri.id, rt_strerror(rc));
-	if (verbose && !rc)
-		rt_say("push: run %llu: %llu line%s in %llu request%s, %llu bytes (%s); the engine "
-		       "has every sample up to %llu",
-		       (unsigned long long)ri.id, (unsigned long long)p.sent_lines,
-		       p.sent_lines == 1 ? "" : "s", (unsigned long long)p.requests,
-		       p.requests == 1 ? "" : "s", (unsigned long long)p.sent_bytes,
-		       sink == &rt_push_otlp ? "JSON, gzip" : "protobuf, snappy",
-		       (unsigned long long)(p.next_seq - 1));
-	for (unsigned k = 0; k < p.nser; k++)
-		free(p.ser[k].pt);
-	free(p.ser);
-	free(p.dev_ser);
+	rc = push_lines(&p, s, &ri);
+	say_pushed(&p, ri.id, rc);
+	push_free(&p);
 	close(lfd);
 	rt_run_free(&ri);
 	return rc ? 1 : 0;

@@ -308,7 +308,28 @@ static int upload_env_ok(void)
 	       rt_env_value_ok("TRACKER_S3_ENDPOINT", RT_SENTINEL_URL_MAX);
 }
 
-int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose, rt_allocation_fn allocation)
+/* One run's upload: what rt_cmd_upload's steps share. */
+struct upload {
+	struct rt_store *s;
+	int verbose;
+	rt_allocation_fn allocation;
+	char base[RT_SENTINEL_URL_MAX + 1]; /* SENTINEL_API_URL, no trailing / */
+	struct rt_sentinel api;
+	const char *endpoint; /* TRACKER_S3_ENDPOINT, or NULL: AWS */
+	const char *region;
+	struct rt_runinfo ri;
+	int lockfd;
+	struct rt_checkpoint cp; /* what is done: restartable, exactly once */
+	struct rt_net_result res;
+	struct retry r_api, r_s3;
+	uint64_t ival_ns, next_due; /* batches: every interval from the run's start */
+	int put_any;
+	struct rt_ring *ring;
+	struct rt_buf gz, key, uri;
+};
+
+/* Sentinel's token and URL: 0, or the exit code with its one line said. */
+static int upload_api(struct upload *u, const char *spec)
 {
 	const char *token = rt_sentinel_token();
 	if (!token) {
@@ -318,71 +339,75 @@ int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose, rt_allocati
 	}
 	if (!upload_env_ok())
 		return 2; /* said; the run stays in the store */
-	char base[RT_SENTINEL_URL_MAX + 1];
 	const char *b = getenv("SENTINEL_API_URL");
-	snprintf(base, sizeof(base), "%s", b && *b ? b : "https://api.sentinel.sparecores.net");
-	for (size_t n = strlen(base); n && base[n - 1] == '/'; n--)
-		base[n - 1] = '\0';
-	if (!rt_url_allowed(base) || strpbrk(base, " \t\r\n?#")) {
+	snprintf(u->base, sizeof(u->base), "%s",
+	         b && *b ? b : "https://api.sentinel.sparecores.net");
+	for (size_t n = strlen(u->base); n && u->base[n - 1] == '/'; n--)
+		u->base[n - 1] = '\0';
+	if (!rt_url_allowed(u->base) || strpbrk(u->base, " \t\r\n?#")) {
 		rt_say(
 		    "SENTINEL_API_URL='%s' is not an https URL (or http to 127.0.0.1); streaming "
 		    "is off for this run, it stays in the local store: fix the URL and run "
 		    "rt-export upload %s",
-		    base, spec);
+		    u->base, spec);
 		return 1;
 	}
-	double interval = upload_interval();
-	const char *endpoint = getenv("TRACKER_S3_ENDPOINT");
-	if (endpoint && !*endpoint)
-		endpoint = NULL;
-	struct rt_runinfo ri;
-	if (rt_run_resolve(s, spec, &ri))
+	u->api = (struct rt_sentinel){u->base, token};
+	u->endpoint = getenv("TRACKER_S3_ENDPOINT");
+	if (u->endpoint && !*u->endpoint)
+		u->endpoint = NULL;
+	return 0;
+}
+
+/* The run, its upload lock (one uploader per run) and its checkpoint:
+ * 0, or 1 with the reason said (nothing is held then). */
+static int upload_open(struct upload *u, const char *spec)
+{
+	if (rt_run_resolve(u->s, spec, &u->ri))
 		return 1;
-	int lockfd, rc = rt_checkpoint_lock(rt_store_dir(s), ri.id, &lockfd);
+	const char *dir = rt_store_dir(u->s);
+	int rc = rt_checkpoint_lock(dir, u->ri.id, &u->lockfd);
 	if (rc) {
 		rt_say(rc == -EBUSY ? "run %llu is already being uploaded by another rt-export"
 		                    : "cannot lock the upload state of run %llu",
-		       (unsigned long long)ri.id);
-		rt_run_free(&ri);
+		       (unsigned long long)u->ri.id);
+		rt_run_free(&u->ri);
 		return 1;
 	}
-	struct rt_checkpoint cp;
-	if ((rc = rt_checkpoint_load(rt_store_dir(s), ri.id, &cp))) {
+	if ((rc = rt_checkpoint_load(dir, u->ri.id, &u->cp))) {
 		rt_say(
 		    "the upload state of run %llu in %s/upload is unreadable (%s); move it away to "
 		    "start the upload again",
-		    (unsigned long long)ri.id, rt_store_dir(s), rt_strerror(rc));
-		rt_run_free(&ri);
+		    (unsigned long long)u->ri.id, dir, rt_strerror(rc));
+		rt_run_free(&u->ri);
+		close(u->lockfd);
 		return 1;
 	}
-	srandom((unsigned)(now_ns(1) ^ (uint64_t)getpid()));
-	struct rt_sentinel api = {base, token};
-	struct rt_net_result res;
-	const char *msg = res.detail;
-	int ret = 0;
-	if (cp.finished) {
-		if (verbose)
-			rt_say("run %llu is already finished on Sentinel (%zu objects)",
-			       (unsigned long long)ri.id, cp.nuris);
-		goto out;
-	}
-	struct retry r_api = {0, 0, "Sentinel API"}, r_s3 = {0, 0, "S3 upload"};
+	return 0;
+}
+
+/* The run started on Sentinel (once: the checkpoint keeps its id), with
+ * the cloud it ran on; retried while Sentinel is away. 0, or 1 when
+ * Sentinel refused (said). */
+static int upload_start_run(struct upload *u)
+{
 	struct rt_cloud cloud;
 	memset(&cloud, 0, sizeof(cloud));
-	if (!cp.sentinel_run[0]) {
+	if (!u->cp.sentinel_run[0]) {
 		rt_cloud_discover(&cloud, 2000); /* in parallel, at most 2 s */
 		char host_id[128];
 		rt_host_id(host_id, sizeof(host_id)); /* for summary and report */
-		rt_cloud_save(rt_store_dir(s), host_id, &cloud);
+		rt_cloud_save(rt_store_dir(u->s), host_id, &cloud);
 	}
-	while (!cp.sentinel_run[0]) {
-		char *body = start_body(&ri, &cloud);
-		rc = body ? rt_sentinel_start(&api, body, &cp, &res) : -ENOMEM;
+	while (!u->cp.sentinel_run[0]) {
+		char *body = start_body(&u->ri, &cloud);
+		int rc = body ? rt_sentinel_start(&u->api, body, &u->cp, &u->res) : -ENOMEM;
 		free(body);
 		if (rc == 0) {
-			recovered(&r_api);
-			rt_checkpoint_save(rt_store_dir(s), ri.id, &cp);
-		} else if (!retryable(rc, &res)) {
+			recovered(&u->r_api);
+			rt_checkpoint_save(rt_store_dir(u->s), u->ri.id, &u->cp);
+		} else if (!retryable(rc, &u->res)) {
+			unsigned long long id = (unsigned long long)u->ri.id;
 			rt_say(
 			    "%s (%s); streaming is off for run %llu, it stays in the local store: "
 			    "check SENTINEL_API_URL and SENTINEL_API_TOKEN, then run rt-export "
@@ -391,131 +416,188 @@ int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose, rt_allocati
 			        ? "Sentinel's answer to start the run cannot be used"
 			    : rc == RT_E_HTTP ? "Sentinel refused the run"
 			                      : "cannot start the run on Sentinel",
-			    rc == -ENOMEM ? "out of memory" : msg, (unsigned long long)ri.id,
-			    (unsigned long long)ri.id);
-			ret = 1;
-			goto out;
+			    rc == -ENOMEM ? "out of memory" : u->res.detail, id, id);
+			return 1;
 		} else {
-			backoff(&r_api, msg);
+			backoff(&u->r_api, u->res.detail);
 		}
 	}
-	/* the bucket's region: the override, the endpoint's default, the
-	 * checkpoint's cache, else ask S3 (HEAD) and fall back to eu-central-1 */
-	const char *region = getenv("TRACKER_S3_REGION");
-	if (!region || !*region)
-		region = endpoint ? "us-east-1" : cp.region[0] ? cp.region : NULL;
-	if (!region) {
-		char url[256];
-		snprintf(url, sizeof(url), "https://%s.s3.amazonaws.com", cp.bucket);
-		struct rt_http_resp hr;
-		snprintf(cp.region, sizeof(cp.region), "eu-central-1");
-		if (rt_http("HEAD", url, NULL, NULL, 0, 5, &hr) == 0 && hr.amz_region[0])
-			snprintf(cp.region, sizeof(cp.region), "%s", hr.amz_region);
-		rt_http_resp_free(&hr);
-		rt_checkpoint_save(rt_store_dir(s), ri.id, &cp);
-		region = cp.region;
+	return 0;
+}
+
+/* The bucket's region: the override, the endpoint's default, the
+ * checkpoint's cache, else ask S3 (HEAD) and fall back to eu-central-1. */
+static void upload_region(struct upload *u)
+{
+	u->region = getenv("TRACKER_S3_REGION");
+	if (!u->region || !*u->region)
+		u->region = u->endpoint ? "us-east-1" : u->cp.region[0] ? u->cp.region : NULL;
+	if (u->region)
+		return;
+	char url[256];
+	snprintf(url, sizeof(url), "https://%s.s3.amazonaws.com", u->cp.bucket);
+	struct rt_http_resp hr;
+	snprintf(u->cp.region, sizeof(u->cp.region), "eu-central-1");
+	if (rt_http("HEAD", url, NULL, NULL, 0, 5, &hr) == 0 && hr.amz_region[0])
+		snprintf(u->cp.region, sizeof(u->cp.region), "%s", hr.amz_region);
+	rt_http_resp_free(&hr);
+	rt_checkpoint_save(rt_store_dir(u->s), u->ri.id, &u->cp);
+	u->region = u->cp.region;
+}
+
+/* Samples cp.next_seq..last as one object in S3, recorded in the
+ * checkpoint; credentials renewed before they expire or when S3 says they
+ * did, a failure waited out. -1 when the batch cannot be built (said),
+ * else 0: the loop goes on. */
+static int upload_batch(struct upload *u, uint64_t last)
+{
+	struct rt_checkpoint *cp = &u->cp;
+	if (cp->creds.expires_ns && now_ns(0) + 300ull * 1000000000ull >= cp->creds.expires_ns &&
+	    rt_sentinel_refresh(&u->api, cp, &u->res) != 0) {
+		backoff(&u->r_api, u->res.detail);
+		return 0;
 	}
-	/* Batches are due every interval from the run's start, whatever the
-	 * store's commit cadence: a live run's samples come from its ring. A
-	 * run that ended before its first batch was due finishes inline (no
-	 * object at all); a longer one never does, even when its uploader
-	 * starts only after it ended. */
-	uint64_t ival_ns = (uint64_t)(interval * 1e9);
+	uint64_t lines;
+	rt_buf_reset(&u->key);
+	rt_batch_key(&u->key, cp->prefix, cp->sentinel_run, cp->next_seq);
+	int rc = rt_batch_build(u->s, u->ring, &u->ri, cp->next_seq, last, &u->gz, &lines);
+	if (rc) {
+		rt_say("cannot build the batch of samples %llu-%llu: %s",
+		       (unsigned long long)cp->next_seq, (unsigned long long)last, rt_strerror(rc));
+		return -1;
+	}
+	rc = rt_s3_put(u->endpoint, u->region, cp, u->key.p, u->gz.p, u->gz.len, &u->res);
+	if (rc == 0) {
+		recovered(&u->r_s3);
+		rt_buf_reset(&u->uri);
+		rt_buf_printf(&u->uri, "s3://%s/%s", cp->bucket, u->key.p);
+		rt_checkpoint_add_uri(cp, u->uri.p);
+		cp->next_seq = last + 1;
+		rt_checkpoint_save(rt_store_dir(u->s), u->ri.id, cp);
+		u->put_any = 1;
+		/* on the run's grid while keeping up; after an outage, one
+		 * interval from now (the backlog went in this one) */
+		u->next_due += u->ival_ns;
+		if (u->next_due <= now_ns(1))
+			u->next_due = now_ns(1) + u->ival_ns;
+		return 0;
+	}
+	if (rc == RT_E_CREDS && rt_sentinel_refresh(&u->api, cp, &u->res) == 0) {
+		rt_checkpoint_save(rt_store_dir(u->s), u->ri.id, cp); /* expired: new ones */
+		return 0;
+	}
+	backoff(&u->r_s3, u->res.detail);
+	return 0;
+}
+
+/* The run finished on Sentinel (its data inline when no object was put):
+ * 1 when done, -1 when refused (said), 0 to try again after a wait. */
+static int upload_finish(struct upload *u)
+{
+	struct rt_checkpoint *cp = &u->cp;
+	int rc = finish_body(u->s, &u->ri, cp, u->allocation, &u->gz);
+	if (rc) {
+		rt_say("cannot build the finish request: %s", rt_strerror(rc));
+		return -1;
+	}
+	rc = rt_sentinel_finish(&u->api, cp, &u->gz, 1, &u->res);
+	if (rc == 0) {
+		recovered(&u->r_api);
+		cp->finished = 1;
+		rt_checkpoint_save(rt_store_dir(u->s), u->ri.id, cp);
+		if (u->verbose) /* all went well: quiet on stderr, where metrics go */
+			rt_say("run %llu finished on Sentinel as %s (%zu objects%s)",
+			       (unsigned long long)u->ri.id, cp->sentinel_run, cp->nuris,
+			       cp->nuris ? "" : ", data inline");
+		return 1;
+	}
+	if (!retryable(rc, &u->res)) {
+		rt_say("Sentinel refused to finish run %s (%s); run 'rt-export "
+		       "upload %llu' "
+		       "again to retry",
+		       cp->sentinel_run, u->res.detail, (unsigned long long)u->ri.id);
+		return -1;
+	}
+	backoff(&u->r_api, u->res.detail);
+	return 0;
+}
+
+/*
+ * Batches are due every interval from the run's start, whatever the
+ * store's commit cadence: a live run's samples come from its ring. A run
+ * that ended before its first batch was due finishes inline (no object at
+ * all); a longer one never does, even when its uploader starts only after
+ * it ended. Returns the exit code.
+ */
+static int upload_batches(struct upload *u, double interval)
+{
+	u->ival_ns = (uint64_t)(interval * 1e9);
 	uint64_t wall = now_ns(0), mono = now_ns(1);
-	uint64_t age = ri.start_ns && wall > ri.start_ns ? wall - ri.start_ns : 0;
-	uint64_t next_due = (mono > age ? mono - age : 0) + ival_ns;
-	int put_any = 0;
-	struct rt_ring *ring = NULL;
-	struct rt_buf gz = {0}, key = {0}, uri = {0};
+	const struct rt_runinfo *ri = &u->ri;
+	uint64_t age = ri->start_ns && wall > ri->start_ns ? wall - ri->start_ns : 0;
+	u->next_due = (mono > age ? mono - age : 0) + u->ival_ns;
+	int ret = 0;
 	for (;;) {
-		open_ring(s, &ri, &ring);
-		int recording = still_recording(s, &ri);
+		open_ring(u->s, ri, &u->ring);
+		int recording = still_recording(u->s, &u->ri);
 		uint64_t last = 0;
-		int have = newest_sample(s, &ri, ring, &last) && last >= cp.next_seq;
-		int due = !recording || now_ns(1) >= next_due;
-		uint64_t end = ri.end_ns ? ri.end_ns : now_ns(0);
-		int long_run = ri.start_ns && end >= ri.start_ns + ival_ns;
-		if (have && due && (recording || cp.nuris || put_any || long_run)) {
-			if (cp.creds.expires_ns &&
-			    now_ns(0) + 300ull * 1000000000ull >= cp.creds.expires_ns &&
-			    rt_sentinel_refresh(&api, &cp, &res) != 0) {
-				backoff(&r_api, msg);
-				continue;
-			}
-			uint64_t lines;
-			rt_buf_reset(&key);
-			rt_batch_key(&key, cp.prefix, cp.sentinel_run, cp.next_seq);
-			if ((rc = rt_batch_build(s, ring, &ri, cp.next_seq, last, &gz, &lines))) {
-				rt_say("cannot build the batch of samples %llu-%llu: %s",
-				       (unsigned long long)cp.next_seq, (unsigned long long)last,
-				       rt_strerror(rc));
+		int have = newest_sample(u->s, ri, u->ring, &last) && last >= u->cp.next_seq;
+		int due = !recording || now_ns(1) >= u->next_due;
+		uint64_t end = ri->end_ns ? ri->end_ns : now_ns(0);
+		int long_run = ri->start_ns && end >= ri->start_ns + u->ival_ns;
+		int some = u->cp.nuris || u->put_any || long_run;
+		if (have && due && (recording || some)) {
+			if (upload_batch(u, last) < 0) {
 				ret = 1;
 				break;
 			}
-			rc = rt_s3_put(endpoint, region, &cp, key.p, gz.p, gz.len, &res);
-			if (rc == 0) {
-				recovered(&r_s3);
-				rt_buf_reset(&uri);
-				rt_buf_printf(&uri, "s3://%s/%s", cp.bucket, key.p);
-				rt_checkpoint_add_uri(&cp, uri.p);
-				cp.next_seq = last + 1;
-				rt_checkpoint_save(rt_store_dir(s), ri.id, &cp);
-				put_any = 1;
-				/* on the run's grid while keeping up; after an outage,
-				 * one interval from now (the backlog went in this one) */
-				next_due += ival_ns;
-				if (next_due <= now_ns(1))
-					next_due = now_ns(1) + ival_ns;
-				continue;
-			}
-			if (rc == RT_E_CREDS) { /* expired: new credentials */
-				if (rt_sentinel_refresh(&api, &cp, &res) == 0) {
-					rt_checkpoint_save(rt_store_dir(s), ri.id, &cp);
-					continue;
-				}
-			}
-			backoff(&r_s3, msg);
 			continue;
 		}
-		if (!recording && (!have || (!cp.nuris && !put_any && !long_run))) {
-			if ((rc = finish_body(s, &ri, &cp, allocation, &gz))) {
-				rt_say("cannot build the finish request: %s", rt_strerror(rc));
+		if (!recording && (!have || !some)) {
+			int done = upload_finish(u);
+			if (done < 0)
 				ret = 1;
+			if (done)
 				break;
-			}
-			rc = rt_sentinel_finish(&api, &cp, &gz, 1, &res);
-			if (rc == 0) {
-				recovered(&r_api);
-				cp.finished = 1;
-				rt_checkpoint_save(rt_store_dir(s), ri.id, &cp);
-				if (verbose) /* all went well: quiet on stderr, where metrics go */
-					rt_say(
-					    "run %llu finished on Sentinel as %s (%zu objects%s)",
-					    (unsigned long long)ri.id, cp.sentinel_run, cp.nuris,
-					    cp.nuris ? "" : ", data inline");
-				break;
-			}
-			if (!retryable(rc, &res)) {
-				rt_say("Sentinel refused to finish run %s (%s); run 'rt-export "
-				       "upload %llu' "
-				       "again to retry",
-				       cp.sentinel_run, msg, (unsigned long long)ri.id);
-				ret = 1;
-				break;
-			}
-			backoff(&r_api, msg);
 			continue;
 		}
-		wait_for_batch(s, &ri, &ring, due ? 0 : next_due);
+		wait_for_batch(u->s, ri, &u->ring, due ? 0 : u->next_due);
 	}
-	if (ring)
-		rt_ring_close(ring, 0);
-	rt_buf_free(&gz);
-	rt_buf_free(&key);
-	rt_buf_free(&uri);
-out:
-	rt_checkpoint_free(&cp);
-	rt_run_free(&ri);
-	close(lockfd);
+	if (u->ring)
+		rt_ring_close(u->ring, 0);
+	rt_buf_free(&u->gz);
+	rt_buf_free(&u->key);
+	rt_buf_free(&u->uri);
+	return ret;
+}
+
+int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose, rt_allocation_fn allocation)
+{
+	static struct upload up;
+	struct upload *u = &up;
+	*u = (struct upload){.s = s, .verbose = verbose, .allocation = allocation};
+	u->r_api = (struct retry){0, 0, "Sentinel API"};
+	u->r_s3 = (struct retry){0, 0, "S3 upload"};
+	int rc = upload_api(u, spec);
+	if (rc)
+		return rc;
+	double interval = upload_interval();
+	if (upload_open(u, spec))
+		return 1;
+	srandom((unsigned)(now_ns(1) ^ (uint64_t)getpid()));
+	int ret = 0;
+	if (u->cp.finished) {
+		if (verbose)
+			rt_say("run %llu is already finished on Sentinel (%zu objects)",
+			       (unsigned long long)u->ri.id, u->cp.nuris);
+	} else if (upload_start_run(u)) {
+		ret = 1;
+	} else {
+		upload_region(u);
+		ret = upload_batches(u, interval);
+	}
+	rt_checkpoint_free(&u->cp);
+	rt_run_free(&u->ri);
+	close(u->lockfd);
 	return ret;
 }

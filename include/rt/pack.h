@@ -34,9 +34,9 @@
 
 #include "rt/record.h"
 
-#define RT_PACK_TAG 'P'
+/* RT_PACK_TAG and RT_PACK_MIN, the form's first byte and least size:
+ * record.h */
 #define RT_PACK_LAYOUT RT_RECORD_LAYOUT /* one number for both forms */
-#define RT_PACK_MIN 8                   /* tag, layout, kind, flags, inv_gen, CRC at least */
 #define RT_PACK_FULL_EVERY 64
 #define RT_PACK_MAX_SECTIONS 32 /* sections a stored record may declare */
 

@@ -38,6 +38,12 @@
 
 #define RT_RECORD_MAGIC 0x31435452u /* "RTC1" */
 #define RT_RECORD_LAYOUT 2
+/* The stored (packed) form of pack.h starts with this tag byte and its
+ * layout, and is at least RT_PACK_MIN bytes long: a record's decoder tells
+ * the two forms apart without knowing how one is packed (pack.h builds on
+ * this header, never the other way). */
+#define RT_PACK_TAG 'P'
+#define RT_PACK_MIN 8 /* tag, layout, kind, flags, inv_gen, CRC at least */
 
 /* Capacities; a record or inventory claiming more is corrupt. */
 #define RT_MAX_CPUS 1024

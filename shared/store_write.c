@@ -1,0 +1,481 @@
+/*
+ * store_write.c - the write path: the recorder's appends and the
+ * exporter's salvage.
+ *
+ * Samples are packed against the run's previous one and wait for a group
+ * commit (rt_store_set_group): one write transaction per group, at the right
+ * edge of the B-tree (MDB_APPEND, big-endian keys). A commit goes to the
+ * page cache at once (MDB_NOSYNC); rt_store_sync bounds the loss on power
+ * failure. Writers hold the writers' lock shared (compaction takes it
+ * exclusive); a full map is doubled and the transaction tried again.
+ */
+#define _GNU_SOURCE
+#include "store_int.h"
+
+/* Double the map after MDB_MAP_FULL (no transaction may be open). */
+static int grow_map(struct rt_store *s)
+{
+	MDB_envinfo info;
+	mdb_env_info(s->env, &info);
+	size_t next = info.me_mapsize * 2;
+	int rc = mdb_env_set_mapsize(s->env, next);
+	return rc ? store_lmdb_fail(s, "grow map", rc) : 0;
+}
+
+/* Run fn in a write transaction; retry after growing the map if full.
+ * Readers' handles may write too (salvage): the environment is open
+ * read-write for every handle. */
+static int write_txn_locked(struct rt_store *s, write_fn fn, void *ctx);
+
+/*
+ * The writers' lock: every handle that writes holds STORE/writers.lock
+ * shared while it may write (a recorder for its whole run, a reader for a
+ * salvage); `compact` holds it exclusive, so nothing writes into the file
+ * it is about to replace. Returns the descriptor or -errno (-EBUSY: being
+ * compacted).
+ */
+int store_writers_lock(const char *dir, int how)
+{
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/writers.lock", dir);
+	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, how | LOCK_NB) < 0) {
+		int e = errno;
+		close(fd);
+		return e == EWOULDBLOCK ? -EBUSY : -e;
+	}
+	return fd;
+}
+
+static int write_txn(struct rt_store *s, write_fn fn, void *ctx)
+{
+	if (s->wlock >= 0)
+		return write_txn_locked(s, fn, ctx);
+	int fd = store_writers_lock(s->at, LOCK_SH);
+	if (fd < 0)
+		return fd;
+	int rc = write_txn_locked(s, fn, ctx);
+	close(fd);
+	return rc;
+}
+
+static int write_txn_locked(struct rt_store *s, write_fn fn, void *ctx)
+{
+	if (!s->have_dbis || s->ro_flags)
+		return -EROFS;
+	for (int tries = 0; tries < 16; tries++) {
+		MDB_txn *txn;
+		int rc = store_txn_begin(s, 0, &txn);
+		if (rc)
+			return rc;
+		rc = fn(s, txn, ctx);
+		if (rc == 0) {
+			rc = mdb_txn_commit(txn); /* frees txn either way */
+			s->unsynced |= rc == 0;
+		} else {
+			mdb_txn_abort(txn);
+		}
+		if (rc == MDB_MAP_FULL) {
+			if ((rc = grow_map(s)))
+				return rc;
+			continue;
+		}
+		if (rc < 0)
+			return rc; /* already an rt error from fn */
+		return rc ? store_lmdb_fail(s, "write", rc) : 0;
+	}
+	return store_lmdb_fail(s, "write", MDB_MAP_FULL);
+}
+
+/* The same, for the handle of a writer (the recorder). */
+int store_with_write(struct rt_store *s, write_fn fn, void *ctx)
+{
+	return s->rdwr ? write_txn(s, fn, ctx) : -EROFS;
+}
+
+struct put_ctx {
+	MDB_dbi dbi;
+	MDB_val k, v;
+	unsigned flags;
+	uint64_t *run_id; /* new_run: allocate */
+};
+
+static int do_put(struct rt_store *s, MDB_txn *txn, void *vctx)
+{
+	struct put_ctx *c = vctx;
+	unsigned char key[8];
+	if (c->run_id) { /* next run id = last id + 1 */
+		MDB_cursor *cur;
+		MDB_val k, v;
+		uint64_t next = 1;
+		int rc = mdb_cursor_open(txn, s->runs, &cur);
+		if (rc)
+			return rc;
+		if (mdb_cursor_get(cur, &k, &v, MDB_LAST) == 0 && k.mv_size == 8)
+			next = get_be64(k.mv_data) + 1;
+		mdb_cursor_close(cur);
+		put_be64(key, next);
+		*c->run_id = next;
+		c->k.mv_data = key;
+		c->k.mv_size = 8;
+	}
+	int rc = mdb_put(txn, c->dbi, &c->k, &c->v, c->flags);
+	if (rc == MDB_KEYEXIST && (c->flags & MDB_APPEND)) /* another run is newer */
+		rc = mdb_put(txn, c->dbi, &c->k, &c->v, 0);
+	return rc;
+}
+
+static __attribute__((noinline)) int store_new_run_impl(struct rt_store *s, const char *meta,
+                                                        size_t len, uint64_t *run_id)
+{
+	struct put_ctx c = {.dbi = s->runs, .v = {len, (void *)meta}, .run_id = run_id};
+	return store_with_write(s, do_put, &c);
+}
+
+static __attribute__((noinline)) int store_put_meta_impl(struct rt_store *s, uint64_t run,
+                                                         const char *meta, size_t len)
+{
+	unsigned char key[8];
+	put_be64(key, run);
+	struct put_ctx c = {.dbi = s->runs, .k = {8, key}, .v = {len, (void *)meta}};
+	return write_txn(s, do_put, &c); /* readers too: salvage marks runs crashed */
+}
+
+static __attribute__((noinline)) int store_put_inventory_impl(struct rt_store *s, uint64_t run,
+                                                              uint32_t gen, const void *buf,
+                                                              size_t len)
+{
+	unsigned char key[12];
+	put_be64(key, run);
+	key[8] = (unsigned char)(gen >> 24);
+	key[9] = (unsigned char)(gen >> 16);
+	key[10] = (unsigned char)(gen >> 8);
+	key[11] = (unsigned char)gen;
+	struct put_ctx c = {.dbi = s->inv, .k = {12, key}, .v = {len, (void *)buf}};
+	return store_with_write(s, do_put, &c);
+}
+
+void rt_store_set_group(struct rt_store *s, unsigned max_samples, uint64_t max_age_ns,
+                        int sync_on_commit)
+{
+	s->group_max = max_samples ? max_samples : 1;
+	s->group_age_ns = max_age_ns;
+	s->sync_on_commit = sync_on_commit;
+}
+
+uint64_t rt_store_dropped(const struct rt_store *s)
+{
+	return s->dropped;
+}
+
+unsigned rt_store_pending(const struct rt_store *s)
+{
+	return s->npend;
+}
+
+/* Put one sample's stored bytes at (run, seq); the right edge when it is the
+ * newest key (MDB_APPEND), anywhere otherwise. */
+static int put_sample(struct rt_store *s, MDB_txn *txn, uint64_t run, uint64_t seq, const void *val,
+                      size_t len)
+{
+	unsigned char key[16];
+	put_be64(key, run);
+	put_be64(key + 8, seq);
+	struct put_ctx c = {
+	    .dbi = s->samples, .k = {16, key}, .v = {len, (void *)val}, .flags = MDB_APPEND};
+	return do_put(s, txn, &c);
+}
+
+static int do_commit(struct rt_store *s, MDB_txn *txn, void *vctx)
+{
+	(void)vctx;
+	for (unsigned i = 0; i < s->npend; i++) {
+		const struct pending *p = &s->pend[i];
+		int rc = put_sample(s, txn, p->run, p->seq, s->pbytes + p->off, p->len);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * Keep pages ahead of LMDB's last page in data.mdb. A commit that writes
+ * past the end of the file changes its size, and on ext4 and most
+ * journaling filesystems the sync after it then writes the journal too
+ * (about as much again as the data at 1 Hz); writing pages the file
+ * already has does not. Zeros are written once per chunk, a few percent of
+ * the file, so every page is allocated and written before LMDB uses it:
+ * fallocate's unwritten extents would be converted, and split, by nearly
+ * every commit (LMDB reuses free pages all over the file), which at a real
+ * 1 Hz journaled twice the blocks and wrote the bitmaps back every minute.
+ * The first chunk is small (a fresh store's first sync wrote 256 KiB of
+ * zeros, 1.7 KB per sample of a 150 s run at 1 Hz); later ones grow with
+ * the file.
+ */
+#define AHEAD_MIN (64u << 10)
+#define AHEAD_MAX (16u << 20)
+static void zero_ahead(struct rt_store *s)
+{
+	MDB_envinfo info;
+	MDB_stat st;
+	int fd;
+	struct stat fs;
+	if (mdb_env_info(s->env, &info) || mdb_env_stat(s->env, &st) ||
+	    mdb_env_get_fd(s->env, &fd) || fstat(fd, &fs))
+		return;
+	/* testing aid: RT_STORE_AHEAD_KB=0 lets a test fill the disk at once */
+	const char *env = getenv("RT_STORE_AHEAD_KB");
+	off_t min = env ? (off_t)strtoul(env, NULL, 10) << 10 : AHEAD_MIN;
+	if (min <= 0)
+		return;
+	off_t used = (off_t)(info.me_last_pgno + 1) * st.ms_psize;
+	off_t want = used + min / 2;
+	if (fs.st_size >= want)
+		return;
+	off_t chunk = used / 8;
+	chunk = chunk < min ? min : chunk > AHEAD_MAX ? AHEAD_MAX : chunk;
+	off_t end = (used + chunk) & ~(off_t)(st.ms_psize - 1);
+	if (end > (off_t)info.me_mapsize)
+		end = (off_t)info.me_mapsize; /* LMDB grows the map first */
+	static const char zeros[65536];
+	for (off_t at = fs.st_size > used ? fs.st_size : used; at < end;) {
+		size_t n = (size_t)(end - at) < sizeof(zeros) ? (size_t)(end - at) : sizeof(zeros);
+		ssize_t w = pwrite(fd, zeros, n, at);
+		if (w <= 0)
+			return; /* a full disk: LMDB says so at the next commit */
+		at += w;
+	}
+}
+
+static int commit_group(struct rt_store *s, int sync)
+{
+	if (!s->npend)
+		return 0;
+	int rc = store_with_write(s, do_commit, NULL);
+	if (rc) { /* the group is lost; the next sample starts afresh, full */
+		s->dropped += s->npend;
+		rt_pack_state_reset(&s->wst);
+	} else if (sync) {
+		zero_ahead(s);
+		rc = rt_store_sync(s);
+	}
+	s->npend = 0;
+	s->pbytes_len = 0;
+	return rc;
+}
+
+static __attribute__((noinline)) int store_flush_impl(struct rt_store *s)
+{
+	return commit_group(s, s->sync_on_commit);
+}
+
+static __attribute__((noinline)) int store_commit_impl(struct rt_store *s)
+{
+	return commit_group(s, 0);
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t unit)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap : 16;
+	while (n < need)
+		n *= 2;
+	void *q = realloc(*p, n * unit);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+static __attribute__((noinline)) int store_append_impl(struct rt_store *s, uint64_t run,
+                                                       uint64_t seq, const void *rec, size_t len)
+{
+	if (!s->rdwr || !s->have_dbis)
+		return -EROFS;
+	struct rt_record r;
+	int rc = rt_record_decode(rec, len, &r);
+	if (rc)
+		return rc;
+	if (run != s->wrun) {
+		rt_pack_state_reset(&s->wst);
+		s->wrun = run;
+	}
+	size_t pc = s->pend_cap;
+	if ((rc = grow((void **)&s->pend, &pc, s->npend + 1, sizeof(*s->pend))) ||
+	    (rc = grow((void **)&s->pbytes, &s->pbytes_cap, s->pbytes_len + rt_pack_bound(&r), 1)))
+		return rc;
+	s->pend_cap = (unsigned)pc;
+	size_t n = rt_pack(&s->wst, seq, &r, s->pbytes + s->pbytes_len);
+	s->pend[s->npend++] = (struct pending){run, seq, (uint32_t)s->pbytes_len, (uint32_t)n};
+	s->pbytes_len += n;
+	uint64_t now = r.h->mono_ns; /* the samples' clock: a fake one in tests */
+	if (s->npend == 1)
+		s->pend_since_ns = now;
+	if (s->npend >= s->group_max ||
+	    (s->group_age_ns && now - s->pend_since_ns >= s->group_age_ns))
+		return rt_store_flush(s);
+	return 0;
+}
+
+struct raw_ctx {
+	uint64_t run, seq;
+	const void *val;
+	size_t len;
+};
+
+static int do_put_raw(struct rt_store *s, MDB_txn *txn, void *vctx)
+{
+	struct raw_ctx *c = vctx;
+	return put_sample(s, txn, c->run, c->seq, c->val, c->len);
+}
+
+static __attribute__((noinline)) int store_put_sample_bytes_impl(struct rt_store *s, uint64_t run,
+                                                                 uint64_t seq, const void *val,
+                                                                 size_t len)
+{
+	struct raw_ctx c = {run, seq, val, len};
+	return store_with_write(s, do_put_raw, &c);
+}
+
+struct salvage_ctx {
+	struct rt_ring *ring;
+	uint64_t run;
+	unsigned added;
+	struct rt_pack_state st;
+	void *rec;
+	unsigned char *packed;
+};
+
+static int do_salvage(struct rt_store *s, MDB_txn *txn, void *vctx)
+{
+	struct salvage_ctx *c = vctx;
+	c->added = 0;
+	rt_pack_state_reset(&c->st);
+	MDB_cursor *cur;
+	int rc = mdb_cursor_open(txn, s->samples, &cur);
+	if (rc)
+		return rc;
+	/* the store's last sample of the run, read inside this transaction:
+	 * two salvagers of one run take turns, the second finds nothing to add */
+	unsigned char key[16];
+	put_be64(key, c->run + 1);
+	put_be64(key + 8, 0);
+	MDB_val k = {16, key}, v;
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	rc =
+	    rc == 0 ? mdb_cursor_get(cur, &k, &v, MDB_PREV) : mdb_cursor_get(cur, &k, &v, MDB_LAST);
+	uint64_t want = 0;
+	if (rc == 0 && k.mv_size == 16 && get_be64(k.mv_data) == c->run)
+		want = get_be64((unsigned char *)k.mv_data + 8) + 1;
+	mdb_cursor_close(cur);
+	uint64_t head = rt_ring_head(c->ring), slots = rt_ring_slot_count(c->ring);
+	uint64_t seq = head > slots ? head - slots : 0;
+	for (seq = seq < want ? want : seq; seq < head; seq++) {
+		size_t len = 0;
+		struct rt_record r;
+		if (rt_ring_read(c->ring, seq, c->rec, rt_record_max_size(), &len) || !len ||
+		    rt_record_decode(c->rec, len, &r) || r.h->seq != seq) {
+			rt_pack_state_reset(&c->st); /* torn or oversized: skip it */
+			continue;
+		}
+		size_t n = rt_pack(&c->st, seq, &r, c->packed);
+		if ((rc = put_sample(s, txn, c->run, seq, c->packed, n)))
+			return rc;
+		c->added++;
+	}
+	return 0;
+}
+
+static __attribute__((noinline)) int store_salvage_impl(struct rt_store *s, struct rt_ring *ring,
+                                                        unsigned *added)
+{
+	struct salvage_ctx c = {.ring = ring, .run = rt_ring_run_id(ring)};
+	*added = 0;
+	if (s->npend && (s->wrun == c.run))
+		rt_store_flush(s);
+	int rc = rt_pack_state_init(&c.st);
+	if (rc)
+		return rc;
+	if (posix_memalign(&c.rec, 64, rt_record_max_size()))
+		c.rec = NULL;
+	c.packed = malloc(2 * rt_record_max_size()); /* > rt_pack_bound of any record */
+	store_own(c.st.buf);
+	store_own(c.rec);
+	store_own(c.packed);
+	if (!c.rec || !c.packed)
+		rc = -ENOMEM;
+	else
+		rc = write_txn(s, do_salvage, &c);
+	if (rc == 0)
+		*added = c.added;
+	free(c.rec);
+	store_disown(c.rec);
+	store_disown(c.packed);
+	store_disown(c.st.buf);
+	free(c.packed);
+	rt_pack_state_free(&c.st);
+	return rc;
+}
+
+static __attribute__((noinline)) int store_sync_impl(struct rt_store *s)
+{
+	if (!s->unsynced)
+		return 0;
+	int rc = mdb_env_sync(s->env, 1);
+	if (rc)
+		return store_lmdb_fail(s, "sync", rc);
+	s->unsynced = 0;
+	return 0;
+}
+
+/* The public entry points, each guarded against faults in LMDB. */
+int rt_store_new_run(struct rt_store *s, const char *meta, size_t len, uint64_t *run_id)
+{
+	return GUARDED(s, store_new_run_impl(s, meta, len, run_id));
+}
+
+int rt_store_put_meta(struct rt_store *s, uint64_t run, const char *meta, size_t len)
+{
+	return GUARDED(s, store_put_meta_impl(s, run, meta, len));
+}
+
+int rt_store_put_inventory(struct rt_store *s, uint64_t run, uint32_t gen, const void *buf,
+                           size_t len)
+{
+	return GUARDED(s, store_put_inventory_impl(s, run, gen, buf, len));
+}
+
+int rt_store_flush(struct rt_store *s)
+{
+	return GUARDED(s, store_flush_impl(s));
+}
+
+int rt_store_commit(struct rt_store *s)
+{
+	return GUARDED(s, store_commit_impl(s));
+}
+
+int rt_store_append(struct rt_store *s, uint64_t run, uint64_t seq, const void *rec, size_t len)
+{
+	return GUARDED(s, store_append_impl(s, run, seq, rec, len));
+}
+
+int rt_store_put_sample_bytes(struct rt_store *s, uint64_t run, uint64_t seq, const void *val,
+                              size_t len)
+{
+	return GUARDED(s, store_put_sample_bytes_impl(s, run, seq, val, len));
+}
+
+int rt_store_salvage(struct rt_store *s, struct rt_ring *ring, unsigned *added)
+{
+	return GUARDED(s, store_salvage_impl(s, ring, added));
+}
+
+int rt_store_sync(struct rt_store *s)
+{
+	return GUARDED(s, store_sync_impl(s));
+}
