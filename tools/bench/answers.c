@@ -24,18 +24,11 @@ static double best_of(char *const argv[], long *maxrss)
 static void bench_answers_run(const char *rec_bin, const char *exp_bin, const char *tmp,
                               const char *what, const char *interval, const char *count)
 {
-	char store[4300], pid[32], html[4400];
+	char store[4300], html[4400];
 	snprintf(store, sizeof(store), "%s/answers-%s", tmp, interval);
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	snprintf(html, sizeof(html), "%s/report.html", store);
-	setenv("RT_TEST_CLOCK", "1795000000", 1);
-	setenv("RT_TEST_HOOKS", "1", 1);
-	char *rec[] = {(char *)rec_bin, "--quiet", "-i", (char *)interval, "--count",
-	               (char *)count,   "--pid",   pid,  "--store",        store,
-	               "--job-name",    "bench",   NULL};
-	double cpu, wall;
-	int rc = run_cmd(rec, &cpu, &wall);
-	unsetenv("RT_TEST_CLOCK");
+	double wall;
+	int rc = record_fake_clock(rec_bin, store, interval, count, "1795000000", &wall);
 	if (rc) {
 		printf("  %s: recording failed\n", what);
 		return;

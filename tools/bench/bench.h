@@ -68,6 +68,9 @@ double wall_now(void); /* monotonic seconds */
  * wall seconds and, when maxrss is not NULL, its peak RSS (KiB). */
 int run_cmd_rss(char *const argv[], double *cpu, double *wall, long *maxrss);
 int run_cmd(char *const argv[], double *cpu, double *wall);
+/* rt-recorder --quiet --pid (this process) on the fake clock into store */
+int record_fake_clock(const char *rec_bin, const char *store, const char *interval,
+                      const char *count, const char *clock, double *wall);
 
 /* procs.c: another process, from /proc */
 long status_kb(pid_t pid, const char *key); /* a /proc/PID/status field, KiB */
@@ -77,6 +80,8 @@ pid_t spawn_quiet(char *const argv[]);      /* argv with stdio on /dev/null */
 /* /proc/PID/FILE into buf, NUL-terminated: its length, <= 0 when gone. */
 ssize_t proc_text(pid_t pid, const char *file, char *buf, size_t cap);
 pid_t first_child(pid_t pid); /* its first child, or -1 */
+/* A child in a group of its own, asleep after setup(arg): its pid, -1. */
+pid_t fork_ready(void (*setup)(void *arg), void *arg);
 
 /* floor.c: the floor every per-sample figure is printed beside */
 extern double pace;           /* 0: back to back; else seconds between samples */
@@ -105,6 +110,8 @@ const struct bench_sampled *bench_sampled(const struct bench_ctx *c);
 /* tree.c, disk.c: what delay.c and peers.c borrow */
 void kill_tree(pid_t root);
 void host_forks(struct rt_proctree *t);
+/* CPU seconds of reps samples of tree t, the last into *r. */
+double sample_cpu(struct rt_proctree *t, struct rt_rec_process *r, int reps);
 long long dev_write_sectors(const char *dev);
 int make_loop(const char *tmp, const char *name, char *mnt, size_t mntcap, char dev[64]);
 void drop_loop(const char *tmp, const char *name);

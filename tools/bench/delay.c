@@ -11,44 +11,27 @@ static void *sleep_thread(void *arg)
 	return NULL;
 }
 
+static void start_threads(void *arg)
+{
+	int n = *(int *)arg;
+	for (int i = 1; i < n; i++) {
+		pthread_t th;
+		if (pthread_create(&th, NULL, sleep_thread, NULL))
+			break;
+	}
+}
+
 /* One process with n threads, all asleep; its pid (kill_tree ends it). */
 static pid_t make_threads(int n)
 {
-	int ready[2];
-	if (pipe(ready))
-		return -1;
-	pid_t p = fork();
-	if (p == 0) {
-		setpgid(0, 0);
-		for (int i = 1; i < n; i++) {
-			pthread_t th;
-			if (pthread_create(&th, NULL, sleep_thread, NULL))
-				break;
-		}
-		if (write(ready[1], "x", 1) < 0) {
-		}
-		pause();
-		_exit(0);
-	}
-	char c;
-	close(ready[1]);
-	if (read(ready[0], &c, 1) != 1)
-		p = -1;
-	close(ready[0]);
-	return p;
+	return fork_ready(start_threads, &n);
 }
 
-static double tree_sample_cpu(struct rt_proctree *t, int reps)
+/* CPU us per sample of tree t, over reps samples. */
+static double tree_sample_us(struct rt_proctree *t, int reps)
 {
 	struct rt_rec_process r;
-	double cpu = 0;
-	for (int i = 0; i < reps; i++) {
-		host_forks(t);
-		double t0 = cpu_now();
-		rt_proctree_sample(t, &r);
-		cpu += cpu_now() - t0;
-	}
-	return cpu / reps * 1e6;
+	return sample_cpu(t, &r, reps) / reps * 1e6;
 }
 
 static void bench_delay(int n, int reps)
@@ -62,11 +45,11 @@ static void bench_delay(int n, int reps)
 		kill_tree(p);
 		return;
 	}
-	tree_sample_cpu(t, 2); /* descriptors kept from the second sample */
+	tree_sample_us(t, 2); /* descriptors kept from the second sample */
 	rt_proctree_read_delay(t, 0);
-	double off = tree_sample_cpu(t, reps);
+	double off = tree_sample_us(t, reps);
 	rt_proctree_read_delay(t, 1);
-	double on = tree_sample_cpu(t, reps);
+	double on = tree_sample_us(t, reps);
 	rt_proctree_close(t);
 	/* the floor: each thread's schedstat, kept open, one pread a sample */
 	int *fds = malloc((size_t)n * sizeof(int));

@@ -97,3 +97,27 @@ pid_t first_child(pid_t pid)
 	snprintf(file, sizeof(file), "task/%d/children", (int)pid);
 	return proc_text(pid, file, buf, sizeof(buf)) > 0 ? (pid_t)atoi(buf) : -1;
 }
+
+/* A child in a process group of its own that runs setup(arg), then says
+ * it is ready and sleeps until killed: its pid once ready, or -1. */
+pid_t fork_ready(void (*setup)(void *arg), void *arg)
+{
+	int ready[2];
+	if (pipe(ready))
+		return -1;
+	pid_t p = fork();
+	if (p == 0) {
+		setpgid(0, 0); /* one group: killed as one */
+		setup(arg);
+		if (write(ready[1], "x", 1) < 0) {
+		}
+		pause();
+		_exit(0);
+	}
+	char c;
+	close(ready[1]);
+	if (p > 0 && read(ready[0], &c, 1) != 1)
+		p = -1;
+	close(ready[0]);
+	return p;
+}

@@ -53,19 +53,11 @@ static void bench_push_run(const char *rec_bin, const char *exp_bin, const char 
                            const char *url, const char *otlp_url, const char *what,
                            const char *interval, const char *count, double secs)
 {
-	char store[4300], pid[32], clock[32], log[4400];
+	char store[4300], clock[32], log[4400];
 	snprintf(store, sizeof(store), "%s/push-%s", tmp, interval);
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	/* ended an hour ago: inside the engine's out-of-order window */
 	snprintf(clock, sizeof(clock), "%lld", (long long)time(NULL) - (long long)secs - 3600);
-	setenv("RT_TEST_CLOCK", clock, 1);
-	setenv("RT_TEST_HOOKS", "1", 1);
-	char *rec[] = {(char *)rec_bin, "--quiet", "-i", (char *)interval, "--count",
-	               (char *)count,   "--pid",   pid,  "--store",        store,
-	               "--job-name",    "bench",   NULL};
-	double cpu, wall;
-	int rc = run_cmd(rec, &cpu, &wall);
-	unsetenv("RT_TEST_CLOCK");
+	int rc = record_fake_clock(rec_bin, store, interval, count, clock, NULL);
 	if (rc) {
 		printf("  %s: recording failed\n", what);
 		return;

@@ -5,6 +5,35 @@
  */
 #include "bench.h"
 
+/* the root's touched pages, kept where the compiler cannot drop them */
+char *volatile bench_tree_pages;
+
+struct tree_shape {
+	int n, exec_sleep, mb;
+};
+
+/* In the root: touch mb MiB (the children share it), then fork the n - 1
+ * children, asleep or exec'ing sleep(1). */
+static void start_tree(void *arg)
+{
+	const struct tree_shape *sh = arg;
+	int null = open("/dev/null", O_RDWR);
+	dup2(null, 1);
+	dup2(null, 2);
+	size_t len = (size_t)sh->mb << 20;
+	char *mem = len ? malloc(len) : NULL;
+	if (mem)
+		memset(mem, 1, len);
+	bench_tree_pages = mem;
+	for (int i = 1; i < sh->n; i++)
+		if (fork() == 0) {
+			if (sh->exec_sleep)
+				execlp("sleep", "sleep", "1000", (char *)NULL);
+			pause();
+			_exit(0);
+		}
+}
+
 /*
  * A tree of n sleeping processes under one root: forked copies of this
  * program (exec_sleep 0) or processes that exec'd sleep(1), which is what a
@@ -12,37 +41,8 @@
  */
 static pid_t make_tree(int n, int exec_sleep, int mb)
 {
-	int ready[2];
-	if (pipe(ready))
-		return -1;
-	pid_t root = fork();
-	if (root == 0) {
-		setpgid(0, 0); /* one group: killed as one */
-		int null = open("/dev/null", O_RDWR);
-		dup2(null, 1);
-		dup2(null, 2);
-		/* mb > 0: the root touches mb MiB first; the children share it */
-		size_t len = (size_t)mb << 20;
-		char *mem = len ? malloc(len) : NULL;
-		if (mem)
-			memset(mem, 1, len);
-		for (int i = 1; i < n; i++)
-			if (fork() == 0) {
-				if (exec_sleep)
-					execlp("sleep", "sleep", "1000", (char *)NULL);
-				pause();
-				_exit(0);
-			}
-		if (write(ready[1], "x", 1) < 0) {
-		}
-		pause();
-		_exit(0);
-	}
-	char c;
-	close(ready[1]);
-	if (read(ready[0], &c, 1) != 1)
-		root = -1;
-	close(ready[0]);
+	struct tree_shape sh = {n, exec_sleep, mb};
+	pid_t root = fork_ready(start_tree, &sh);
 	usleep(200000 + (useconds_t)n * 1000); /* let the children exec */
 	return root;
 }
@@ -114,6 +114,38 @@ static void tree_floor(const pid_t *pids, size_t n, int reps, double *steady, do
 	*fresh = (cpu_now() - t0) / reps / (double)n * 1e6;
 }
 
+/* CPU seconds of reps samples of tree t (the host's forks read first, as
+ * the sampler does), the last into *r. */
+double sample_cpu(struct rt_proctree *t, struct rt_rec_process *r, int reps)
+{
+	double cpu = 0;
+	for (int i = 0; i < reps; i++) {
+		host_forks(t);
+		double t0 = cpu_now();
+		rt_proctree_sample(t, r);
+		cpu += cpu_now() - t0;
+	}
+	return cpu;
+}
+
+/* CPU seconds of reps first samples of the tree under root, each by a
+ * tracker opened anew (every member new to it); the last one is kept
+ * open in *t, its sample in *r. */
+static double first_samples(pid_t root, int reps, struct rt_proctree **t, struct rt_rec_process *r)
+{
+	double cpu = 0;
+	for (int i = 0; i < reps; i++) {
+		rt_proctree_open(t, root);
+		host_forks(*t);
+		double t0 = cpu_now();
+		rt_proctree_sample(*t, r);
+		cpu += cpu_now() - t0;
+		if (i < reps - 1)
+			rt_proctree_close(*t);
+	}
+	return cpu;
+}
+
 static double tree_slow; /* per member per sample with the status read (1 Hz) */
 
 static void bench_tree(int n, int reps, int exec_sleep, double *steady, double *fresh,
@@ -125,36 +157,16 @@ static void bench_tree(int n, int reps, int exec_sleep, double *steady, double *
 		return;
 	struct rt_proctree *t;
 	struct rt_rec_process r;
-	double first = 0, steady_cpu = 0;
-	for (int i = 0; i < reps; i++) {
-		rt_proctree_open(&t, root);
-		host_forks(t);
-		double t0 = cpu_now();
-		rt_proctree_sample(t, &r);
-		first += cpu_now() - t0;
-		if (i < reps - 1)
-			rt_proctree_close(t);
-	}
+	double first = first_samples(root, reps, &t, &r);
 	host_forks(t);
 	rt_proctree_sample(t, &r); /* the second sample keeps descriptors */
-	for (int i = 0; i < reps; i++) {
-		host_forks(t);
-		double t0 = cpu_now();
-		rt_proctree_sample(t, &r);
-		steady_cpu += cpu_now() - t0;
-	}
+	double steady_cpu = sample_cpu(t, &r, reps);
 	*steady = steady_cpu / reps / n * 1e6;
 	*fresh = first / reps / n * 1e6;
 	/* each member's status read in the sample too (the recorder does it
 	 * every 5 s; per sample at 1 Hz that is a fifth of this extra) */
-	double slow_cpu = 0;
 	rt_proctree_cadence(t, 1, 0);
-	for (int i = 0; i < reps; i++) {
-		host_forks(t);
-		double t0 = cpu_now();
-		rt_proctree_sample(t, &r);
-		slow_cpu += cpu_now() - t0;
-	}
+	double slow_cpu = sample_cpu(t, &r, reps);
 	rt_proctree_cadence(t, 0, 0);
 	tree_slow = slow_cpu / reps / n * 1e6;
 	if ((int)r.nprocs != n)
@@ -220,34 +232,15 @@ static void bench_fork_tree(int n, int mb, int reps)
 		return;
 	struct rt_proctree *t = NULL;
 	struct rt_rec_process r;
-	double first = 0, steady = 0, again = 0;
-	for (int i = 0; i < reps; i++) {
-		rt_proctree_open(&t, root);
-		host_forks(t);
-		double t0 = cpu_now();
-		rt_proctree_sample(t, &r);
-		first += cpu_now() - t0;
-		if (i < reps - 1)
-			rt_proctree_close(t);
-	}
+	double first = first_samples(root, reps, &t, &r);
 	uint64_t pss_kb = r.pss_kb, rss_kb = r.rss_kb;
 	host_forks(t);
 	rt_proctree_sample(t, &r);
 	uint64_t reads0 = rt_proctree_pss_reads(t);
-	for (int i = 0; i < reps; i++) {
-		host_forks(t);
-		double t0 = cpu_now();
-		rt_proctree_sample(t, &r);
-		steady += cpu_now() - t0;
-	}
+	double steady = sample_cpu(t, &r, reps);
 	uint64_t steady_reads = rt_proctree_pss_reads(t) - reads0;
 	rt_proctree_cadence(t, 1, 0);
-	for (int i = 0; i < reps; i++) {
-		host_forks(t);
-		double t0 = cpu_now();
-		rt_proctree_sample(t, &r);
-		again += cpu_now() - t0;
-	}
+	double again = sample_cpu(t, &r, reps);
 	rt_proctree_cadence(t, 0, 0);
 	/* the floors: each member's smaps_rollup, opened fresh and kept */
 	double ffresh, fkept;

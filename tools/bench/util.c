@@ -47,3 +47,24 @@ int run_cmd(char *const argv[], double *cpu, double *wall)
 {
 	return run_cmd_rss(argv, cpu, wall, NULL);
 }
+
+/* rt-recorder --quiet on the fake clock from epoch second clock, tracking
+ * this process: count samples every interval into store, job "bench";
+ * its wall seconds into *wall (when not NULL). run_cmd's answer. */
+int record_fake_clock(const char *rec_bin, const char *store, const char *interval,
+                      const char *count, const char *clock, double *wall)
+{
+	char pid[32];
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	setenv("RT_TEST_CLOCK", clock, 1);
+	setenv("RT_TEST_HOOKS", "1", 1);
+	char *rec[] = {(char *)rec_bin, "--quiet", "-i", (char *)interval, "--count",
+	               (char *)count,   "--pid",   pid,  "--store",        (char *)store,
+	               "--job-name",    "bench",   NULL};
+	double cpu, w;
+	int rc = run_cmd(rec, &cpu, &w);
+	unsetenv("RT_TEST_CLOCK");
+	if (wall)
+		*wall = w;
+	return rc;
+}
