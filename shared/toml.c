@@ -335,6 +335,45 @@ static int escape(struct ps *p, char *out, size_t *o)
 	}
 }
 
+/* A multi-line string's closing quotes (at p): up to two more quotes
+ * before them end the content (""""  and """""). */
+static void closing_quotes(struct ps *p, int q, char *out, size_t *o)
+{
+	int extra = 0;
+	while (extra < 2 && peek_at(p, 3 + (size_t)extra) == q)
+		extra++;
+	for (int i = 0; i < extra; i++)
+		out[(*o)++] = (char)q;
+	p->p += 3 + extra;
+}
+
+/* After a backslash in a multi-line basic string: when only whitespace
+ * follows it to the line's end, it and every whitespace and newline after
+ * it are trimmed (1); else nothing is consumed (0: an escape). */
+static int line_ending_backslash(struct ps *p)
+{
+	const char *save = p->p;
+	int save_line = p->line;
+	skip_ws(p);
+	if (!newline(p)) {
+		p->p = save;
+		p->line = save_line;
+		return 0;
+	}
+	while (!at_end(p)) {
+		int n = newline(p);
+		if (n) {
+			p->p += n;
+			p->line++;
+		} else if (peek(p) == ' ' || peek(p) == '\t') {
+			p->p++;
+		} else {
+			break;
+		}
+	}
+	return 1;
+}
+
 /*
  * A string of any of the four kinds at p->p, decoded into out (room for
  * the input's length + 1). *multi says whether newlines were allowed.
@@ -365,13 +404,7 @@ static int parse_string(struct ps *p, char *out, size_t *olen, int allow_multi)
 				break;
 			}
 			if (starts(p, literal ? "'''" : "\"\"\"")) {
-				/* up to two quotes may end the content: """" and """"" */
-				int extra = 0;
-				while (extra < 2 && peek_at(p, 3 + (size_t)extra) == q)
-					extra++;
-				for (int i = 0; i < extra; i++)
-					out[o++] = (char)q;
-				p->p += 3 + extra;
+				closing_quotes(p, q, out, &o);
 				break;
 			}
 			out[o++] = (char)c;
@@ -393,27 +426,8 @@ static int parse_string(struct ps *p, char *out, size_t *olen, int allow_multi)
 			return fail(p, "control character in a string (escape it)");
 		if (c == '\\' && !literal) {
 			p->p++;
-			if (multi) { /* line-ending backslash: trim whitespace and newlines */
-				const char *save = p->p;
-				int save_line = p->line;
-				skip_ws(p);
-				if (newline(p)) {
-					while (!at_end(p)) {
-						int n = newline(p);
-						if (n) {
-							p->p += n;
-							p->line++;
-						} else if (peek(p) == ' ' || peek(p) == '\t') {
-							p->p++;
-						} else {
-							break;
-						}
-					}
-					continue;
-				}
-				p->p = save;
-				p->line = save_line;
-			}
+			if (multi && line_ending_backslash(p))
+				continue;
 			if (escape(p, out, &o))
 				return -1;
 			continue;

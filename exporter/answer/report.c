@@ -852,6 +852,50 @@ static double t_dur(const struct rt_answer *a, int d)
 	return a->st.duration;
 }
 
+/* The job report's table: a row per run (start, duration, status, CPU
+ * mean and p95, peak PSS, RSS peak). */
+static void runs_table(struct rt_buf *b, const struct rt_answer *runs, size_t n)
+{
+	char t[64], v[96];
+	rt_buf_puts(b, "<section class=wide><h2>Runs</h2><table class=runs>\n<tr><th>run</th>"
+	               "<th>start</th><th>duration</th><th>status</th><th>CPU mean</th>"
+	               "<th>CPU p95</th><th>peak PSS MiB</th><th>RSS peak MiB</th></tr>\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct rt_answer *a = &runs[i];
+		rt_buf_printf(b, "<tr><td>%llu</td><td>", (unsigned long long)a->ri.id);
+		rt_fmt_iso8601(t, sizeof(t), a->ri.start_ns);
+		html(b, t);
+		snprintf(v, sizeof(v), "%.1f s", a->st.duration);
+		rt_buf_puts(b, "</td><td>");
+		html(b, v);
+		rt_buf_puts(b, "</td><td>");
+		if (a->has_exit_code)
+			snprintf(v, sizeof(v), "%s (exit %d)", a->ri.status, a->exit_code);
+		else
+			snprintf(v, sizeof(v), "%s", a->ri.status);
+		html(b, v);
+		double x[4] = {t_cpu(a, 0), t_cpu(a, 1), t_mem(a, 0), t_mem(a, 1)};
+		for (int k = 0; k < 4; k++) {
+			snprintf(v, sizeof(v), isnan(x[k]) ? "-" : "%.*f", k < 2 ? 2 : 0, x[k]);
+			rt_buf_puts(b, "</td><td>");
+			html(b, v);
+		}
+		rt_buf_puts(b, "</td></tr>\n");
+	}
+	rt_buf_puts(b, "</table></section>\n");
+}
+
+/* The job report's default file name, rt-report-job-NAME.html, whatever
+ * the job's name (other bytes become _). */
+static void job_file_name(char *def, size_t cap, const char *job)
+{
+	snprintf(def, cap, "rt-report-job-%s.html", job);
+	for (char *p = def + 14; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_'))
+			*p = '_';
+}
+
 /* rt-export report --job NAME [--last N]: the job's history on one page */
 static int job_report(struct rt_store *s, const struct rt_answer_opts *o)
 {
@@ -875,36 +919,11 @@ static int job_report(struct rt_store *s, const struct rt_answer_opts *o)
 		return 1;
 	}
 	struct rt_buf b = {0};
-	char title[512], sub[160], t[64], v[96];
+	char title[512], sub[160];
 	snprintf(title, sizeof(title), "rt report: job %s", o->job);
 	snprintf(sub, sizeof(sub), "%zu run%s", n, n == 1 ? "" : "s");
 	page_head(&b, dir, title, sub);
-	rt_buf_puts(&b, "<section class=wide><h2>Runs</h2><table class=runs>\n<tr><th>run</th>"
-	                "<th>start</th><th>duration</th><th>status</th><th>CPU mean</th>"
-	                "<th>CPU p95</th><th>peak PSS MiB</th><th>RSS peak MiB</th></tr>\n");
-	for (size_t i = 0; i < n; i++) {
-		const struct rt_answer *a = &runs[i];
-		rt_buf_printf(&b, "<tr><td>%llu</td><td>", (unsigned long long)a->ri.id);
-		rt_fmt_iso8601(t, sizeof(t), a->ri.start_ns);
-		html(&b, t);
-		snprintf(v, sizeof(v), "%.1f s", a->st.duration);
-		rt_buf_puts(&b, "</td><td>");
-		html(&b, v);
-		rt_buf_puts(&b, "</td><td>");
-		if (a->has_exit_code)
-			snprintf(v, sizeof(v), "%s (exit %d)", a->ri.status, a->exit_code);
-		else
-			snprintf(v, sizeof(v), "%s", a->ri.status);
-		html(&b, v);
-		double x[4] = {t_cpu(a, 0), t_cpu(a, 1), t_mem(a, 0), t_mem(a, 1)};
-		for (int k = 0; k < 4; k++) {
-			snprintf(v, sizeof(v), isnan(x[k]) ? "-" : "%.*f", k < 2 ? 2 : 0, x[k]);
-			rt_buf_puts(&b, "</td><td>");
-			html(&b, v);
-		}
-		rt_buf_puts(&b, "</td></tr>\n");
-	}
-	rt_buf_puts(&b, "</table></section>\n");
+	runs_table(&b, runs, n);
 	struct rt_recommendation r;
 	struct rt_offer off = {0};
 	off.price_here = NAN;
@@ -929,11 +948,7 @@ static int job_report(struct rt_store *s, const struct rt_answer_opts *o)
 	rt_buf_putc(&b, ']');
 	page_tail(&b, &lib);
 	char def[300], what[300];
-	snprintf(def, sizeof(def), "rt-report-job-%s.html", o->job);
-	for (char *p = def + 14; *p; p++) /* a file name, whatever the job's name */
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_'))
-			*p = '_';
+	job_file_name(def, sizeof(def), o->job);
 	snprintf(what, sizeof(what), "job %s (%zu run%s)", o->job, n, n == 1 ? "" : "s");
 	int rc = emit(o->output ? o->output : def, &b, what);
 	rt_buf_free(&b);

@@ -1330,6 +1330,58 @@ int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o)
 	return rc;
 }
 
+/* recommend --json: the run (or the job's runs), its allocation,
+ * findings, recommendation and offers. */
+static int recommend_json(const struct rt_answer_opts *o, const struct rt_answer *runs, size_t n,
+                          const struct rt_runstats *st, const struct rt_recommendation *r,
+                          const struct rt_offer *off)
+{
+	cJSON *j = cJSON_CreateObject();
+	if (o->job) {
+		cJSON *x = cJSON_AddObjectToObject(j, "job");
+		cJSON_AddStringToObject(x, "name", o->job);
+		cJSON *ids = cJSON_AddArrayToObject(x, "runs");
+		for (size_t i = 0; i < n; i++)
+			cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)runs[i].ri.id));
+		cJSON_AddNumberToObject(x, "duration_secs", st->duration);
+	} else {
+		cJSON_AddItemToObject(j, "run", rt_json_run(&runs[0]));
+	}
+	add_allocation(j, st);
+	cJSON_AddItemToObject(j, "findings", rt_json_findings(st));
+	cJSON_AddItemToObject(j, "recommendation", rt_json_recommendation(r));
+	rt_json_offer(j, off);
+	return print_json(j);
+}
+
+/* recommend: the recommendation's lines; for one run, what it was given
+ * against what it used; the offers. */
+static void recommend_text(const struct rt_answer_opts *o, const struct rt_answer *runs, size_t n,
+                           const struct rt_runstats *st, const struct rt_recommendation *r,
+                           const struct rt_offer *off)
+{
+	const struct rt_answer *one = &runs[0];
+	char what[320], name[128];
+	clean(name, sizeof(name), o->job ? o->job : one->ri.job_name);
+	if (o->job)
+		snprintf(what, sizeof(what), "job %s (%zu run%s)", name, n, n == 1 ? "" : "s");
+	else if (name[0])
+		snprintf(what, sizeof(what), "run %llu (%s)", (unsigned long long)one->ri.id, name);
+	else
+		snprintf(what, sizeof(what), "run %llu", (unsigned long long)one->ri.id);
+	rt_print_recommendation(stdout, what, st, r);
+	if (!o->job) { /* the reasons: what it was given against what it used */
+		struct rt_efficiency e;
+		char eff[6][RT_EFF_LEN];
+		rt_efficiency(st, one->meta, &e);
+		size_t ne = rt_efficiency_text(&e, r, eff, 6);
+		for (size_t i = 0; i < ne; i++)
+			printf("  %-19s %s\n", i ? "" : "given against used", eff[i]);
+	}
+	rt_print_offer(stdout, off);
+	fflush(stdout);
+}
+
 int rt_cmd_recommend(struct rt_store *s, const struct rt_answer_opts *o)
 {
 	struct rt_answer *runs = NULL, one;
@@ -1374,45 +1426,9 @@ int rt_cmd_recommend(struct rt_store *s, const struct rt_answer_opts *o)
 	}
 	int rc = 0;
 	if (o->json) {
-		cJSON *j = cJSON_CreateObject();
-		if (o->job) {
-			cJSON *x = cJSON_AddObjectToObject(j, "job");
-			cJSON_AddStringToObject(x, "name", o->job);
-			cJSON *ids = cJSON_AddArrayToObject(x, "runs");
-			for (size_t i = 0; i < n; i++)
-				cJSON_AddItemToArray(ids,
-				                     cJSON_CreateNumber((double)runs[i].ri.id));
-			cJSON_AddNumberToObject(x, "duration_secs", st.duration);
-		} else {
-			cJSON_AddItemToObject(j, "run", rt_json_run(&one));
-		}
-		add_allocation(j, &st);
-		cJSON_AddItemToObject(j, "findings", rt_json_findings(&st));
-		cJSON_AddItemToObject(j, "recommendation", rt_json_recommendation(&r));
-		rt_json_offer(j, &off);
-		rc = print_json(j);
+		rc = recommend_json(o, runs, n, &st, &r, &off);
 	} else {
-		char what[320], name[128];
-		clean(name, sizeof(name), o->job ? o->job : one.ri.job_name);
-		if (o->job)
-			snprintf(what, sizeof(what), "job %s (%zu run%s)", name, n,
-			         n == 1 ? "" : "s");
-		else if (name[0])
-			snprintf(what, sizeof(what), "run %llu (%s)", (unsigned long long)one.ri.id,
-			         name);
-		else
-			snprintf(what, sizeof(what), "run %llu", (unsigned long long)one.ri.id);
-		rt_print_recommendation(stdout, what, &st, &r);
-		if (!o->job) { /* the reasons: what it was given against what it used */
-			struct rt_efficiency e;
-			char eff[6][RT_EFF_LEN];
-			rt_efficiency(&st, one.meta, &e);
-			size_t ne = rt_efficiency_text(&e, &r, eff, 6);
-			for (size_t i = 0; i < ne; i++)
-				printf("  %-19s %s\n", i ? "" : "given against used", eff[i]);
-		}
-		rt_print_offer(stdout, &off);
-		fflush(stdout);
+		recommend_text(o, runs, n, &st, &r, &off);
 	}
 	rt_offer_free(&off);
 	if (o->job)
