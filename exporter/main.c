@@ -510,6 +510,19 @@ static int del_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 	return 0;
 }
 
+/* A deleted run's upload state goes with it: removed in the store's upload
+ * directory as walked and checked (never through another user's link). */
+static void forget_upload_state(const char *dir, uint64_t run)
+{
+	char why[512], name[64];
+	int ufd = rt_own_subdir_open(dir, "upload", 0, why, sizeof(why));
+	if (ufd < 0)
+		return;
+	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)run);
+	unlinkat(ufd, name, 0);
+	close(ufd);
+}
+
 /* rt-export delete (RUN | --job NAME --before T) [--compact] */
 static int verb_delete(const struct args *a, struct rt_store *none)
 {
@@ -564,9 +577,7 @@ static int verb_delete(const struct args *a, struct rt_store *none)
 			ret = 1;
 			continue;
 		}
-		char cp[4200]; /* its upload state goes with it */
-		snprintf(cp, sizeof(cp), "%s/upload/%llu.json", dir, (unsigned long long)c.ids[i]);
-		unlink(cp);
+		forget_upload_state(dir, c.ids[i]);
 		printf("deleted run %llu\n", (unsigned long long)c.ids[i]);
 	}
 	if (!c.n && !c.refused && !c.oom)

@@ -70,7 +70,13 @@ static void set_blocking(int fd)
 
 int rt_open_own(const char *path, int flags, mode_t mode, char *why, size_t cap)
 {
-	int fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, mode);
+	return rt_open_own_at(AT_FDCWD, path, path, flags, mode, why, cap);
+}
+
+int rt_open_own_at(int dirfd, const char *name, const char *path, int flags, mode_t mode, char *why,
+                   size_t cap)
+{
+	int fd = openat(dirfd, name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, mode);
 	if (fd < 0) {
 		int e = errno;
 		if (e == ELOOP)
@@ -92,14 +98,20 @@ int rt_open_own(const char *path, int flags, mode_t mode, char *why, size_t cap)
 	return fd;
 }
 
-int rt_check_own_dir(const char *dir, char *why, size_t cap)
+int rt_own_subdir_open(const char *dir, const char *sub, int mkdirs, char *why, size_t cap)
 {
-	int fd = rt_safe_dir_open(dir, 0, why, cap);
+	char p[4200];
+	if (snprintf(p, sizeof(p), "%s/%s", dir, sub) >= (int)sizeof(p))
+		return snprintf(why, cap, "the path is too long"), -ENAMETOOLONG;
+	int fd = rt_safe_dir_open(p, mkdirs, why, cap);
 	if (fd < 0)
 		return fd;
-	int rc = rt_safe_check(fd, dir, S_IFDIR, why, cap);
-	close(fd);
-	return rc;
+	int rc = rt_safe_check(fd, p, S_IFDIR, why, cap);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	return fd;
 }
 
 /* Where path is: its directory, walked and held open, and its last name

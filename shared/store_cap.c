@@ -252,10 +252,10 @@ void rt_store_trim_rss(struct rt_store *s)
  * atomic. Only while nothing else has the store open: a recorder or reader
  * keeps its mapping of the old file, and what it wrote there would be lost.
  */
-static pid_t lmdb_user(const char *dir)
+static pid_t lmdb_user(const char *at)
 {
 	char p[4200];
-	snprintf(p, sizeof(p), "%s/lock.mdb", dir);
+	snprintf(p, sizeof(p), "%s/lock.mdb", at);
 	int fd = open(p, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return 0;
@@ -267,70 +267,96 @@ static pid_t lmdb_user(const char *dir)
 	return pid;
 }
 
-int rt_store_compact(const char *dir, uint64_t *before, uint64_t *after, long *user)
+/* Remove what an earlier compact left in the held directory dfd. */
+static void remove_leftover(int dfd)
 {
-	char p[4200], tmp[4200], dst[4300];
-	struct stat st;
-	*user = 0;
-	int rc = rt_check_own_dir(dir, store_refusal, sizeof(store_refusal));
+	int tfd = openat(dfd, ".compact", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (tfd >= 0) {
+		unlinkat(tfd, "data.mdb", 0);
+		close(tfd);
+	}
+	unlinkat(dfd, ".compact", AT_REMOVEDIR);
+}
+
+/* The compacted copy of s, written to .compact/data.mdb in the store's
+ * directory (held as dfd, reached as at), private and synced. */
+static int copy_compacted(struct rt_store *s, int dfd, const char *at)
+{
+	char tmp[4200];
+	remove_leftover(dfd);
+	if (mkdirat(dfd, ".compact", 0700) < 0)
+		return -errno;
+	snprintf(tmp, sizeof(tmp), "%s/.compact", at);
+	int rc = mdb_env_copy2(s->env, tmp, MDB_CP_COMPACT);
 	if (rc)
-		return rc; /* only a store of this user's, reached through no one else's link */
-	snprintf(p, sizeof(p), "%s/data.mdb", dir);
-	if (lstat(p, &st) < 0)
+		return store_lmdb_fail(s, "compact", rc);
+	int fd = openat(dfd, ".compact/data.mdb", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fchmod(fd, 0600) < 0 || fsync(fd) < 0) /* private, as made */
+		rc = -errno;
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* Put the copy in place of data.mdb (atomic), and make the rename itself
+ * survive a power cut. */
+static int replace_data(int dfd, uint64_t *after)
+{
+	struct stat st;
+	if (renameat(dfd, ".compact/data.mdb", dfd, "data.mdb") < 0)
+		return -errno;
+	int sfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (sfd >= 0) {
+		fsync(sfd);
+		close(sfd);
+	}
+	if (fstatat(dfd, "data.mdb", &st, AT_SYMLINK_NOFOLLOW) == 0)
+		*after = (uint64_t)st.st_size;
+	return 0;
+}
+
+/* Compact the store in the directory held as dfd (checked: this user's,
+ * no one else's to write), working only relative to it: a name swapped on
+ * the way to dir meanwhile leads nowhere. */
+static int compact_held(const char *dir, int dfd, uint64_t *before, uint64_t *after, long *user)
+{
+	char at[64];
+	struct stat st;
+	snprintf(at, sizeof(at), "/proc/self/fd/%d", dfd);
+	if (access(at, F_OK) < 0)
+		return -ENOSYS; /* no /proc: LMDB could only be handed the name */
+	if (fstatat(dfd, "data.mdb", &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
 	*before = (uint64_t)st.st_size;
-	int lk = store_writers_lock(dir, LOCK_EX);
+	int lk = store_writers_lock(at, LOCK_EX);
 	if (lk < 0)
 		return lk == -EBUSY ? RT_E_BUSY : lk;
-	pid_t other = lmdb_user(dir);
-	if (other) {
-		*user = other;
-		close(lk);
-		return RT_E_BUSY;
-	}
-	struct rt_store *s;
-	rc = rt_store_open(dir, RT_STORE_RDONLY, &s);
-	if (rc) {
-		close(lk);
-		return rc;
-	}
+	struct rt_store *s = NULL;
+	int rc =
+	    (*user = lmdb_user(at)) ? RT_E_BUSY : store_open_held(dir, dfd, RT_STORE_RDONLY, &s);
 	/* the copy follows every page: a damaged one would be copied wrong
 	 * over the original */
-	if ((rc = rt_store_check_pages(s))) {
-		rt_store_close(s);
-		close(lk);
-		return rc;
-	}
-	snprintf(tmp, sizeof(tmp), "%s/.compact", dir);
-	snprintf(dst, sizeof(dst), "%s/data.mdb", tmp);
-	unlink(dst);
-	rmdir(tmp);
-	if (mkdir(tmp, 0700) < 0) {
-		rc = -errno;
-	} else if ((rc = mdb_env_copy2(s->env, tmp, MDB_CP_COMPACT))) {
-		rc = store_lmdb_fail(s, "compact", rc);
-	} else {
-		int fd = open(dst, O_RDONLY | O_CLOEXEC);
-		if (fd < 0 || fchmod(fd, 0600) < 0 || fsync(fd) < 0) /* private, as made */
-			rc = -errno;
-		if (fd >= 0)
-			close(fd);
-	}
+	if (rc == 0 && (rc = rt_store_check_pages(s)) == 0)
+		rc = copy_compacted(s, dfd, at);
 	rt_store_close(s);
-	if (rc == 0 && rename(dst, p) < 0)
-		rc = -errno;
-	unlink(dst);
-	rmdir(tmp);
-	if (rc == 0) {
-		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd >= 0) {
-			fsync(dfd); /* the rename itself survives a power cut */
-			close(dfd);
-		}
-		if (stat(p, &st) == 0)
-			*after = (uint64_t)st.st_size;
-	}
+	if (rc == 0)
+		rc = replace_data(dfd, after);
+	remove_leftover(dfd);
 	close(lk);
+	return rc;
+}
+
+int rt_store_compact(const char *dir, uint64_t *before, uint64_t *after, long *user)
+{
+	*user = 0;
+	/* only a store of this user's, reached through no one else's link */
+	int dfd = rt_safe_dir_open(dir, 0, store_refusal, sizeof(store_refusal));
+	if (dfd < 0)
+		return dfd;
+	int rc = rt_safe_check(dfd, dir, S_IFDIR, store_refusal, sizeof(store_refusal));
+	if (rc == 0)
+		rc = compact_held(dir, dfd, before, after, user);
+	close(dfd);
 	return rc;
 }
 

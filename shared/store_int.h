@@ -181,6 +181,10 @@ int store_lmdb_fail(struct rt_store *s, const char *what, int rc);
 int store_txn_begin(struct rt_store *s, unsigned flags, MDB_txn **txn);
 /* store_open.c */
 extern char store_refusal[4400];
+/* rt_store_open in the directory held open as held (a descriptor the
+ * caller walked and checked; dup'ed), or walked from dir when held < 0:
+ * dir then only names the store in messages and ring names. */
+int store_open_held(const char *dir, int held, int flags, struct rt_store **out);
 /* store_write.c */
 int store_writers_lock(const char *dir, int how);
 int store_with_write(struct rt_store *s, write_fn fn, void *ctx);

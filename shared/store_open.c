@@ -290,11 +290,14 @@ static unsigned read_only_flags(const struct rt_store *s)
  * whatever is renamed on the way to it meanwhile. A writer's must be this
  * user's, and no one else's to write.
  */
-static int open_dir(struct rt_store *s, const char *dir)
+static int open_dir(struct rt_store *s, const char *dir, int held)
 {
 	struct stat st;
 	store_refusal[0] = '\0';
-	s->dirfd = rt_safe_dir_open(dir, s->rdwr, store_refusal, sizeof(store_refusal));
+	s->dirfd = held >= 0 ? fcntl(held, F_DUPFD_CLOEXEC, 3)
+	                     : rt_safe_dir_open(dir, s->rdwr, store_refusal, sizeof(store_refusal));
+	if (held >= 0 && s->dirfd < 0)
+		s->dirfd = -errno;
 	if (s->dirfd < 0) {
 		int rc = s->dirfd;
 		s->dirfd = -1;
@@ -342,6 +345,11 @@ static int env_open(struct rt_store *s)
 
 int rt_store_open(const char *dir, int flags, struct rt_store **out)
 {
+	return store_open_held(dir, -1, flags, out);
+}
+
+int store_open_held(const char *dir, int held, int flags, struct rt_store **out)
+{
 	struct rt_store *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -355,7 +363,7 @@ int rt_store_open(const char *dir, int flags, struct rt_store **out)
 		free(s);
 		return rc;
 	}
-	if ((rc = open_dir(s, dir)) || (rc = check_files(s, dir, s->rdwr))) {
+	if ((rc = open_dir(s, dir, held)) || (rc = check_files(s, dir, s->rdwr))) {
 		rt_store_close(s);
 		return rc;
 	}

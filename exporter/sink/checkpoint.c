@@ -25,6 +25,23 @@ static void cp_path(char *buf, size_t cap, const char *dir, uint64_t run, const 
 	snprintf(buf, cap, "%s/upload/%llu.%s", dir, (unsigned long long)run, ext);
 }
 
+/* The run's file (ext) in the store's upload directory, walked without
+ * following another user's link and held open (made when mkdirs): opened
+ * with flags by rt_open_own_at. */
+static int cp_open(const char *dir, uint64_t run, const char *ext, int mkdirs, int flags, char *why,
+                   size_t cap)
+{
+	char path[4200], name[64];
+	int ufd = rt_own_subdir_open(dir, "upload", mkdirs, why, cap);
+	if (ufd < 0)
+		return ufd;
+	cp_path(path, sizeof(path), dir, run, ext);
+	snprintf(name, sizeof(name), "%llu.%s", (unsigned long long)run, ext);
+	int fd = rt_open_own_at(ufd, name, path, flags, 0600, why, cap);
+	close(ufd);
+	return fd;
+}
+
 static void copy_str(char *dst, size_t cap, const cJSON *o, const char *k)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -72,10 +89,8 @@ int rt_checkpoint_load(const char *dir, uint64_t run, struct rt_checkpoint *cp)
 {
 	memset(cp, 0, sizeof(*cp));
 	cp->next_seq = 1;
-	char path[4200];
-	cp_path(path, sizeof(path), dir, run, "json");
 	char why[512];
-	int fd = rt_open_own(path, O_RDONLY, 0, why, sizeof(why));
+	int fd = cp_open(dir, run, "json", 0, O_RDONLY, why, sizeof(why));
 	if (fd < 0)
 		return fd == -ENOENT ? 0 : fd;
 	static char buf[16 << 20];
@@ -121,10 +136,11 @@ void rt_checkpoint_free(struct rt_checkpoint *cp)
 
 int rt_checkpoint_save(const char *dir, uint64_t run, const struct rt_checkpoint *cp)
 {
-	char path[4200], updir[4200];
-	snprintf(updir, sizeof(updir), "%s/upload", dir);
-	if (mkdir(updir, 0700) < 0 && errno != EEXIST)
-		return -errno;
+	char path[4200], why[512];
+	int ufd = rt_own_subdir_open(dir, "upload", 1, why, sizeof(why));
+	if (ufd < 0)
+		return ufd;
+	close(ufd); /* made: the file is written by name below, walked again */
 	cp_path(path, sizeof(path), dir, run, "json");
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "sentinel_run", cp->sentinel_run);
@@ -146,7 +162,6 @@ int rt_checkpoint_save(const char *dir, uint64_t run, const struct rt_checkpoint
 	if (!txt)
 		return -ENOMEM;
 	struct rt_outfile of;
-	char why[512];
 	int rc = rt_outfile_open(&of, path, 0600, why, sizeof(why));
 	if (rc == 0) {
 		if ((rc = rt_write_all(of.fd, txt, strlen(txt), 10000)) == 0)
@@ -160,13 +175,8 @@ int rt_checkpoint_save(const char *dir, uint64_t run, const struct rt_checkpoint
 
 int rt_checkpoint_lock(const char *dir, uint64_t run, int *fd)
 {
-	char path[4200], updir[4200];
-	snprintf(updir, sizeof(updir), "%s/upload", dir);
-	if (mkdir(updir, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	cp_path(path, sizeof(path), dir, run, "lock");
 	char why[512];
-	*fd = rt_open_own(path, O_RDWR | O_CREAT, 0600, why, sizeof(why));
+	*fd = cp_open(dir, run, "lock", 1, O_RDWR | O_CREAT, why, sizeof(why));
 	if (*fd < 0)
 		return *fd;
 	if (flock(*fd, LOCK_EX | LOCK_NB) < 0) {

@@ -37,6 +37,16 @@ int rt_safe_check(int fd, const char *path, mode_t want, char *why, size_t cap);
  * (ENOENT: not there) or RT_E_UNSAFE, with why filled.
  */
 int rt_open_own(const char *path, int flags, mode_t mode, char *why, size_t cap);
+/* The same for name in the directory held open as dirfd (path names it
+ * in why). */
+int rt_open_own_at(int dirfd, const char *name, const char *path, int flags, mode_t mode, char *why,
+                   size_t cap);
+/*
+ * Open dir/sub (made 0700 when mkdirs and missing) by rt_safe_dir_open and
+ * check it is this user's and no one else's to write: the descriptor, or
+ * -errno / RT_E_UNSAFE with why.
+ */
+int rt_own_subdir_open(const char *dir, const char *sub, int mkdirs, char *why, size_t cap);
 
 /*
  * Open the directory dir as an O_PATH descriptor, walking it one component
@@ -54,10 +64,6 @@ int rt_dir_shared(const struct stat *st);
 int rt_link_trusted(const struct stat *st);
 /* Whether fd is on /proc. */
 int rt_on_procfs(int fd);
-
-/* Whether dir is a directory of this user's that others cannot write:
- * 0, -errno, or RT_E_UNSAFE with why. */
-int rt_check_own_dir(const char *dir, char *why, size_t cap);
 
 /* A file being written by name (see above). */
 struct rt_outfile {

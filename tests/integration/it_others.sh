@@ -88,3 +88,34 @@ done
 kill $SW 2>/dev/null || true; wait $SW 2>/dev/null || true
 [ $hung -eq 0 ] || fail "rt-export hung on the swapped FIFO $hung of 21 times"
 ok "a FIFO swapped in for another user's data.mdb: no hang in 21 tries"
+
+# ---- 5. root's store in the other user's directory, swapped with a link of
+# theirs (issue 45 item 1): compact and delete --compact work only in the
+# directory they checked; nothing of root's is made in the other's
+S="$D/stores/s"
+as mkdir "$D/stores" "$D/evil"
+as env RT_STORE="$D/evil" "$RT" -i 0.01 --count 1 --quiet
+for i in $(seq 260); do RT_STORE="$S" "$RT" -i 0.01 --count 1 --job-name swapped --quiet; done
+as ln -s "$D/evil" "$D/stores/l"
+rooted() { [ -n "$(find "$D/evil" -user root 2>/dev/null | head -1)" ]; }
+swap "$S" "$D/stores/l" 240
+tries=0
+while [ $tries -lt 500 ] && ! rooted; do
+	tries=$((tries + 1))
+	"$EXP" --store "$S" compact > /dev/null 2>&1 || true
+done
+rooted && fail "compact made root's files in the other user's directory at try $tries: $(find "$D/evil" -user root)"
+n=1 deleted=0 dtries=0
+while [ $dtries -lt 500 ] && ! rooted; do
+	dtries=$((dtries + 1))
+	if "$EXP" --store "$S" delete "$n" --compact 2> /dev/null | grep -q "deleted run"; then
+		n=$((n + 1)) deleted=$((deleted + 1))
+	fi
+done
+kill $SW 2>/dev/null || true; wait $SW 2>/dev/null || true
+rooted && fail "delete --compact made root's files in the other user's directory at try $dtries: $(find "$D/evil" -user root)"
+[ -L "$S" ] && mv "$S" "$D/stores/t" && mv "$D/stores/l" "$S"
+left=$("$EXP" --store "$S" runs | awk 'NR > 1' | wc -l)
+[ "$left" -eq $((260 - deleted)) ] || fail "root's store holds $left runs after $deleted deletions of 260"
+[ $deleted -gt 0 ] || fail "no delete went through in $dtries tries: the loop tested nothing"
+ok "root's store swapped with another user's link: compact $tries tries, delete --compact $dtries tries ($deleted deleted), nothing made in the other's directory"
