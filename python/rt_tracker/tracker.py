@@ -13,6 +13,7 @@ raises RuntimeError, as the reference does).
 
 import atexit
 import ctypes
+import fcntl
 import json
 import os
 import platform
@@ -151,6 +152,7 @@ class ResourceTracker:
         self._before = None  # the store's runs before this tracker's started
         self._owner = os.getpid()
         self._warned = False
+        self._lost_said = False
         self._frozen = None  # rows of a tracker made from a snapshot
         self._server_info = None
         self._cloud_info = None
@@ -183,8 +185,7 @@ class ResourceTracker:
         if self._own_store:
             _clean_stale_stores()
             self.store = tempfile.mkdtemp(prefix="rt-tracker-")
-            _claim_store(self.store)
-            weakref.finalize(self, shutil.rmtree, self.store, True)
+            weakref.finalize(self, _release_store, self.store, _claim_store(self.store))
         before = self._run_ids()
         cmd = [rec, "--pid", str(self.pid), "-i", "%g" % self.interval, "--store", self.store,
                "--quiet"]
@@ -287,21 +288,27 @@ class ResourceTracker:
     # ---- reading -------------------------------------------------------
 
     def _export(self, *args, timeout=60):
-        exe = find_binary("rt-export")
-        if not exe or not self.store:
-            return None
-        try:
-            r = subprocess.run([exe, "--store", self.store] + list(args), capture_output=True,
-                               timeout=timeout, stdin=subprocess.DEVNULL)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        return r.stdout.decode("utf-8", "replace") if r.returncode == 0 else None
+        return self._export_with_error(*args, timeout=timeout)[0]
+
+    def _store_lost(self):
+        """Whether this tracker's own store is gone (said once): another
+        program removed it while it was in use."""
+        if not self._own_store or not self.store or os.path.isdir(self.store):
+            return False
+        if not self._lost_said:
+            self._lost_said = True
+            warnings.warn("rt_tracker: its store %s was removed while in use (by another "
+                          "program cleaning the temporary directory?); the metrics recorded "
+                          "there are lost" % self.store, RtMissingWarning, stacklevel=4)
+        return True
 
     def _export_with_error(self, *args, timeout=60):
         """rt-export's output (None when it failed) and its last stderr line."""
         exe = find_binary("rt-export")
         if not exe or not self.store:
             return None, "rt-export was not found (%s)" % _HOW
+        if self._store_lost():
+            return None, "the store %s was removed" % self.store
         try:
             r = subprocess.run([exe, "--store", self.store] + list(args), capture_output=True,
                                timeout=timeout, stdin=subprocess.DEVNULL)
@@ -620,18 +627,67 @@ def _start_time(pid):
 
 
 def _claim_store(store):
-    """Name this process as the owner of its temporary store."""
+    """Hold a lock on this tracker's temporary store for its life, then
+    mark the store as a tracker's (its "owner" file). A lock, not a pid,
+    tells a live owner: two containers sharing /tmp (or unshare -p) see the
+    same file lock, where a pid read in one pid namespace names nothing, or
+    another process, in the other. The descriptor (None: no lock)."""
     try:
+        fd = os.open(os.path.join(store, "owner.lock"),
+                     os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         with open(os.path.join(store, "owner"), "w") as f:
             f.write("%d %s\n" % (os.getpid(), _start_time(os.getpid())))
     except OSError:
         pass
+    return fd
+
+
+def _release_store(store, fd):
+    """The tracker is gone: its store, then its lock."""
+    shutil.rmtree(store, True)
+    if fd is not None:
+        os.close(fd)
+
+
+def _owner_gone(path):
+    """Whether the tracker owning the store at path is gone: its lock can
+    be taken (and is then held, returned as a descriptor, while the store
+    is removed); None while the owner lives or cannot be told."""
+    try:
+        fd = os.open(os.path.join(path, "owner.lock"), os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return _legacy_owner_gone(path)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _legacy_owner_gone(path):
+    """A store of an rt_tracker before the lock (its pid alone): taken as
+    gone only when its pid is dead here and nothing was written to it for a
+    day (a pid read in another namespace tells nothing)."""
+    try:
+        with open(os.path.join(path, "owner")) as f:
+            pid, start = f.read().split()
+        quiet = time.time() - os.stat(os.path.join(path, "data.mdb")).st_mtime
+    except (OSError, ValueError):
+        return None
+    return -1 if _start_time(int(pid)) != start and quiet > 86400 else None
 
 
 def _clean_stale_stores():
     """Remove the temporary stores of this user's programs that died without
-    removing theirs (SIGKILL runs no finalizer): their owner is gone, or its
-    pid now names another process."""
+    removing theirs (SIGKILL runs no finalizer): those whose owner's lock is
+    free."""
     tmp = tempfile.gettempdir()
     try:
         names = [n for n in os.listdir(tmp) if n.startswith("rt-tracker-")]
@@ -641,14 +697,16 @@ def _clean_stale_stores():
         path = os.path.join(tmp, n)
         try:
             st = os.lstat(path)
-            with open(os.path.join(path, "owner")) as f:
-                pid, start = f.read().split()
-            pid = int(pid)
-        except (OSError, ValueError):
+            if (st.st_uid != os.getuid() or not os.path.isdir(path) or os.path.islink(path) or
+                    not os.path.exists(os.path.join(path, "owner"))):
+                continue  # not ours, or still being made (marked once locked)
+        except OSError:
             continue
-        if (st.st_uid == os.getuid() and os.path.isdir(path) and not os.path.islink(path) and
-                _start_time(pid) != start):
+        fd = _owner_gone(path)
+        if fd is not None:
             shutil.rmtree(path, ignore_errors=True)
+            if fd >= 0:
+                os.close(fd)
 
 
 def _host_dict(h):

@@ -3,6 +3,7 @@ puts the build on PATH), a real store, real child processes."""
 import json
 import multiprocessing
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -408,3 +409,68 @@ def test_a_killed_programs_temporary_store_is_removed_at_the_next_start(tmp_path
         assert os.path.isdir(live.store)
     finally:
         live.stop()
+
+
+def test_a_live_trackers_store_is_kept_whatever_its_pid_says_here():
+    """Liveness holds across pid namespaces: a live tracker's store whose
+    owner pid means nothing in this namespace (another container's, sharing
+    /tmp) is not removed by the next tracker (issue 45 item 2)."""
+    other = ResourceTracker(interval=0.2)
+    other.start()
+    try:
+        with open(os.path.join(other.store, "owner"), "w") as f:
+            f.write("999999 12345\n")  # as read in another pid namespace
+        mine = ResourceTracker(interval=0.2)
+        mine.start()
+        mine.stop()
+        assert os.path.isdir(other.store)
+        assert os.path.exists(os.path.join(other.store, "data.mdb"))
+    finally:
+        other.stop()
+
+
+def test_a_tracker_in_another_pid_namespace_keeps_its_store(tmp_path):
+    """The same with a real pid namespace (unshare -p, root): its tracker's
+    pid is 1-ish there, and names another process here."""
+    code = ("import time, rt_tracker\n"
+            "t = rt_tracker.ResourceTracker(interval=0.2)\n"
+            "t.start(); print(t.store, flush=True); time.sleep(4)\n"
+            "print(len(t.process_metrics) > 0, flush=True); t.stop()\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    try:
+        p = subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", sys.executable,
+                              "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=env)
+    except OSError:
+        pytest.skip("no unshare here")
+    store = p.stdout.readline().strip()
+    if not store:
+        p.wait(timeout=30)
+        pytest.skip("unshare -p is not permitted here: %s" % p.stderr.read()[-200:])
+    try:
+        mine = ResourceTracker(interval=0.2)
+        mine.start()
+        mine.stop()
+        assert os.path.isdir(store), "another namespace's live store was removed"
+        out, err = p.communicate(timeout=60)
+        assert out.strip() == "True", (out, err)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def test_a_store_removed_under_a_tracker_is_said_once():
+    """Any loss of a tracker's store is said in one line."""
+    t = ResourceTracker(interval=0.2)
+    t.start()
+    time.sleep(0.5)
+    shutil.rmtree(t.store)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        assert len(t.process_metrics) == 0
+        with pytest.raises(RuntimeError):
+            t.stats()
+        t.stop()
+    lost = [x for x in w if "was removed while in use" in str(x.message)]
+    assert len(lost) == 1, [str(x.message) for x in w]
