@@ -193,13 +193,42 @@ static void say_recorder_end(struct guard *g, int st)
 		                 : "the job goes on untracked, what was recorded is kept");
 }
 
-/* Reap every child that ended: the job, the recorder, orphans. */
+/*
+ * The job stopped (Ctrl-Z, a stop signal from anyone): the guardian stops
+ * by the same signal, so its caller (a shell) sees the job stopped as
+ * without rt (148 after Ctrl-Z: SIGTSTP), and goes on when continued
+ * (fg, bg: SIGCONT to the group). The signal is taken as its default
+ * action for the moment, whatever the caller left it as.
+ */
+static void stop_as_job(int sig)
+{
+	sigset_t one, mask;
+	struct sigaction dfl = {.sa_handler = SIG_DFL}, old;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	sigemptyset(&dfl.sa_mask);
+	if (sig != SIGSTOP)
+		sigaction(sig, &dfl, &old);
+	raise(sig); /* pending while blocked: delivered, and so stops us, below */
+	sigprocmask(SIG_UNBLOCK, &one, &mask);
+	sigprocmask(SIG_SETMASK, &mask, NULL);
+	if (sig != SIGSTOP)
+		sigaction(sig, &old, NULL);
+}
+
+/* Reap every child that ended: the job, the recorder, orphans; and stop
+ * as the job stops. */
 static void reap(struct guard *g)
 {
 	int st;
 	struct rusage ru;
 	pid_t p;
-	while ((p = wait4(-1, &st, WNOHANG, &ru)) > 0) {
+	while ((p = wait4(-1, &st, WNOHANG | WUNTRACED, &ru)) > 0) {
+		if (WIFSTOPPED(st)) {
+			if (p == g->job && !g->job_done)
+				stop_as_job(WSTOPSIG(st));
+			continue;
+		}
 		if (p == g->rec) {
 			g->rec = -1;
 			say_recorder_end(g, st);
@@ -251,54 +280,60 @@ static int recorder_pending(int sig, void *ctx)
 	return yes;
 }
 
-static int stop_signal(int sig)
+/*
+ * Pass sig on to the job for from. Only what the guardian passes on for
+ * someone outside the job counts toward killing it: the third INT or TERM
+ * within 3 s kills a job that does not stop. Ctrl-C the terminal already
+ * delivered, or a job's `kill 0`, never reach this.
+ */
+static void pass_on(struct guard *g, int sig, pid_t from, uint64_t now)
 {
-	return sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+	if ((sig == SIGINT || sig == SIGTERM) &&
+	    !rt_proc_descends(from, g->job, getpid(), g->rec) && in_window(g, now)) {
+		gsay(g, "killing the job (%s %d times within 3 s)", strsignal(sig), STOPS_TO_KILL);
+		kill(g->job, SIGKILL);
+		return;
+	}
+	kill(g->job, sig);
 }
 
 /*
  * A signal for the guardian, passed on as sigpass.h says. One the terminal
  * sent (SI_KERNEL) reached the whole foreground process group, the job
  * included, except a hangup: the kernel tells the session leader alone, so
- * when that is us, the job hears it from us. Ctrl-C or SIGTERM three times
- * within 3 s kills a job that does not stop. The terminal's stop signals
- * (Ctrl-Z) stop the guardian too, as they did before it watched them, so
- * the shell sees the job stopped; SIGCONT resumes it. One a process sent
- * the guardian alone is passed on, and the guardian goes on.
+ * when that is us, the job hears it from us. One a process sent the
+ * guardian alone is passed on, and the guardian goes on. Stops are not
+ * the guardian's to decide: it stops when the job stops (reap).
  */
 static void forward(struct guard *g, const struct signalfd_siginfo *si)
 {
 	int sig = (int)si->ssi_signo;
 	pid_t from = (pid_t)si->ssi_pid;
 	uint64_t now = rt_clock_mono_real();
-	if ((sig == SIGINT || sig == SIGTERM) && in_window(g, now)) {
-		gsay(g, "killing the job (%s %d times within 3 s)", strsignal(sig), STOPS_TO_KILL);
-		kill(g->job, SIGKILL);
-		return;
-	}
 	int pass = 0;
 	if (rt_sigpass_sent(si->ssi_code, from)) {
 		sigset_t w;
 		rt_sigpass_witness_set(&w);
-		int witnessed = g->sock >= 0 && sigismember(&w, sig) && !stop_signal(sig) &&
-		                getpgid(g->job) == getpgrp();
+		int witnessed =
+		    g->sock >= 0 && sigismember(&w, sig) && getpgid(g->job) == getpgrp();
 		pass = rt_sigpass_got(&g->pass, sig, from, witnessed, now);
 	} else if (si->ssi_code == SI_KERNEL) {
 		pass = sig == SIGHUP && getsid(0) == getpid();
 	}
 	if (pass)
-		kill(g->job, sig);
-	if (stop_signal(sig) && si->ssi_code == SI_KERNEL)
-		raise(SIGSTOP);
+		pass_on(g, sig, from, now);
 }
 
 /* Pass on the held signals no report cancelled in time. */
 static void pass_due(struct guard *g)
 {
 	int sig;
-	while ((sig = rt_sigpass_due(&g->pass, rt_clock_mono_real(), recorder_pending, g)))
+	pid_t from;
+	uint64_t now;
+	while ((
+	    sig = rt_sigpass_due(&g->pass, now = rt_clock_mono_real(), recorder_pending, g, &from)))
 		if (!g->job_done)
-			kill(g->job, sig);
+			pass_on(g, sig, from, now);
 }
 
 /* Read what the recorder sent: READY, SYNC, or its end (EOF). 1: READY. */

@@ -595,13 +595,12 @@ static void recorder_signals(sigset_t *sigs, int wrapper)
 }
 
 /* Tell the guardian a process sent us a signal it may have sent us too
- * (the group's): it then does not pass its own on. Stop signals are not
- * told: passed on twice, they stop the job once. */
+ * (the group's): it then does not pass its own on. Stop signals too: a
+ * job that catches them would count each twice. */
 static void witness(struct guard_state *gs, const struct signalfd_siginfo *si)
 {
 	int sig = (int)si->ssi_signo;
-	if (gs->gone || !rt_sigpass_sent(si->ssi_code, (pid_t)si->ssi_pid) || sig == SIGTSTP ||
-	    sig == SIGTTIN || sig == SIGTTOU)
+	if (gs->gone || !rt_sigpass_sent(si->ssi_code, (pid_t)si->ssi_pid))
 		return;
 	struct rt_guard_msg m = {.type = RT_G_SIGNAL, .pid = (int32_t)si->ssi_pid, .status = sig};
 	send(gs->g->fd, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL);

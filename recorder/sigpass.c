@@ -93,7 +93,8 @@ void rt_sigpass_reported(struct rt_sigpass *p, int sig, pid_t from, uint64_t now
 	p->seen[p->nseen++] = (struct rt_sigpass_sig){.sig = sig, .from = from, .at = now};
 }
 
-int rt_sigpass_due(struct rt_sigpass *p, uint64_t now, int (*pending)(int sig, void *), void *ctx)
+int rt_sigpass_due(struct rt_sigpass *p, uint64_t now, int (*pending)(int sig, void *), void *ctx,
+                   pid_t *from)
 {
 	for (unsigned i = 0; i < p->nheld; i++) {
 		struct rt_sigpass_sig *h = &p->held[i];
@@ -104,6 +105,7 @@ int rt_sigpass_due(struct rt_sigpass *p, uint64_t now, int (*pending)(int sig, v
 			continue;
 		}
 		int sig = h->sig;
+		*from = h->from;
 		drop(p->held, &p->nheld, i);
 		return sig;
 	}

@@ -19,7 +19,9 @@
  * recorder is gone or the job left the process group. The signals the
  * recorder's store guard owns (SEGV, BUS, FPE, ILL, TRAP, ABRT, SYS,
  * VTALRM) are not witnessed and are passed on at once: sent to the group,
- * they reach the job twice.
+ * they reach the job twice. Stop signals (TSTP, TTIN, TTOU) are witnessed
+ * like the rest; the guardian itself stops when, and as, the job stops
+ * (guardian.c), so the caller sees what it would see without rt.
  */
 #ifndef RT_SIGPASS_H
 #define RT_SIGPASS_H
@@ -57,11 +59,12 @@ int rt_sigpass_got(struct rt_sigpass *p, int sig, pid_t from, int witnessed, uin
  * for the guardian's own that has not been read yet. */
 void rt_sigpass_reported(struct rt_sigpass *p, int sig, pid_t from, uint64_t now);
 /*
- * The next held signal whose time is up, removed (0: none). pending says
- * whether the recorder has that signal pending, not yet reported (then it
- * is held up to a second more).
+ * The next held signal whose time is up, removed (0: none), and its
+ * sender in *from. pending says whether the recorder has that signal
+ * pending, not yet reported (then it is held up to a second more).
  */
-int rt_sigpass_due(struct rt_sigpass *p, uint64_t now, int (*pending)(int sig, void *), void *ctx);
+int rt_sigpass_due(struct rt_sigpass *p, uint64_t now, int (*pending)(int sig, void *), void *ctx,
+                   pid_t *from);
 /* Milliseconds until the next held signal is due; -1 when none. */
 int rt_sigpass_wait_ms(const struct rt_sigpass *p, uint64_t now);
 

@@ -84,22 +84,51 @@ pid_t rt_spawn_command(char *const argv[], const sigset_t *mask, int *exit_code,
 	return pid;
 }
 
-int rt_proc_stopped(pid_t pid)
+/* A process's state letter and parent from /proc/PID/stat: 0, or -1 when
+ * it is gone. */
+static int proc_state(pid_t pid, char *state, pid_t *ppid)
 {
 	char path[64], buf[512];
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return -1;
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return -1;
 	buf[n] = '\0';
+	const char *p = strrchr(buf, ')'); /* the name may hold anything */
+	int pp;
+	if (!p || sscanf(p + 1, " %c %d", state, &pp) != 2)
+		return -1;
+	*ppid = (pid_t)pp;
+	return 0;
+}
+
+int rt_proc_stopped(pid_t pid)
+{
+	char st;
+	pid_t pp;
 	/* 'T' only: a job-control stop. 't' is a tracer's, which a debugger
 	 * holds, and LeakSanitizer too while it checks a process that ends */
-	const char *p = strrchr(buf, ')'); /* the name may hold anything */
-	return p && p[1] == ' ' && p[2] == 'T';
+	return proc_state(pid, &st, &pp) == 0 && st == 'T';
+}
+
+int rt_proc_descends(pid_t pid, pid_t top, pid_t via, pid_t except)
+{
+	char st;
+	for (int hops = 0; pid > 1 && hops < 256; hops++) {
+		pid_t pp;
+		if (pid == top)
+			return 1;
+		if (proc_state(pid, &st, &pp) < 0)
+			return 0;
+		if (pp == via)
+			return pid != except;
+		pid = pp;
+	}
+	return 0;
 }
 
 void rt_kill_family(pid_t pid)

@@ -34,6 +34,9 @@ pid_t rt_fork_retry(int retries);
 /* Whether pid is stopped by a signal (SIGSTOP, SIGTSTP): waiting for it
  * is waiting for someone's SIGCONT. (Not a tracer's stop: a debugger's.) */
 int rt_proc_stopped(pid_t pid);
+/* Whether pid is top or one of its descendants, or a child of via (the
+ * subreaper that adopts top's orphans) other than except: the job's own. */
+int rt_proc_descends(pid_t pid, pid_t top, pid_t via, pid_t except);
 /* SIGKILL pid and its children (the recorder and its exporters: they hold
  * the caller's stdout and stderr, so a pipe the caller reads stays open
  * until they are gone). */

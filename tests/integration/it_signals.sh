@@ -69,3 +69,52 @@ for i in $(seq $runs); do
 done
 [ $worst -le 2 ] || fail "under timeout the job got $worst SIGTERMs"
 ok "under timeout -s TERM the job got at most $worst SIGTERMs ($runs runs; timeout sends 2)"
+
+# ---- issue 45 item 3: only signals rt passed on count toward killing the
+# job. Ctrl-C typed three times on a terminal reaches the job (a REPL that
+# catches it) from the terminal itself: it lives on, as without rt
+PJ="$(dirname "$0")/ptyjob.py"
+rm -f "$T/log"
+seen=$("$PY" "$PJ" "1.0:03,1.3:03,1.6:03" "$RT" --quiet -i 0.2 -- "$SC" "$T/log" 3)
+[ "$seen" = "exit 7" ] || fail "three Ctrl-C on a terminal: the shell saw '$seen', not 'exit 7' (without rt: 7)"
+[ "$(count 2)" -eq 3 ] || fail "three Ctrl-C: the job got SIGINT $(count 2) times, not 3"
+ok "three Ctrl-C typed within 3 s: the job got each once and exited 7, as without rt"
+# a job that ignores TERM and sends it to its own group three times
+set +e
+"$PY" -c "$NEWPGRP" "$RT" --quiet -i 0.2 -- sh -c 'trap "" TERM; kill -TERM 0; sleep 0.2; kill -TERM 0; sleep 0.2; kill -TERM 0; sleep 0.3; exit 5'
+rc=$?
+set -e
+[ $rc -eq 5 ] || fail "a job's own kill -TERM 0, three times: exit $rc, not 5"
+ok "a job that ignores TERM and signals its own group three times exits 5, as without rt"
+# three TERMs sent to rt by someone outside the job still kill a job that
+# ignores them (the escalation rt promises)
+"$RT" --quiet -i 0.2 -- sh -c 'trap "" TERM; sleep 5' &
+g=$!; track $g
+wait_for pgrep -P $g -x sh || fail "no job"
+sleep 0.3
+for i in 1 2 3; do kill -TERM $g; sleep 0.2; done
+set +e; wait_pid $g 10; wait $g; rc=$?; set -e
+[ $rc -eq 137 ] || fail "three TERMs sent to rt: exit $rc, not 137"
+ok "three TERMs sent to rt from outside within 3 s kill a job that ignores them (137)"
+
+# ---- issue 45 item 4: stop signals sent to the group reach the job once,
+# and a job stopped by Ctrl-Z is seen by the shell as stopped by SIGTSTP
+twice=0
+for i in $(seq $runs); do
+	rm -f "$T/log"
+	"$PY" -c "$NEWPGRP" "$RT" --quiet -i 0.2 -- "$SC" "$T/log" 1.2 &
+	g=$!; track $g
+	wait_for pgrep -P $g -x rt-sigcount || fail "no job"
+	sleep 0.2
+	for s in 20 21 22; do kill -$s -$g; sleep 0.15; done
+	set +e; wait_pid $g 20; wait $g; rc=$?; set -e
+	[ $rc -eq 7 ] || fail "group stop signals: exit $rc"
+	for s in 20 21 22; do
+		[ "$(count $s)" -eq 1 ] || twice=$((twice + 1))
+	done
+done
+[ $twice -eq 0 ] || fail "a stop signal sent to the process group did not reach the job once ($twice of $((runs * 3)))"
+ok "TSTP, TTIN and TTOU sent to the process group: each reached the job once ($runs runs)"
+seen=$("$PY" "$PJ" "0.8:1a" "$RT" --quiet -i 0.2 -- sleep 1.5 | tr '\n' ' ')
+[ "$seen" = "stopped 20 exit 0 " ] || fail "Ctrl-Z: the shell saw '$seen', not 'stopped 20 exit 0' (148, then fg)"
+ok "Ctrl-Z: the shell sees the job stopped by SIGTSTP (148, as without rt), and fg resumes it to exit 0"
