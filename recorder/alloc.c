@@ -17,6 +17,7 @@
 #include "alloc_detect.h"
 #include "procfs.h"
 #include "rt/sysroot.h"
+#include "rt/fmt.h"
 
 /* File `file` of the cgroup at `path` under the mount `root`, read whole. */
 static ssize_t cg_read(const char *root, const char *path, const char *file, char *buf, size_t cap)
@@ -193,7 +194,7 @@ static void slurm_alloc(struct rt_alloc *a, struct slurm *sl)
 	sl->gpu = -1;
 	if (!sj || !*sj)
 		return;
-	snprintf(a->slurm_job_id, sizeof(a->slurm_job_id), "%s", sj);
+	rt_copy_text(a->slurm_job_id, sizeof(a->slurm_job_id), sj);
 	const char *c = getenv("SLURM_CPUS_PER_TASK");
 	if (!c || !*c)
 		c = getenv("SLURM_CPUS_ON_NODE");

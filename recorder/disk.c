@@ -20,6 +20,7 @@
 
 #include "collect.h"
 #include "rt/common.h"
+#include "rt/fmt.h"
 #include "rt/sysroot.h"
 
 /* The source's own state (the collector holds it as `self`). */
@@ -196,8 +197,8 @@ static void mount_cb(void *vctx, const struct rt_mountinfo *m)
 	if (slot < 0)
 		return;
 	struct rt_inv_mount *im = &inv->mount[inv->nmount++];
-	snprintf(im->mount_point, sizeof(im->mount_point), "%s", m->mount_point);
-	snprintf(im->fstype, sizeof(im->fstype), "%s", m->fstype);
+	rt_copy_text(im->mount_point, sizeof(im->mount_point), m->mount_point);
+	rt_copy_text(im->fstype, sizeof(im->fstype), m->fstype);
 	im->disk = (uint16_t)slot;
 	im->dev = dev;
 }
@@ -222,7 +223,7 @@ static void disk_inventory(struct rt_collector *c, void *self, struct rt_invento
 		if (excluded(name) || !sys_exists(name, ""))
 			continue;
 		struct rt_inv_disk *d = &inv->disk[inv->ndisk];
-		snprintf(d->name, sizeof(d->name), "%s", name);
+		rt_copy_text(d->name, sizeof(d->name), name);
 		disk_identity(d);
 		me->disk_line[inv->ndisk++] = (int)i;
 	}

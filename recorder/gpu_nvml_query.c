@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "rt/common.h"
+#include "rt/fmt.h"
 
 #define NVML_TEMPERATURE_GPU 0
 #define NVML_CLOCK_GRAPHICS 0
@@ -87,13 +88,13 @@ static void identify(struct rt_nvml *n, unsigned i, struct nvml_dev *d, struct r
 	memset(&pci, 0, sizeof(pci));
 	if (n->pci && n->pci(d->h, &pci) == 0) {
 		terminate(pci.busId, sizeof(pci.busId));
-		snprintf(g->pci_bus_id, sizeof(g->pci_bus_id), "%s", pci.busId);
+		rt_copy_text(g->pci_bus_id, sizeof(g->pci_bus_id), pci.busId);
 	}
 	if (g->pci_bus_id[0])
 		rt_strlcpy_n(g->host_id, sizeof(g->host_id), g->pci_bus_id, strlen(g->pci_bus_id));
 	else
 		snprintf(g->host_id, sizeof(g->host_id), "%u", i);
-	snprintf(g->driver_version, sizeof(g->driver_version), "%s", driver);
+	rt_copy_text(g->driver_version, sizeof(g->driver_version), driver);
 	unsigned int v;
 	if (n->cores && n->cores(d->h, &v) == 0)
 		g->core_count = v;

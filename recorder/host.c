@@ -11,6 +11,7 @@
 
 #include "collect.h"
 #include "rt/sysroot.h"
+#include "rt/fmt.h"
 
 void rt_host_info(struct rt_host_info *h)
 {
@@ -28,7 +29,7 @@ void rt_host_info(struct rt_host_info *h)
 			if (v) {
 				v += 1 + strspn(v + 1, " \t");
 				v[strcspn(v, "\n")] = '\0';
-				snprintf(h->cpu_model, sizeof(h->cpu_model), "%s", v);
+				rt_copy_text(h->cpu_model, sizeof(h->cpu_model), v);
 			}
 		}
 	}

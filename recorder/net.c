@@ -12,6 +12,7 @@
 
 #include "collect.h"
 #include "rt/common.h"
+#include "rt/fmt.h"
 #include "rt/sysroot.h"
 
 /* The source's own state (the collector holds it as `self`). */
@@ -101,7 +102,7 @@ static void net_inventory(struct rt_collector *c, void *self, struct rt_inventor
 		unsigned slot = inv->nnic++;
 		struct rt_inv_nic *n = &inv->nic[slot];
 		char v[256], rel[256], p[4096], link[4096];
-		snprintf(n->name, sizeof(n->name), "%s", name);
+		rt_copy_text(n->name, sizeof(n->name), name);
 		rt_sys_attr(n->mac, sizeof(n->mac), "class/net/%s/%s", name, "address");
 		rt_sys_attr(n->operstate, sizeof(n->operstate), "class/net/%s/%s", name,
 		            "operstate");

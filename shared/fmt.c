@@ -413,6 +413,33 @@ size_t rt_utf8_encode(unsigned long cp, unsigned char u[4])
 	return 4;
 }
 
+size_t rt_utf8_cut(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = n, k = 0;
+	while (i > 0 && k < 4 && (p[i - 1] & 0xc0) == 0x80) {
+		i--;
+		k++;
+	}
+	if (i == 0 || p[i - 1] < 0xc0)
+		return n; /* ends on a whole character (or on bytes no cut mends) */
+	unsigned char lead = p[i - 1];
+	size_t need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+	return k + 1 >= need ? n : i - 1;
+}
+
+size_t rt_copy_text(char *dst, size_t cap, const char *src)
+{
+	if (!cap)
+		return 0;
+	size_t n = strnlen(src, cap);
+	if (n >= cap)
+		n = rt_utf8_cut(src, cap - 1);
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+	return n;
+}
+
 void rt_buf_json_str(struct rt_buf *b, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -603,8 +630,10 @@ void rt_fmt_printable(char *dst, size_t cap, const char *src)
 			k = (size_t)snprintf(esc, sizeof(esc), "\\\\");
 		else
 			esc[0] = (char)c, k = 1;
-		if (n + k >= cap)
+		if (n + k >= cap) {
+			n = rt_utf8_cut(dst, n);
 			break;
+		}
 		memcpy(dst + n, esc, k);
 		n += k;
 	}

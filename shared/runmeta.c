@@ -241,20 +241,37 @@ static int hex4(const char *p, const char *end, unsigned *out)
 	return 0;
 }
 
-static void put_utf8(char *dst, size_t cap, size_t *n, unsigned cp)
+/* Where a string's unescaped bytes go: dst (cap, may be NULL) gets whole
+ * characters while they fit; n counts them all. */
+struct sink {
+	char *dst;
+	size_t cap, w, n;
+	int full;
+};
+
+static void put(struct sink *o, const unsigned char *u, size_t k)
+{
+	if (o->dst && !o->full && o->w + k < o->cap) {
+		memcpy(o->dst + o->w, u, k);
+		o->w += k;
+	} else {
+		o->full = 1;
+	}
+	o->n += k;
+}
+
+static void put_utf8(struct sink *o, unsigned cp)
 {
 	unsigned char u[4];
-	size_t k = rt_utf8_encode(cp, u);
-	if (dst && *n + k < cap)
-		memcpy(dst + *n, u, k);
-	*n += k;
+	put(o, u, rt_utf8_encode(cp, u));
 }
 
 /* A string at s->p ('"'); its unescaped bytes go to dst (cap, may be NULL),
- * truncated at a character boundary. Returns the unescaped length or -1. */
+ * cut at a character boundary when they do not fit. Returns the unescaped
+ * length or -1. */
 static long string(struct scan *s, char *dst, size_t cap)
 {
-	size_t n = 0;
+	struct sink o = {.dst = dst, .cap = cap};
 	if (s->p >= s->end || *s->p != '"')
 		return -1;
 	s->p++;
@@ -262,15 +279,13 @@ static long string(struct scan *s, char *dst, size_t cap)
 		unsigned char c = (unsigned char)*s->p++;
 		if (c == '"') {
 			if (dst && cap)
-				dst[n < cap ? n : cap - 1] = '\0';
-			return (long)n;
+				dst[o.full ? rt_utf8_cut(dst, o.w) : o.w] = '\0';
+			return (long)o.n;
 		}
 		if (c < 0x20)
 			return -1;
 		if (c != '\\') {
-			if (dst && n + 1 < cap)
-				dst[n] = (char)c;
-			n++;
+			put(&o, &c, 1);
 			continue;
 		}
 		if (s->p >= s->end)
@@ -306,7 +321,7 @@ static long string(struct scan *s, char *dst, size_t cap)
 			break;
 		default: return -1;
 		}
-		put_utf8(dst, cap, &n, cp);
+		put_utf8(&o, cp);
 	}
 	return -1;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "stats.h"
+#include "rt/fmt.h"
 
 /* NVML's clocks event reasons: the power cap (software cap, hardware power
  * brake) and heat or a hardware slowdown (thermal, hw_slowdown). Idle,
@@ -73,7 +74,7 @@ void rt_gpustat_add(struct rt_gpustat *gs, unsigned *n, const struct rt_derived 
 			if (p->h->inv_gen == rec->h->inv_gen && i < p->h->ngpu)
 				add_energy(s, p, i);
 		}
-		snprintf(s->name, sizeof(s->name), "%s", d->cur.inv->gpu[i].name);
+		rt_copy_text(s->name, sizeof(s->name), d->cur.inv->gpu[i].name);
 		add_energy(s, rec, i);
 		s->w += dt;
 		if (has_job && (g->valid & RT_GPU_V_JOB))

@@ -259,7 +259,7 @@ static void clean(char *buf, size_t cap, const char *s)
 			continue;
 		buf[n++] = ctl ? ' ' : (char)c;
 	}
-	buf[n] = '\0';
+	buf[s && *s ? rt_utf8_cut(buf, n) : n] = '\0'; /* cut: on a character's boundary */
 }
 
 void rt_shell_join(struct rt_buf *b, const cJSON *argv)
@@ -374,7 +374,7 @@ static void command_line(const cJSON *meta, char *buf, size_t cap)
 	rt_buf_put(&b, "", 0);
 	clean(buf, cap, b.p ? b.p : "");
 	if (b.len > cap && cap > 4)
-		strcpy(buf + cap - 4, "...");
+		strcpy(buf + rt_utf8_cut(buf, cap - 4), "...");
 	rt_buf_free(&b);
 }
 

@@ -100,6 +100,7 @@ static size_t take_line(char *dst, size_t cap, const char *v, size_t len)
 	size_t n = 0;
 	while (n < len && n + 1 < cap && (unsigned char)v[n] >= 0x20 && v[n] != 0x7f)
 		n++;
+	n = rt_utf8_cut(v, n); /* never inside a character */
 	memcpy(dst, v, n);
 	dst[n] = '\0';
 	return n;

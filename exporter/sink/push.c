@@ -36,6 +36,7 @@
 #include "net/net.h"
 #include "net/sigv4.h"
 #include "rt/common.h"
+#include "rt/fmt.h"
 #include "rt/runmeta.h"
 #include "rt/sysroot.h"
 #include "sink/push.h"
@@ -255,6 +256,7 @@ static void one_line(char *out, size_t cap, const char *body)
 	size_t n = 0;
 	for (const char *c = body; *c && n + 1 < cap; c++)
 		out[n++] = (unsigned char)*c < 0x20 ? ' ' : *c;
+	n = rt_utf8_cut(out, n);
 	while (n && out[n - 1] == ' ')
 		n--;
 	out[n] = '\0';
@@ -543,7 +545,7 @@ static struct rt_push_series *dev_series(struct rt_push *p, int k, unsigned i, c
 			s->v = &dev_rows[k];
 			s->id = RT_NV;
 			snprintf(s->dkey, sizeof(s->dkey), "%s", dev_key[k]);
-			snprintf(s->dval, sizeof(s->dval), "%s", name);
+			rt_copy_text(s->dval, sizeof(s->dval), name);
 			rt_prom_name(s->name, sizeof(s->name), s->v);
 			*at = (int)(s - p->ser);
 		}

@@ -43,6 +43,13 @@ void rt_buf_json_str(struct rt_buf *b, const char *s);
 int rt_hexval(int c);
 /* UTF-8 of code point cp (<= 0x10FFFF) into out[0..4); its length. */
 size_t rt_utf8_encode(unsigned long cp, unsigned char out[4]);
+/* The longest start of s[0..n) that does not end inside a UTF-8 character
+ * (a sequence cut short by n is left out; other bytes are kept as they are). */
+size_t rt_utf8_cut(const char *s, size_t n);
+/* Copy the text src into dst[cap] (NUL-terminated), cut on a character
+ * boundary when it does not fit: outside text (names, commands, hostnames,
+ * labels) is never cut inside a character. Returns the bytes copied. */
+size_t rt_copy_text(char *dst, size_t cap, const char *src);
 
 /* Format ns since the epoch as "YYYY-MM-DDTHH:MM:SSZ" (UTC) into buf[21+]. */
 void rt_fmt_iso8601(char *buf, size_t cap, uint64_t wall_ns);

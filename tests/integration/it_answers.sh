@@ -442,4 +442,23 @@ grep -q "waited for a CPU 0.0 cores" "$T/sm.txt" && fail "a CPU wait of 0.0 core
 grep -q "RSS peak [0-9]* MiB (its processes' RSS summed: shared pages count in each)" "$T/sm.txt" ||
 	fail "the RSS peak is not labelled: $(grep "RSS peak" "$T/sm.txt")"
 ok "small ones: runs and verify count alike, '1 sample', a script's command on one line"
+
+# text is cut on a character boundary (issue 45 item 5): a job name and a
+# command longer than their fields, of 2-, 3- and 4-byte characters, come
+# out of every verb as well-formed UTF-8 (strict decoders)
+strict() { python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8")' "$1" 2> /dev/null; }
+for ch in é € 😀; do
+	long=$(python3 -c "import sys; print(sys.argv[1] * 200)" "$ch")
+	"$RT" -i 0.05 --quiet --job-name "x$long" -- sh -c "true $long; sleep 0.2"
+	for v in "summary latest" "summary latest --json" "summary latest --format markdown" \
+		"recommend latest" "recommend latest --json" "runs" "show latest"; do
+		"$EXP" $v > "$T/u8.out" 2>&1 || true
+		strict "$T/u8.out" || fail "'$v' with a long '$ch' name is not UTF-8: $(tail -c 120 "$T/u8.out")"
+	done
+	"$EXP" report latest -o "$T/u8.html" > /dev/null 2>&1
+	strict "$T/u8.html" || fail "the report with a long '$ch' name is not UTF-8"
+	"$EXP" summary latest --json | python3 -c 'import json, sys; json.loads(sys.stdin.buffer.read().decode("utf-8"))' ||
+		fail "summary --json with a long '$ch' name is not JSON"
+done
+ok "job names and commands of 2-, 3- and 4-byte characters longer than their fields: every verb's output is UTF-8"
 exit 0

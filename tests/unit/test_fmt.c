@@ -8,6 +8,7 @@
 
 #include "rt/common.h"
 #include "rt/fmt.h"
+#include "rt/runmeta.h"
 
 static char *json_num(double v)
 {
@@ -162,5 +163,65 @@ Test(fmt, exact_shortest_digits_equal_libcs_for_every_kind_of_value, .timeout = 
 			same_shortest(q);
 			same_shortest(q * 9.999999999999999);
 		}
+	}
+}
+
+/* Whether s is well-formed UTF-8 (no sequence cut short, no stray byte). */
+static int valid_utf8(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p) {
+		size_t k = *p < 0x80 ? 1 : *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc0 ? 2 : 0;
+		if (!k)
+			return 0;
+		for (size_t i = 1; i < k; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				return 0;
+		p += k;
+	}
+	return 1;
+}
+
+Test(fmt, text_is_cut_on_a_character_boundary)
+{
+	/* 1-, 2-, 3- and 4-byte characters, cut at every length (issue 45 item 5) */
+	static const char *const chars[] = {"a", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"};
+	for (size_t c = 0; c < 4; c++) {
+		char src[400] = "", dst[64];
+		while (strlen(src) + 4 < sizeof(src) - 1)
+			strcat(src, chars[c]);
+		size_t w = strlen(chars[c]);
+		for (size_t cap = 1; cap <= sizeof(dst); cap++) {
+			size_t n = rt_copy_text(dst, cap, src);
+			cr_assert(valid_utf8(dst), "cap %zu, %zu-byte characters: cut inside one",
+			          cap, w);
+			cr_assert_eq(n, (cap - 1) / w * w,
+			             "cap %zu: kept %zu bytes, not every whole one", cap, n);
+			cr_assert(!strncmp(dst, src, n));
+		}
+	}
+	char dst[8];
+	cr_assert_eq(rt_copy_text(dst, sizeof(dst), "short"), 5);
+	cr_assert_str_eq(dst, "short");
+	/* bytes that are no character are kept as they are, not eaten */
+	cr_assert_eq(rt_utf8_cut("ab\x80\x80", 4), 4);
+	cr_assert_eq(rt_utf8_cut("ab\xe2\x82", 4), 2);
+}
+
+Test(fmt, stored_job_names_are_cut_on_a_character_boundary)
+{
+	char json[2048];
+	struct rt_run_fields f;
+	for (size_t pad = 0; pad < 4; pad++) {
+		size_t n = (size_t)snprintf(json, sizeof(json),
+		                            "{\"metadata\":{\"job_name\":\"%.*s", (int)pad, "xxx");
+		for (int i = 0; i < 120; i++) /* raw bytes, and an escaped one */
+			n += (size_t)snprintf(json + n, sizeof(json) - n, "%s",
+			                      i % 3 ? "\xe2\x82\xac" : "\\u00e9");
+		snprintf(json + n, sizeof(json) - n, "\"}}");
+		cr_assert_eq(rt_runmeta_read(json, strlen(json), &f), 0);
+		cr_assert(valid_utf8(f.job_name), "pad %zu: the name was cut inside a character",
+		          pad);
+		cr_assert_gt(strlen(f.job_name), sizeof(f.job_name) - 5);
 	}
 }
