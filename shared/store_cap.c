@@ -146,10 +146,11 @@ static int get_deleting(struct rt_store *s, uint64_t *run)
 	rc = mdb_dbi_open(txn, "info", 0, &info);
 	if (rc == 0)
 		rc = mdb_get(txn, info, &k, &v);
-	if (rc == 0 && v.mv_size == 8)
+	int ok = rc == 0 && v.mv_size == 8 && store_value_check(s, &v) == 0;
+	if (ok)
 		*run = get_be64(v.mv_data);
 	mdb_txn_abort(txn);
-	return rc == 0 && v.mv_size == 8 ? 0 : RT_E_NOTFOUND;
+	return ok ? 0 : RT_E_NOTFOUND;
 }
 
 static __attribute__((noinline)) int store_enforce_cap_impl(struct rt_store *s, uint64_t keep,
@@ -206,7 +207,7 @@ int rt_store_cap_more(const struct rt_store *s)
 /* Where LMDB mapped data.mdb in this process: LMDB only reports the
  * address of a fixed map, so find the mapping of the file's inode in
  * /proc/self/maps (our own process: never under a fixture root). */
-static int find_map(struct rt_store *s)
+int store_find_map(struct rt_store *s)
 {
 	int fd;
 	struct stat st;
@@ -239,7 +240,7 @@ void rt_store_trim_rss(struct rt_store *s)
 	MDB_envinfo info;
 	if (mdb_env_info(s->env, &info))
 		return;
-	if (info.me_mapsize != s->map_for && find_map(s))
+	if (info.me_mapsize != s->map_for && store_find_map(s))
 		return;
 	if (s->map_addr)
 		madvise(s->map_addr, s->map_len, MADV_DONTNEED);

@@ -163,3 +163,43 @@ int store_txn_begin(struct rt_store *s, unsigned flags, MDB_txn **txn)
 	}
 	return store_lmdb_fail(s, "begin transaction", MDB_MAP_RESIZED);
 }
+
+/* Where the data file's bytes are mapped now: the map's address, and the
+ * smaller of the map and the file (past the file's end a read faults). */
+static int value_bounds(struct rt_store *s)
+{
+	struct stat st;
+	int fd;
+	if (store_find_map(s) || mdb_env_get_fd(s->env, &fd) || fstat(fd, &st) < 0)
+		return -1;
+	s->vbase = (uintptr_t)s->map_addr;
+	s->vlen = (size_t)st.st_size < s->map_len ? (size_t)st.st_size : s->map_len;
+	return 0;
+}
+
+static int value_inside(const struct rt_store *s, const MDB_val *v)
+{
+	uintptr_t p = (uintptr_t)v->mv_data;
+	return p >= s->vbase && v->mv_size <= s->vlen && p - s->vbase <= s->vlen - v->mv_size;
+}
+
+/* Without /proc the map cannot be found: the size alone is checked. */
+static int size_fits_file(struct rt_store *s, const MDB_val *v)
+{
+	struct stat st;
+	int fd;
+	return mdb_env_get_fd(s->env, &fd) == 0 && fstat(fd, &st) == 0 &&
+	       v->mv_size <= (size_t)st.st_size;
+}
+
+int store_value_check(struct rt_store *s, const MDB_val *v)
+{
+	if (value_inside(s, v))
+		return 0;
+	int known = value_bounds(s) == 0;
+	if (known ? value_inside(s, v) : size_fits_file(s, v))
+		return 0;
+	snprintf(s->err, sizeof(s->err),
+	         "a value of %zu bytes runs past the data file (a damaged page)", v->mv_size);
+	return RT_E_CORRUPT;
+}

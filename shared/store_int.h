@@ -96,6 +96,8 @@ struct rt_store {
 	int cap_more;           /* the last one stopped with work left */
 	int pages_checked;      /* rt_store_check_pages passed before the cap's first delete */
 	int pages_bad;          /* ... or failed: the cap deletes nothing */
+	uintptr_t vbase;        /* the data file's mapped bytes, as last looked up */
+	size_t vlen;            /* (store_value_check) */
 };
 
 /* A cycle in a damaged B-tree sends LMDB round it for ever: a read that
@@ -179,6 +181,11 @@ extern __thread unsigned store_callbacks;
 int store_damaged_code(int rc);
 int store_lmdb_fail(struct rt_store *s, const char *what, int rc);
 int store_txn_begin(struct rt_store *s, unsigned flags, MDB_txn **txn);
+/* A value read in a read-only transaction, checked before it is copied or
+ * unpacked: it must lie inside the data file as mapped (a damaged overflow
+ * page's count gives sizes up to 4 GiB that run past it). 0, or
+ * RT_E_CORRUPT with the reason in s->err. */
+int store_value_check(struct rt_store *s, const MDB_val *v);
 /* store_open.c */
 extern char store_refusal[4400];
 /* rt_store_open in the directory held open as held (a descriptor the
@@ -188,6 +195,9 @@ int store_open_held(const char *dir, int held, int flags, struct rt_store **out)
 /* store_write.c */
 int store_writers_lock(const char *dir, int how);
 int store_with_write(struct rt_store *s, write_fn fn, void *ctx);
+/* store_cap.c: where LMDB mapped data.mdb here (s->map_addr, s->map_len),
+ * from /proc/self/maps (LMDB reports only a fixed map's address). 0 or -1. */
+int store_find_map(struct rt_store *s);
 /* store_check.c */
 int store_check_lmdb_pages(struct rt_store *s);
 

@@ -60,7 +60,7 @@ static int load_store_id(struct rt_store *s)
 	rc = mdb_dbi_open(txn, "info", 0, &info);
 	if (rc == 0)
 		rc = mdb_get(txn, info, &k, &v);
-	int found = rc == 0 && v.mv_size == sizeof(id);
+	int found = rc == 0 && v.mv_size == sizeof(id) && store_value_check(s, &v) == 0;
 	if (found)
 		memcpy(id, v.mv_data, sizeof(id));
 	mdb_txn_abort(txn);

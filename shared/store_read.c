@@ -25,6 +25,10 @@ static int get_copy(struct rt_store *s, MDB_dbi dbi, void *key, size_t klen, voi
 		mdb_txn_abort(txn);
 		return rc == MDB_NOTFOUND ? RT_E_NOTFOUND : store_lmdb_fail(s, "get", rc);
 	}
+	if ((rc = store_value_check(s, &v))) {
+		mdb_txn_abort(txn);
+		return rc;
+	}
 	char *p = malloc(v.mv_size + 1);
 	if (!p) {
 		mdb_txn_abort(txn);
@@ -92,6 +96,13 @@ static int visit(struct rt_store *s, struct scan_state *x, uint64_t seq, const M
 {
 	const void *out = NULL;
 	size_t len = 0;
+	if (store_value_check(s, v)) {
+		/* a damaged size: the caller hears of a record it cannot read
+		 * (no bytes), and the scan goes on */
+		static const uint64_t none;
+		x->st.valid = 0;
+		return quiet ? 0 : UNGUARDED(cb(ctx, seq, &none, 0));
+	}
 	if (rt_unpack_stored(&x->st, seq, v->mv_data, v->mv_size) == 0) {
 		out = x->st.buf;
 		len = x->st.rec.h->size;
@@ -109,7 +120,7 @@ static int visit(struct rt_store *s, struct scan_state *x, uint64_t seq, const M
 
 /* Position cur at the record a replay of seq `from` must start unpacking
  * at: a full one at or before it. */
-static int find_start(MDB_cursor *cur, uint64_t run, uint64_t from)
+static int find_start(struct rt_store *s, MDB_cursor *cur, uint64_t run, uint64_t from)
 {
 	uint64_t at;
 	unsigned char key[16];
@@ -122,7 +133,7 @@ static int find_start(MDB_cursor *cur, uint64_t run, uint64_t from)
 	at = get_be64((unsigned char *)k.mv_data + 8);
 	/* a delta needs its predecessors back to a full record (a few dozen) */
 	for (int back = 0; back < 4 * RT_PACK_FULL_EVERY; back++) {
-		if (!rt_pack_is_packed(v.mv_data, v.mv_size) ||
+		if (store_value_check(s, &v) || !rt_pack_is_packed(v.mv_data, v.mv_size) ||
 		    rt_pack_is_full(v.mv_data, v.mv_size))
 			return 0;
 		MDB_val pk, pv;
@@ -173,7 +184,7 @@ static __attribute__((noinline)) int store_scan_impl(struct rt_store *s, uint64_
 		MDB_cursor_op op = MDB_GET_CURRENT;
 		if (first) {
 			first = 0;
-			if (find_start(cur, run, from)) {
+			if (find_start(s, cur, run, from)) {
 				mdb_cursor_close(cur);
 				mdb_txn_abort(txn);
 				break;
@@ -392,19 +403,25 @@ static __attribute__((noinline)) int store_list_runs_impl(struct rt_store *s, rt
 	 * it; the database's own count of entries says so */
 	int whole = (rc == MDB_NOTFOUND || rc == 0) && seen >= entries;
 	int ret = 0;
+	size_t unread = 0;
 	for (size_t i = 0; i < n && !ret; i++) {
 		char *meta;
 		size_t len;
-		if (rt_store_get_meta(s, ids[i], &meta, &len))
+		int grc = rt_store_get_meta(s, ids[i], &meta, &len);
+		unread += grc == RT_E_CORRUPT;
+		if (grc)
 			continue;
 		ret = UNGUARDED(cb(ctx, ids[i], meta, len));
 		free(meta);
 	}
 	store_disown(ids);
 	free(ids);
-	if (!ret && !whole) {
+	if (!ret && (!whole || unread)) {
+		/* a run whose metadata is damaged is not left out unsaid */
+		size_t all = entries > seen ? entries : seen;
 		snprintf(s->err, sizeof(s->err),
-		         "its list of runs is damaged: %zu of %zu runs can be read", seen, entries);
+		         "its list of runs is damaged: %zu of %zu runs can be read",
+		         seen - (unread < seen ? unread : seen), all);
 		return RT_E_CORRUPT;
 	}
 	return ret;

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "answer/answer.h"
@@ -713,7 +714,7 @@ void rt_print_summary(FILE *f, const struct rt_answer *a)
 	if (a->ri.start_ns)
 		rt_fmt_iso8601(start, sizeof(start), a->ri.start_ns);
 	rt_fmt_duration(dur, sizeof(dur), st->duration);
-	char job[128];
+	char job[256];
 	clean(job, sizeof(job), a->ri.job_name);
 	struct rt_recommendation r;
 	struct rt_efficiency e;
@@ -750,16 +751,20 @@ void rt_print_summary(FILE *f, const struct rt_answer *a)
 			fprintf(f, "  %-24s %s\n", notes[i].label, notes[i].text);
 }
 
-/* Markdown: a table a person pastes into a ticket or a pull request. */
+/* Markdown: a table a person pastes into a ticket or a pull request.
+ * Text written into it is text, whoever wrote it: a job name from a branch
+ * name must not become HTML, an image or a link on a job's page, so every
+ * character that makes Markdown or HTML of it is escaped (CommonMark's
+ * backslash escape: the page shows the character itself). */
 static void md_cell(FILE *f, const char *s)
 {
-	for (; s && *s; s++) {
-		if (*s == '|')
-			fputs("\\|", f);
-		else if ((unsigned char)*s < 0x20)
-			fputc(' ', f);
-		else
-			fputc(*s, f);
+	for (const char *p = s; p && *p; p++) {
+		/* ':' and the '.' of "www." too: GitHub makes links of bare
+		 * "https://" and "www." addresses */
+		int www = *p == '.' && p - s >= 3 && !strncasecmp(p - 3, "www", 3);
+		if ((*p && strchr("\\`*_[]()<>!|~&#:", *p)) || www)
+			fputc('\\', f);
+		fputc((unsigned char)*p < 0x20 ? ' ' : *p, f);
 	}
 }
 
@@ -770,7 +775,7 @@ void rt_print_summary_markdown(FILE *f, const struct rt_answer *a)
 	struct rt_efficiency e;
 	rt_recommend(st, &r);
 	rt_efficiency(st, a->meta, &e);
-	char job[128], dur[32], line[300];
+	char job[256], dur[32], line[300];
 	clean(job, sizeof(job), a->ri.job_name);
 	rt_fmt_duration(dur, sizeof(dur), st->duration);
 	fprintf(f, "### rt: run %llu", (unsigned long long)a->ri.id);
@@ -779,7 +784,8 @@ void rt_print_summary_markdown(FILE *f, const struct rt_answer *a)
 		md_cell(f, job);
 		fputc(')', f);
 	}
-	fprintf(f, ", %s", a->ri.status);
+	fputs(", ", f);
+	md_cell(f, a->ri.status);
 	if (a->has_exit_code)
 		fprintf(f, ", exit code %d", a->exit_code);
 	fprintf(f, ", %s\n\n", dur);
@@ -788,7 +794,9 @@ void rt_print_summary_markdown(FILE *f, const struct rt_answer *a)
 		return;
 	}
 	rt_answer_line(line, sizeof(line), st, &e, &r);
-	fprintf(f, "**%s**\n\n", line);
+	fputs("**", f);
+	md_cell(f, line);
+	fputs("**\n\n", f);
 	struct rt_summary_row rows[RT_SUMMARY_ROWS];
 	size_t n = rt_summary_rows(st, a->meta, rows, RT_SUMMARY_ROWS);
 	fputs("| | mean | p95 | max | |\n|---|---:|---:|---:|---|\n", f);

@@ -378,10 +378,12 @@ md = open(os.path.join(t, "one.md")).read()
 step = open(os.path.join(t, "step.md")).read()
 page = html.unescape(re.sub(r"<[^>]+>", " ", open(os.path.join(t, "one.html")).read()))
 page = " ".join(page.split())
+# Markdown as a reader sees it: CommonMark's backslash escapes undone
+md, step = (re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", x) for x in (md, step))
 for n in notes:
     assert n["text"] in text, ("text summary", n)
-    assert n["text"].replace("|", "\\|") in md, ("markdown", n)
-    assert n["text"].replace("|", "\\|") in step, ("GITHUB_STEP_SUMMARY", n)
+    assert n["text"] in md, ("markdown", n)
+    assert n["text"] in step, ("GITHUB_STEP_SUMMARY", n)
     if n["label"] in ("raised because", "server allocation", "!", "given against used", ""):
         assert " ".join(n["text"].split()) in page, ("report", n)
 print("%d lines below the table, the same in text, Markdown, step summary, JSON and report" % len(notes))

@@ -293,6 +293,19 @@ set +e; GITHUB_STEP_SUMMARY=/dev/full "$RT" --summary -i 0.1 -- sh -c 'exit 6' 2
 [ $rc -eq 6 ] && grep -q "cannot write the step summary /dev/full: No space" "$T/gh.err" || fail "step summary /dev/full: $rc $(cat "$T/gh.err")"
 ok "GITHUB_STEP_SUMMARY: a FIFO with no reader or a full device costs the job nothing (${took} ms)"
 
+# Markdown escapes what rt did not write (issue 45 item 7): a job name from
+# a branch name becomes no HTML, image or link on the job's page, rendered
+# as GitHub-flavoured Markdown by marked (tests/peers); the page shows it
+MARKED="$(cd "$(dirname "$0")/../peers" && pwd)/node_modules/marked"
+[ -d "$MARKED" ] || fail "marked is not installed (tools/test.sh runs npm ci in tests/peers)"
+evil='x <img src=https://evil.example/p.png> ![t](https://evil.example/t.png) [l](http://evil.example) www.evil.example <b>&amp; *e* `c` | ~s~'
+GITHUB_STEP_SUMMARY="$T/evil.md" "$RT" --summary -i 0.1 --job-name "$evil" -- sh -c 'true' 2> /dev/null > /dev/null
+"$EXP" summary latest --format markdown > "$T/evil2.md"
+for md in "$T/evil.md" "$T/evil2.md"; do
+	node "$(dirname "$0")/md_check.js" "$MARKED" "$md" "$evil" || fail "the Markdown of $md"
+done
+ok "a job name of HTML, images, links and Markdown: shown as written in the step summary and summary --format markdown, nothing made of it"
+
 # ---- 8. output and exit codes
 "$RT" --quiet --job-name "$(printf 'evil\033[2J\033]0;title\007name')" -- true
 for v in runs "show latest" "summary latest" "summary latest --format json" "recommend latest" "replay latest"; do

@@ -324,3 +324,70 @@ Test(store, size_cap_deletes_a_big_run_in_slices)
 	cr_expect_eq(rt_store_seq_bounds(s, ids[1], &first, &last), 0, "the current run kept");
 	rt_store_close(s);
 }
+
+/* Set the size of every value kept on overflow pages (a leaf node flagged
+ * F_BIGDATA) in dir's data.mdb to 4 GiB - 1, as a damaged or crafted page
+ * says it (LMDB 0.9's layout: a 16-byte page header, then the node
+ * offsets; a node is size lo, size hi, flags, key size). How many. */
+static unsigned damage_big_value_sizes(void)
+{
+	char p[300];
+	snprintf(p, sizeof(p), "%s/data.mdb", dir);
+	FILE *f = fopen(p, "r+b");
+	cr_assert(f);
+	static unsigned char data[1 << 20];
+	size_t n = fread(data, 1, sizeof(data), f);
+	uint32_t ps;
+	memcpy(&ps, data + 16 + 24, 4); /* the free DB's md_pad: the page size */
+	unsigned hits = 0;
+	for (size_t pg = 2; ps && (pg + 1) * ps <= n; pg++) {
+		unsigned char *page = data + pg * ps;
+		uint16_t flags, lower, off, nflags;
+		memcpy(&flags, page + 10, 2);
+		memcpy(&lower, page + 12, 2);
+		if ((flags & 0x3e) != 0x02 || lower < 16 || lower > ps)
+			continue; /* a plain leaf page only */
+		for (unsigned i = 0; i < (lower - 16u) / 2; i++) {
+			memcpy(&off, page + 16 + 2 * i, 2);
+			if (off + 8u > ps)
+				continue;
+			memcpy(&nflags, page + off + 4, 2);
+			if (nflags & 1) {
+				memset(page + off, 0xff, 4);
+				hits++;
+			}
+		}
+	}
+	rewind(f);
+	cr_assert_eq(fwrite(data, 1, n, f), n);
+	fclose(f);
+	return hits;
+}
+
+Test(store, a_damaged_value_size_is_refused_before_it_is_used)
+{
+	/* issue 45 item 6: a crafted overflow size made get_copy allocate up
+	 * to 4 GiB and copy past the map (ASan aborted) */
+	struct rt_store *s;
+	static char meta[6000];
+	memset(meta, ' ', sizeof(meta));
+	memcpy(meta, "{\"a\":1", 6);
+	meta[sizeof(meta) - 1] = '}';
+	uint64_t run;
+	cr_assert_eq(rt_store_open(dir, RT_STORE_RDWR, &s), 0);
+	cr_assert_eq(rt_store_new_run(s, meta, sizeof(meta), &run), 0);
+	for (uint64_t i = 0; i < 5; i++)
+		cr_assert_eq(rt_store_append(s, run, i, rec, make_rec(i, 1000 + i, 2)), 0);
+	rt_store_close(s);
+	cr_assert_geq(damage_big_value_sizes(), 1, "the metadata was not kept on overflow pages");
+	cr_assert_eq(rt_store_open(dir, RT_STORE_RDONLY, &s), 0);
+	char *m;
+	size_t mlen;
+	cr_expect_eq(rt_store_get_meta(s, run, &m, &mlen), RT_E_CORRUPT);
+	cr_expect(strstr(rt_store_last_error(s), "runs past the data file"), "%s",
+	          rt_store_last_error(s));
+	uint64_t n = 0;
+	cr_expect_eq(rt_store_scan(s, run, 0, 4, count_cb, &n), 0, "the samples are intact");
+	cr_expect_eq(n, 5);
+	rt_store_close(s);
+}
