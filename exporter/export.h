@@ -58,7 +58,7 @@ int rt_run_resolve(struct rt_store *s, const char *spec, struct rt_runinfo *ri);
 /* Run id's metadata (RT_E_NOTFOUND when absent; nothing printed). */
 int rt_run_load(struct rt_store *s, uint64_t id, struct rt_runinfo *ri);
 /* Newest run that is still being recorded. */
-int rt_run_newest_live(struct rt_store *s, struct rt_runinfo *ri);
+int rt_run_newest_live(struct rt_store *s, struct rt_runinfo *ri, int quiet);
 void rt_run_free(struct rt_runinfo *ri);
 /* Whether run's recorder is alive (its ring is held). */
 int rt_run_recorder_alive(struct rt_store *s, uint64_t run);

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "export.h"
@@ -99,6 +100,7 @@ enum opt_id {
 	O_URL,
 	O_FAILED,
 	O_CSV_MS,
+	O_NO_WAIT,
 	O_N
 };
 static const struct opt {
@@ -129,6 +131,7 @@ static const struct opt {
     [O_ALL] = {"--all", NULL, 0, ON(TAIL)},
     [O_FAILED] = {"--failed", NULL, 0, ON(REPORT)},
     [O_CSV_MS] = {"--csv-ms", NULL, 0, ON(REPLAY)},
+    [O_NO_WAIT] = {"--no-wait", NULL, 0, ON(TAIL)},
     [O_URL] = {"--url", NULL, 1, ON(PUSH)},
 };
 
@@ -140,7 +143,8 @@ struct args {
 	uint64_t every, last_n;
 	double every_secs; /* --every with a unit: a time, made samples per run */
 	int all;
-	int fd; /* live --fd N: the recorder's stream (-1: none) */
+	int no_wait; /* tail: no live run is no wait for one */
+	int fd;      /* live --fd N: the recorder's stream (-1: none) */
 	int verbose;
 	int summary, quiet; /* live: the summary after the last line; no lines */
 	int csv_extended, csv_set;
@@ -262,6 +266,7 @@ static int set_option(struct args *a, int id, const char *o, const char *v)
 		a->csv_set = 1;
 		break;
 	case O_ALL: a->all = 1; break;
+	case O_NO_WAIT: a->no_wait = 1; break;
 	case O_URL: a->url = v; break;
 	case O_N: break;
 	}
@@ -337,6 +342,35 @@ static int open_store(const struct args *a, struct rt_store **s)
 		return -1;
 	}
 	return 0;
+}
+
+/* The wait between looks for a store or a run that is not there yet. */
+static void wait_a_moment(void)
+{
+	struct timespec t = {0, 100000000};
+	nanosleep(&t, NULL);
+}
+
+static void say_waiting(const char *dir)
+{
+	rt_say("waiting for a run to be recorded in %s (Ctrl-C to stop; --no-wait: do not wait)",
+	       dir);
+}
+
+/* tail without a RUN, before any run was recorded: wait for the store to
+ * be made (said once); then open_store opens it. */
+static void wait_for_store(const struct args *a)
+{
+	char dir[4096], p[4200];
+	struct stat st;
+	if (rt_store_resolve_dir(a->store, dir, sizeof(dir)))
+		return;
+	snprintf(p, sizeof(p), "%s/data.mdb", dir);
+	if (stat(p, &st) == 0 || errno != ENOENT)
+		return;
+	say_waiting(dir);
+	while (stat(p, &st) < 0 && errno == ENOENT)
+		wait_a_moment();
 }
 
 /* --to is inclusive at the precision written: "--to 10:00:05" keeps
@@ -745,7 +779,8 @@ static int stream_replay(const struct args *a, struct rt_emitter *e, const struc
 /* tail: where to start, --all from the first sample, else the last N.
  * The store takes samples in groups, a few seconds behind the ring: the
  * run's newest sample is the ring's. */
-static uint64_t tail_start(const struct args *a, struct rt_store *s, const struct rt_runinfo *ri)
+static uint64_t tail_start(const struct args *a, struct rt_store *s, const struct rt_runinfo *ri,
+                           int all)
 {
 	uint64_t first = 0, last = 0, start = 1;
 	int known = rt_store_seq_bounds(s, ri->id, &first, &last) == 0;
@@ -761,7 +796,7 @@ static uint64_t tail_start(const struct args *a, struct rt_store *s, const struc
 		rt_ring_close(rg, 0);
 	}
 	if (known) {
-		start = a->all ? first + 1 : last + 1 > a->last_n ? last + 1 - a->last_n : 1;
+		start = all ? first + 1 : last + 1 > a->last_n ? last + 1 - a->last_n : 1;
 		if (start <= first)
 			start = first + 1;
 	}
@@ -782,6 +817,22 @@ static int close_output(struct rt_sink *k, int rc)
 	return rc;
 }
 
+/* tail without a RUN: the newest live run, or, as `tail -F` waits for its
+ * file, the next one to start (said once on stderr; --no-wait: none is an
+ * error). *waited: it started after tail did, so all of it is shown. */
+static int newest_live(const struct args *a, struct rt_store *s, struct rt_runinfo *ri, int *waited)
+{
+	if (a->no_wait)
+		return rt_run_newest_live(s, ri, 0);
+	if (rt_run_newest_live(s, ri, 1) == 0)
+		return 0;
+	say_waiting(rt_store_dir(s));
+	*waited = 1;
+	while (rt_run_newest_live(s, ri, 1))
+		wait_a_moment();
+	return 0;
+}
+
 /* replay, tail and live: records become lines through one emitter. */
 static int verb_stream(const struct args *a, struct rt_store *s)
 {
@@ -792,9 +843,9 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 	if (live) /* Ctrl-C reaches the whole group: the recorder decides when we stop */
 		signal(SIGINT, SIG_IGN), signal(SIGQUIT, SIG_IGN), signal(SIGHUP, SIG_IGN);
 	struct rt_runinfo ri = {.interval = 1.0};
-	int r = 0;
+	int r = 0, waited = 0;
 	if (a->fd < 0)
-		r = (a->id == V_TAIL && !a->run) ? rt_run_newest_live(s, &ri)
+		r = (a->id == V_TAIL && !a->run) ? newest_live(a, s, &ri, &waited)
 		                                 : rt_run_resolve(s, a->run, &ri);
 	if (r)
 		return 1;
@@ -832,7 +883,7 @@ static int verb_stream(const struct args *a, struct rt_store *s)
 	r = a->fd >= 0 ? rt_follow_stream(&e, a->fd)
 	    : replay   ? stream_replay(a, &e, &ri, from_ns, to_ns)
 	    : live     ? rt_follow(&e, 1)
-	               : rt_follow(&e, tail_start(a, s, &ri));
+	               : rt_follow(&e, tail_start(a, s, &ri, a->all || waited));
 	if (replay && r == RT_E_RANGE) { /* said */
 #ifdef RT_EXPORT_FULL
 		rt_series_free(&ser);
@@ -915,11 +966,10 @@ static const struct verb {
                   "per 5 minutes (s, m, h; rounded to whole intervals); --csv-ms: CSV "
                   "timestamps to the millisecond",
                   NEEDS_RUN, verb_stream},
-    [V_TAIL] =
-        {"tail", "[RUN] [-f json|csv] [-n N | --all] [-o FILE]",
-         "follow a live run (default: the newest one being recorded), starting with its last N "
-         "samples (default 1)",
-         0, verb_stream},
+    [V_TAIL] = {"tail", "[RUN] [-f json|csv] [-n N | --all] [--no-wait] [-o FILE]",
+                "follow a live run (default: the newest one being recorded, or the next to start: "
+                "--no-wait does not wait), starting with its last N samples (default 1)",
+                0, verb_stream},
     [V_LIVE] =
         {"live", "RUN [-f json|csv] [-o FILE]",
          "stream a run from its first sample (used by the recorder; with --fd N it reads the "
@@ -1126,6 +1176,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	struct rt_store *s = NULL;
+	if (a.id == V_TAIL && !a.run && !a.no_wait && !piped)
+		wait_for_store(&a);
 	if (!(v->flags & NO_STORE) && !piped && open_store(&a, &s))
 		return 1;
 	/* runs whose recorder died: their last samples into the store, marked

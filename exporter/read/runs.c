@@ -148,14 +148,16 @@ int rt_run_resolve(struct rt_store *s, const char *spec, struct rt_runinfo *ri)
 	return rc;
 }
 
-int rt_run_newest_live(struct rt_store *s, struct rt_runinfo *ri)
+int rt_run_newest_live(struct rt_store *s, struct rt_runinfo *ri, int quiet)
 {
 	struct last_ctx c = {0, 1, s};
 	rt_store_list_runs(s, last_cb, &c);
 	if (!c.id) {
-		rt_say("no run is being recorded in %s (start one with resource-tracker, or "
-		       "name a run: rt-export tail RUN)",
-		       rt_store_dir(s));
+		if (!quiet)
+			rt_say(
+			    "no run is being recorded in %s (start one with resource-tracker, or "
+			    "name a run: rt-export tail RUN)",
+			    rt_store_dir(s));
 		return RT_E_NOTFOUND;
 	}
 	return rt_run_load(s, c.id, ri);

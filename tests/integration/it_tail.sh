@@ -33,10 +33,27 @@ cmp "$T/tail.jsonl" "$T/replay.jsonl" || fail "lapped tail lost or changed sampl
 [ "$(wc -l < "$T/tail.jsonl")" -eq 300 ] || fail "expected 300 lines"
 ok "lapped tail caught up from the store without a gap"
 
-# tail without a live run says so
-"$EXP" tail 2> "$T/err" && fail "tail with nothing running should fail"
+# tail --no-wait without a live run says so
+"$EXP" tail --no-wait 2> "$T/err" && fail "tail --no-wait with nothing running should fail"
 grep -q "no run is being recorded" "$T/err" || fail "message: $(cat "$T/err")"
-ok "tail without a live run"
+ok "tail --no-wait without a live run: exit 1, one line"
+
+# tail started before the recorder waits for the run, as tail -F waits for
+# its file (issue 45 item 8): said once on stderr, then every line of the
+# run, the same as its replay; also before the store itself exists
+for where in "$RT_STORE" "$T/later"; do
+	RT_STORE="$where" "$EXP" tail > "$T/early.jsonl" 2> "$T/early.err" &
+	tw=$!; track $tw
+	sleep 0.5
+	kill -0 $tw 2> /dev/null || fail "tail before the run ($where) did not wait: $(cat "$T/early.err")"
+	grep -q "waiting for a run to be recorded in" "$T/early.err" || fail "tail did not say it waits: $(cat "$T/early.err")"
+	RT_STORE="$where" "$RT" -i 0.05 --quiet -n early -- sleep 0.6
+	wait_pid $tw 10 || fail "tail that waited did not end with the run"
+	RT_STORE="$where" "$EXP" replay latest > "$T/early.replay"
+	cmp -s "$T/early.jsonl" "$T/early.replay" || fail "tail that waited ($where): $(wc -l < "$T/early.jsonl") lines, the run has $(wc -l < "$T/early.replay")"
+	[ "$(wc -l < "$T/early.err")" -eq 1 ] || fail "tail that waited said more: $(cat "$T/early.err")"
+done
+ok "tail started before the run (and before its store): waits, says so once, prints the whole run"
 
 # A running job is visible to every verb that reads a run: its samples are
 # in the ring long before the store's group commit (every 30 s)
