@@ -541,6 +541,14 @@ static void why(struct rt_recommendation *r, const char *s)
 {
 	size_t n = strlen(r->why);
 	snprintf(r->why + n, sizeof(r->why) - n, "%s%s", n ? "; " : "", s);
+	/* and by resource, for the lines that show each one */
+	char *to = !strncmp(s, "CPU: ", 5)      ? r->why_cpu
+	           : !strncmp(s, "memory: ", 8) ? r->why_mem
+	                                        : NULL;
+	if (to) {
+		size_t m = strlen(to);
+		snprintf(to + m, sizeof(r->why_cpu) - m, "%s%s", m ? "; " : "", strchr(s, ':') + 2);
+	}
 }
 
 /* The memory peak the answer is built from (rt_runstats.mem_peak_mib). */

@@ -201,6 +201,7 @@ struct rt_recommendation {
 	long gpu;
 	long vram_mib;
 	char why[320]; /* what raised it above the use measured ("" when nothing did) */
+	char why_cpu[200], why_mem[200]; /* the same for the vCPUs, the memory */
 };
 /* The §9 rules, then raised for what held the job back: OOM-killed ->
  * memory above its limit; throttled -> CPU above its quota; stalled on

@@ -896,15 +896,23 @@ void rt_print_recommendation(FILE *f, const char *what, const struct rt_runstats
 	            : "the process tree's use");
 	char v[32];
 	snprintf(v, sizeof(v), "%ld", r->cpu);
-	fprintf(f, "  %-8s %-10s mean use %.2f cores, rounded (at least 1)", "vCPUs", v,
-	        cpu ? cpu->mean : 0);
+	/* a value raised above the use says why, as the summary does */
+	if (r->why_cpu[0])
+		fprintf(f, "  %-8s %-10s raised: %s (mean use %.2f cores)", "vCPUs", v, r->why_cpu,
+		        cpu ? cpu->mean : 0);
+	else
+		fprintf(f, "  %-8s %-10s mean use %.2f cores, rounded (at least 1)", "vCPUs", v,
+		        cpu ? cpu->mean : 0);
 	if (r->cpu_p95 > r->cpu) /* the reference's rule, and what p95 would ask */
 		fprintf(f, "; its p95 (%.2f cores) would ask for %ld", cpu ? cpu->p95 : 0,
 		        r->cpu_p95);
 	fputc('\n', f);
 	snprintf(v, sizeof(v), "%ld MiB", r->memory_mib);
-	fprintf(f, "  %-8s %-10s peak %s %.0f MiB + 20 %%, rounded up to a server size\n", "memory",
-	        v, sys ? "used" : "PSS", mem ? mem->max : 0);
+	if (r->why_mem[0])
+		fprintf(f, "  %-8s %-10s raised: %s\n", "memory", v, r->why_mem);
+	else
+		fprintf(f, "  %-8s %-10s peak %s %.0f MiB + 20 %%, rounded up to a server size\n",
+		        "memory", v, sys ? "used" : "PSS", mem ? mem->max : 0);
 	snprintf(v, sizeof(v), "%ld", r->gpu);
 	if (r->gpu && !sys)
 		fprintf(

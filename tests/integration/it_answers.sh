@@ -366,6 +366,7 @@ time.sleep(1.2); a = bytearray(b'\\x01') * (300 << 20); del a; time.sleep(1)" 2>
 	grep -q '"raised because"' "$T/one.json" && break
 done
 "$EXP" summary "$R9" --format markdown > "$T/one.md"
+"$EXP" recommend "$R9" > "$T/one.reco"
 "$EXP" report "$R9" -o "$T/one.html" 2>/dev/null
 python3 - "$T" <<'PY' || fail "the answer differs between the summary's forms"
 import html, json, os, re, sys
@@ -386,6 +387,13 @@ for n in notes:
     assert n["text"] in step, ("GITHUB_STEP_SUMMARY", n)
     if n["label"] in ("raised because", "server allocation", "!", "given against used", ""):
         assert " ".join(n["text"].split()) in page, ("report", n)
+    # recommend says why a value was raised, on that value's line (issue 45 item 9)
+    if n["label"] == "raised because":
+        reco = open(os.path.join(t, "one.reco")).read()
+        for part in n["text"].split("; "):
+            res, reason = part.split(": ", 1)
+            line = [l for l in reco.splitlines() if l.split()[:1] == [{"CPU": "vCPUs"}.get(res, res)]]
+            assert line and "raised: " + reason in line[0], ("recommend", part, reco)
 print("%d lines below the table, the same in text, Markdown, step summary, JSON and report" % len(notes))
 PY
 ok "one answer everywhere: text, Markdown, GITHUB_STEP_SUMMARY, JSON and the report say the same"
