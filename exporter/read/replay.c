@@ -19,7 +19,8 @@ struct replay_ctx {
 	struct rt_recbuf prev, cur;
 	int have_prev;
 	uint64_t prev_seq, next_line, every;
-	uint64_t end; /* the range's last sample: a short last window ends there */
+	uint64_t end;  /* the range's last sample: a short last window ends there */
+	uint64_t fold; /* a window end whose line the end's takes over (0: none) */
 	int err;
 };
 
@@ -28,6 +29,10 @@ static int replay_cb(void *vctx, uint64_t seq, const void *bytes, size_t len)
 	struct replay_ctx *x = vctx;
 	if (seq < x->next_line && seq != x->prev_seq && seq != x->end)
 		return 0;
+	if (seq == x->fold && x->have_prev) {
+		x->next_line = x->end; /* its window runs on to the end */
+		return 0;
+	}
 	struct rt_recbuf *dst = x->have_prev ? &x->cur : &x->prev;
 	int rc = rt_recbuf_set(dst, bytes, len);
 	unsigned layout = rc == RT_E_LAYOUT ? rt_record_claimed_layout(bytes, len) : 0;
@@ -121,6 +126,46 @@ static uint64_t live_seq_at(struct rt_emitter *e, struct live *l, uint64_t wall_
 	return l->head;
 }
 
+/* The wall time of sample seq: the live tail's, or the store's. */
+static int wall_of(struct rt_emitter *e, struct live *l, uint64_t seq, uint64_t *ns)
+{
+	size_t cap = rt_record_max_size(), len = 0;
+	void *buf;
+	if (posix_memalign(&buf, 64, cap))
+		return -ENOMEM;
+	int rc = l->ring && seq >= l->lo && seq < l->head &&
+	                 rt_ring_read(l->ring, seq, buf, cap, &len) == 0 && len > 0
+	             ? 0
+	             : rt_store_get_sample(e->store, e->run, seq, buf, cap, &len);
+	if (rc == 0 && len >= sizeof(struct rt_rec_header))
+		*ns = ((const struct rt_rec_header *)buf)->wall_ns;
+	else if (rc == 0)
+		rc = RT_E_CORRUPT;
+	free(buf);
+	return rc;
+}
+
+/*
+ * With --every, the window that would end at the last full window's end w
+ * when the samples after it (to end) span less than one interval: the
+ * wrapper's last sample, taken when the command ended, a moment after the
+ * one before. Its line would repeat the line before's time (to the second,
+ * in the reference's CSV), so that window runs on to the end instead: 0
+ * when none.
+ */
+static uint64_t fold_short_end(struct rt_emitter *e, struct live *l, uint64_t base, uint64_t start,
+                               uint64_t end, uint64_t every)
+{
+	if (every < 2 || end < start)
+		return 0;
+	uint64_t w = start + (end - start) / every * every;
+	uint64_t tw, te, tp;
+	if (w >= end || w <= base || wall_of(e, l, w, &tw) || wall_of(e, l, end, &te) ||
+	    wall_of(e, l, w - 1, &tp))
+		return 0;
+	return te > tw && tw > tp && te - tw < tw - tp ? w : 0;
+}
+
 /* Lines for seq start, start+every, ... <= end, and one at end; the first
  * line's base is base: the store's samples, then the live tail's (taken at
  * or before to_ns). */
@@ -130,6 +175,7 @@ static int replay_lines(struct rt_emitter *e, uint64_t base, uint64_t start, uin
 	if (end <= base)
 		return 0;
 	struct replay_ctx x = {.e = e, .every = every, .next_line = start, .end = end};
+	x.fold = fold_short_end(e, l, base, start, end, every);
 	x.prev_seq = base;
 	if (rt_recbuf_init(&x.prev) || rt_recbuf_init(&x.cur)) {
 		rt_recbuf_free(&x.prev);

@@ -78,6 +78,30 @@ for k in ("utime_secs", "stime_secs"):
 PY
 ok "--from/--to --every: windows from --from, each sample in one line, the short last one kept"
 
+# --every: the wrapper's last sample, taken when the command ended a moment
+# after the one before, joins the last window rather than making a line
+# that repeats its time (issue 45 item 10)
+"$RT" --store "$T/fstore" -i 0.5 --quiet -- sleep 2.7
+"$EXP" --store "$T/fstore" replay 1 > "$T/f.fine"
+"$EXP" --store "$T/fstore" replay 1 --every 5 > "$T/f.coarse"
+"$EXP" --store "$T/fstore" replay 1 -f csv --every 5 > "$T/f.csv"
+python3 - "$T/f.fine" "$T/f.coarse" "$T/f.csv" <<'PY' || fail "--every with the wrapper's last sample"
+import json, sys
+fine = [json.loads(l) for l in open(sys.argv[1])]
+coarse = [json.loads(l) for l in open(sys.argv[2])]
+gap = fine[-1]["timestamp"] - fine[-2]["timestamp"]
+assert gap < 0.45, ("the last sample was not a short one: nothing tested", gap)
+ts = [d["timestamp"] for d in coarse]
+assert all(b - a > 0.45 for a, b in zip(ts, ts[1:])), ("lines less than an interval apart", ts)
+assert coarse[-1]["seq"] == fine[-1]["seq"], (coarse[-1]["seq"], fine[-1]["seq"])
+for k in ("utime_secs", "stime_secs"):
+    a = sum(d["cpu"][k] for d in fine); b = sum(d["cpu"][k] for d in coarse)
+    assert abs(a - b) < 1e-6, (k, a, b)
+rows = [l.split(",")[0] for l in open(sys.argv[3])][1:]
+assert len(rows) == len(set(rows)), ("a repeated timestamp in the CSV", rows)
+PY
+ok "--every: the wrapper's short last sample joins the last window (no repeated time), CPU seconds add up"
+
 # --from/--to select by time
 # (the text of "timestamp", not a float that may lose its last digit)
 from=$(sed -n 5p "$T/replay.jsonl" | sed 's/.*"timestamp":\([0-9.]*\).*/\1/')
