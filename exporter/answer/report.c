@@ -163,7 +163,7 @@ static const struct chart_def charts[] = {
       {"job write", RT_V_PROC_WRITE, 1},
       {"host read", RT_V_DISK_READ, 1},
       {"host write", RT_V_DISK_WRITE, 1}}},
-    {"space", "Disk space used", "GB", 0, {{"host", RT_V_SPACE_DF_USED, 0}}},
+    {"space", "Disk space in use (df)", "GB", 0, {{"host", RT_V_SPACE_DF_USED, 0}}},
     {"pressure",
      "Time stalled (pressure)",
      "%",

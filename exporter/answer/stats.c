@@ -697,12 +697,18 @@ void rt_disk_space_note(const struct rt_runstats *st, char *buf, size_t cap)
 	buf[0] = '\0';
 	const struct rt_colstat *t = xcol(st, RT_V_SPACE_TOTAL);
 	const struct rt_colstat *r = xcol(st, RT_V_SPACE_RESERVED);
+	const struct rt_colstat *u = xcol(st, RT_V_SPACE_USED);
 	if (!t)
 		return;
-	/* what df shows: the root reserve is neither used nor available */
+	/* what df shows: the root reserve is neither used nor available. The
+	 * reference's figure (its CSV column, rt_tracker's stats()) counts the
+	 * reserve as used: named beside it when they differ, so every view of
+	 * one host says the same two figures, each for what it is */
 	if (r && r->max >= 1.0 && r->max >= t->max / 100)
-		snprintf(buf, cap, "of %.1f GB (filesystems), %.1f GB more reserved for root",
-		         t->max, r->max);
+		snprintf(buf, cap,
+		         "of %.1f GB (filesystems), %.1f GB more reserved for root; with it, "
+		         "%.1f GB not available (system_disk_space_used_gb: total - available)",
+		         t->max, r->max, u ? u->max : t->max);
 	else
 		snprintf(buf, cap, "of %.1f GB (filesystems)", t->max);
 }

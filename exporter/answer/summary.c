@@ -402,7 +402,7 @@ static const struct {
     {"VRAM MiB, job", RT_V_PROC_GPU_VRAM, 0, 0, W_JOB_GPU, N_NONE, NULL, NULL},
     {"GPUs busy, host", RT_V_GPU_USAGE, 0, 2, W_GPU, N_NONE, NULL, NULL},
     {"VRAM MiB, host", RT_V_GPU_VRAM, 0, 0, W_GPU, N_VRAM_TOTAL, NULL, NULL},
-    {"disk space used GB", RT_V_SPACE_DF_USED, 0, 1, W_ALL, N_SPACE, NULL, NULL},
+    {"disk space in use GB", RT_V_SPACE_DF_USED, 0, 1, W_ALL, N_SPACE, NULL, NULL},
     {"disk I/O, job", RT_V_PROC_READ, RT_V_PROC_WRITE, 0, W_JOB, N_NONE, "read", "written"},
     {"disk I/O, host", RT_V_DISK_READ, RT_V_DISK_WRITE, 0, W_ALL, N_NONE, "read", "written"},
     {"network, host", RT_V_NET_RX, RT_V_NET_TX, 0, W_ALL, N_NONE, "received", "sent"},
