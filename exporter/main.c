@@ -353,8 +353,11 @@ static void wait_a_moment(void)
 
 static void say_waiting(const char *dir)
 {
-	rt_say("waiting for a run to be recorded in %s (Ctrl-C to stop; --no-wait: do not wait)",
-	       dir);
+	static int said; /* once: for the store, then for its first run */
+	if (!said++)
+		rt_say("waiting for a run to be recorded in %s (Ctrl-C to stop; --no-wait: do not "
+		       "wait)",
+		       dir);
 }
 
 /* tail without a RUN, before any run was recorded: wait for the store to

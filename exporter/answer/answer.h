@@ -151,6 +151,19 @@ size_t rt_findings_text(const struct rt_runstats *st, uint64_t start_ns, char ou
 /* "servers" and "cost" into obj */
 void rt_json_offer(cJSON *obj, const struct rt_offer *o);
 
+/* The earlier runs of a's job and stage (the same job_name and
+ * stage_name), at most max, oldest first, each computed as rt_answer_run
+ * does: *out (free each with rt_answer_free, then the array) and *n (0:
+ * none, or a has no job name). 0 or -ENOMEM. */
+int rt_answer_history(struct rt_store *s, const struct rt_answer *a, size_t max,
+                      struct rt_answer **out, size_t *n);
+
+/* The recommendation as what ran the job takes it (a Metaflow step:
+ * "@resources(cpu=2, memory=4096, gpu=1)"), into buf; its length, 0 when
+ * the run's orchestrator has no such form. */
+size_t rt_scheduler_line(const cJSON *meta, const struct rt_recommendation *r, char *buf,
+                         size_t cap);
+
 /* Meta helpers (NULL / NAN when absent). */
 const char *rt_meta_str(const cJSON *meta, const char *section, const char *key);
 double rt_meta_num(const cJSON *meta, const char *section, const char *key);

@@ -854,10 +854,12 @@ static double t_dur(const struct rt_answer *a, int d)
 
 /* The job report's table: a row per run (start, duration, status, CPU
  * mean and p95, peak PSS, RSS peak). */
-static void runs_table(struct rt_buf *b, const struct rt_answer *runs, size_t n)
+static void runs_table(struct rt_buf *b, const char *title, const struct rt_answer *runs, size_t n)
 {
 	char t[64], v[96];
-	rt_buf_puts(b, "<section class=wide><h2>Runs</h2><table class=runs>\n<tr><th>run</th>"
+	rt_buf_puts(b, "<section class=wide><h2>");
+	html(b, title);
+	rt_buf_puts(b, "</h2><table class=runs>\n<tr><th>run</th>"
 	               "<th>start</th><th>duration</th><th>status</th><th>CPU mean</th>"
 	               "<th>CPU p95</th><th>peak PSS MiB</th><th>RSS peak MiB</th></tr>\n");
 	for (size_t i = 0; i < n; i++) {
@@ -923,7 +925,7 @@ static int job_report(struct rt_store *s, const struct rt_answer_opts *o)
 	snprintf(title, sizeof(title), "rt report: job %s", o->job);
 	snprintf(sub, sizeof(sub), "%zu run%s", n, n == 1 ? "" : "s");
 	page_head(&b, dir, title, sub);
-	runs_table(&b, runs, n);
+	runs_table(&b, "Runs", runs, n);
 	struct rt_recommendation r;
 	struct rt_offer off = {0};
 	off.price_here = NAN;
@@ -956,6 +958,48 @@ static int job_report(struct rt_store *s, const struct rt_answer_opts *o)
 		rt_answer_free(&runs[i]);
 	free(runs);
 	return rc ? 1 : 0;
+}
+
+/* Up to this many earlier runs of the job's stage beside the run */
+#define HISTORY_RUNS 5
+
+/* The run beside the earlier runs of its job and stage (a Metaflow step's
+ * runs of its flow): none when it is the first. */
+static void history_section(struct rt_buf *b, struct rt_store *s, const struct rt_answer *a)
+{
+	struct rt_answer *h;
+	size_t n;
+	if (rt_answer_history(s, a, HISTORY_RUNS, &h, &n) || !n)
+		return;
+	struct rt_answer *all = calloc(n + 1, sizeof(*all));
+	if (all) {
+		memcpy(all, h, n * sizeof(*h));
+		all[n] = *a; /* (shallow: this run stays the caller's) */
+		const char *stage = rt_meta_str(a->meta, "metadata", "stage_name");
+		char title[300];
+		snprintf(title, sizeof(title), "This run and the %zu before it (job %s%s%s)", n,
+		         a->ri.job_name, stage ? ", step " : "", stage ? stage : "");
+		runs_table(b, title, all, n + 1);
+		free(all);
+	}
+	for (size_t i = 0; i < n; i++)
+		rt_answer_free(&h[i]);
+	free(h);
+}
+
+/* The recommendation as the scheduler that ran the job takes it. */
+static void scheduler_section(struct rt_buf *b, const struct rt_answer *a,
+                              const struct rt_recommendation *r)
+{
+	char line[160];
+	if (!a->st.lines || !rt_scheduler_line(a->meta, r, line, sizeof(line)))
+		return;
+	rt_buf_puts(b, "<section class=wide><h2>For the step's decorator</h2><p class=reco>"
+	               "<code id=scheduler-line>");
+	html(b, line);
+	rt_buf_puts(b, "</code></p><p class=note>The recommendation above, as Metaflow's "
+	               "@resources takes it (memory in MiB); the reason for any raised value is "
+	               "beside it.</p></section>\n");
 }
 
 /* What held the job back, a line each (none: no section). */
@@ -1049,6 +1093,8 @@ int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o)
 	findings_section(&b, &a);
 	gpu_section(&b, &a.st);
 	reco_or_none(&b, &a, &r, &off);
+	scheduler_section(&b, &a, &r);
+	history_section(&b, s, &a);
 	rt_buf_puts(&b, "<div id=charts style=\"display:contents\"></div>\n");
 	left_out_line(&b, &a);
 	rt_buf_puts(&b,

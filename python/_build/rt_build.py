@@ -18,6 +18,9 @@ import zipfile
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = "rt_tracker"
+# rt's Metaflow extension (a namespace package Metaflow finds by its name):
+# `from metaflow import track_resources` once Metaflow is installed too
+PACKAGES = (PACKAGE, "metaflow_extensions")
 
 
 def _project():
@@ -70,7 +73,7 @@ def _write_wheel(wheel_directory, files):
         (info + "/METADATA", _metadata(p).encode()),
         (info + "/WHEEL", b"Wheel-Version: 1.0\nGenerator: rt_build\nRoot-Is-Purelib: true\n"
          b"Tag: py3-none-any\n"),
-        (info + "/top_level.txt", (PACKAGE + "\n").encode()),
+        (info + "/top_level.txt", ("\n".join(PACKAGES) + "\n").encode()),
     ]
     record = [_record_line(n, d) for n, d in files] + [info + "/RECORD,,"]
     files.append((info + "/RECORD", ("\n".join(record) + "\n").encode()))
@@ -83,7 +86,14 @@ def _write_wheel(wheel_directory, files):
 
 def _package_files():
     out = []
-    root = os.path.join(HERE, PACKAGE)
+    for package in PACKAGES:
+        out += _files_of(package)
+    return out
+
+
+def _files_of(package):
+    out = []
+    root = os.path.join(HERE, package)
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
         for f in sorted(filenames):

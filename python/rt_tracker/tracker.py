@@ -24,13 +24,14 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 import warnings
 import webbrowser
 import weakref
 
 from .table import Table, from_csv
 
-__all__ = ["ResourceTracker", "Report", "RtMissingWarning", "find_binary"]
+__all__ = ["ResourceTracker", "Report", "RtMissingWarning", "find_binary", "DEFAULT_STORE"]
 
 #: values in MiB or GB sent as bytes by get_combined_metrics(bytes=True)
 BYTE_COLUMNS = {
@@ -120,16 +121,20 @@ class ResourceTracker:
     The parameters are the reference's (resource-tracker 0.5.0); `method`
     is accepted and ignored (nothing is forked in Python). Beyond them:
     `store` (a directory to keep the run in; default a temporary one,
-    removed when the tracker is), `request` (what the job asked for, as
-    rt's --request: "cpu=4,memory=16GiB,gpu=1"), `job_name` and
-    `extended` (rows with rt's extended CSV columns).
+    removed when the tracker is; `DEFAULT_STORE`: rt's own default store,
+    where `rt-export runs` finds it and a job's history builds up),
+    `request` (what the job asked for, as rt's --request:
+    "cpu=4,memory=16GiB,gpu=1"), `job_name`, `run_metadata` (the run's
+    other metadata fields, as rt's flags name them: stage_name, task_name,
+    orchestrator, external_run_id, project_name, ...) and `extended` (rows
+    with rt's extended CSV columns).
     """
 
     def __init__(self, pid=None, children=True, interval=1, method=None, autostart=False,
                  track_processes=True, track_system=True, discover_server=True,
                  discover_cloud=True, sentinel_token=None, upload_interval=60,
                  streaming_metadata=None, *, store=None, request=None, job_name=None,
-                 extended=False):
+                 extended=False, run_metadata=None):
         self.pid = os.getpid() if pid is None else int(pid)
         self.children = children
         self.interval = float(interval)
@@ -144,9 +149,16 @@ class ResourceTracker:
         self._token = sentinel_token or os.environ.get("SENTINEL_API_TOKEN")
         self.request = request
         self.job_name = job_name
+        self.run_metadata = dict(run_metadata or {})
+        for key in self.run_metadata:
+            if key not in _RUN_METADATA:
+                raise ValueError("run_metadata: %r is not one of rt's metadata fields (%s)"
+                                 % (key, ", ".join(_RUN_METADATA)))
         self.extended = extended
         self._own_store = store is None
-        self.store = store
+        self.store = _default_store() if store is DEFAULT_STORE else store
+        # names this tracker's run in a store others record into too
+        self._tag = "rt_tracker=%d-%s" % (os.getpid(), uuid.uuid4().hex[:12])
         self._proc = None
         self._run = None
         self._before = None  # the store's runs before this tracker's started
@@ -191,6 +203,10 @@ class ResourceTracker:
                "--quiet"]
         if self.job_name:
             cmd += ["--job-name", self.job_name]
+        for key, value in sorted(self.run_metadata.items()):
+            if value is not None:
+                cmd += ["--" + key.replace("_", "-"), str(value)]
+        cmd += ["--tag", self._tag]
         if self.request:
             cmd += ["--request", self.request]
         env = dict(os.environ)
@@ -225,13 +241,28 @@ class ResourceTracker:
             deadline = time.monotonic() + 5
             while True:
                 new = [r for r in self._run_ids() if r not in self._before]
-                if new:
-                    self._run = max(new)
+                mine = self._own_run(new)
+                if mine is not None:
+                    self._run = mine
                     break
                 if time.monotonic() >= deadline or self._proc.poll() is not None:
                     break
                 time.sleep(0.02)
         return self._run
+
+    def _own_run(self, new):
+        """Of the runs new in the store, the one this tracker's recorder
+        records (its tag): others may record into the same store."""
+        if self._own_store and len(new) == 1:
+            return new[0]
+        for run in sorted(new, reverse=True):
+            js = self._export("show", str(run))
+            try:
+                if js and self._tag in (json.loads(js).get("tags") or []):
+                    return run
+            except ValueError:
+                continue
+        return None
 
     def _recorder_died(self):
         why = ""
@@ -509,15 +540,18 @@ class ResourceTracker:
         return servers[0]
 
     def report(self, integration="standalone", historical_stats=[], status_failed=False,
-               integration_version=None):
-        """rt's HTML report of the run: text with save() and browse()."""
+               integration_version=None, servers=0):
+        """rt's HTML report of the run: text with save() and browse().
+        servers=N adds the N cheapest cloud servers that fit (Keeper), or
+        one line saying Keeper did not answer."""
         if self._resolve_run() is None:
             return Report("")
         fd, path = tempfile.mkstemp(prefix="rt-report-", suffix=".html")
         os.close(fd)
         try:
             self._export("report", str(self._run), "-o", path,
-                         *(["--failed"] if status_failed else []))
+                         *(["--failed"] if status_failed else []),
+                         *(["--servers", str(int(servers))] if servers else []), timeout=120)
             with open(path, encoding="utf-8") as f:
                 return Report(f.read())
         finally:
@@ -615,6 +649,23 @@ class ResourceTracker:
     def load(cls, file):
         with open(file) as f:
             return cls.loads(f.read())
+
+
+#: store=DEFAULT_STORE: rt's own default store (where rt-export looks)
+DEFAULT_STORE = object()
+#: the run metadata rt's recorder takes as flags (run_metadata=)
+_RUN_METADATA = ("project_name", "stage_name", "task_name", "team", "env", "language",
+                 "orchestrator", "executor", "external_run_id", "container_image")
+
+
+def _default_store():
+    """rt's default store, as rt-recorder and rt-export find it: RT_STORE,
+    else $XDG_DATA_HOME/resource-tracker, else ~/.local/share/resource-tracker."""
+    if os.environ.get("RT_STORE"):
+        return os.environ["RT_STORE"]
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local",
+                                                           "share")
+    return os.path.join(base, "resource-tracker")
 
 
 def _start_time(pid):

@@ -474,3 +474,26 @@ def test_a_store_removed_under_a_tracker_is_said_once():
         t.stop()
     lost = [x for x in w if "was removed while in use" in str(x.message)]
     assert len(lost) == 1, [str(x.message) for x in w]
+
+
+def test_trackers_sharing_a_store_each_find_their_own_run(tmp_path, monkeypatch):
+    """DEFAULT_STORE: rt's own store, shared; run_metadata names the run.
+    Two trackers started together (a Metaflow foreach) each read their own
+    run, not the newest."""
+    monkeypatch.setenv("RT_STORE", str(tmp_path / "store"))
+    a = ResourceTracker(interval=0.2, store=rt_tracker.DEFAULT_STORE, job_name="shared",
+                        run_metadata={"stage_name": "a", "orchestrator": "metaflow"})
+    b = ResourceTracker(interval=0.2, store=rt_tracker.DEFAULT_STORE, job_name="shared",
+                        run_metadata={"stage_name": "b"})
+    a.start()
+    b.start()
+    time.sleep(0.8)
+    a.stop()
+    b.stop()
+    assert a.store == b.store == str(tmp_path / "store")
+    assert a._resolve_run() != b._resolve_run()
+    for t, stage in ((a, "a"), (b, "b")):
+        meta = json.loads(t._export("show", str(t._resolve_run())))["metadata"]
+        assert meta["stage_name"] == stage and meta["job_name"] == "shared", meta
+    with pytest.raises(ValueError):
+        ResourceTracker(run_metadata={"nonsense": 1})
