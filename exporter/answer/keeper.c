@@ -132,6 +132,8 @@ int rt_keeper_parse_servers(const char *body, size_t len, unsigned max, struct r
 		s->memory_amount = num(o, "memory_amount");
 		s->gpu_count = num(o, "gpu_count");
 		s->min_price_ondemand = num(o, "min_price_ondemand");
+		if (!cJSON_PrintPreallocated((cJSON *)o, s->raw, (int)sizeof(s->raw), 0))
+			s->raw[0] = '\0';
 		if (!s->vendor_id[0] || !s->api_reference[0])
 			continue; /* not a server we could name */
 		k++;

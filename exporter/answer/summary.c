@@ -1152,6 +1152,19 @@ void rt_print_offer(FILE *f, const struct rt_offer *o)
 	fputc('\n', f);
 }
 
+/* The rest of Keeper's record (server_id, gpu_memory_total, status, ...),
+ * as Keeper gave it: the reference's recommend_server() returns it whole. */
+static void add_keeper_fields(cJSON *x, const char *raw)
+{
+	cJSON *k = raw[0] ? cJSON_Parse(raw) : NULL, *f;
+	cJSON_ArrayForEach(f, k)
+	{
+		if (f->string && !cJSON_HasObjectItem(x, f->string))
+			cJSON_AddItemToObject(x, f->string, cJSON_Duplicate(f, 1));
+	}
+	cJSON_Delete(k);
+}
+
 void rt_json_offer(cJSON *obj, const struct rt_offer *o)
 {
 	if (!o->asked)
@@ -1171,6 +1184,7 @@ void rt_json_offer(cJSON *obj, const struct rt_offer *o)
 			add_num_or_null(x, "memory_amount", v->memory_amount);
 			add_num_or_null(x, "gpu_count", v->gpu_count);
 			add_num_or_null(x, "min_price_ondemand", v->min_price_ondemand);
+			add_keeper_fields(x, v->raw);
 			cJSON_AddItemToArray(arr, x);
 		}
 	}

@@ -128,6 +128,7 @@ struct rt_server {
 	char display_name[128];
 	double vcpus, memory_amount /* MiB */, gpu_count;
 	double min_price_ondemand; /* USD per hour, NAN when unknown */
+	char raw[4096];            /* Keeper's record as it gave it (JSON; "" when longer) */
 };
 
 /* The n cheapest on-demand servers with at least cpu vCPUs, memory_mib,

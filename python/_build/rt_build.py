@@ -5,9 +5,22 @@ written with the standard library alone.
 So `pip install ./python` works offline, in any venv of a Python >= 3.9
 that has pip: there is nothing to fetch to build it (setuptools' backend
 needs the `wheel` package, which a plain venv lacks: "invalid command
-'bdist_wheel'"). It builds what rt_tracker is: pure-Python modules in one
-package, no extensions, no generated files.
+'bdist_wheel'").
+
+The wheel carries rt's programs too (rt_tracker/bin: rt-recorder, its
+resource-tracker name, rt-export, rt-export-full), built from the
+repository around python/ with CMake as the README's first command builds
+them: in ./build when that is configured already (an incremental build:
+nothing to do after the README's setup), else in ./build-python. So a
+pip-installed tracker works with nothing else to set. The build packages
+are tools/setup.sh's; when they are missing the install stops with one line
+naming them. RT_BUILD=DIR takes the programs from a build made already. The
+wheel is then tagged for this platform.
 """
+import shutil
+import subprocess
+import sys
+import sysconfig
 import base64
 import hashlib
 import io
@@ -64,23 +77,30 @@ def _record_line(name, data):
     return "%s,sha256=%s,%d" % (name, digest.decode(), len(data))
 
 
-def _write_wheel(wheel_directory, files):
-    """files: [(name in the wheel, bytes)]; adds the dist-info and RECORD."""
+def _write_wheel(wheel_directory, files, platform=None):
+    """files: [(name in the wheel, bytes[, executable])]; adds the
+    dist-info and RECORD. platform: the wheel carries programs built for
+    it (None: pure Python)."""
     p = _project()
     dist = "%s-%s" % (_dist_name(p), p["version"])
     info = dist + ".dist-info"
-    files = list(files) + [
-        (info + "/METADATA", _metadata(p).encode()),
-        (info + "/WHEEL", b"Wheel-Version: 1.0\nGenerator: rt_build\nRoot-Is-Purelib: true\n"
-         b"Tag: py3-none-any\n"),
-        (info + "/top_level.txt", ("\n".join(PACKAGES) + "\n").encode()),
+    tag = "py3-none-%s" % (platform or "any")
+    files = [f if len(f) == 3 else (f[0], f[1], False) for f in files] + [
+        (info + "/METADATA", _metadata(p).encode(), False),
+        (info + "/WHEEL", ("Wheel-Version: 1.0\nGenerator: rt_build\nRoot-Is-Purelib: %s\n"
+                           "Tag: %s\n" % ("false" if platform else "true", tag)).encode(),
+         False),
+        (info + "/top_level.txt", ("\n".join(PACKAGES) + "\n").encode(), False),
     ]
-    record = [_record_line(n, d) for n, d in files] + [info + "/RECORD,,"]
-    files.append((info + "/RECORD", ("\n".join(record) + "\n").encode()))
-    name = dist + "-py3-none-any.whl"
+    record = [_record_line(n, d) for n, d, _ in files] + [info + "/RECORD,,"]
+    files.append((info + "/RECORD", ("\n".join(record) + "\n").encode(), False))
+    name = "%s-%s.whl" % (dist, tag)
     with zipfile.ZipFile(os.path.join(wheel_directory, name), "w", zipfile.ZIP_DEFLATED) as z:
-        for n, d in files:
-            z.writestr(zipfile.ZipInfo(n, date_time=(1980, 1, 1, 0, 0, 0)), d)
+        for n, d, exe in files:
+            zi = zipfile.ZipInfo(n, date_time=(1980, 1, 1, 0, 0, 0))
+            zi.external_attr = (0o100755 if exe else 0o100644) << 16
+            zi.compress_type = zipfile.ZIP_DEFLATED
+            z.writestr(zi, d)
     return name
 
 
@@ -104,6 +124,76 @@ def _files_of(package):
     return out
 
 
+ROOT = os.path.dirname(HERE)
+PROGRAMS = ("rt-recorder", "rt-export", "rt-export-full")
+# what CMake needs (CMakeLists.txt's pkg_check_modules), and Debian's names
+NEEDS = (("cmake", "cmake"), ("cc", "build-essential"), ("pkg-config", "pkg-config"),
+         ("protoc-c", "protobuf-c-compiler"))
+MODULES = (("lmdb", "liblmdb-dev"), ("libcjson", "libcjson-dev"), ("libcrypto", "libssl-dev"),
+           ("zlib", "zlib1g-dev"), ("libcurl", "libcurl4-openssl-dev"),
+           ("libprotobuf-c", "libprotobuf-c-dev"), ("snappy", "libsnappy-dev"))
+
+
+def _stop(line):
+    """The install cannot go on: one line saying why and what to do."""
+    sys.stderr.write("rt_tracker: %s\n" % line)
+    raise SystemExit(1)
+
+
+def _missing_packages():
+    missing = [pkg for tool, pkg in NEEDS if not shutil.which(tool)]
+    if shutil.which("pkg-config"):
+        missing += [pkg for mod, pkg in MODULES
+                    if subprocess.run(["pkg-config", "--exists", mod]).returncode != 0]
+    return missing
+
+
+def _build_programs():
+    """Build rt's programs; [(name in the wheel, bytes, executable)].
+    RT_BUILD=DIR takes them from DIR, built already (a packager's build,
+    the tests' sanitizer build)."""
+    given = os.environ.get("RT_BUILD")
+    if given:
+        return _programs_in(given)
+    if not os.path.exists(os.path.join(ROOT, "CMakeLists.txt")):
+        _stop("rt's sources are not around %s: pip install ./python from a clone of rt" % HERE)
+    missing = _missing_packages()
+    if missing:
+        _stop("cannot build rt's programs, these Debian packages are missing: %s "
+              "(sudo apt-get install %s, or sh tools/setup.sh)"
+              % (" ".join(missing), " ".join(missing)))
+    build = os.path.join(ROOT, "build")
+    if not os.path.exists(os.path.join(build, "CMakeCache.txt")):
+        build = os.path.join(ROOT, "build-python")
+        _run(["cmake", "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
+              "-DBUILD_TESTING=OFF"])
+    _run(["cmake", "--build", build, "-j", str(os.cpu_count() or 1), "--target"] +
+         list(PROGRAMS))
+    return _programs_in(build)
+
+
+def _programs_in(build):
+    out = []
+    for name in PROGRAMS:
+        path = os.path.join(build, name)
+        if not os.access(path, os.X_OK):
+            _stop("%s is not there: build rt first (cmake --build build)" % path)
+        with open(path, "rb") as f:
+            out.append(("%s/bin/%s" % (PACKAGE, name), f.read(), True))
+    return out
+
+
+def _run(cmd):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if p.returncode != 0:
+        sys.stderr.write(p.stdout.decode("utf-8", "replace")[-4000:])
+        _stop("building rt's programs failed: %s" % " ".join(cmd))
+
+
+def _platform_tag():
+    return re.sub(r"[-.]", "_", sysconfig.get_platform())
+
+
 def get_requires_for_build_wheel(config_settings=None):
     return []
 
@@ -117,12 +207,16 @@ def get_requires_for_build_editable(config_settings=None):
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    return _write_wheel(wheel_directory, _package_files())
+    return _write_wheel(wheel_directory, _package_files() + _build_programs(), _platform_tag())
 
 
 def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
-    """A wheel whose .pth puts the source tree on the path."""
-    return _write_wheel(wheel_directory, [("_rt_tracker_editable.pth", (HERE + "\n").encode())])
+    """A wheel whose .pth puts the source tree on the path; rt's programs
+    are built where the source tree's rt_tracker finds them (./build or
+    ./build-python, beside python/)."""
+    _build_programs()
+    return _write_wheel(wheel_directory, [("_rt_tracker_editable.pth", (HERE + "\n").encode())],
+                        _platform_tag())
 
 
 def build_sdist(sdist_directory, config_settings=None):

@@ -101,7 +101,30 @@ class Table:
         return Table(self._rows, [columns.get(c, c) for c in self._cols])
 
     def to_dict(self):
+        """The rows, each a dict of column to value (the reference's shape:
+        R's reticulate makes a data.frame of it)."""
+        return list(self)
+
+    def to_columns(self):
+        """Each column's values, by name."""
         return {c: [r[i] for r in self._rows] for i, c in enumerate(self._cols)}
+
+    def stats(self, specs):
+        """{column: {agg_name: value}} for each StatSpec (or (column, agg)
+        pair, agg a function of the column's values), as the reference's
+        TinyDataFrame.stats(); a spec that fails is left out."""
+        out = {}
+        for spec in specs:
+            spec = spec if isinstance(spec, StatSpec) else StatSpec(*spec)
+            try:
+                v = spec.agg([x for x in self[spec.column] if x is not None])
+                if spec.round is not None:
+                    v = round(v, spec.round)
+            except Exception:
+                continue
+            out.setdefault(spec.column, {})[spec.agg_name or spec.agg.__name__] = v
+        return out
+
 
     def to_csv(self, path=None, quote_strings=True):
         """The table as CSV text, or written to path (then the path)."""
@@ -136,3 +159,12 @@ def from_csv(text):
     if not rows:
         return Table()
     return Table([[_number(v) for v in r] for r in rows[1:]], rows[0])
+
+
+class StatSpec:
+    """What Table.stats() collects: agg (a function of a column's values)
+    of column, named agg_name (default the function's name), rounded to
+    round digits when given."""
+
+    def __init__(self, column, agg, round=None, agg_name=None):
+        self.column, self.agg, self.round, self.agg_name = column, agg, round, agg_name

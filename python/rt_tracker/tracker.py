@@ -60,17 +60,44 @@ class RtMissingWarning(RuntimeWarning):
     """rt's binaries are missing, or its recorder stopped: the program runs on."""
 
 
+_HERE = os.path.dirname(os.path.abspath(__file__))
+#: where the package's own programs are: the wheel's (pip install built
+#: them), else a source tree's build beside python/ (an editable install)
+_OWN = [os.path.join(_HERE, "bin")] + [
+    os.path.join(os.path.dirname(os.path.dirname(_HERE)), b) for b in ("build", "build-python")]
+
+
 def find_binary(name):
-    """The path of rt's binary name: under $RT_PREFIX/bin, else on PATH; None."""
+    """The path of rt's binary name: under $RT_PREFIX/bin (or in RT_PREFIX,
+    a build directory) when set; else
+    the package's own (built by pip install); else on PATH; None."""
     prefix = os.environ.get("RT_PREFIX")
-    if prefix:
-        p = os.path.join(prefix, "bin", name)
-        return p if os.access(p, os.X_OK) else None
+    if prefix:  # an install prefix, or a build directory
+        for p in (os.path.join(prefix, "bin", name), os.path.join(prefix, name)):
+            if os.access(p, os.X_OK):
+                return p
+        return None
+    for d in _OWN:
+        p = os.path.join(d, name)
+        if os.access(p, os.X_OK) and os.access(os.path.join(d, "rt-export-full"), os.X_OK):
+            return p
     return shutil.which(name)
 
 
-_HOW = ("install rt (its README: sh tools/demo.sh builds it; cmake --install puts "
-        "rt-recorder and rt-export on PATH) or set RT_PREFIX to its install prefix")
+_HOW = ("pip install ./python from a clone of rt builds them into the package; or "
+        "install rt (cmake --install puts rt-recorder and rt-export on PATH), or set "
+        "RT_PREFIX to its install prefix")
+
+
+class Recommendation(dict):
+    """recommend_resources()'s dict, the reference's keys, and rt's word on
+    it: `raised_because`, why a value is above the use measured (a peak
+    between samples, CPU the job waited for, an OOM kill...), None when
+    nothing raised one."""
+
+    def __init__(self, values, raised_because=None):
+        super().__init__(values)
+        self.raised_because = raised_because
 
 
 class Report(str):
@@ -166,6 +193,7 @@ class ResourceTracker:
         self._warned = False
         self._lost_said = False
         self._frozen = None  # rows of a tracker made from a snapshot
+        self._frozen_stats = None  # ... and rt's figures of them
         self._server_info = None
         self._cloud_info = None
         self._stderr = None
@@ -214,6 +242,7 @@ class ResourceTracker:
             env["SENTINEL_API_TOKEN"] = self._token
             env["TRACKER_UPLOAD_INTERVAL"] = str(int(self.upload_interval))
         self._stderr = tempfile.TemporaryFile()
+        weakref.finalize(self, self._stderr.close)
         try:
             self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                                           stdout=subprocess.DEVNULL, stderr=self._stderr,
@@ -435,12 +464,26 @@ class ResourceTracker:
 
     # ---- answers ---------------------------------------------------------
 
+    def _rt_stats(self):
+        """rt's own figures of the run (summary --json's stats per CSV
+        column, and its duration), which the summary and the report show;
+        a snapshot's, for a tracker made from one. None: none."""
+        if self._frozen is not None:
+            return self._frozen_stats
+        js = self.summary()[1]
+        if not js.get("stats"):
+            return None
+        return {"stats": js["stats"], "duration": (js.get("run") or {}).get("duration_secs")}
+
     def stats(self, specs=None):
         """{column: {"mean"|"max"|"sum"|"duration": value}} over the run, the
-        reference's default specs, from rt's rows."""
+        reference's default specs. The figures are rt's, the same the
+        summary and the report show (means over the job's life, weighted by
+        each sample's interval); a column rt's summary lacks, from the rows."""
         t = self.get_combined_metrics()
         if not len(t):
             raise RuntimeError("No metrics collected (yet)")
+        rt = self._rt_stats()
         specs_given = bool(specs)
         specs = specs or [
             ("process_cpu_usage", "mean"), ("process_cpu_usage", "max"),
@@ -455,6 +498,13 @@ class ResourceTracker:
         for spec in specs:
             col, agg = spec[0], spec[1]
             if col not in t:
+                continue
+            known = (rt or {}).get("stats", {}).get(col, {}).get(agg)
+            if known is not None and agg in ("mean", "max", "sum"):
+                out.setdefault(col, {})[agg] = round(known, 2) if agg != "sum" else known
+                continue
+            if agg == "duration" and rt and rt.get("duration") is not None:
+                out.setdefault(col, {})[agg] = rt["duration"]
                 continue
             vals = [v for v in t[col] if v is not None]
             if not vals:
@@ -507,8 +557,9 @@ class ResourceTracker:
         if not js:
             return {}
         r = json.loads(js).get("recommendation") or {}
-        return {"cpu": r.get("cpu"), "memory": r.get("memory_mib"), "gpu": r.get("gpu"),
-                "vram": r.get("vram_mib")}
+        return Recommendation({"cpu": r.get("cpu"), "memory": r.get("memory_mib"),
+                               "gpu": r.get("gpu"), "vram": r.get("vram_mib")},
+                              r.get("raised_because"))
 
     def recommend_server(self, **kwargs):
         """The cheapest cloud server that fits (Spare Cores Keeper, through
@@ -570,22 +621,27 @@ class ResourceTracker:
     def server_info(self):
         """The host as the reference names it (vcpus, memory_mib, gpu_count, ...)."""
         if self._server_info is None:
-            self._server_info = _host_dict(self._meta().get("host") or {})
+            info = _host_dict(self._meta().get("host") or {})
+            # shared or dedicated: how the host was used beside the job
+            info["allocation"] = self.summary()[1].get("allocation")
+            self._server_info = info
         return self._server_info
 
     @property
     def cloud_info(self):
-        """The cloud (vendor, instance type, region) when rt-export discover
-        finds one; {"vendor": "unknown"} otherwise."""
+        """The cloud (vendor, instance_type, region, discovery_time: the
+        reference's keys), None where rt-export discover found nothing."""
         if self._cloud_info is None:
             if not self.discover_cloud:
                 self._cloud_info = {}
             else:
+                t0 = time.time()
                 js = self._export("discover", "--json", timeout=30)
                 try:
-                    self._cloud_info = json.loads(js) if js else {"vendor": "unknown"}
+                    found = json.loads(js) if js else {}
                 except ValueError:
-                    self._cloud_info = {"vendor": "unknown"}
+                    found = {}
+                self._cloud_info = _cloud_dict(found, time.time() - t0)
         return self._cloud_info
 
     @property
@@ -615,6 +671,7 @@ class ResourceTracker:
             "server_info": self._server_info,
             "cloud_info": self._cloud_info,
             "combined_metrics": self.get_combined_metrics().to_dict(),
+            "rt_stats": self._rt_stats(),
             "process_metrics": self.process_metrics.to_dict(),
             "system_metrics": self.system_metrics.to_dict(),
         }
@@ -631,6 +688,7 @@ class ResourceTracker:
         t._server_info = snapshot.get("server_info")
         t._cloud_info = snapshot.get("cloud_info")
         t._frozen = Table(snapshot.get("combined_metrics") or {})
+        t._frozen_stats = snapshot.get("rt_stats")
         return t
 
     def dumps(self):
@@ -797,16 +855,28 @@ def get_server_info():
 
 
 def get_cloud_info():
-    """The cloud this runs in (vendor, instance_type, region, ...: rt-export
-    discover, which asks the metadata services briefly); {"vendor":
-    "unknown"} when none answers or rt is not installed."""
+    """The cloud this runs in, under the reference's keys (vendor,
+    instance_type, region, discovery_time; rt's zone and account beside
+    them), None where unknown: rt-export discover, which asks the metadata
+    services briefly (2 s at most)."""
     exe = find_binary("rt-export")
+    t0 = time.time()
+    found = {}
     try:
         out = subprocess.run([exe, "discover", "--json"], capture_output=True,
                              stdin=subprocess.DEVNULL, timeout=30).stdout if exe else b""
-        return json.loads(out) if out else {"vendor": "unknown"}
+        found = json.loads(out) if out else {}
     except (OSError, ValueError, subprocess.TimeoutExpired):
-        return {"vendor": "unknown"}
+        pass
+    return _cloud_dict(found, time.time() - t0)
+
+
+def _cloud_dict(found, took):
+    """rt-export discover's fields under the reference's names."""
+    return {"vendor": found.get("cloud_vendor_id"),
+            "instance_type": found.get("cloud_instance_type"),
+            "region": found.get("cloud_region_id"), "zone": found.get("cloud_zone_id"),
+            "account": found.get("cloud_account_id"), "discovery_time": round(took, 3)}
 
 
 def _round_memory(mib):

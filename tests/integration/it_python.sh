@@ -16,6 +16,9 @@ cp -r "$HERE/python" "$T/src"
 # setuptools' backend this failed: "invalid command 'bdist_wheel'"
 "$PY" -m venv "$T/plain" || fail "python3 -m venv"
 "$T/plain/bin/python" -m pip uninstall -q -y setuptools wheel > /dev/null 2>&1 || true
+# (RT_BUILD: the wheel carries this build's programs; a copy of python/
+# has no rt sources around it to build them from)
+export RT_BUILD="$BUILD"
 "$T/plain/bin/python" -m pip install -q --no-index "$T/src" > "$T/plain.log" 2>&1 ||
 	fail "pip install ./python in a plain venv: $(tail -3 "$T/plain.log")"
 (cd "$T" && "$T/plain/bin/python" -c 'import rt_tracker, sys; assert rt_tracker.__file__.startswith(sys.prefix), rt_tracker.__file__') ||
@@ -32,6 +35,38 @@ ok "pip install ./python (and -e) offline into a plain venv without setuptools o
 (cd "$T" && "$T/venv/bin/python" -c 'import rt_tracker, sys; assert rt_tracker.__file__.startswith(sys.prefix), rt_tracker.__file__') ||
 	fail "rt_tracker is not importable from the venv"
 ok "pip install ./python into a venv, offline: rt_tracker imports from it"
+# pip install ./python from the clone itself just works (issue 46 item 3):
+# it builds rt's programs into the package (./build, configured by the
+# README's first command: an incremental build), the same as ./build's, and
+# the tracker needs no PATH, RT_PREFIX or anything else
+unset RT_BUILD
+if [ -f "$HERE/build/CMakeCache.txt" ]; then
+	"$PY" -m venv "$T/fresh" || fail "python3 -m venv"
+	"$T/fresh/bin/python" -m pip install -q --no-index "$HERE/python" > "$T/fresh.log" 2>&1 ||
+		fail "pip install ./python from the clone: $(tail -5 "$T/fresh.log")"
+	own=$("$T/fresh/bin/python" -c 'import os, rt_tracker; print(os.path.dirname(rt_tracker.__file__))')/bin
+	for p in rt-recorder rt-export rt-export-full; do
+		cmp -s "$own/$p" "$HERE/build/$p" || fail "the package's $p is not ./build's"
+	done
+	libs=$(ldd "$own/rt-recorder" | awk '{print $1}' | grep -v -e '^linux-vdso' -e '^/lib64/ld-linux' -e '^/lib/ld-linux' | sed 's/\.so.*//' | sort | tr '\n' ' ')
+	[ "$libs" = "libc liblmdb " ] || fail "the package's rt-recorder links: $libs"
+	(cd "$T" && env -i HOME="$T" PATH=/usr/bin:/bin RT_IMDS_ADDR=127.0.0.1:1 "$T/fresh/bin/python" -W error::RuntimeWarning -c '
+import time, rt_tracker
+t = rt_tracker.ResourceTracker(interval=0.2)
+t.start(); block = bytearray(64 << 20); time.sleep(1.0); t.stop()
+assert rt_tracker.find_binary("rt-recorder").startswith(rt_tracker.__file__.rsplit("/", 1)[0]), rt_tracker.find_binary("rt-recorder")
+assert t.stats()["process_memory_mib"]["max"] >= 60, t.stats()') > "$T/fresh.out" 2>&1 ||
+		fail "the pip-installed tracker with nothing set: $(tail -5 "$T/fresh.out")"
+	ok "pip install ./python from the clone: rt's programs built into the package (./build's, recorder links libc and liblmdb only), a tracker with nothing set"
+	# without the build packages the install stops with one line naming them
+	mkdir "$T/nopath"
+	if PATH="$T/nopath" "$T/fresh/bin/python" -m pip install -q --no-index --force-reinstall "$HERE/python" > "$T/nopkg.log" 2>&1; then
+		fail "pip install without cmake or a compiler succeeded"
+	fi
+	grep -q "rt_tracker: cannot build rt's programs, these Debian packages are missing: cmake build-essential pkg-config protobuf-c-compiler (sudo apt-get install" "$T/nopkg.log" ||
+		fail "no line naming the missing packages: $(tail -5 "$T/nopkg.log")"
+	ok "pip install without the build packages: one line naming them"
+fi
 # the suite, with the venv's package and this build's binaries
 (cd "$T" && PATH="$BUILD:$PATH" "$T/venv/bin/python" -m pytest -q -p no:cacheprovider "$HERE/python/tests") ||
 	fail "python/tests"
