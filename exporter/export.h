@@ -34,6 +34,7 @@ struct rt_answer_opts {
 	unsigned servers;   /* --servers N */
 	const char *output; /* report -o */
 	int failed;         /* report --failed: the caller says the job failed */
+	const char *integration; /* report --integration NAME: made from R, Metaflow... */
 };
 
 /* ---- runs.c ---- */

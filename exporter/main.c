@@ -101,6 +101,7 @@ enum opt_id {
 	O_FAILED,
 	O_CSV_MS,
 	O_NO_WAIT,
+	O_INTEGRATION,
 	O_N
 };
 static const struct opt {
@@ -132,6 +133,7 @@ static const struct opt {
     [O_FAILED] = {"--failed", NULL, 0, ON(REPORT)},
     [O_CSV_MS] = {"--csv-ms", NULL, 0, ON(REPLAY)},
     [O_NO_WAIT] = {"--no-wait", NULL, 0, ON(TAIL)},
+    [O_INTEGRATION] = {"--integration", NULL, 1, ON(REPORT)},
     [O_URL] = {"--url", NULL, 1, ON(PUSH)},
 };
 
@@ -245,6 +247,7 @@ static int set_option(struct args *a, int id, const char *o, const char *v)
 	case O_BEFORE: a->before = v; break;
 	case O_QUIET: a->quiet = 1; break;
 	case O_FAILED: a->ans.failed = 1; break;
+	case O_INTEGRATION: a->ans.integration = v; break;
 	case O_CSV_MS: a->csv_ms = 1; break;
 	case O_JOB: a->ans.job = v; break;
 	case O_LAST:
@@ -1002,10 +1005,12 @@ static const struct verb {
          "TRACKER_KEEPER_URL) and what the run cost",
          0, FULL(verb_answer)},
     [V_REPORT] =
-        {"report", "(RUN [--servers N] [--failed] | --job NAME [--last N]) [-o FILE]",
+        {"report",
+         "(RUN [--servers N] [--failed] [--integration NAME] | --job NAME [--last N]) [-o FILE]",
          "write one self-contained HTML page (default rt-report-RUN.html) with the job, host, "
          "summary, recommendation and charts over time; it opens offline; --failed shows the "
-         "run as failed (the caller's word: rt_tracker's report(status_failed=True)); with --job, "
+         "run as failed (the caller's word: rt_tracker's report(status_failed=True)); "
+         "--integration NAME says in its footer it was made from NAME (R, Metaflow); with --job, "
          "the job's history (a row per run, trends of CPU, peak memory and duration, the "
          "recommendation from history; default rt-report-job-NAME.html)",
          0, FULL(verb_answer)},

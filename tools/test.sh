@@ -12,6 +12,10 @@ command -v npm >/dev/null 2>&1 || need="nodejs npm"
 command -v chromium >/dev/null 2>&1 || need="$need chromium"
 # the metrics engine the fleet sinks are tested against
 command -v prometheus >/dev/null 2>&1 || need="$need prometheus"
+# the R package's check: R and the libraries it uses, from Debian
+for p in r-base-core r-cran-r6 r-cran-processx r-cran-jsonlite r-cran-testthat; do
+	dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
+done
 if [ -n "$need" ]; then
 	sudo=""
 	[ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -1097,12 +1097,15 @@ int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o)
 	history_section(&b, s, &a);
 	rt_buf_puts(&b, "<div id=charts style=\"display:contents\"></div>\n");
 	left_out_line(&b, &a);
-	rt_buf_puts(&b,
-	            "</main>\n"
-	            "<footer>Made by rt-export " RT_VERSION
-	            ". Charts: drag to zoom, double-click to reset; each point is a time bucket "
-	            "(band: min to max, line: mean).</footer>\n"
-	            "<script type=\"application/json\" id=rt-data>");
+	rt_buf_puts(&b, "</main>\n<footer>Made by rt-export " RT_VERSION);
+	if (o->integration && *o->integration) { /* the binding that asked: R, Metaflow */
+		rt_buf_puts(&b, " from <code>");
+		html(&b, o->integration);
+		rt_buf_puts(&b, "</code>");
+	}
+	rt_buf_puts(&b, ". Charts: drag to zoom, double-click to reset; each point is a time bucket "
+	                "(band: min to max, line: mean).</footer>\n"
+	                "<script type=\"application/json\" id=rt-data>");
 	rt_buf_printf(&b, "{\"wall0_ms\":%.0f,\"span\":%.3f,\"charts\":",
 	              (double)a.series.wall0_ns / 1e6, a.st.duration);
 	charts_json(&b, &a);

@@ -636,7 +636,7 @@ class ResourceTracker:
                 self._cloud_info = {}
             else:
                 t0 = time.time()
-                js = self._export("discover", "--json", timeout=30)
+                js = self._export("discover", timeout=30)
                 try:
                     found = json.loads(js) if js else {}
                 except ValueError:
@@ -863,7 +863,7 @@ def get_cloud_info():
     t0 = time.time()
     found = {}
     try:
-        out = subprocess.run([exe, "discover", "--json"], capture_output=True,
+        out = subprocess.run([exe, "discover"], capture_output=True,
                              stdin=subprocess.DEVNULL, timeout=30).stdout if exe else b""
         found = json.loads(out) if out else {}
     except (OSError, ValueError, subprocess.TimeoutExpired):

@@ -1,0 +1,4 @@
+library(testthat)
+library(resource.tracker)
+
+test_check("resource.tracker")
