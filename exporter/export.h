@@ -29,11 +29,11 @@ extern int rt_csv_extended;
 /* summary, recommend, report (answer.h; parsed by main.c in both builds) */
 struct rt_answer_opts {
 	const char *run, *job;
-	unsigned long last; /* --last N */
-	int json, markdown; /* summary --format json | markdown */
-	unsigned servers;   /* --servers N */
-	const char *output; /* report -o */
-	int failed;         /* report --failed: the caller says the job failed */
+	unsigned long last;      /* --last N */
+	int json, markdown;      /* summary --format json | markdown */
+	unsigned servers;        /* --servers N */
+	const char *output;      /* report -o */
+	int failed;              /* report --failed: the caller says the job failed */
 	const char *integration; /* report --integration NAME: made from R, Metaflow... */
 };
 

@@ -66,6 +66,7 @@ enum verb_id {
 	V_DISCOVER,
 	V_COMPACT,
 	V_DELETE,
+	V_BUDGET,
 	V_N
 };
 #define ON(v) (1u << V_##v)
@@ -119,7 +120,7 @@ static const struct opt {
     [O_EVERY] = {"--every", NULL, 1, ON(REPLAY)},
     [O_LAST_N] = {"-n", NULL, 1, ON(TAIL)},
     [O_FD] = {"--fd", NULL, 1, ON(LIVE)},
-    [O_VERBOSE] = {"--verbose", "-v", 0, ON(UPLOAD) | ON(PUSH)},
+    [O_VERBOSE] = {"--verbose", "-v", 0, ON(UPLOAD) | ON(PUSH) | ON(BUDGET)},
     [O_JSON] = {"--json", NULL, 0, ON(SUMMARY) | ON(RECOMMEND)},
     [O_SUMMARY] = {"--summary", NULL, 0, ON(LIVE)},
     [O_COMPACT] = {"--compact", NULL, 0, ON(DELETE)},
@@ -944,6 +945,29 @@ static int verb_answer(const struct args *a, struct rt_store *s)
 		return rt_cmd_report(s, &o);
 	return a->id == V_SUMMARY ? rt_cmd_summary(s, &o) : rt_cmd_recommend(s, &o);
 }
+
+/* rt-export budget RUN: the job against its budget, one line when it went
+ * over; exit 3 then (the recorder's after a job with a budget). */
+static int verb_budget(const struct args *a, struct rt_store *s)
+{
+	struct rt_answer ans;
+	if (rt_answer_run(s, a->run, 0, &ans))
+		return 1;
+	char text[400];
+	int over = 0;
+	int has = rt_budget_text(&ans, text, sizeof(text), &over);
+	rt_answer_free(&ans);
+	if (!has) {
+		if (a->verbose)
+			rt_say("run %s set no budget, or has no samples", a->run);
+		return 0;
+	}
+	if (over)
+		rt_say("over budget: %s", text);
+	else if (a->verbose)
+		rt_say("within budget: %s", text);
+	return over ? 3 : 0;
+}
 #endif
 
 enum { NEEDS_RUN = 1, NO_STORE = 2 };
@@ -998,6 +1022,11 @@ static const struct verb {
          "--job, one row per stored run of that job and their aggregate; --format markdown "
          "for a ticket, a pull request or GITHUB_STEP_SUMMARY",
          0, FULL(verb_answer)},
+    [V_BUDGET] = {"budget", "RUN [-v]",
+                  "the job against its budget (resource-tracker --max-memory, --max-cpu): one "
+                  "line and exit 3 when its peak memory or mean CPU went over; -v says it "
+                  "when within too",
+                  NEEDS_RUN, FULL(verb_budget)},
     [V_RECOMMEND] =
         {"recommend", "(RUN | --job NAME [--last N]) [--json] [--servers N]",
          "vCPUs, memory, GPUs and VRAM for the next run, from one run or from the job's history; "

@@ -37,6 +37,7 @@ struct guard {
 	pid_t rec; /* the recorder; -1 once reaped */
 	pid_t job; /* -1 before it starts */
 	int job_done, job_status;
+	int rec_status; /* the recorder's wait status once reaped */
 	struct rusage job_ru;
 	/* what the socket could not take yet: each report in order (the
 	 * recorder matches them to members by pid), then summed past that */
@@ -231,6 +232,7 @@ static void reap(struct guard *g)
 		}
 		if (p == g->rec) {
 			g->rec = -1;
+			g->rec_status = st;
 			say_recorder_end(g, st);
 			if (g->sock >= 0) {
 				close(g->sock);
@@ -531,6 +533,17 @@ static int no_start(struct guard *g, struct rt_config *cfg, int sfd, int code, c
 	return code;
 }
 
+/* The caller's exit status: the job's; 3 when the job succeeded but went
+ * over its budget (the recorder said so in one line and exited 3). A
+ * failed job keeps its own code. */
+static int job_exit_code(const struct guard *g)
+{
+	int code = rt_exit_code(g->job_status);
+	if (code == 0 && WIFEXITED(g->rec_status) && WEXITSTATUS(g->rec_status) == 3)
+		return 3;
+	return code;
+}
+
 int rt_guardian_run(struct rt_config *cfg, int out_fd, rt_record_fn record, const char *prog)
 {
 	struct guard g = {.prog = prog, .sock = -1, .rec = -1, .job = -1};
@@ -562,5 +575,5 @@ int rt_guardian_run(struct rt_config *cfg, int out_fd, rt_record_fn record, cons
 	wait_recorder(&g, sfd, FINISH_WAIT_MS);
 	if (sfd >= 0)
 		close(sfd);
-	return rt_exit_code(g.job_status);
+	return job_exit_code(&g);
 }

@@ -966,6 +966,10 @@ static int run_first_sample(struct run *r)
 	rt_alloc_detect(r->cfg.has_request ? &r->cfg.request : NULL, r->meta.vcpus,
 	                r->meta.memory_mib * 1048576ull, r->meta.gpu_count, &r->alloc);
 	r->meta.alloc = &r->alloc;
+	r->meta.has_budget_cpu = r->cfg.budget.has_cpu;
+	r->meta.budget_cpu = r->cfg.budget.cpu;
+	r->meta.has_budget_mem = r->cfg.budget.has_mem;
+	r->meta.budget_mem = r->cfg.budget.mem;
 	return 0;
 }
 
@@ -1123,9 +1127,49 @@ static void run_status(struct run *r)
 	}
 }
 
+/*
+ * The job against its budget (--max-memory, --max-cpu), once the run is
+ * stored: rt-export budget says it in one line when the job went over,
+ * and exits 3 (the recorder formats no text). RT_EXIT_OVER_BUDGET then,
+ * else 0. Bounded: the caller's exit is not held up for more than 10 s.
+ */
+#define RT_EXIT_OVER_BUDGET 3
+static int check_budget(struct run *r)
+{
+	if (!r->cfg.budget.has_cpu && !r->cfg.budget.has_mem)
+		return 0;
+	if (!r->sc.dir[0] || !r->sc.run) { /* (finish_run closed the store) */
+		say("warning: the budget was not checked: this run is not stored");
+		return 0;
+	}
+	char runid[32];
+	snprintf(runid, sizeof(runid), "%llu", (unsigned long long)r->sc.run);
+	const char *args[] = {"budget", runid, "--store", r->sc.dir, NULL};
+	pid_t pid = spawn_export(args, NULL, -1, -1);
+	if (pid < 0)
+		return 0;
+	int st = 0;
+	for (int i = 0; i < 1000; i++) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			return WIFEXITED(st) && WEXITSTATUS(st) == RT_EXIT_OVER_BUDGET
+			           ? RT_EXIT_OVER_BUDGET
+			           : 0;
+		if (w < 0 && errno != EINTR)
+			return 0;
+		struct timespec ts = {0, 10000000};
+		nanosleep(&ts, NULL);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	say("warning: the budget was not checked within 10 s");
+	return 0;
+}
+
 /* Record one run: its metadata and store, the first sample, the job
  * started (wrapper mode), the exporters, the sampling loop, a final
- * sample and how it ended. Returns 1 when the run could not start. */
+ * sample and how it ended. Returns 1 when the run could not start,
+ * RT_EXIT_OVER_BUDGET when the job went over its budget. */
 static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 {
 	static struct run run;
@@ -1153,7 +1197,7 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 	rt_proctree_close(r->tree);
 	if (r->wfd >= 0 && r->wfd != r->sfd && (!g || r->wfd != g->fd))
 		close(r->wfd);
-	return 0;
+	return check_budget(r);
 }
 
 /*

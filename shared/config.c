@@ -36,6 +36,8 @@ enum opt_id {
 	O_SUMMARY,
 	O_CSV_COLUMNS,
 	O_REQUEST,
+	O_MAX_MEMORY,
+	O_MAX_CPU,
 	O_HELP,
 	O_VERSION
 };
@@ -82,6 +84,10 @@ static const struct opt opts[] = {
     {"request", 0, 1, O_REQUEST, 0, "TRACKER_REQUEST",
      "R        what the job asked for, e.g. cpu=4,memory=16GiB,gpu=1 (over the cgroup, Slurm "
      "and the host)"},
+    {"max-memory", 0, 1, O_MAX_MEMORY, 0, "TRACKER_MAX_MEMORY",
+     "SIZE     the job's memory budget (2GiB): its peak over it exits 3 after the job"},
+    {"max-cpu", 0, 1, O_MAX_CPU, 0, "TRACKER_MAX_CPU",
+     "CORES    the job's CPU budget: its mean over it exits 3 after the job"},
     {"csv-columns", 0, 1, O_CSV_COLUMNS, 0, "TRACKER_CSV_COLUMNS",
      "SET      CSV columns: reference (the 32, default) or extended (+ saturation, "
      "pressure, cgroup)"},
@@ -99,6 +105,28 @@ static const char *meta_names[RT_META_COUNT] = {
 const char *rt_meta_name(enum rt_meta_key k)
 {
 	return (unsigned)k < RT_META_COUNT ? meta_names[k] : "";
+}
+
+/* --max-cpu CORES or --max-memory SIZE into c->budget (the values
+ * --request takes: cpu=4, memory=2GiB). 0, or -1 with one line in err. */
+static int parse_budget(struct rt_config *c, int cpu, const char *v, char *err, size_t cap)
+{
+	char spec[96], why[200];
+	struct rt_request r = {0};
+	if (snprintf(spec, sizeof(spec), "%s=%s", cpu ? "cpu" : "memory", v) >= (int)sizeof(spec) ||
+	    rt_request_parse(spec, &r, why, sizeof(why))) {
+		snprintf(err, cap, "--max-%s must be %s (got '%.40s')", cpu ? "cpu" : "memory",
+		         cpu ? "a number of cores > 0 (4, 1.5)" : "a size (2GiB, 512MiB, 4G)", v);
+		return -1;
+	}
+	if (cpu) {
+		c->budget.has_cpu = 1;
+		c->budget.cpu = r.cpu;
+	} else {
+		c->budget.has_mem = 1;
+		c->budget.mem = r.mem;
+	}
+	return 0;
 }
 
 void rt_config_defaults(struct rt_config *c)
@@ -239,6 +267,11 @@ static int apply_opt(struct rt_config *c, const struct opt *o, const char *arg, 
 		c->has_request = 1;
 		break;
 	}
+	case O_MAX_MEMORY:
+	case O_MAX_CPU:
+		if (parse_budget(c, o->id == O_MAX_CPU, arg, err, errcap))
+			return RT_E_RANGE;
+		break;
 	case O_HELP: c->help = 1; break;
 	case O_VERSION: c->version = 1; break;
 	}
@@ -358,6 +391,11 @@ void rt_config_apply_env(struct rt_config *c, char *warn, size_t warncap)
 				         "columns are "
 				         "used",
 				         o->env, v);
+		} else if ((o->id == O_MAX_MEMORY && !c->budget.has_mem && *v) ||
+		           (o->id == O_MAX_CPU && !c->budget.has_cpu && *v)) {
+			char why[200];
+			if (parse_budget(c, o->id == O_MAX_CPU, v, why, sizeof(why)))
+				snprintf(warn, warncap, "%s: %s; no budget is set", o->env, why);
 		} else if (o->id == O_REQUEST && !c->has_request && *v) {
 			char why[200];
 			if (rt_request_parse(v, &c->request, why, sizeof(why)))
@@ -379,11 +417,28 @@ void rt_config_apply_env(struct rt_config *c, char *warn, size_t warncap)
 
 struct toml_vals {
 	int has_interval, has_pid, has_name, bad;
+	char budget_mem[64], budget_cpu[64]; /* [budget] memory, cpu, as written */
 	double interval;
 	int64_t pid;
 	char *name;
 	char why[160];
 };
+
+/* [budget] memory = "2GiB" (or a number of bytes), cpu = 4: kept as text
+ * for parse_budget, which says what is wrong with it */
+static void toml_budget(struct toml_vals *t, const char *key, const struct rt_toml_value *v)
+{
+	char *dst = !strcmp(key, "cpu") ? t->budget_cpu : t->budget_mem;
+	size_t cap = sizeof(t->budget_cpu);
+	if (v->type == RT_TOML_STRING)
+		snprintf(dst, cap, "%s", v->str);
+	else if (v->type == RT_TOML_INT)
+		snprintf(dst, cap, "%lld", (long long)v->i);
+	else if (v->type == RT_TOML_FLOAT)
+		snprintf(dst, cap, "%.17g", v->f);
+	else
+		snprintf(dst, cap, "?");
+}
 
 static void toml_cb(void *vctx, const char *table, const char *key, const struct rt_toml_value *v)
 {
@@ -410,6 +465,8 @@ static void toml_cb(void *vctx, const char *table, const char *key, const struct
 		}
 		t->pid = v->i;
 		t->has_pid = 1;
+	} else if (!strcmp(table, "budget") && (!strcmp(key, "memory") || !strcmp(key, "cpu"))) {
+		toml_budget(t, key, v);
 	} else if (!strcmp(table, "job") && !strcmp(key, "name")) {
 		if (v->type != RT_TOML_STRING) {
 			if (!t->bad)
@@ -421,6 +478,26 @@ static void toml_cb(void *vctx, const char *table, const char *key, const struct
 		t->name = strdup(v->str);
 		t->has_name = t->name != NULL;
 	}
+}
+
+/* The file's [budget], where the command line and the environment set
+ * none; a bad value refuses the file, as any bad value does. */
+static int apply_toml_budget(struct rt_config *c, struct toml_vals *t, char *warn, size_t cap)
+{
+	char why[200];
+	struct rt_config tmp = *c;
+	if ((t->budget_mem[0] && !c->budget.has_mem &&
+	     parse_budget(&tmp, 0, t->budget_mem, why, sizeof(why))) ||
+	    (t->budget_cpu[0] && !c->budget.has_cpu &&
+	     parse_budget(&tmp, 1, t->budget_cpu, why, sizeof(why)))) {
+		snprintf(warn, cap,
+		         "config file '%s' [budget]: %s; ignoring the file, using defaults",
+		         c->config_path, why + 2 /* "--" */);
+		free(t->name);
+		return -1;
+	}
+	c->budget = tmp.budget;
+	return 0;
 }
 
 int rt_config_apply_toml(struct rt_config *c, char *warn, size_t warncap)
@@ -481,6 +558,8 @@ int rt_config_apply_toml(struct rt_config *c, char *warn, size_t warncap)
 		free(t.name);
 		return 0;
 	}
+	if (apply_toml_budget(c, &t, warn, warncap))
+		return 0;
 	if (t.has_interval && !(c->set & RT_SET_INTERVAL))
 		c->interval = t.interval;
 	if (t.has_pid && !(c->set & RT_SET_PID)) {

@@ -127,6 +127,25 @@ static void write_counts(struct rt_buf *b, const struct rt_run_meta *m)
 }
 
 /* What the job was given (alloc.h). */
+/* "budget": {"cpu": cores|null, "memory_bytes": bytes|null}: what the job
+ * may use before the tracker exits 3 (only when one was set: older readers
+ * never meet it) */
+static void write_budget(struct rt_buf *b, const struct rt_run_meta *m)
+{
+	key(b, "budget");
+	rt_buf_puts(b, "{\"cpu\":");
+	if (m->has_budget_cpu)
+		rt_buf_f64_json(b, m->budget_cpu);
+	else
+		rt_buf_puts(b, "null");
+	rt_buf_puts(b, ",\"memory_bytes\":");
+	if (m->has_budget_mem)
+		rt_buf_u64(b, m->budget_mem);
+	else
+		rt_buf_puts(b, "null");
+	rt_buf_putc(b, '}');
+}
+
 static void write_allocation(struct rt_buf *b, const struct rt_alloc *a)
 {
 	key(b, "allocation");
@@ -207,6 +226,8 @@ void rt_runmeta_write(struct rt_buf *b, const struct rt_run_meta *m)
 	write_counts(b, m);
 	if (m->alloc)
 		write_allocation(b, m->alloc);
+	if (m->has_budget_cpu || m->has_budget_mem)
+		write_budget(b, m);
 	key(b, "version");
 	rt_buf_json_str(b, RT_VERSION);
 	rt_buf_putc(b, '}');

@@ -103,11 +103,18 @@ ResourceTracker <- R6::R6Class("ResourceTracker",
     #'   records it; kept for the reference's API).
     #' @param discover_cloud Whether `cloud_info` asks the cloud's metadata
     #'   services.
+    #' @param max_memory,max_cpu The job's budget (rt's `--max-memory`, a
+    #'   size such as `"2GiB"`; `--max-cpu`, cores): over it, `stop()` warns
+    #'   with rt's line, also kept in `over_budget`.
     initialize = function(pid = Sys.getpid(), children = TRUE, interval = 1,
                           autostart = TRUE, track_processes = TRUE,
                           track_system = TRUE, discover_server = TRUE,
-                          discover_cloud = TRUE) {
+                          discover_cloud = TRUE, max_memory = NULL, max_cpu = NULL) {
       private$tracked <- as.integer(pid)
+      private$budget <- c(
+        if (!is.null(max_memory)) c("--max-memory", as.character(max_memory)),
+        if (!is.null(max_cpu)) c("--max-cpu", format(as.numeric(max_cpu)))
+      )
       private$opts <- list(
         children = children, interval = as.numeric(interval),
         track_processes = track_processes, track_system = track_system,
@@ -133,10 +140,11 @@ ResourceTracker <- R6::R6Class("ResourceTracker",
       private$store <- tempfile("rt-tracker-r-")
       args <- c(
         "--pid", private$tracked, "-i", format(private$opts$interval),
-        "--store", private$store, "--quiet", "--language", "R"
+        "--store", private$store, "--quiet", "--language", "R", private$budget
       )
+      private$errfile <- tempfile("rt-recorder-")
       private$proc <- processx::process$new(rec, args,
-        stdout = NULL, stderr = tempfile("rt-recorder-"), cleanup = TRUE, supervise = TRUE
+        stdout = NULL, stderr = private$errfile, cleanup = TRUE, supervise = TRUE
       )
       private$started <- TRUE
       invisible(self)
@@ -149,6 +157,13 @@ ResourceTracker <- R6::R6Class("ResourceTracker",
         p$signal(15L) # SIGTERM: the recorder takes its last sample and ends
         p$wait(15000)
         if (p$is_alive()) p$kill()
+      }
+      if (!is.null(p) && !p$is_alive() && identical(p$get_exit_status(), 3L) &&
+        is.null(private$over)) {
+        # over its budget: rt-export budget said it in one line
+        said <- readLines(private$errfile, warn = FALSE)
+        private$over <- if (length(said)) said[[length(said)]] else "over budget"
+        warning("resource.tracker: ", private$over, call. = FALSE)
       }
       private$stopped <- TRUE
       invisible(self)
@@ -297,6 +312,9 @@ ResourceTracker <- R6::R6Class("ResourceTracker",
     running = function() private$started && !private$stopped,
     #' @field pid (integer) The process ID of the tracked process.
     pid = function() private$tracked,
+    #' @field over_budget (character) rt's line when the job went over its
+    #'   budget, NULL otherwise.
+    over_budget = function() private$over,
     #' @field n_samples (integer) The number of samples taken.
     n_samples = function() {
       rows <- private$rows()
@@ -342,7 +360,7 @@ ResourceTracker <- R6::R6Class("ResourceTracker",
   ),
   private = list(
     tracked = NULL, opts = NULL, proc = NULL, store = NULL, run = NULL,
-    started = FALSE, stopped = FALSE, cloud = NULL,
+    started = FALSE, stopped = FALSE, cloud = NULL, budget = NULL, errfile = NULL, over = NULL,
     # the run this tracker records: the only one in its own store
     run_id = function() {
       if (is.null(private$run) && !is.null(private$store)) {

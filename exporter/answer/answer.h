@@ -158,6 +158,12 @@ void rt_json_offer(cJSON *obj, const struct rt_offer *o);
 int rt_answer_history(struct rt_store *s, const struct rt_answer *a, size_t max,
                       struct rt_answer **out, size_t *n);
 
+/* The job against its budget (--max-memory, --max-cpu) in one line into
+ * buf ("memory 2.00 GiB: peak 2.41 GiB, over by 0.41 GiB; CPU 4 cores:
+ * mean 1.20, within"); *over says whether it went over. 1, or 0 when the
+ * run set no budget (or has no samples). */
+int rt_budget_text(const struct rt_answer *a, char *buf, size_t cap, int *over);
+
 /* The recommendation as what ran the job takes it (a Metaflow step:
  * "@resources(cpu=2, memory=4096, gpu=1)"), into buf; its length, 0 when
  * the run's orchestrator has no such form. */

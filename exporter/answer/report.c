@@ -1103,9 +1103,10 @@ int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o)
 		html(&b, o->integration);
 		rt_buf_puts(&b, "</code>");
 	}
-	rt_buf_puts(&b, ". Charts: drag to zoom, double-click to reset; each point is a time bucket "
-	                "(band: min to max, line: mean).</footer>\n"
-	                "<script type=\"application/json\" id=rt-data>");
+	rt_buf_puts(&b,
+	            ". Charts: drag to zoom, double-click to reset; each point is a time bucket "
+	            "(band: min to max, line: mean).</footer>\n"
+	            "<script type=\"application/json\" id=rt-data>");
 	rt_buf_printf(&b, "{\"wall0_ms\":%.0f,\"span\":%.3f,\"charts\":",
 	              (double)a.series.wall0_ns / 1e6, a.st.duration);
 	charts_json(&b, &a);

@@ -552,6 +552,13 @@ static void why(struct rt_recommendation *r, const char *s)
 }
 
 /* The memory peak the answer is built from (rt_runstats.mem_peak_mib). */
+static double mem_peak(const struct rt_runstats *st);
+
+double rt_stats_mem_peak(const struct rt_runstats *st)
+{
+	return mem_peak(st);
+}
+
 static double mem_peak(const struct rt_runstats *st)
 {
 	if (st->mem_peak_mib >= 0)

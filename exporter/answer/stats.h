@@ -207,6 +207,10 @@ struct rt_recommendation {
  * memory above its limit; throttled -> CPU above its quota; stalled on
  * memory -> more memory. */
 void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r);
+/* The job's peak memory in MiB, as the recommendation takes it: its
+ * high-water mark between samples when known, else the largest PSS the
+ * samples saw (the host's used memory for a run with no process). */
+double rt_stats_mem_peak(const struct rt_runstats *st);
 /* 128, 256, 512, 1024, 2048, then whole GiB, in MiB. */
 long rt_round_memory(double mib);
 /* rt_stats_allocation, and why in one clause ("" when unknown) */

@@ -666,6 +666,10 @@ size_t rt_summary_notes(const struct rt_answer *a, struct rt_note *out, size_t m
 		reco_text(x->text, sizeof(x->text), &r);
 	if (r.why[0] && (x = note(out, &n, max, "raised because")))
 		snprintf(x->text, sizeof(x->text), "%s", r.why);
+	int over;
+	char btext[RT_NOTE_LEN];
+	if (rt_budget_text(a, btext, sizeof(btext), &over) && (x = note(out, &n, max, "budget")))
+		snprintf(x->text, sizeof(x->text), "%s", btext);
 	/* each GPU: its model, and what the job did on it */
 	static const char *const gpu_label[RT_MAX_GPUS] = {
 	    "GPU 0", "GPU 1", "GPU 2",  "GPU 3",  "GPU 4",  "GPU 5",  "GPU 6",  "GPU 7",

@@ -49,6 +49,9 @@ struct rt_config {
 	int csv_extended, csv_columns_set; /* --csv-columns / TRACKER_CSV_COLUMNS */
 	struct rt_request request;         /* --request / TRACKER_REQUEST */
 	int has_request;
+	/* --max-memory, --max-cpu / TRACKER_MAX_MEMORY, TRACKER_MAX_CPU, TOML
+	 * [budget] memory, cpu: the job's budget (has_mem, has_cpu) */
+	struct rt_request budget;
 	const char *config_path;
 	int config_explicit;
 	const char *meta[RT_META_COUNT];

@@ -50,6 +50,10 @@ struct rt_run_meta {
 	uint64_t samples_waited;      /* not stored when taken: kept and stored later */
 	uint64_t samples_skipped;     /* deadlines passed while a sample was taken */
 	const struct rt_alloc *alloc; /* what the job was given, NULL: unknown */
+	/* the job's budget (--max-memory, --max-cpu): written only when set */
+	int has_budget_cpu, has_budget_mem;
+	double budget_cpu;   /* cores */
+	uint64_t budget_mem; /* bytes */
 	/* why the run is not in the store asked for (a fallback store's
 	 * reason, kept where a closed stderr lost the warning); NULL: none */
 	const char *store_note;

@@ -3,12 +3,12 @@
     from rt_tracker import ResourceTracker   # instead of resource_tracker
 """
 from .table import StatSpec, Table
-from .tracker import (DEFAULT_STORE, Report, ResourceTracker, RtMissingWarning, find_binary,
-                      get_cloud_info, get_server_info, track)
+from .tracker import (DEFAULT_STORE, Report, ResourceTracker, RtBudgetWarning, RtMissingWarning,
+                      find_binary, get_cloud_info, get_server_info, track)
 from .writers import ProcessTracker, SystemTracker
 
 __version__ = "0.1.0"
 __all__ = [
     "ResourceTracker", "ProcessTracker", "SystemTracker", "Report", "RtMissingWarning", "Table",
-    "find_binary", "track", "get_server_info", "get_cloud_info", "DEFAULT_STORE", "StatSpec",
+    "find_binary", "track", "get_server_info", "get_cloud_info", "DEFAULT_STORE", "StatSpec", "RtBudgetWarning",
 ]

@@ -31,7 +31,8 @@ import weakref
 
 from .table import Table, from_csv
 
-__all__ = ["ResourceTracker", "Report", "RtMissingWarning", "find_binary", "DEFAULT_STORE"]
+__all__ = ["ResourceTracker", "Report", "RtMissingWarning", "RtBudgetWarning", "find_binary",
+           "DEFAULT_STORE"]
 
 #: values in MiB or GB sent as bytes by get_combined_metrics(bytes=True)
 BYTE_COLUMNS = {
@@ -54,6 +55,10 @@ HUMAN_NAMES = {
     "gpu_usage": "GPU usage", "gpu_vram_mib": "VRAM used", "gpu_utilized": "GPUs in use",
     "pid": "PID", "children": "children", "memory_mib": "memory usage",
 }
+
+
+class RtBudgetWarning(UserWarning):
+    """The tracked job went over its budget (max_memory, max_cpu)."""
 
 
 class RtMissingWarning(RuntimeWarning):
@@ -161,7 +166,7 @@ class ResourceTracker:
                  track_processes=True, track_system=True, discover_server=True,
                  discover_cloud=True, sentinel_token=None, upload_interval=60,
                  streaming_metadata=None, *, store=None, request=None, job_name=None,
-                 extended=False, run_metadata=None):
+                 extended=False, run_metadata=None, max_memory=None, max_cpu=None):
         self.pid = os.getpid() if pid is None else int(pid)
         self.children = children
         self.interval = float(interval)
@@ -177,6 +182,9 @@ class ResourceTracker:
         self.request = request
         self.job_name = job_name
         self.run_metadata = dict(run_metadata or {})
+        # the job's budget (rt's --max-memory SIZE, --max-cpu CORES): over
+        # it, stop() warns (RtBudgetWarning) and over_budget says how
+        self.max_memory, self.max_cpu, self.over_budget = max_memory, max_cpu, None
         for key in self.run_metadata:
             if key not in _RUN_METADATA:
                 raise ValueError("run_metadata: %r is not one of rt's metadata fields (%s)"
@@ -235,6 +243,10 @@ class ResourceTracker:
             if value is not None:
                 cmd += ["--" + key.replace("_", "-"), str(value)]
         cmd += ["--tag", self._tag]
+        if self.max_memory is not None:
+            cmd += ["--max-memory", str(self.max_memory)]
+        if self.max_cpu is not None:
+            cmd += ["--max-cpu", "%g" % float(self.max_cpu)]
         if self.request:
             cmd += ["--request", self.request]
         env = dict(os.environ)
@@ -293,12 +305,15 @@ class ResourceTracker:
                 continue
         return None
 
+    def _last_stderr_line(self):
+        if self._stderr is None:
+            return ""
+        self._stderr.seek(0)
+        lines = self._stderr.read().decode("utf-8", "replace").strip().splitlines()
+        return lines[-1] if lines else ""
+
     def _recorder_died(self):
-        why = ""
-        if self._stderr is not None:
-            self._stderr.seek(0)
-            why = self._stderr.read().decode("utf-8", "replace").strip().splitlines()
-            why = why[-1] if why else ""
+        why = self._last_stderr_line()
         code = self._proc.poll() if self._proc else None
         self._warn("rt-recorder stopped%s%s" % (
             " (exit %s)" % code if code is not None else "", ": " + why if why else ""))
@@ -321,6 +336,9 @@ class ResourceTracker:
                 except subprocess.TimeoutExpired:
                     p.kill()
                     p.wait()
+            if p.returncode == 3:  # its budget: rt-export budget said it in one line
+                self.over_budget = self._last_stderr_line()
+                warnings.warn("rt_tracker: %s" % self.over_budget, RtBudgetWarning, stacklevel=2)
             elif p.returncode not in (0, -signal.SIGTERM):
                 self._recorder_died()
         _live.discard(self)

@@ -583,3 +583,28 @@ def test_tables_speak_the_references_shape():
     assert t.stats([StatSpec("a", max), StatSpec("b", lambda v: sum(v) / len(v), round=1,
                                                  agg_name="mean"), ("a", min)]) == \
         {"a": {"max": 3, "min": 1}, "b": {"mean": 5.0}}
+
+
+def test_a_budget_gone_over_is_said_once(tmp_path):
+    """max_memory / max_cpu: rt's budget (issue 46 item 5); the program is
+    never stopped, stop() warns with rt's line."""
+    t = ResourceTracker(interval=0.2, max_memory="32MiB", max_cpu=4)
+    t.start()
+    block = bytearray(96 << 20)
+    block[::4096] = b"\x01" * len(block[::4096])
+    spin(0.8)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        t.stop()
+    over = [x for x in w if issubclass(x.category, rt_tracker.RtBudgetWarning)]
+    assert len(over) == 1 and "over budget: memory 32 MiB: peak" in str(over[0].message), \
+        [str(x.message) for x in w]
+    assert t.over_budget.endswith("CPU 4 cores: mean %s, within" % t.over_budget.split(
+        "mean ")[-1].split(",")[0]), t.over_budget  # within its 4 cores
+    ok = ResourceTracker(interval=0.2, max_memory="4GiB")
+    ok.start()
+    spin(0.5)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        ok.stop()
+    assert ok.over_budget is None and not w, [str(x.message) for x in w]

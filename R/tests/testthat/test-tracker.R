@@ -102,3 +102,17 @@ test_that("without rt, one warning and the script runs on", {
   expect_equal(tracker$n_samples, 0)
   expect_equal(nrow(tracker$process_metrics), 0)
 })
+
+test_that("a budget gone over is said once, and the script runs on", {
+  skip_without_rt()
+  tracker <- ResourceTracker$new(interval = 0.2, max_memory = "64MiB")
+  x <- runif(20e6) # 160 MB of doubles
+  tracker$wait_for_samples(3)
+  expect_warning(tracker$stop(), "over budget: memory 64 MiB: peak")
+  expect_match(tracker$over_budget, "over by")
+  rm(x)
+  ok <- ResourceTracker$new(interval = 0.2, max_memory = "8GiB", max_cpu = 64)
+  ok$wait_for_samples(2)
+  expect_no_warning(ok$stop())
+  expect_null(ok$over_budget)
+})
