@@ -1143,6 +1143,33 @@ static int stdout_done(int rc)
 	return 1;
 }
 
+/* --format: summary's text, markdown or json; a stream's json or csv.
+ * 0, or -1 with one line said. */
+static int set_format(struct args *a)
+{
+	if (a->format && a->id == V_SUMMARY) {
+		if (!strcmp(a->format, "json"))
+			a->ans.json = 1;
+		else if (!strcmp(a->format, "markdown"))
+			a->ans.markdown = 1;
+		else if (strcmp(a->format, "text")) {
+			rt_say("summary --format must be text, markdown or json (got '%s')",
+			       a->format);
+			return -1;
+		}
+	} else if (a->format) {
+		if (!strcmp(a->format, "json")) {
+			a->fmt = RT_FMT_JSON;
+		} else if (!strcmp(a->format, "csv")) {
+			a->fmt = RT_FMT_CSV;
+		} else {
+			rt_say("--format must be json or csv (got '%s')", a->format);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	rt_std_fds();
@@ -1183,26 +1210,8 @@ int main(int argc, char **argv)
 			rt_say("%s does not take %s (see rt-export --help)", v->name, opts[k].name);
 			return 2;
 		}
-	if (a.format && a.id == V_SUMMARY) {
-		if (!strcmp(a.format, "json"))
-			a.ans.json = 1;
-		else if (!strcmp(a.format, "markdown"))
-			a.ans.markdown = 1;
-		else if (strcmp(a.format, "text")) {
-			rt_say("summary --format must be text, markdown or json (got '%s')",
-			       a.format);
-			return 2;
-		}
-	} else if (a.format) {
-		if (!strcmp(a.format, "json")) {
-			a.fmt = RT_FMT_JSON;
-		} else if (!strcmp(a.format, "csv")) {
-			a.fmt = RT_FMT_CSV;
-		} else {
-			rt_say("--format must be json or csv (got '%s')", a.format);
-			return 2;
-		}
-	}
+	if (set_format(&a))
+		return 2;
 	int piped = a.fd >= 0;
 #ifndef RT_EXPORT_FULL
 	if (!v->run || a.summary)

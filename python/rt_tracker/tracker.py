@@ -612,7 +612,8 @@ class ResourceTracker:
                integration_version=None, servers=0):
         """rt's HTML report of the run: text with save() and browse().
         servers=N adds the N cheapest cloud servers that fit (Keeper), or
-        one line saying Keeper did not answer."""
+        one line saying Keeper did not answer; an integration other than
+        "standalone" (Metaflow, R) is named in its footer."""
         if self._resolve_run() is None:
             return Report("")
         fd, path = tempfile.mkstemp(prefix="rt-report-", suffix=".html")
@@ -620,7 +621,10 @@ class ResourceTracker:
         try:
             self._export("report", str(self._run), "-o", path,
                          *(["--failed"] if status_failed else []),
-                         *(["--servers", str(int(servers))] if servers else []), timeout=120)
+                         *(["--servers", str(int(servers))] if servers else []),
+                         *(["--integration", integration]
+                           if integration and integration != "standalone" else []),
+                         timeout=120)
             with open(path, encoding="utf-8") as f:
                 return Report(f.read())
         finally:

@@ -102,6 +102,7 @@ def test_minimal_step_gets_the_artifact_the_run_and_the_card(work):
     page = rt_card(task)
     assert "rt report: run %d" % data["rt"]["run"] in page
     assert "@resources(cpu=1, memory=" in page
+    assert "from <code>Metaflow</code>" in page
     browse(work, page, "minimal")
 
 

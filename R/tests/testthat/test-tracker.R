@@ -80,16 +80,22 @@ test_that("a tracker left running is stopped by the garbage collector and at R's
   invisible(gc())
   Sys.sleep(0.5)
   expect_length(recorders_of(Sys.getpid()), 0)
-  # another R that exits with its tracker running leaves no recorder
+  # another R that exits with its tracker running leaves no recorder: it
+  # writes its pid once its tracker has a sample, then sleeps and quits
+  pidfile <- tempfile()
   child <- processx::process$new(file.path(R.home("bin"), "Rscript"), c(
-    "-e", "library(resource.tracker); t <- ResourceTracker$new(interval = 0.2);",
-    "-e", "t$wait_for_samples(1); cat(Sys.getpid(), '\\n'); Sys.sleep(1); quit(save = 'no')"
-  ), stdout = "|", env = c("current", R_LIBS = paste(.libPaths(), collapse = ":")))
-  child$poll_io(20000)
-  pid <- trimws(child$read_output_lines())
+    "-e", "library(resource.tracker); t <- ResourceTracker$new(interval = 0.2)",
+    "-e", sprintf("t$wait_for_samples(1); writeLines(as.character(Sys.getpid()), '%s')", pidfile),
+    "-e", "Sys.sleep(2); quit(save = 'no')"
+  ), env = c("current", R_LIBS = paste(.libPaths(), collapse = ":")))
+  for (i in 1:600) {
+    if (file.exists(pidfile) && length(readLines(pidfile, warn = FALSE))) break
+    Sys.sleep(0.05)
+  }
+  pid <- readLines(pidfile, warn = FALSE)
   expect_match(pid, "^[0-9]+$")
   expect_length(recorders_of(pid), 1) # its tracker runs
-  child$wait(30000)
+  child$wait(60000)
   Sys.sleep(0.5)
   expect_length(recorders_of(pid), 0)
 })

@@ -151,7 +151,8 @@ class TrackResourcesDecorator(StepDecorator):
             "tracker": t.snapshot(),
             "historical_stats": self._history(flow, step_name),
             "rt": {"store": t.store, "run": run,
-                   "report_html": str(t.report(status_failed=failed, servers=3))},
+                   "report_html": str(t.report(integration="Metaflow", status_failed=failed,
+                                                servers=3))},
         }
 
     def _history(self, flow, step_name):
