@@ -164,11 +164,12 @@ int rt_answer_history(struct rt_store *s, const struct rt_answer *a, size_t max,
  * run set no budget (or has no samples). */
 int rt_budget_text(const struct rt_answer *a, char *buf, size_t cap, int *over);
 
-/* The recommendation as what ran the job takes it (a Metaflow step:
- * "@resources(cpu=2, memory=4096, gpu=1)"), into buf; its length, 0 when
- * the run's orchestrator has no such form. */
+/* The recommendation as what ran the job takes it, into buf, and *name
+ * ("metaflow": "@resources(cpu=2, memory=4096, gpu=1)"; "slurm":
+ * "--cpus-per-task=2 --mem=4G --gres=gpu:1"); its length, 0 (and *name
+ * NULL) when what ran the job has no such form. */
 size_t rt_scheduler_line(const cJSON *meta, const struct rt_recommendation *r, char *buf,
-                         size_t cap);
+                         size_t cap, const char **name);
 
 /* Meta helpers (NULL / NAN when absent). */
 const char *rt_meta_str(const cJSON *meta, const char *section, const char *key);

@@ -1,28 +1,62 @@
 /*
- * scheduler.c - the recommendation in the terms of what ran the job: a
- * Metaflow step's `@resources(...)` line, read off the run's metadata
- * (orchestrator "metaflow", which the @track_resources decorator records).
- * The numbers are rt_recommend's; this only says them the scheduler's way.
+ * scheduler.c - the recommendation in the terms of what ran the job, read
+ * off the run's metadata: a Metaflow step's `@resources(...)` line
+ * (orchestrator "metaflow", which @track_resources records), a Slurm job's
+ * sbatch options (the allocation's slurm_job_id). The numbers are
+ * rt_recommend's; this only says them the scheduler's way.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "answer/answer.h"
 
-size_t rt_scheduler_line(const cJSON *meta, const struct rt_recommendation *r, char *buf,
-                         size_t cap)
+/* Metaflow's @resources: cpu in cores, memory in MiB (MB in its docs:
+ * what AWS Batch and Kubernetes are asked for), gpu a count. */
+static int metaflow_line(const struct rt_recommendation *r, char *buf, size_t cap)
 {
-	const char *orch = rt_meta_str(meta, "metadata", "orchestrator");
-	buf[0] = '\0';
-	if (!orch || strcmp(orch, "metaflow") || !cap)
-		return 0;
-	/* Metaflow's @resources: cpu in cores, memory in MiB (MB in its
-	 * docs: what AWS Batch and Kubernetes are asked for), gpu a count */
 	int n = snprintf(buf, cap, "@resources(cpu=%ld, memory=%ld%s", r->cpu, r->memory_mib,
 	                 r->gpu ? ", gpu=" : "");
 	if (r->gpu && n > 0 && (size_t)n < cap)
 		n += snprintf(buf + n, cap - (size_t)n, "%ld", r->gpu);
 	if (n > 0 && (size_t)n < cap)
 		n += snprintf(buf + n, cap - (size_t)n, ")");
-	return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+	return n;
+}
+
+/* Slurm's sbatch options: --cpus-per-task, --mem (whole GiB as G, else M:
+ * Slurm reads both in 1024s), --gres=gpu:N when GPUs were used. --time is
+ * left out: the job's time limit is not recorded. */
+static int slurm_line(const struct rt_recommendation *r, char *buf, size_t cap)
+{
+	long m = r->memory_mib;
+	int n = m % 1024 ? snprintf(buf, cap, "--cpus-per-task=%ld --mem=%ldM", r->cpu, m)
+	                 : snprintf(buf, cap, "--cpus-per-task=%ld --mem=%ldG", r->cpu, m / 1024);
+	if (r->gpu && n > 0 && (size_t)n < cap)
+		n += snprintf(buf + n, cap - (size_t)n, " --gres=gpu:%ld", r->gpu);
+	return n;
+}
+
+size_t rt_scheduler_line(const cJSON *meta, const struct rt_recommendation *r, char *buf,
+                         size_t cap, const char **name)
+{
+	const char *orch = rt_meta_str(meta, "metadata", "orchestrator");
+	const char *slurm = rt_meta_str(meta, "allocation", "slurm_job_id");
+	int n = 0;
+	*name = NULL;
+	if (!cap)
+		return 0;
+	buf[0] = '\0';
+	if (orch && !strcmp(orch, "metaflow")) {
+		*name = "metaflow";
+		n = metaflow_line(r, buf, cap);
+	} else if (slurm && *slurm) {
+		*name = "slurm";
+		n = slurm_line(r, buf, cap);
+	}
+	if (n <= 0 || (size_t)n >= cap) {
+		*name = NULL;
+		buf[0] = '\0';
+		return 0;
+	}
+	return (size_t)n;
 }

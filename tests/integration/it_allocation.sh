@@ -80,6 +80,19 @@ SLURM_JOB_ID=4242 SLURM_CPUS_PER_TASK=3 SLURM_MEM_PER_NODE=2048 SLURM_JOB_GPUS="
 	"$RT" -i 0.1 -n alloc --quiet -- python3 -c "$spin" || fail "the Slurm run"
 check_eff 2 3 2048 slurm || fail "Slurm's allocation"
 "$EXP" show 2 | grep -q '"slurm_job_id":.*"4242"' || fail "show: no Slurm job id"
+# a Slurm job's answer in Slurm's terms: the recommendation as sbatch options
+# (the numbers are the recommendation's), in recommend, its JSON and the report
+"$EXP" recommend 2 > "$T/reco2" || fail "recommend 2"
+cpu=$(sed -n 's/^  vCPUs  *\([0-9]*\) .*/\1/p' "$T/reco2")
+mem=$(sed -n 's/^  memory  *\([0-9]*\) MiB .*/\1/p' "$T/reco2")
+want="--cpus-per-task=$cpu --mem=$([ $((mem % 1024)) -eq 0 ] && echo "$((mem / 1024))G" || echo "${mem}M")"
+grep -qF -- "as sbatch options   $want" "$T/reco2" || fail "recommend: no '$want': $(cat "$T/reco2")"
+"$EXP" recommend 2 --json | python3 -c 'import json, sys; s = json.load(sys.stdin)["scheduler"]; assert s == {"name": "slurm", "line": sys.argv[1]}, s' "$want" ||
+	fail "recommend --json: no Slurm line"
+"$EXP" report 2 -o "$T/r2.html" 2> /dev/null && grep -qF -- "<code id=scheduler-line>$want</code>" "$T/r2.html" ||
+	fail "the report has no sbatch line"
+"$EXP" recommend 3 | grep -q "as sbatch" && fail "a run outside Slurm got sbatch options" || true
+ok "a Slurm job's recommendation as sbatch options: $want (recommend, --json, report)"
 SLURM_JOB_ID=4242 SLURM_CPUS_PER_TASK=3 SLURM_MEM_PER_NODE=2048 \
 	"$RT" -i 0.1 -n alloc --quiet --request cpu=4,memory=1GiB,gpu=0 -- python3 -c "$spin" || fail "the request run"
 check_eff 3 4 1024 request || fail "the request"
