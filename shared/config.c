@@ -174,12 +174,12 @@ static int parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
 	return 0;
 }
 
-static int apply_opt(struct rt_config *c, const struct opt *o, const char *arg, char *err,
-                     size_t errcap)
+/* The options that take a number: --pid, --interval, --store-max-mb,
+ * --count. 0, or RT_E_RANGE with one line in err. */
+static int apply_number(struct rt_config *c, int id, const char *arg, char *err, size_t errcap)
 {
 	int64_t v;
-	int rc;
-	switch (o->id) {
+	switch (id) {
 	case O_PID:
 		if (parse_i64(arg, 1, 4194304, &v)) {
 			snprintf(err, errcap, "--pid must be a process id (got '%s')", arg);
@@ -190,8 +190,7 @@ static int apply_opt(struct rt_config *c, const struct opt *o, const char *arg, 
 		snprintf(c->pid_from, sizeof(c->pid_from), "--pid %lld", (long long)v);
 		break;
 	case O_INTERVAL:
-		rc = rt_config_parse_interval(arg, &c->interval);
-		if (rc) {
+		if (rt_config_parse_interval(arg, &c->interval)) {
 			snprintf(err, errcap,
 			         "--interval must be a number of seconds from %g to %g (a week) "
 			         "(got '%s')",
@@ -200,6 +199,33 @@ static int apply_opt(struct rt_config *c, const struct opt *o, const char *arg, 
 		}
 		c->set |= RT_SET_INTERVAL;
 		break;
+	case O_STORE_MAX:
+		if (parse_i64(arg, 1, INT64_MAX / (1 << 20), &v)) {
+			snprintf(err, errcap,
+			         "--store-max-mb must be a positive integer (got '%s')", arg);
+			return RT_E_RANGE;
+		}
+		c->store_max_mb = (uint64_t)v;
+		break;
+	case O_COUNT:
+		if (parse_i64(arg, 1, INT64_MAX, &v)) {
+			snprintf(err, errcap, "--count must be a positive integer (got '%s')", arg);
+			return RT_E_RANGE;
+		}
+		c->count = (uint64_t)v;
+		break;
+	}
+	return 0;
+}
+
+static int apply_opt(struct rt_config *c, const struct opt *o, const char *arg, char *err,
+                     size_t errcap)
+{
+	switch (o->id) {
+	case O_PID:
+	case O_INTERVAL:
+	case O_STORE_MAX:
+	case O_COUNT: return apply_number(c, o->id, arg, err, errcap);
 	case O_CONFIG:
 		c->config_path = arg;
 		c->config_explicit = 1;
@@ -233,21 +259,6 @@ static int apply_opt(struct rt_config *c, const struct opt *o, const char *arg, 
 		c->tags[c->ntags++] = arg;
 		break;
 	case O_STORE: c->store = arg; break;
-	case O_STORE_MAX:
-		if (parse_i64(arg, 1, INT64_MAX / (1 << 20), &v)) {
-			snprintf(err, errcap,
-			         "--store-max-mb must be a positive integer (got '%s')", arg);
-			return RT_E_RANGE;
-		}
-		c->store_max_mb = (uint64_t)v;
-		break;
-	case O_COUNT:
-		if (parse_i64(arg, 1, INT64_MAX, &v)) {
-			snprintf(err, errcap, "--count must be a positive integer (got '%s')", arg);
-			return RT_E_RANGE;
-		}
-		c->count = (uint64_t)v;
-		break;
 	case O_VERBOSE: c->verbose = 1; break;
 	case O_SUMMARY: c->summary = 1; break;
 	case O_CSV_COLUMNS:

@@ -527,6 +527,33 @@ static uint64_t unit_of(const char *frac_start, const char *frac_end)
 	return u;
 }
 
+/* Epoch seconds (nint digits), optionally fractional, into ns: integer
+ * arithmetic, since a double cannot hold ns since the epoch exactly. */
+static int parse_epoch(const char *s, size_t nint, uint64_t *wall_ns)
+{
+	if (nint > 11)
+		return RT_E_SYNTAX;
+	uint64_t secs = 0, frac = 0, scale = 1000000000ull;
+	for (size_t i = 0; i < nint; i++)
+		secs = secs * 10 + (uint64_t)(s[i] - '0');
+	const char *f = s + nint;
+	if (*f == '.') {
+		f++;
+		if (!*f)
+			return RT_E_SYNTAX;
+		for (; *f >= '0' && *f <= '9'; f++) {
+			if (scale > 1) {
+				scale /= 10;
+				frac += (uint64_t)(*f - '0') * scale;
+			}
+		}
+		if (*f)
+			return RT_E_SYNTAX;
+	}
+	*wall_ns = secs * 1000000000ull + frac;
+	return 0;
+}
+
 int rt_parse_time_prec(const char *s, uint64_t *wall_ns, uint64_t *unit_ns)
 {
 	if (!s || !*s)
@@ -534,32 +561,9 @@ int rt_parse_time_prec(const char *s, uint64_t *wall_ns, uint64_t *unit_ns)
 	const char *dot = strchr(s, '.');
 	const char *fend = dot ? dot + 1 + strspn(dot + 1, "0123456789") : NULL;
 	*unit_ns = dot ? unit_of(dot + 1, fend) : 1000000000ull;
-	/* epoch seconds, optionally fractional: integer arithmetic, since a
-	 * double cannot hold ns since the epoch exactly */
 	size_t nint = strspn(s, "0123456789");
-	if (nint > 4 && (s[nint] == '\0' || s[nint] == '.')) {
-		if (nint > 11)
-			return RT_E_SYNTAX;
-		uint64_t secs = 0, frac = 0, scale = 1000000000ull;
-		for (size_t i = 0; i < nint; i++)
-			secs = secs * 10 + (uint64_t)(s[i] - '0');
-		const char *f = s + nint;
-		if (*f == '.') {
-			f++;
-			if (!*f)
-				return RT_E_SYNTAX;
-			for (; *f >= '0' && *f <= '9'; f++) {
-				if (scale > 1) {
-					scale /= 10;
-					frac += (uint64_t)(*f - '0') * scale;
-				}
-			}
-			if (*f)
-				return RT_E_SYNTAX;
-		}
-		*wall_ns = secs * 1000000000ull + frac;
-		return 0;
-	}
+	if (nint > 4 && (s[nint] == '\0' || s[nint] == '.'))
+		return parse_epoch(s, nint, wall_ns);
 	const char *p = s;
 	struct tm tm = {0};
 	int Y, M, D, h = 0, m = 0, sec = 0;
