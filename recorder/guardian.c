@@ -539,8 +539,9 @@ static int no_start(struct guard *g, struct rt_config *cfg, int sfd, int code, c
 static int job_exit_code(const struct guard *g)
 {
 	int code = rt_exit_code(g->job_status);
-	if (code == 0 && WIFEXITED(g->rec_status) && WEXITSTATUS(g->rec_status) == 3)
-		return 3;
+	if (code == 0 && WIFEXITED(g->rec_status) &&
+	    WEXITSTATUS(g->rec_status) == RT_EXIT_OVER_BUDGET)
+		return RT_EXIT_OVER_BUDGET;
 	return code;
 }
 

@@ -1133,7 +1133,6 @@ static void run_status(struct run *r)
  * and exits 3 (the recorder formats no text). RT_EXIT_OVER_BUDGET then,
  * else 0. Bounded: the caller's exit is not held up for more than 10 s.
  */
-#define RT_EXIT_OVER_BUDGET 3
 static int check_budget(struct run *r)
 {
 	if (!r->cfg.budget.has_cpu && !r->cfg.budget.has_mem)

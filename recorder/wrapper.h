@@ -42,6 +42,10 @@ int rt_proc_descends(pid_t pid, pid_t top, pid_t via, pid_t except);
  * until they are gone). */
 void rt_kill_family(pid_t pid);
 
+/* The recorder's exit status when the job went over its budget (its
+ * --max-memory, --max-cpu), and the tracker's after a job that succeeded. */
+#define RT_EXIT_OVER_BUDGET 3
+
 /* Exit status of the tracker for a wait status: the code, or 128+signal. */
 int rt_exit_code(int wstatus);
 
