@@ -15,9 +15,17 @@
 #include <unistd.h>
 
 #include "alloc_detect.h"
+#include "cgjob.h"
 #include "procfs.h"
 #include "rt/sysroot.h"
 #include "rt/fmt.h"
+
+/* A variable of the job's environment: a member's (a job known by its
+ * cgroup), else this process's own (a wrapped job inherits it). */
+static const char *job_env(const struct rt_alloc_job *job, const char *name)
+{
+	return job ? rt_env_lookup(job->env, job->envlen, name) : getenv(name);
+}
 
 /* File `file` of the cgroup at `path` under the mount `root`, read whole. */
 static ssize_t cg_read(const char *root, const char *path, const char *file, char *buf, size_t cap)
@@ -44,9 +52,9 @@ static int64_t cg_limit(const char *const roots[], const char *path, const char 
  * "none" or "void", or a comma list of indexes and UUIDs; in the
  * container NVML sees those alone). 0 when it is not set.
  */
-static int container_gpus(unsigned host_gpus, unsigned *gpus)
+static int container_gpus(const struct rt_alloc_job *job, unsigned host_gpus, unsigned *gpus)
 {
-	const char *s = getenv("NVIDIA_VISIBLE_DEVICES");
+	const char *s = job_env(job, "NVIDIA_VISIBLE_DEVICES");
 	if (!s)
 		return 0;
 	if (!strcmp(s, "all")) {
@@ -161,14 +169,18 @@ static void cgroup_v1_limits(struct rt_alloc *a, const struct rt_cgroup_paths *c
 
 /* The cgroup's limits: v2, else v1's cpu and memory hierarchies; a memory
  * limit not below the host's is none. */
-static void cgroup_limits(struct rt_alloc *a, uint64_t host_mem)
+static void cgroup_limits(struct rt_alloc *a, uint64_t host_mem, const struct rt_alloc_job *job)
 {
 	char buf[4096];
-	ssize_t len = rt_read_small(RT_PROC, "self/cgroup", buf, sizeof(buf));
-	if (len <= 0)
-		return;
 	struct rt_cgroup_paths cp;
-	rt_parse_proc_cgroup(buf, (size_t)len, &cp);
+	if (job) {
+		cp = job->cp;
+	} else {
+		ssize_t len = rt_read_small(RT_PROC, "self/cgroup", buf, sizeof(buf));
+		if (len <= 0)
+			return;
+		rt_parse_proc_cgroup(buf, (size_t)len, &cp);
+	}
 	if (cp.v2[0] && !cp.memory[0] && !cp.cpu[0])
 		cgroup_v2_limits(a, &cp);
 	else
@@ -186,26 +198,29 @@ struct slurm {
 	int gpu;
 };
 
-static void slurm_alloc(struct rt_alloc *a, struct slurm *sl)
+static void slurm_alloc(struct rt_alloc *a, struct slurm *sl, const struct rt_alloc_job *job)
 {
-	const char *sj = getenv("SLURM_JOB_ID");
+	const char *sj = job_env(job, "SLURM_JOB_ID");
 	sl->cpu = 0;
 	sl->mem = 0;
 	sl->gpu = -1;
+	if (job && job->slurm_job_id && *job->slurm_job_id)
+		sj = job->slurm_job_id; /* the group's own name says it */
 	if (!sj || !*sj)
 		return;
 	rt_copy_text(a->slurm_job_id, sizeof(a->slurm_job_id), sj);
-	const char *c = getenv("SLURM_CPUS_PER_TASK");
+	const char *c = job_env(job, "SLURM_CPUS_PER_TASK");
 	if (!c || !*c)
-		c = getenv("SLURM_CPUS_ON_NODE");
+		c = job_env(job, "SLURM_CPUS_ON_NODE");
 	if (c && atof(c) > 0)
 		sl->cpu = atof(c);
-	const char *mn = getenv("SLURM_MEM_PER_NODE"), *mc = getenv("SLURM_MEM_PER_CPU");
+	const char *mn = job_env(job, "SLURM_MEM_PER_NODE"),
+	           *mc = job_env(job, "SLURM_MEM_PER_CPU");
 	if (mn && atof(mn) > 0) /* MB as Slurm counts them: MiB */
 		sl->mem = (uint64_t)(atof(mn) * 1048576.0);
 	else if (mc && atof(mc) > 0 && sl->cpu > 0)
 		sl->mem = (uint64_t)(atof(mc) * 1048576.0 * sl->cpu);
-	const char *g = getenv("SLURM_JOB_GPUS");
+	const char *g = job_env(job, "SLURM_JOB_GPUS");
 	if (g)
 		sl->gpu = (int)list_count(g);
 }
@@ -256,11 +271,11 @@ static void given_mem(const struct rt_request *req, uint64_t host_mem, const str
 }
 
 static void given_gpu(const struct rt_request *req, unsigned host_gpus, const struct slurm *sl,
-                      struct rt_alloc *a)
+                      const struct rt_alloc_job *job, struct rt_alloc *a)
 {
-	const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+	const char *vis = job_env(job, "CUDA_VISIBLE_DEVICES");
 	if (!vis)
-		vis = getenv("ROCR_VISIBLE_DEVICES");
+		vis = job_env(job, "ROCR_VISIBLE_DEVICES");
 	if (req && req->has_gpu) {
 		a->gpu = req->gpu;
 		snprintf(a->gpu_from, sizeof(a->gpu_from), "request");
@@ -268,7 +283,7 @@ static void given_gpu(const struct rt_request *req, unsigned host_gpus, const st
 		unsigned n = visible_count(vis, host_gpus);
 		a->gpu = n < host_gpus || !host_gpus ? n : host_gpus;
 		snprintf(a->gpu_from, sizeof(a->gpu_from), "visible");
-	} else if (container_gpus(host_gpus, &a->gpu)) {
+	} else if (container_gpus(job, host_gpus, &a->gpu)) {
 		snprintf(a->gpu_from, sizeof(a->gpu_from), "container");
 	} else if (sl->gpu >= 0) {
 		a->gpu = (unsigned)sl->gpu;
@@ -296,19 +311,26 @@ static void note_disagreement(const struct slurm *sl, struct rt_alloc *a)
 		    o ? "; " : "", (double)sl->mem / 1048576.0, (double)a->mem / 1048576.0);
 }
 
-void rt_alloc_detect(const struct rt_request *req, unsigned host_cpus, uint64_t host_mem,
-                     unsigned host_gpus, struct rt_alloc *a)
+void rt_alloc_detect_job(const struct rt_request *req, unsigned host_cpus, uint64_t host_mem,
+                         unsigned host_gpus, const struct rt_alloc_job *job, struct rt_alloc *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->cgroup_mem = a->cgroup_mem_high = a->pids_max = -1;
-	cgroup_limits(a, host_mem);
+	cgroup_limits(a, host_mem, job);
 	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+	pid_t who = job ? job->member : 0;
+	if ((!job || who > 0) && sched_getaffinity(who, sizeof(set), &set) == 0)
 		a->cpus_allowed = (unsigned)CPU_COUNT(&set);
 	struct slurm sl;
-	slurm_alloc(a, &sl);
+	slurm_alloc(a, &sl, job);
 	given_cpu(req, host_cpus, &sl, a);
 	given_mem(req, host_mem, &sl, a);
-	given_gpu(req, host_gpus, &sl, a);
+	given_gpu(req, host_gpus, &sl, job, a);
 	note_disagreement(&sl, a);
+}
+
+void rt_alloc_detect(const struct rt_request *req, unsigned host_cpus, uint64_t host_mem,
+                     unsigned host_gpus, struct rt_alloc *a)
+{
+	rt_alloc_detect_job(req, host_cpus, host_mem, host_gpus, NULL, a);
 }

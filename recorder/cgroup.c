@@ -38,7 +38,9 @@ enum {
 	F_CFS_PERIOD,
 	F_PIDS_CUR,
 	F_PIDS_MAX,
-	F_CPUACCT, /* v1 cpuacct.usage (v2: the usage is in cpu.stat) */
+	F_CPUACCT,   /* v1 cpuacct.usage (v2: the usage is in cpu.stat) */
+	F_ACCT_USER, /* v1 cpuacct.usage_user, _sys: a job's group (v2: cpu.stat) */
+	F_ACCT_SYS,
 	NF
 };
 
@@ -57,6 +59,9 @@ struct cg_state {
 	uint64_t valid;
 	int64_t mem_limit, pids_max, quota;
 	uint64_t peak, oom, pids, period;
+	/* a job's group (c->cg_fixed): its CPU split, µs, as last read */
+	int split_ok;
+	uint64_t user_us, sys_us;
 };
 
 static void close_all(struct cg_state *st)
@@ -90,11 +95,15 @@ static void locate(struct rt_collector *c, struct cg_state *st)
 		snprintf(rel, sizeof(rel), "%d/cgroup", (int)c->job_pid);
 	else
 		snprintf(rel, sizeof(rel), "self/cgroup");
-	ssize_t n = rt_read_small(RT_PROC, rel, buf, sizeof(buf));
-	if (n < 0)
-		return; /* the job is gone: keep what we had */
 	struct rt_cgroup_paths cp;
-	rt_parse_proc_cgroup(buf, (size_t)n, &cp);
+	if (c->cg_fixed) { /* a job's group, named: it never moves */
+		cp = *c->cg_fixed;
+	} else {
+		ssize_t n = rt_read_small(RT_PROC, rel, buf, sizeof(buf));
+		if (n < 0)
+			return; /* the job is gone: keep what we had */
+		rt_parse_proc_cgroup(buf, (size_t)n, &cp);
+	}
 	char key[2600];
 	snprintf(key, sizeof(key), "%s|%s|%s|%s|%s", cp.v2, cp.memory, cp.cpu, cp.pids, cp.cpuacct);
 	if (!strcmp(key, st->key))
@@ -114,8 +123,9 @@ static void locate(struct rt_collector *c, struct cg_state *st)
 	st->v2 = cp.v2[0] && !cp.memory[0] && !cp.cpu[0] && !cp.cpuacct[0];
 	if (st->v2) {
 		static const char *const files[NF] = {
-		    "memory.current", "memory.max", "memory.peak",  "memory.events", "cpu.stat",
-		    "cpu.max",        NULL,         "pids.current", "pids.max",      NULL};
+		    "memory.current", "memory.max", "memory.peak", "memory.events",
+		    "cpu.stat",       "cpu.max",    NULL,          "pids.current",
+		    "pids.max",       NULL,         NULL,          NULL};
 		for (int r = 0; v2roots[r]; r++) {
 			for (int i = 0; i < NF; i++)
 				st->fd[i] = files[i] ? open_in(v2roots[r], cp.v2, files[i]) : -1;
@@ -138,6 +148,10 @@ static void locate(struct rt_collector *c, struct cg_state *st)
 	}
 	if (cp.cpuacct[0])
 		st->fd[F_CPUACCT] = open_v1(acct1, cp.cpuacct, "cpuacct.usage");
+	if (cp.cpuacct[0] && c->cg_fixed) {
+		st->fd[F_ACCT_USER] = open_v1(acct1, cp.cpuacct, "cpuacct.usage_user");
+		st->fd[F_ACCT_SYS] = open_v1(acct1, cp.cpuacct, "cpuacct.usage_sys");
+	}
 	if (cp.pids[0]) {
 		st->fd[F_PIDS_CUR] = open_v1(pids1, cp.pids, "pids.current");
 		st->fd[F_PIDS_MAX] = open_v1(pids1, cp.pids, "pids.max");
@@ -224,6 +238,42 @@ static void read_quota(struct rt_collector *c, struct cg_state *st)
 	}
 }
 
+/* A job group's user and system time on v1: cpuacct.usage (ns, charged
+ * exactly as the scheduler runs it) split as cpuacct.usage_user and _sys
+ * say (those two are tick-sampled: their sum is not the usage). A group
+ * gone keeps the last (its time no longer grows). */
+static void read_split_v1(struct rt_collector *c, struct cg_state *st)
+{
+	ssize_t n;
+	uint64_t u, s, all;
+	if ((n = rd(c, st, F_CPUACCT)) < 0 || rt_parse_cg_usage_v1(c->buf, (size_t)n, &all))
+		return;
+	if ((n = rd(c, st, F_ACCT_USER)) < 0 || rt_parse_cg_usage_v1(c->buf, (size_t)n, &u))
+		return;
+	if ((n = rd(c, st, F_ACCT_SYS)) < 0 || rt_parse_cg_usage_v1(c->buf, (size_t)n, &s))
+		return;
+	uint64_t user = u + s ? (uint64_t)((double)all * (double)u / (double)(u + s)) : all;
+	/* neither part lower than before (the ticks' share moves): the user
+	 * part kept between the last user time and the total less the last
+	 * system time */
+	uint64_t lo = st->split_ok ? st->user_us : 0;
+	uint64_t hi = st->split_ok && all >= st->sys_us ? all - st->sys_us : all;
+	user = user < lo ? lo : user > hi ? hi : user;
+	st->user_us = user < all ? user : all;
+	st->sys_us = all - st->user_us;
+	st->split_ok = 1;
+}
+
+int rt_cgroup_job_cpu(struct rt_collector *c, uint64_t *user_us, uint64_t *sys_us)
+{
+	const struct cg_state *st = rt_collector_own(c, &rt_source_cgroup);
+	if (!st || !st->split_ok)
+		return -1;
+	*user_us = st->user_us;
+	*sys_us = st->sys_us;
+	return 0;
+}
+
 static void cg_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 {
 	struct cg_state *st = self;
@@ -258,6 +308,11 @@ static void cg_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 			s->cg_usage_usec = usec;
 			rec->h->flags |= RT_REC_HAS_CGROUP;
 		}
+		if (st->v2 && c->cg_fixed)
+			st->split_ok =
+			    rt_parse_field_u64(c->buf, (size_t)n, "user_usec ", &st->user_us) ==
+			        0 &&
+			    rt_parse_field_u64(c->buf, (size_t)n, "system_usec ", &st->sys_us) == 0;
 		if (st->v2 && rt_parse_field_u64(c->buf, (size_t)n, "throttled_usec ", &t) == 0) {
 			s->cg_throttled_usec = t;
 			valid |= RT_SYS_X_CG_THROTTLE;
@@ -267,6 +322,8 @@ static void cg_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 			valid |= RT_SYS_X_CG_THROTTLE;
 		}
 	}
+	if (!st->v2 && c->cg_fixed)
+		read_split_v1(c, st);
 	/* the peak read every 5 s is no lower than what is in use now */
 	if ((valid & RT_SYS_X_CG_MEM) && (valid & RT_SYS_X_CG_PEAK) && s->cg_mem_used > st->peak)
 		st->peak = s->cg_mem_used;

@@ -38,6 +38,8 @@ struct rt_collector {
 	uint64_t wall_ns; /* the sample's time (CLOCK_REALTIME): GPU samples up to it are its */
 	uint64_t slow_next_ns;
 	pid_t job_pid; /* the tracked job (0: none yet): whose cgroup to read */
+	/* a job's group named (--cgroup): read it, whoever is in it */
+	const struct rt_cgroup_paths *cg_fixed;
 	/* every source keeps its state to itself: its `self`, by source */
 	void *own[RT_MAX_SOURCES];
 
@@ -72,6 +74,9 @@ void *rt_collector_own(struct rt_collector *c, const struct rt_source *src);
 int rt_cpu_host_forks(struct rt_collector *c, uint64_t *forks);
 void rt_gpu_tree(struct rt_collector *c, struct rt_proctree *tree, uint64_t mono_ns,
                  struct rt_record *rec);
+/* A named job group's user and system CPU time so far (µs; cgroup.c):
+ * 0, or -1 when it was never read. */
+int rt_cgroup_job_cpu(struct rt_collector *c, uint64_t *user_us, uint64_t *sys_us);
 void rt_collector_close(struct rt_collector *c);
 
 /*

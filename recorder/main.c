@@ -37,6 +37,8 @@
 #include "rt/store.h"
 #include "rt/sysroot.h"
 #include "alloc_detect.h"
+#include "cgrun.h"
+#include "node.h"
 #include "proctree.h"
 #include "sampler.h"
 #include "guardian.h"
@@ -779,13 +781,17 @@ static int open_output(const struct rt_config *cfg, int *fd, int wrapper)
  * some interval.
  */
 static int take_first(struct rt_sampler *s, struct rt_proctree **tree, const struct rt_config *cfg,
-                      const struct rt_guard_link *g, char *warn, size_t cap)
+                      const struct rt_guard_link *g, struct rt_cgrun *cg, char *warn, size_t cap)
 {
 	*tree = NULL;
 	if (g && rt_proctree_open_under(tree, g->guardian))
 		*tree = NULL;
+	else if (cg && rt_cgrun_tree(cg, tree))
+		*tree = NULL;
 	else if (cfg->pid)
 		*tree = open_pid_tree(cfg);
+	if (cg) /* the group's counters, whoever is in it */
+		s->col.cg_fixed = &cg->job.cp;
 	s->tree = *tree;
 	s->tracked_pid = (int32_t)cfg->pid;
 	int rc = rt_sampler_take(s, 0, warn, cap);
@@ -844,6 +850,7 @@ struct run {
 	struct rt_proctree *tree;
 	struct guard_state gs;
 	struct rt_alloc alloc;
+	struct rt_cgrun *cg; /* --cgroup: the job's group, NULL: none */
 	char warn[2048];
 	int sfd, wfd; /* signals; what the sampling wait polls */
 	uint64_t interval_ns;
@@ -884,6 +891,8 @@ static int run_begin(struct run *r)
 	    .ip = h->ip[0] ? h->ip : NULL,
 	    .storage_gb = h->storage_gb,
 	};
+	if (r->cg)
+		rt_cgrun_describe(r->cg, &r->meta, r->cfg.meta);
 	memcpy(r->meta.meta, r->cfg.meta, sizeof(r->meta.meta));
 	rt_runmeta_write(&r->mb, &r->meta);
 	if (choose_store(&r->cfg, r->wrapper, &r->mb, &r->sc))
@@ -912,6 +921,14 @@ static void run_signals(struct run *r)
 		epoll_ctl(r->wfd, EPOLL_CTL_ADD, r->g->fd, &ev);
 	} else if (r->wrapper) {
 		r->wfd = r->g->fd;
+	} else if (r->cg && r->cg->events_fd >= 0 && (r->wfd = epoll_create1(EPOLL_CLOEXEC)) >= 0) {
+		/* the group's "populated" going to 0 wakes the wait at once */
+		struct epoll_event in = {.events = EPOLLIN}, pri = {.events = EPOLLPRI};
+		if (r->sfd >= 0)
+			epoll_ctl(r->wfd, EPOLL_CTL_ADD, r->sfd, &in);
+		epoll_ctl(r->wfd, EPOLL_CTL_ADD, r->cg->events_fd, &pri);
+	} else {
+		r->wfd = r->sfd;
 	}
 }
 
@@ -928,6 +945,15 @@ static uint32_t ring_slots(uint64_t interval_ns)
 	return (uint32_t)slots;
 }
 
+/* What the job was given: the request, its cgroup, Slurm, the host. */
+static void detect_alloc(struct run *r)
+{
+	rt_alloc_detect_job(r->cfg.has_request ? &r->cfg.request : NULL, r->meta.vcpus,
+	                    r->meta.memory_mib * 1048576ull, r->meta.gpu_count,
+	                    r->cg ? &r->cg->alloc : NULL, &r->alloc);
+	r->meta.alloc = &r->alloc;
+}
+
 /* The sampler and the first sample (the base of every rate), then what it
  * tells of the run: its GPUs and what the job was given. Nonzero when
  * sampling cannot start. */
@@ -939,7 +965,7 @@ static int run_first_sample(struct run *r)
 		rt_store_set_cap_budget(r->sc.store, r->interval_ns / 4);
 	int rc;
 	if ((rc = rt_sampler_init(&r->s, r->sc.store, r->sc.run, ring_slots(r->interval_ns))) ||
-	    (rc = take_first(&r->s, &r->tree, &r->cfg, r->g, r->warn, sizeof(r->warn)))) {
+	    (rc = take_first(&r->s, &r->tree, &r->cfg, r->g, r->cg, r->warn, sizeof(r->warn)))) {
 		if (r->wrapper)
 			say("warning: cannot start sampling (%s); the job runs untracked",
 			    rt_strerror(rc));
@@ -962,10 +988,7 @@ static int run_first_sample(struct run *r)
 		for (unsigned i = 0; i < first.h->ngpu; i++)
 			r->meta.gpu_memory_mib += first.gpu[i].vram_total >> 20;
 	}
-	/* what the job was given: the request, its cgroup, Slurm, the host */
-	rt_alloc_detect(r->cfg.has_request ? &r->cfg.request : NULL, r->meta.vcpus,
-	                r->meta.memory_mib * 1048576ull, r->meta.gpu_count, &r->alloc);
-	r->meta.alloc = &r->alloc;
+	detect_alloc(r);
 	r->meta.has_budget_cpu = r->cfg.budget.has_cpu;
 	r->meta.budget_cpu = r->cfg.budget.cpu;
 	r->meta.has_budget_mem = r->cfg.budget.has_mem;
@@ -1044,6 +1067,8 @@ static void run_wait(struct run *r, uint64_t deadline, int *continued)
 		}
 		if (r->wrapper)
 			r->cmd_done = guard_read(&r->gs, 0);
+		else if (r->cg && r->cg->events_fd >= 0)
+			r->cmd_done = rt_cgrun_emptied(r->cg);
 	}
 	if (r->wrapper && !r->cmd_done) /* reports that came with the deadline */
 		r->cmd_done = guard_read(&r->gs, 0);
@@ -1084,6 +1109,10 @@ static void run_sample_loop(struct run *r)
 			say("sampling stopped: %s", rt_strerror(rc));
 			break;
 		}
+		if (r->cg && rt_cgrun_over(r->cg, r->tree))
+			break;                        /* its last sample was this one */
+		if (r->cg && rt_cgrun_refresh(r->cg)) /* the job's own environment now */
+			detect_alloc(r);
 	}
 }
 
@@ -1174,6 +1203,15 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 	static struct run run;
 	struct run *r = &run;
 	*r = (struct run){.cfg = *cfgp, .wrapper = g != NULL, .g = g, .gs = {.g = g, .job = -1}};
+	static struct rt_cgrun cgrun;
+	if (r->cfg.cgroup) {
+		char err[512];
+		if (rt_cgrun_open(&cgrun, r->cfg.cgroup, err, sizeof(err))) {
+			say("%s", err);
+			return 1;
+		}
+		r->cg = &cgrun;
+	}
 	int fail = run_begin(r);
 	if (!fail) {
 		run_signals(r);
@@ -1196,6 +1234,8 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 	rt_proctree_close(r->tree);
 	if (r->wfd >= 0 && r->wfd != r->sfd && (!g || r->wfd != g->fd))
 		close(r->wfd);
+	if (r->cg)
+		rt_cgrun_close(r->cg);
 	return check_budget(r);
 }
 
@@ -1249,8 +1289,19 @@ int main(int argc, char **argv)
 		say("--pid and a command cannot be combined: the command's own tree is tracked");
 		return 2;
 	}
-	if (wrapper)
-		cfg.pid = 0; /* a [job] pid of the config file does not apply to a command */
+	if (cfg.cgroup && (wrapper || (cfg.set & RT_SET_PID) || cfg.jobs)) {
+		say("--cgroup tracks one group's processes: it cannot be combined with a command, "
+		    "--pid or --jobs");
+		return 2;
+	}
+	if (cfg.jobs && (wrapper || (cfg.set & RT_SET_PID))) {
+		say("--jobs watches the node's job cgroups: it cannot be combined with a command "
+		    "or "
+		    "--pid");
+		return 2;
+	}
+	if (wrapper || cfg.cgroup || cfg.jobs)
+		cfg.pid = 0; /* a [job] pid of the config file does not apply */
 	int out_fd;
 	if (open_output(&cfg, &out_fd, wrapper)) {
 		if (!wrapper)
@@ -1259,6 +1310,8 @@ int main(int argc, char **argv)
 	}
 	if (wrapper)
 		return rt_guardian_run(&cfg, out_fd, record, prog);
+	if (cfg.jobs)
+		return rt_node_run(&cfg, argc, argv, prog);
 	int code = record(&cfg, out_fd, NULL);
 	rt_config_free(&cfg);
 	return code;

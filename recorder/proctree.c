@@ -139,6 +139,12 @@ struct rt_proctree {
 	int scan_mode;
 	pid_t (*pairs)[2];
 	size_t npairs, pcap;
+	/* members listed (rt_proctree_open_members): fn's answer, its room */
+	rt_member_fn list;
+	void *list_arg;
+	pid_t *listed;
+	size_t lcap;
+	ssize_t nlisted;
 	char buf[65536]; /* a children file of thousands of pids fits */
 };
 
@@ -253,6 +259,22 @@ int rt_proctree_open_under(struct rt_proctree **out, pid_t reaper)
 	return rc;
 }
 
+int rt_proctree_open_members(struct rt_proctree **out, rt_member_fn fn, void *arg)
+{
+	int rc = rt_proctree_open(out, 0);
+	if (rc == 0) {
+		(*out)->list = fn;
+		(*out)->list_arg = arg;
+		rt_proctree_exclude(*out, getpid());
+	}
+	return rc;
+}
+
+ssize_t rt_proctree_listed(const struct rt_proctree *t)
+{
+	return t ? t->nlisted : 0;
+}
+
 void rt_proctree_on_unreported(struct rt_proctree *t, int (*fn)(void *arg, int ms), void *arg)
 {
 	t->await_reports = fn;
@@ -270,6 +292,7 @@ void rt_proctree_close(struct rt_proctree *t)
 	free(t->queue);
 	free(t->pairs);
 	free(t->pend);
+	free(t->listed);
 	free(t);
 }
 
@@ -905,13 +928,37 @@ static int quick_walk(struct rt_proctree *t, struct walk_sum *w)
 	return 0;
 }
 
-/* Walk from the root through every member's children files. */
+/* The members fn lists now, onto the queue (room grows to a million). */
+static void push_listed(struct rt_proctree *t, size_t *n)
+{
+	for (;;) {
+		if (!t->lcap || (t->nlisted == (ssize_t)t->lcap && t->lcap < (1u << 20))) {
+			size_t cap = t->lcap ? t->lcap * 2 : 1024;
+			pid_t *p = realloc(t->listed, cap * sizeof(*p));
+			if (!p)
+				break;
+			t->listed = p;
+			t->lcap = cap;
+		}
+		t->nlisted = t->list(t->list_arg, t->listed, t->lcap);
+		if (t->nlisted < (ssize_t)t->lcap || t->lcap >= (1u << 20))
+			break;
+	}
+	for (ssize_t i = 0; i < t->nlisted; i++)
+		if (!excluded(t, t->listed[i]))
+			push(t, n, t->listed[i]);
+}
+
+/* Walk from the root through every member's children files (or the
+ * members listed: their children are members when they are listed). */
 static void full_walk(struct rt_proctree *t, struct walk_sum *w)
 {
 	size_t n = 0;
-	if (t->scan_mode)
+	if (t->scan_mode && !t->list)
 		scan_all(t);
-	if (t->root)
+	if (t->list)
+		push_listed(t, &n);
+	else if (t->root)
 		push(t, &n, t->root);
 	else
 		children(t, t->self, 1, &n, NULL);
@@ -952,7 +999,8 @@ static void full_walk(struct rt_proctree *t, struct walk_sum *w)
 			e->fd_stat = f >= 0 ? f : -1;
 		}
 		account(t, e, &ps, w);
-		children(t, pid, ps.threads, &n, again ? &e->fd_children : NULL);
+		if (!t->list)
+			children(t, pid, ps.threads, &n, again ? &e->fd_children : NULL);
 	}
 	t->qlen = n;
 	t->walked_forks = t->forks;
@@ -1201,7 +1249,7 @@ static int exiting_now(struct rt_proctree *t, struct pt_proc *e)
 static void walk_tree(struct rt_proctree *t, struct walk_sum *w)
 {
 	int quick = t->gen > 1 && t->forks_known && t->walked_known &&
-	            t->forks == t->walked_forks && !t->scan_mode;
+	            t->forks == t->walked_forks && !t->scan_mode && !t->list;
 	if (!quick || quick_walk(t, w) != 0) {
 		if (quick) { /* a member died: start over, in full */
 			memset(w, 0, sizeof(*w));

@@ -38,6 +38,17 @@ int rt_proctree_open(struct rt_proctree **out, pid_t root_pid);
  */
 int rt_proctree_open_under(struct rt_proctree **out, pid_t reaper);
 /*
+ * Track the processes fn lists (a cgroup's: --cgroup, the node mode),
+ * whatever their parentage: fn(arg, out, cap) puts the members now into
+ * out and returns their count (cap: there may be more, it is asked again
+ * with more room) or a negative error (the group is gone). Every sample
+ * asks: a process may join a group without a fork.
+ */
+typedef ssize_t (*rt_member_fn)(void *arg, pid_t *out, size_t cap);
+int rt_proctree_open_members(struct rt_proctree **out, rt_member_fn fn, void *arg);
+/* What fn said at the last sample: the member count, or its error. */
+ssize_t rt_proctree_listed(const struct rt_proctree *t);
+/*
  * A member the reaper reaped leaves /proc a moment before its report
  * arrives. After each walk, a sample calls fn(arg, -50): the reaper reaps
  * and reports what ended so far (members it reaped before the walk read

@@ -260,6 +260,13 @@ static void sample_tree(struct rt_sampler *s, struct rt_record *rec, unsigned fl
 	rt_proctree_cadence(s->tree, rare, rare);
 	rt_proctree_bound(s->tree, rec->h->ncpu, t->mono_ns);
 	rt_proctree_sample(s->tree, rec->proc);
+	uint64_t user_us, sys_us;
+	/* a job's group: its CPU from the kernel's own counter (every member
+	 * that ever ran in it, whoever reaped it), not the members' sum */
+	if (s->col.cg_fixed && rt_cgroup_job_cpu(&s->col, &user_us, &sys_us) == 0) {
+		rec->proc->utime_us = user_us;
+		rec->proc->stime_us = sys_us;
+	}
 	rt_gpu_tree(&s->col, s->tree, t->mono_ns, rec);
 	rec->proc->pid = s->tracked_pid;
 	rec->h->flags |= RT_REC_HAS_PROCESS | RT_REC_EXACT_CPU_SECS;

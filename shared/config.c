@@ -22,6 +22,8 @@
 
 enum opt_id {
 	O_PID,
+	O_CGROUP,
+	O_JOBS,
 	O_INTERVAL,
 	O_CONFIG,
 	O_FORMAT,
@@ -54,6 +56,11 @@ struct opt {
 
 static const struct opt opts[] = {
     {"pid", 'p', 1, O_PID, 0, NULL, "PID      root of the process tree to track"},
+    {"cgroup", 0, 1, O_CGROUP, 0, NULL,
+     "PATH     track every process of this cgroup (a job, a container) until it empties"},
+    {"jobs", 0, 1, O_JOBS, 0, NULL,
+     "WHICH    node mode: each job cgroup its own run (slurm, kubernetes, systemd, or a "
+     "glob of cgroup paths)"},
     {"interval", 'i', 1, O_INTERVAL, 0, NULL, "SECS     sample interval, >= 0.01 (default 1)"},
     {"config", 'c', 1, O_CONFIG, 0, NULL, "FILE     TOML config (default resource-tracker.toml)"},
     {"format", 'f', 1, O_FORMAT, 0, NULL, "FMT      json or csv (default json)"},
@@ -241,6 +248,8 @@ static int apply_opt(struct rt_config *c, const struct opt *o, const char *arg, 
 		}
 		break;
 	case O_OUTPUT: c->output = arg; break;
+	case O_CGROUP: c->cgroup = arg; break;
+	case O_JOBS: c->jobs = arg; break;
 	case O_QUIET: c->quiet = 1; break;
 	case O_META:
 		c->meta[o->meta] = arg;
@@ -287,6 +296,17 @@ static int apply_opt(struct rt_config *c, const struct opt *o, const char *arg, 
 	case O_VERSION: c->version = 1; break;
 	}
 	return 0;
+}
+
+int rt_config_takes_next(const char *a)
+{
+	const struct opt *o = NULL;
+	if (a[0] != '-' || a[1] == '\0' || (a[1] == '-' && strchr(a, '=')))
+		return 0;
+	for (size_t k = 0; k < RT_ARRAY_LEN(opts); k++)
+		if (a[1] == '-' ? !strcmp(opts[k].lng, a + 2) : (opts[k].shrt == a[1] && !a[2]))
+			o = &opts[k];
+	return o && o->has_arg;
 }
 
 int rt_config_parse_args(struct rt_config *c, int argc, char **argv, char *err, size_t errcap)

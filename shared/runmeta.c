@@ -185,6 +185,25 @@ static void write_allocation(struct rt_buf *b, const struct rt_alloc *a)
 	rt_buf_putc(b, '}');
 }
 
+/* "cgroup": the job's group and who it is in its scheduler's terms. */
+static void write_cgroup(struct rt_buf *b, const struct rt_run_cgroup *g)
+{
+	key(b, "cgroup");
+	rt_buf_puts(b, "{\"path\":");
+	str_or_null(b, g->path);
+	key(b, "scheduler");
+	str_or_null(b, g->scheduler);
+	key(b, "job_id");
+	str_or_null(b, g->job_id);
+	key(b, "user");
+	str_or_null(b, g->user);
+	key(b, "name");
+	str_or_null(b, g->name);
+	key(b, "qos");
+	str_or_null(b, g->qos);
+	rt_buf_putc(b, '}');
+}
+
 void rt_runmeta_write(struct rt_buf *b, const struct rt_run_meta *m)
 {
 	rt_buf_puts(b, "{\"run_id\":");
@@ -228,6 +247,8 @@ void rt_runmeta_write(struct rt_buf *b, const struct rt_run_meta *m)
 		write_allocation(b, m->alloc);
 	if (m->has_budget_cpu || m->has_budget_mem)
 		write_budget(b, m);
+	if (m->cgroup && m->cgroup->path)
+		write_cgroup(b, m->cgroup);
 	key(b, "version");
 	rt_buf_json_str(b, RT_VERSION);
 	rt_buf_putc(b, '}');

@@ -42,6 +42,8 @@ struct rt_config {
 	double interval;    /* seconds */
 	int64_t pid;        /* 0: none */
 	char pid_from[320]; /* where pid came from, for messages: "--pid", "[job] pid in FILE" */
+	const char *cgroup; /* --cgroup PATH: the group's processes are the job */
+	const char *jobs;   /* --jobs WHICH: the node mode (a preset or a glob) */
 	enum rt_format format;
 	const char *output; /* NULL: stderr */
 	int quiet;
@@ -84,6 +86,10 @@ void rt_config_defaults(struct rt_config *c);
  * rest is the command.
  */
 int rt_config_parse_args(struct rt_config *c, int argc, char **argv, char *err, size_t errcap);
+
+/* Whether argument a is an option whose value is the next argument
+ * ("--store DIR", "-o FILE"; not "--store=DIR", not "-oFILE"). */
+int rt_config_takes_next(const char *a);
 
 /* Fill settings not given on the CLI from TRACKER_* env vars. Returns 0 or
  * an error with a message (e.g. a bad TRACKER_QUIET value is ignored

@@ -57,6 +57,18 @@ struct rt_run_meta {
 	/* why the run is not in the store asked for (a fallback store's
 	 * reason, kept where a closed stderr lost the warning); NULL: none */
 	const char *store_note;
+	/* a job tracked by its cgroup (--cgroup, --jobs): "cgroup": {path,
+	 * scheduler, job_id, user, name, qos}; written only when path is set */
+	const struct rt_run_cgroup *cgroup;
+};
+
+struct rt_run_cgroup {
+	const char *path;      /* relative to the hierarchies */
+	const char *scheduler; /* "slurm", "kubernetes", "systemd", NULL */
+	const char *job_id;    /* Slurm job id, pod uid, unit name; NULL */
+	const char *user;      /* the job's user where known; NULL */
+	const char *name;      /* the job's name (SLURM_JOB_NAME, the pod's), NULL */
+	const char *qos;       /* a pod's QoS class, NULL */
 };
 
 /* Serialize m as one JSON object (no newline). */

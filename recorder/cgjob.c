@@ -1,0 +1,444 @@
+/*
+ * cgjob.c - a job known by its cgroup: where the group is, who it is,
+ * who is in it (see cgjob.h).
+ *
+ * The hierarchies: cgroup v2 at fs/cgroup (pure) or fs/cgroup/unified
+ * (hybrid), and v1's controller mounts. A scheduler makes a job's group
+ * at the same path in every hierarchy it uses (Slurm's v1 plugin in
+ * memory, cpuacct, cpuset, freezer, devices; systemd's units in all), so
+ * one path names the group everywhere.
+ */
+#define _GNU_SOURCE
+#include "cgjob.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rt/fmt.h"
+#include "rt/sysroot.h"
+
+/* How deep below a job's group its members are looked for: deeper than
+ * any scheduler nests (a job's owner may nest groups to hide in) */
+#define MEMBER_DEPTH 64
+
+const char *const rt_cgroup_mounts[] = {
+    "",         "/unified", "/memory",  "/cpu,cpuacct", "/cpuacct", "/cpu", "/pids",
+    "/freezer", "/cpuset",  "/devices", "/blkio",       "/systemd", NULL};
+
+/* fs/cgroup<mount><path>[/file] relative to /sys. */
+static int rel_path(char *rel, size_t cap, const char *mount, const char *path, const char *file)
+{
+	int n = snprintf(rel, cap, "fs/cgroup%s%s%s%s", mount, strcmp(path, "/") ? path : "",
+	                 file ? "/" : "", file ? file : "");
+	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+/* The top of fs/cgroup is a hierarchy only when it is a v2 mount (a v1
+ * machine has a tmpfs there, its directories the controllers' mounts). */
+static int top_is_v2(void)
+{
+	char p[4200];
+	struct stat st;
+	return rt_path(p, sizeof(p), RT_SYS, "fs/cgroup/cgroup.procs") == 0 && stat(p, &st) == 0;
+}
+
+int rt_cgroup_exists(const char *mount, const char *path)
+{
+	char rel[700], p[4800];
+	struct stat st;
+	if (!*mount && !top_is_v2())
+		return 0;
+	/* a v1 group: its cgroup.procs (a directory of the tmpfs is none) */
+	if (rel_path(rel, sizeof(rel), mount, path, "cgroup.procs") ||
+	    rt_path(p, sizeof(p), RT_SYS, rel))
+		return 0;
+	return stat(p, &st) == 0;
+}
+
+/* A hierarchy-relative path: "/" then components, none "." or "..", no
+ * empty ones, no control characters; the root itself is refused. */
+static int clean_path(const char *in, char *out, size_t cap, char *err, size_t errcap)
+{
+	size_t o = 0;
+	const char *p = in;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		size_t n = strcspn(p, "/");
+		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.')) {
+			snprintf(err, errcap,
+			         "--cgroup: '.' and '..' are not allowed in a cgroup path");
+			return -1;
+		}
+		if (o + n + 2 > cap) {
+			snprintf(err, errcap, "--cgroup: the path is too long (at most %zu bytes)",
+			         cap - 2);
+			return -1;
+		}
+		out[o++] = '/';
+		for (size_t i = 0; i < n; i++) {
+			if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f) {
+				snprintf(err, errcap, "--cgroup: the path has a control character");
+				return -1;
+			}
+			out[o++] = p[i];
+		}
+		p += n;
+	}
+	out[o] = '\0';
+	if (!o) {
+		snprintf(
+		    err, errcap,
+		    "--cgroup: the root cgroup is the whole machine (track it without --cgroup)");
+		return -1;
+	}
+	return 0;
+}
+
+/* The spec's path relative to the hierarchies, and the mount it named
+ * ("" when it named none). */
+static int spec_path(const char *spec, char *path, size_t cap, char *mount, size_t mcap, char *err,
+                     size_t errcap)
+{
+	char fsroot[4200];
+	mount[0] = '\0';
+	snprintf(fsroot, sizeof(fsroot), "%s/fs/cgroup", rt_root(RT_SYS));
+	const char *rest = NULL;
+	size_t fl = strlen(fsroot);
+	if (!strncmp(spec, fsroot, fl) && (spec[fl] == '/' || !spec[fl]))
+		rest = spec + fl;
+	else if (!strncmp(spec, "/sys/fs/cgroup", 14) && (spec[14] == '/' || !spec[14]))
+		rest = spec + 14;
+	if (rest && !top_is_v2()) { /* the first component is the mount */
+		while (*rest == '/')
+			rest++;
+		size_t n = strcspn(rest, "/");
+		if (n + 2 > mcap || !n) {
+			snprintf(err, errcap, "--cgroup %.200s: no hierarchy named in the path",
+			         spec);
+			return -1;
+		}
+		snprintf(mount, mcap, "/%.*s", (int)n, rest);
+		rest += n;
+	}
+	if (!rest) {
+		const char *c1 = strchr(spec, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		int digits = c1 && c1 > spec && strspn(spec, "0123456789") == (size_t)(c1 - spec);
+		if (digits && c2) /* a line of /proc/PID/cgroup */
+			rest = c2 + 1;
+		else if (spec[0] == '/')
+			rest = spec;
+	}
+	if (!rest) {
+		snprintf(err, errcap,
+		         "--cgroup %.200s: not a cgroup path (give /sys/fs/cgroup/..., the group's "
+		         "path as /proc/PID/cgroup prints it, or a line of that file)",
+		         spec);
+		return -1;
+	}
+	return clean_path(rest, path, cap, err, errcap);
+}
+
+/* The group in each hierarchy it exists in; the first one found (the
+ * named mount first) lists its members. */
+static int find_group(struct rt_cgjob *j, const char *named)
+{
+	struct rt_cgroup_paths *cp = &j->cp;
+	memset(cp, 0, sizeof(*cp));
+	j->members_mount[0] = '\x01';
+	if (*named && rt_cgroup_exists(named, j->path))
+		snprintf(j->members_mount, sizeof(j->members_mount), "%s", named);
+	for (int i = 0; rt_cgroup_mounts[i]; i++) {
+		const char *m = rt_cgroup_mounts[i];
+		if (!rt_cgroup_exists(m, j->path))
+			continue;
+		if (j->members_mount[0] == '\x01')
+			snprintf(j->members_mount, sizeof(j->members_mount), "%s", m);
+		char *slot = !*m || !strcmp(m, "/unified") ? cp->v2
+		             : !strcmp(m, "/memory")       ? cp->memory
+		             : !strcmp(m, "/pids")         ? cp->pids
+		                                           : NULL;
+		if (slot && !*slot)
+			snprintf(slot, sizeof(cp->v2), "%s", j->path);
+		if (strstr(m, "cpuacct") && !cp->cpuacct[0])
+			snprintf(cp->cpuacct, sizeof(cp->cpuacct), "%s", j->path);
+		if ((!strcmp(m, "/cpu") || !strcmp(m, "/cpu,cpuacct")) && !cp->cpu[0])
+			snprintf(cp->cpu, sizeof(cp->cpu), "%s", j->path);
+	}
+	return j->members_mount[0] == '\x01' ? -1 : 0;
+}
+
+int rt_cgjob_resolve(const char *spec, struct rt_cgjob *j, char *err, size_t cap)
+{
+	char named[32];
+	memset(j, 0, sizeof(*j));
+	err[0] = '\0';
+	if (spec_path(spec, j->path, sizeof(j->path), named, sizeof(named), err, cap))
+		return -1;
+	if (find_group(j, named)) {
+		snprintf(
+		    err, cap,
+		    "--cgroup %.200s: no such cgroup (looked for %.200s in every hierarchy under "
+		    "/sys/fs/cgroup); see the path in /proc/PID/cgroup of one of its processes",
+		    spec, j->path);
+		return -1;
+	}
+	rt_cgjob_classify(j->path, j);
+	return 0;
+}
+
+/* The path's components, in place in buf (at most max). */
+static int split(const char *path, char *buf, size_t cap, char **comp, int max)
+{
+	snprintf(buf, cap, "%s", path);
+	int n = 0;
+	for (char *p = buf; *p && n < max;) {
+		while (*p == '/')
+			*p++ = '\0';
+		if (!*p)
+			break;
+		comp[n++] = p;
+		p += strcspn(p, "/");
+	}
+	return n;
+}
+
+static int ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+	return n >= t && !strcmp(s + n - t, tail);
+}
+
+/* Slurm: job_<id or SLUID> below slurm/, slurm_<node>/ (v1), or
+ * [<node>_]slurmstepd.scope (v2); the owner's uid_<n> on v1. */
+static int classify_slurm(char **c, int n, struct rt_cgjob *j)
+{
+	int under = 0;
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(c[i], "slurm") || !strncmp(c[i], "slurm_", 6) ||
+		    ends_with(c[i], "slurmstepd.scope"))
+			under = 1;
+		else if (under && !strncmp(c[i], "uid_", 4))
+			rt_copy_text(j->uid, sizeof(j->uid), c[i] + 4);
+		else if (under && !strncmp(c[i], "job_", 4) && c[i][4]) {
+			snprintf(j->scheduler, sizeof(j->scheduler), "slurm");
+			rt_copy_text(j->job_id, sizeof(j->job_id), c[i] + 4);
+			return 1;
+		}
+	}
+	j->uid[0] = '\0';
+	return 0;
+}
+
+/* The pod's uid in a kubepods level: pod<uid> (cgroupfs), or
+ * kubepods[-<qos>]-pod<uid with '_' for '-'>.slice (systemd). */
+static int pod_level(const char *s, struct rt_cgjob *j)
+{
+	const char *p = strstr(s, "pod");
+	if (!p || (p != s && p[-1] != '-'))
+		return 0;
+	p += 3;
+	size_t n = strlen(p);
+	if (ends_with(p, ".slice"))
+		n -= 6;
+	if (n < 8 || n >= sizeof(j->job_id))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		j->job_id[i] = p[i] == '_' ? '-' : p[i];
+	j->job_id[n] = '\0';
+	rt_copy_text(j->job_id, sizeof(j->job_id), j->job_id); /* whole characters */
+	return 1;
+}
+
+static int classify_kubernetes(char **c, int n, struct rt_cgjob *j)
+{
+	int under = 0;
+	snprintf(j->qos, sizeof(j->qos), "guaranteed");
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(c[i], "kubepods") || !strcmp(c[i], "kubepods.slice")) {
+			under = 1;
+		} else if (under && (strstr(c[i], "besteffort") || strstr(c[i], "burstable")) &&
+		           !strstr(c[i], "pod")) {
+			snprintf(j->qos, sizeof(j->qos), "%s",
+			         strstr(c[i], "besteffort") ? "besteffort" : "burstable");
+		} else if (under && pod_level(c[i], j)) {
+			snprintf(j->scheduler, sizeof(j->scheduler), "kubernetes");
+			return 1;
+		}
+	}
+	j->qos[0] = '\0';
+	return 0;
+}
+
+/* systemd: the first unit on the path (a service, a scope). */
+static int classify_systemd(char **c, int n, struct rt_cgjob *j)
+{
+	for (int i = 0; i < n; i++)
+		if (ends_with(c[i], ".service") || ends_with(c[i], ".scope")) {
+			snprintf(j->scheduler, sizeof(j->scheduler), "systemd");
+			rt_copy_text(j->job_id, sizeof(j->job_id), c[i]);
+			return 1;
+		}
+	return 0;
+}
+
+void rt_cgjob_classify(const char *path, struct rt_cgjob *j)
+{
+	char buf[512], *c[32];
+	j->scheduler[0] = j->job_id[0] = j->uid[0] = j->qos[0] = '\0';
+	int n = split(path, buf, sizeof(buf), c, 32);
+	if (!classify_slurm(c, n, j) && !classify_kubernetes(c, n, j))
+		classify_systemd(c, n, j);
+}
+
+/* The pids of one cgroup.procs (opened in dfd) appended to out: one per
+ * line, a line cut between two reads kept for the next. */
+static size_t read_procs(int dfd, pid_t *out, size_t at, size_t cap)
+{
+	int fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return at;
+	char buf[16384];
+	size_t have = 0;
+	ssize_t r;
+	while (at < cap && (r = read(fd, buf + have, sizeof(buf) - have)) > 0) {
+		size_t len = have + (size_t)r, start = 0;
+		for (size_t i = 0; i < len && at < cap; i++) {
+			if (buf[i] != '\n')
+				continue;
+			long v = strtol(buf + start, NULL, 10);
+			if (v > 0 && v < (1L << 22))
+				out[at++] = (pid_t)v;
+			start = i + 1;
+		}
+		have = len - start;
+		if (have >= 32)
+			have = 0; /* no pid is that long: not this file's lines */
+		memmove(buf, buf + start, have);
+	}
+	close(fd);
+	return at;
+}
+
+/* dfd's members and those of the groups below it. */
+static size_t members_below(int dfd, int depth, pid_t *out, size_t at, size_t cap)
+{
+	at = read_procs(dfd, out, at, cap);
+	int dup_fd = depth < MEMBER_DEPTH ? dup(dfd) : -1;
+	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	if (!d && dup_fd >= 0)
+		close(dup_fd);
+	struct dirent *e;
+	while (d && at < cap && (e = readdir(d))) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		int sub = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
+			continue; /* removed meanwhile */
+		at = members_below(sub, depth + 1, out, at, cap);
+		close(sub);
+	}
+	if (d)
+		closedir(d);
+	return at;
+}
+
+ssize_t rt_cgjob_members(const struct rt_cgjob *j, pid_t *out, size_t cap)
+{
+	char rel[700], p[4800];
+	if (rel_path(rel, sizeof(rel), j->members_mount, j->path, NULL) ||
+	    rt_path(p, sizeof(p), RT_SYS, rel))
+		return -ENAMETOOLONG;
+	int dfd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return errno == ENOENT || errno == ENODEV ? -ENOENT : -errno;
+	size_t n = members_below(dfd, 0, out, 0, cap);
+	close(dfd);
+	return (ssize_t)n;
+}
+
+const char *rt_env_lookup(const char *env, size_t len, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = env, *end = env ? env + len : NULL; p && p < end;
+	     p += strnlen(p, (size_t)(end - p)) + 1)
+		if ((size_t)(end - p) > n && !strncmp(p, name, n) && p[n] == '=')
+			return p + n + 1;
+	return NULL;
+}
+
+/* A member's environment into who (0), or -1 (gone, not ours to read). */
+static int read_environ(pid_t pid, struct rt_cgjob_who *who)
+{
+	char rel[48];
+	snprintf(rel, sizeof(rel), "%d/environ", (int)pid);
+	int fd = rt_open(RT_PROC, rel);
+	if (fd < 0)
+		return -1;
+	ssize_t n = rt_pread_to_eof(fd, who->env, sizeof(who->env));
+	close(fd);
+	if (n <= 0)
+		return -1;
+	who->envlen = (size_t)n;
+	who->member = pid;
+	return 0;
+}
+
+/* The member's uid (status "Uid:"), as text; "" when unreadable. */
+static void member_uid(pid_t pid, char *out, size_t cap)
+{
+	char rel[48], buf[4096];
+	snprintf(rel, sizeof(rel), "%d/status", (int)pid);
+	ssize_t n = rt_read_small(RT_PROC, rel, buf, sizeof(buf));
+	const char *u = n > 0 ? strstr(buf, "\nUid:\t") : NULL;
+	out[0] = '\0';
+	if (u)
+		snprintf(out, cap, "%lu", strtoul(u + 6, NULL, 10));
+}
+
+void rt_cgjob_identify(const struct rt_cgjob *j, struct rt_cgjob_who *who)
+{
+	pid_t pids[64];
+	ssize_t n = rt_cgjob_members(j, pids, 64);
+	const char *want = !strcmp(j->scheduler, "slurm")        ? "SLURM_JOB_NAME"
+	                   : !strcmp(j->scheduler, "kubernetes") ? "HOSTNAME"
+	                                                         : NULL;
+	who->member = 0;
+	who->envlen = 0;
+	who->named = 0;
+	who->name[0] = who->user[0] = '\0';
+	for (ssize_t i = 0; i < n; i++) {
+		struct rt_cgjob_who one;
+		if (read_environ(pids[i], &one))
+			continue;
+		int named = want && rt_env_lookup(one.env, one.envlen, want);
+		if (!who->member || named) {
+			*who = one;
+			who->named = named;
+		}
+		if (named || !want)
+			break;
+	}
+	const char *name = NULL, *user = NULL;
+	if (!strcmp(j->scheduler, "slurm")) {
+		name = rt_env_lookup(who->env, who->envlen, "SLURM_JOB_NAME");
+		user = rt_env_lookup(who->env, who->envlen, "SLURM_JOB_USER");
+	} else if (!strcmp(j->scheduler, "kubernetes")) {
+		name = rt_env_lookup(who->env, who->envlen, "HOSTNAME");
+	}
+	rt_copy_text(who->name, sizeof(who->name), name ? name : j->job_id);
+	if (user)
+		rt_copy_text(who->user, sizeof(who->user), user);
+	else if (j->uid[0])
+		snprintf(who->user, sizeof(who->user), "%s", j->uid);
+	else if (n > 0)
+		member_uid(pids[0], who->user, sizeof(who->user));
+}

@@ -1,0 +1,78 @@
+/*
+ * cgjob.h - a job known by its cgroup (--cgroup PATH, and each job of the
+ * node mode, --jobs): where the group is in every hierarchy, who it is in
+ * its scheduler's terms, and its members (every process of the group and
+ * of the groups below it: a Slurm job's steps and tasks, a pod's
+ * containers, fold into it).
+ *
+ * Discovery (which groups exist, what they are called) is kept apart from
+ * reading (the cgroup source reads the group's counters, the process tree
+ * its members); nothing here writes to a cgroup.
+ */
+#ifndef RT_CGJOB_H
+#define RT_CGJOB_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "procfs.h"
+
+struct rt_cgjob {
+	/* the group in each hierarchy it exists in ("" where it does not);
+	 * v2 is the unified one, at fs/cgroup or fs/cgroup/unified */
+	struct rt_cgroup_paths cp;
+	char path[512];         /* the group, relative to its hierarchies */
+	char members_mount[32]; /* the hierarchy whose cgroup.procs list it ("": v2 at the top) */
+	/* who it is: scheduler "slurm", "kubernetes", "systemd" or "" */
+	char scheduler[16];
+	char job_id[96]; /* Slurm job id or SLUID, the pod's uid, the unit's name */
+	char uid[16];    /* Slurm v1's uid_N level: the job's owner */
+	char qos[16];    /* Kubernetes: besteffort, burstable, guaranteed */
+};
+
+/*
+ * Find the group spec names: a path under the cgroup mount
+ * (/sys/fs/cgroup/memory/slurm/...), a path relative to the hierarchies
+ * (/slurm/uid_0/job_5), or a line of /proc/PID/cgroup (4:memory:/x,
+ * 0::/x). 0, or -1 with one line in err (what was wrong, what to do).
+ */
+int rt_cgjob_resolve(const char *spec, struct rt_cgjob *j, char *err, size_t cap);
+
+/* Who the group at a hierarchy-relative path is, from the layouts of
+ * Slurm (v1, v2, multiple-slurmd, SLUID), Kubernetes (systemd and
+ * cgroupfs drivers) and systemd. Pure: any bytes in, bounded. */
+void rt_cgjob_classify(const char *path, struct rt_cgjob *j);
+
+/*
+ * The group's members now: every pid in its cgroup.procs and in those of
+ * the groups below it (at most cap, 64 levels down). The count, or -ENOENT when
+ * the group is gone.
+ */
+ssize_t rt_cgjob_members(const struct rt_cgjob *j, pid_t *out, size_t cap);
+
+/* Who runs in the group, from its members' environments (where this
+ * process may read them): the first member whose environment names the
+ * scheduler's job (SLURM_JOB_ID, Kubernetes' HOSTNAME), else the first
+ * readable one. Bounded: 64 members, 32 KiB of environment. */
+struct rt_cgjob_who {
+	pid_t member; /* whose environment env is; 0: none read */
+	char env[32768];
+	size_t envlen;
+	char name[256]; /* SLURM_JOB_NAME, the pod's name, the unit; "" */
+	char user[64];  /* SLURM_JOB_USER, else the member's uid; "" */
+	int named;      /* env is the scheduler's job's (it names the job) */
+};
+void rt_cgjob_identify(const struct rt_cgjob *j, struct rt_cgjob_who *who);
+
+/* A variable of a NUL-separated environment block, or NULL. */
+const char *rt_env_lookup(const char *env, size_t len, const char *name);
+
+/* The hierarchies a cgroup may be in, as mount directories under
+ * fs/cgroup ("" the top, a v2 mount or a tmpfs of v1 mounts), in the
+ * order they are searched; NULL-terminated. */
+extern const char *const rt_cgroup_mounts[];
+
+/* Whether fs/cgroup<mount><path> is a directory (a group that exists). */
+int rt_cgroup_exists(const char *mount, const char *path);
+
+#endif

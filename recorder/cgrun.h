@@ -1,0 +1,44 @@
+/*
+ * cgrun.h - a run of a job known by its cgroup (--cgroup PATH; each job
+ * of the node mode is one): the group found and named, its members as
+ * the process tree, its allocation, and when it ends (the group emptied
+ * after it had members, or removed).
+ */
+#ifndef RT_CGRUN_H
+#define RT_CGRUN_H
+
+#include "alloc_detect.h"
+#include "cgjob.h"
+#include "proctree.h"
+#include "rt/runmeta.h"
+
+struct rt_cgrun {
+	struct rt_cgjob job;
+	struct rt_cgjob_who who;
+	struct rt_run_cgroup meta;
+	struct rt_alloc_job alloc;
+	char job_name[256]; /* the run's job name when the user gave none */
+	int had_members;
+	int events_fd; /* v2 cgroup.events (its "populated" wakes the wait), -1 */
+};
+
+/* Find the group spec names and who runs in it. 0, or -1 with one line. */
+int rt_cgrun_open(struct rt_cgrun *g, const char *spec, char *err, size_t cap);
+/* The run's metadata: the "cgroup" object, and the job's name, external
+ * run id and orchestrator where the user gave none (meta: cfg->meta). */
+void rt_cgrun_describe(struct rt_cgrun *g, struct rt_run_meta *m, const char **meta);
+/* Who runs in the group, looked at again while no member's environment
+ * named the job (a task forked but not yet exec'd carries its parent's):
+ * 1 when it does now (the allocation is then detected again), else 0. */
+int rt_cgrun_refresh(struct rt_cgrun *g);
+/* The process tree of the group's members. 0 or -errno. */
+int rt_cgrun_tree(struct rt_cgrun *g, struct rt_proctree **tree);
+/* Whether the run is over after the sample the tree just took: the group
+ * was removed, or it emptied after it had members (a group that never
+ * had any is an allocation not used yet: it is recorded, idle). */
+int rt_cgrun_over(struct rt_cgrun *g, const struct rt_proctree *tree);
+/* The wait woke on events_fd: whether the group says it emptied. */
+int rt_cgrun_emptied(struct rt_cgrun *g);
+void rt_cgrun_close(struct rt_cgrun *g);
+
+#endif

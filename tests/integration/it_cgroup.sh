@@ -1,0 +1,202 @@
+#!/bin/sh
+# Jobs tracked by their cgroup, on this machine's real cgroups (v1 and v2
+# hierarchies, whichever are mounted), the groups made and the jobs put in
+# them from outside rt (cgjobs.py), rt's figures held against the groups'
+# own counters read by the test:
+#   1. --cgroup PATH: a group found empty (idle), a job put in it; the run
+#      ends by itself when the group empties; CPU within 2 % of the group's
+#      counter, the memory peak within 5 % of its high-water mark, the
+#      group's limit as the allocation; PATH in its three forms, and one
+#      line for a group that does not exist.
+#   2. --jobs slurm: three jobs come and go (one shorter than a sample, one
+#      of two processes in two steps, one whose group is removed between
+#      two samples): each its own run, named by its job id, none lost,
+#      none merged; the recommendation as sbatch options.
+#   3. 100 groups at once: 100 runs, all ended when their groups empty.
+#   4. A group another user owns, their job's environment hostile: read,
+#      named safely, nothing of theirs written.
+# Needs root (skips without).
+. "$(dirname "$0")/lib.sh"
+if [ "$(id -u)" != 0 ]; then
+	echo "skip: needs root (cgroups)"
+	exit 0
+fi
+CG="python3 $(dirname "$0")/cgjobs.py"
+TOP=/rt-it-$$
+SL=/slurm_rtit$$ # Slurm's v1 layout of a node named rtit$$ (enable-multiple-slurmd)
+$CG mk $TOP/probe 2>/dev/null || { echo "skip: cannot make cgroups here"; exit 0; }
+trap '$CG rm $TOP; $CG rm $SL; cleanup' EXIT
+near() { python3 -c "import sys; a, b, tol = map(float, sys.argv[1:]); sys.exit(abs(a - b) > tol * b)" "$@"; }
+# every run's metadata (rt-export show), as one JSON list
+runs_json() { "$EXP" runs 2> /dev/null | awk 'NR > 1 && $1 ~ /^[0-9]+$/ {print $1}' | while read -r id; do
+	"$EXP" show "$id"
+	echo
+done | python3 -c "
+import json, sys
+d = json.JSONDecoder(); s = sys.stdin.read().strip(); out = []
+while s:
+    o, n = d.raw_decode(s); out.append(o); s = s[n:].strip()
+print(json.dumps(out))"; }
+run_cpu() { "$EXP" replay "$1" | python3 -c "
+import json, sys
+print(sum(json.loads(l)['cpu']['process_utime_secs'] + json.loads(l)['cpu']['process_stime_secs'] for l in sys.stdin))"; }
+
+# --- 1. one group ---
+G=$TOP/one
+$CG mk $G 1073741824
+"$REC" --cgroup $G -i 0.25 --quiet 2> "$T/one.err" &
+R=$!
+track $R
+sleep 0.6 # idle samples: an allocation with no process yet
+$CG job $G 0.3 2.5 200 > /dev/null
+wait_pid $R 15 || fail "--cgroup: the run did not end when its group emptied"
+cpu=$($CG cpu $G)
+peak=$($CG peak $G)
+rcpu=$(run_cpu latest)
+"$EXP" summary --json latest > "$T/one.json"
+rpeak=$(python3 -c "import json; print(json.load(open('$T/one.json'))['stats']['process_memory_mib']['max'])")
+echo "one group: CPU rt $rcpu s, group $cpu s; memory peak rt $rpeak MiB, group $(($peak >> 20)) MiB"
+near "$rcpu" "$cpu" 0.02 || fail "CPU: rt $rcpu s against the group's $cpu s"
+near "$rpeak" "$(($peak >> 20))" 0.05 || fail "memory peak: rt $rpeak MiB against the group's $peak bytes"
+"$EXP" show latest > "$T/one.meta"
+python3 - "$T/one.meta" "$G" <<'PY' || fail "--cgroup metadata: $(cat "$T/one.meta")"
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert m["cgroup"]["path"] == sys.argv[2], m["cgroup"]
+a = m["allocation"]
+assert a["memory_from"] == "cgroup" and a["memory_bytes"] == 1 << 30, a
+assert m["tracked_pid"] is None
+PY
+ok "--cgroup: CPU $rcpu s (group $cpu s), peak $rpeak MiB (group $(($peak >> 20)) MiB), the group's 1 GiB limit as the allocation, ended when it emptied"
+
+M=$(ls -d /sys/fs/cgroup/memory 2> /dev/null || $CG v2)
+for spec in "$M$G" "$G/"; do
+	"$REC" --cgroup "$spec" --count 1 --quiet 2> "$T/form.err" || fail "--cgroup $spec: $(cat "$T/form.err")"
+	[ "$("$EXP" show latest | python3 -c "import json, sys; print(json.load(sys.stdin)['cgroup']['path'])")" = "$G" ] ||
+		fail "--cgroup $spec: stored under another path"
+done
+if [ -d /sys/fs/cgroup/memory ]; then
+	"$REC" --cgroup "4:memory:$G" --count 1 --quiet 2> "$T/form.err" || fail "--cgroup 4:memory:$G: $(cat "$T/form.err")"
+fi
+set +e
+"$REC" --cgroup $TOP/nothing-here --count 1 --quiet 2> "$T/none.err"
+rc=$?
+set -e
+[ $rc = 1 ] && [ "$(wc -l < "$T/none.err")" = 1 ] && grep -q "no such cgroup" "$T/none.err" ||
+	fail "a missing group: rc $rc, $(cat "$T/none.err")"
+ok "--cgroup PATH under the mount, as a hierarchy path, as a /proc/PID/cgroup line; a missing group is one line and exit 1"
+
+# --- 2. the node mode, Slurm's layout ---
+export RT_STORE="$T/node"
+"$REC" --jobs slurm -i 0.5 2> "$T/node.err" &
+NODE=$!
+track $NODE
+sleep 0.5
+for j in 301 302 303; do $CG mk $SL/uid_0/job_$j/step_0; done
+$CG mk $SL/uid_0/job_302/step_batch
+$CG job $SL/uid_0/job_301/step_0 0 0.1 1 SLURM_JOB_ID=301 SLURM_JOB_NAME=short > /dev/null
+$CG job $SL/uid_0/job_302/step_0 0.5 3 20 SLURM_JOB_ID=302 SLURM_JOB_NAME=two SLURM_JOB_USER=alice > /dev/null
+$CG job $SL/uid_0/job_302/step_batch 0.5 3 20 SLURM_JOB_ID=302 SLURM_JOB_NAME=two SLURM_JOB_USER=alice > /dev/null
+P303=$($CG job $SL/uid_0/job_303/step_0 0 30 1)
+sleep 1.2
+kill -9 $P303
+$CG rm $SL/uid_0/job_303 # gone between two samples
+sleep 4.5
+cpu302=$($CG cpu $SL/uid_0/job_302)
+for j in 301 302; do $CG rm $SL/uid_0/job_$j; done
+sleep 1
+kill -TERM $NODE
+wait_pid $NODE 15 || fail "the node mode did not stop on TERM"
+runs_json > "$T/runs.json"
+"$EXP" runs
+python3 - "$T/runs.json" "$SL/" <<'PY' || fail "the node's runs (in $T/runs.json)"
+import json, sys
+runs = json.load(open(sys.argv[1]))
+ids = sorted(r["metadata"]["external_run_id"] for r in runs if r["cgroup"]["path"].startswith(sys.argv[2]))
+assert ids == ["301", "302", "303"], ids
+assert all(r["status"] == "finished" for r in runs), [r["status"] for r in runs]
+PY
+r302=$(python3 -c "
+import json
+print([r['run_id'] for r in json.load(open('$T/runs.json')) if r['metadata']['external_run_id'] == '302'][0])")
+c302=$(run_cpu "$r302")
+echo "job 302: CPU rt $c302 s, group $cpu302 s"
+near "$c302" "$cpu302" 0.02 || fail "job 302's CPU: rt $c302 s against its group's $cpu302 s"
+"$EXP" recommend "$r302" > "$T/rec.txt"
+cpus=$(awk '$1 == "vCPUs" {print $2}' "$T/rec.txt")
+grep -q "as sbatch options *--cpus-per-task=$cpus --mem=" "$T/rec.txt" || fail "job 302's recommendation: $(cat "$T/rec.txt")"
+"$EXP" show "$r302" | python3 -c "
+import json, sys
+m = json.load(sys.stdin); c = m['cgroup']
+assert c['scheduler'] == 'slurm' and c['job_id'] == '302' and c['name'] == 'two' and c['user'] == 'alice', c
+assert m['allocation']['slurm_job_id'] == '302'" || fail "job 302's metadata"
+ok "--jobs slurm: jobs 301 (0.1 s), 302 (two steps, CPU $c302 s against $cpu302 s) and 303 (removed between samples) are three runs; 302's answer as sbatch options"
+
+# --- 3. 100 groups at once ---
+export RT_STORE="$T/many"
+"$REC" --jobs "$TOP/many/*" -i 1 2> "$T/many.err" &
+NODE=$!
+track $NODE
+i=0
+while [ $i -lt 100 ]; do
+	$CG mk $TOP/many/g$i
+	i=$((i + 1))
+done
+i=0
+while [ $i -lt 100 ]; do
+	$CG job $TOP/many/g$i 0 6 1 > /dev/null
+	i=$((i + 1))
+done
+count_runs() { "$EXP" runs 2> /dev/null | awk -v s="$1" 'NR > 1 && $1 ~ /^[0-9]+$/ && (s == "" || $0 ~ s)' | wc -l; }
+n=0
+for _ in $(seq 60); do
+	n=$(count_runs finished)
+	[ "$n" = 100 ] && break
+	sleep 0.5
+done
+[ "$n" = 100 ] || fail "100 groups: $n runs finished, $(count_runs '') in all; $(tail -3 "$T/many.err")"
+kill -TERM $NODE
+wait_pid $NODE 15 || fail "the node mode did not stop"
+ok "100 groups at once: 100 runs, each ended when its group emptied"
+
+# --- 4. another user's group ---
+id rtcgother > /dev/null 2>&1 || useradd -M -N -s /bin/sh rtcgother
+OTHER=$(id -u rtcgother)
+G4=$SL/uid_$OTHER/job_401
+$CG mk $G4
+for m in /sys/fs/cgroup /sys/fs/cgroup/*; do
+	[ -d "$m$G4" ] && chown -R rtcgother "$m$G4"
+done
+export RT_STORE="$T/other"
+"$REC" --jobs slurm -i 0.5 2> "$T/other.err" &
+NODE=$!
+track $NODE
+NAME=$(printf 'x\033[2J"\\\\€%.0s' $(seq 80))
+deep=$G4
+for d in $(seq 24); do deep=$deep/d; done # deeper than a bound of 16 would look
+$CG mk $deep
+for m in /sys/fs/cgroup /sys/fs/cgroup/*; do
+	[ -d "$m$G4" ] && chown -R rtcgother "$m$G4"
+done
+before=$(find /sys/fs/cgroup/*$G4 /sys/fs/cgroup$G4 2> /dev/null | sort | md5sum)
+$CG job $deep 0 1.5 5 AS=rtcgother SLURM_JOB_ID=401 "SLURM_JOB_NAME=$NAME" > /dev/null
+sleep 3
+after=$(find /sys/fs/cgroup/*$G4 /sys/fs/cgroup$G4 2> /dev/null | sort | md5sum)
+$CG rm $G4
+sleep 1
+kill -TERM $NODE
+wait_pid $NODE 15 || fail "the node mode did not stop"
+[ "$before" = "$after" ] || fail "the other user's groups changed"
+"$EXP" runs > "$T/other.txt" || fail "runs of the other user's job"
+runs_json > "$T/other.json"
+python3 - "$T/other.json" "$T/other.txt" <<'PY' || fail "the other user's job: $(cat "$T/other.json")"
+import json, sys
+open(sys.argv[2], "rb").read().decode("utf-8")  # strict
+runs = json.load(open(sys.argv[1]))
+assert len(runs) == 1 and runs[0]["status"] == "finished", runs
+PY
+"$EXP" show latest | python3 -c "
+import json, sys
+c = json.load(sys.stdin)['cgroup']
+assert c['job_id'] == '401' and c['name'].startswith('x'), c" || fail "their job's identity"
+ok "another user's job group (24 levels deep, a hostile job name): one run, valid UTF-8 and JSON, nothing of theirs changed"
