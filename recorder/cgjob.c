@@ -242,10 +242,10 @@ static int classify_slurm(char **c, int n, struct rt_cgjob *j)
  * kubepods[-<qos>]-pod<uid with '_' for '-'>.slice (systemd). */
 static int pod_level(const char *s, struct rt_cgjob *j)
 {
-	const char *p = strstr(s, "pod");
-	if (!p || (p != s && p[-1] != '-'))
+	const char *p = !strncmp(s, "pod", 3) ? s : strstr(s, "-pod");
+	if (!p)
 		return 0;
-	p += 3;
+	p += *p == '-' ? 4 : 3;
 	size_t n = strlen(p);
 	if (ends_with(p, ".slice"))
 		n -= 6;
@@ -266,7 +266,7 @@ static int classify_kubernetes(char **c, int n, struct rt_cgjob *j)
 		if (!strcmp(c[i], "kubepods") || !strcmp(c[i], "kubepods.slice")) {
 			under = 1;
 		} else if (under && (strstr(c[i], "besteffort") || strstr(c[i], "burstable")) &&
-		           !strstr(c[i], "pod")) {
+		           !strstr(c[i], "-pod") && strncmp(c[i], "pod", 3)) {
 			snprintf(j->qos, sizeof(j->qos), "%s",
 			         strstr(c[i], "besteffort") ? "besteffort" : "burstable");
 		} else if (under && pod_level(c[i], j)) {
@@ -371,7 +371,9 @@ const char *rt_env_lookup(const char *env, size_t len, const char *name)
 	for (const char *p = env, *end = env ? env + len : NULL; p && p < end;
 	     p += strnlen(p, (size_t)(end - p)) + 1)
 		if ((size_t)(end - p) > n && !strncmp(p, name, n) && p[n] == '=')
-			return p + n + 1;
+			/* a value that ends within the block, or none */
+			return memchr(p + n + 1, '\0', (size_t)(end - p) - n - 1) ? p + n + 1
+			                                                          : NULL;
 	return NULL;
 }
 

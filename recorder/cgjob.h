@@ -64,7 +64,8 @@ struct rt_cgjob_who {
 };
 void rt_cgjob_identify(const struct rt_cgjob *j, struct rt_cgjob_who *who);
 
-/* A variable of a NUL-separated environment block, or NULL. */
+/* A variable of a NUL-separated environment block of len bytes whose
+ * value ends within it, or NULL. */
 const char *rt_env_lookup(const char *env, size_t len, const char *name);
 
 /* The hierarchies a cgroup may be in, as mount directories under

@@ -170,6 +170,8 @@ int rt_budget_text(const struct rt_answer *a, char *buf, size_t cap, int *over);
  * NULL) when what ran the job has no such form. */
 size_t rt_scheduler_line(const cJSON *meta, const struct rt_recommendation *r, char *buf,
                          size_t cap, const char **name);
+/* How the recommend text introduces the line: "as sbatch options", ... */
+const char *rt_scheduler_label(const char *name);
 
 /* Meta helpers (NULL / NAN when absent). */
 const char *rt_meta_str(const cJSON *meta, const char *section, const char *key);

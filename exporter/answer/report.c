@@ -991,21 +991,26 @@ static void history_section(struct rt_buf *b, struct rt_store *s, const struct r
 static void scheduler_section(struct rt_buf *b, const struct rt_answer *a,
                               const struct rt_recommendation *r)
 {
-	char line[160];
+	char line[256];
 	const char *name;
 	if (!a->st.lines || !rt_scheduler_line(a->meta, r, line, sizeof(line), &name))
 		return;
-	int mf = !strcmp(name, "metaflow");
-	rt_buf_puts(b, mf ? "<section class=wide><h2>For the step's decorator</h2>"
-	                  : "<section class=wide><h2>For the next sbatch</h2>");
+	int mf = !strcmp(name, "metaflow"), k8s = !strcmp(name, "kubernetes");
+	rt_buf_puts(b, mf    ? "<section class=wide><h2>For the step's decorator</h2>"
+	               : k8s ? "<section class=wide><h2>For the pod's container</h2>"
+	                     : "<section class=wide><h2>For the next sbatch</h2>");
 	rt_buf_puts(b, "<p class=reco><code id=scheduler-line>");
 	html(b, line);
 	rt_buf_puts(b, mf ? "</code></p><p class=note>The recommendation above, as Metaflow's "
 	                    "@resources takes it (memory in MiB); the reason for any raised value "
 	                    "is beside it.</p></section>\n"
-	                  : "</code></p><p class=note>The recommendation above, as Slurm's options "
-	                    "(--time is left out: the job's time limit is not recorded).</p>"
-	                    "</section>\n");
+	               : k8s
+	                   ? "</code></p><p class=note>The recommendation above, as a container's "
+	                     "resources: the CPU requested and not limited (a limit throttles "
+	                     "bursts), memory requested and limited alike.</p></section>\n"
+	                   : "</code></p><p class=note>The recommendation above, as Slurm's "
+	                     "options (--time is left out: the job's time limit is not "
+	                     "recorded).</p></section>\n");
 }
 
 /* What held the job back, a line each (none: no section). */

@@ -2,8 +2,10 @@
  * scheduler.c - the recommendation in the terms of what ran the job, read
  * off the run's metadata: a Metaflow step's `@resources(...)` line
  * (orchestrator "metaflow", which @track_resources records), a Slurm job's
- * sbatch options (the allocation's slurm_job_id). The numbers are
- * rt_recommend's; this only says them the scheduler's way.
+ * sbatch options (the allocation's slurm_job_id), a Kubernetes pod's
+ * container resources (a run of a pod's cgroup: cgroup.scheduler
+ * "kubernetes"). The numbers are rt_recommend's; this only says them the
+ * scheduler's way.
  */
 #include <stdio.h>
 #include <string.h>
@@ -36,11 +38,29 @@ static int slurm_line(const struct rt_recommendation *r, char *buf, size_t cap)
 	return n;
 }
 
+/* A container's resources as YAML's flow form, to paste into its spec:
+ * the CPU requested, no CPU limit (a limit throttles a job's bursts; the
+ * request is what the scheduler places by), memory requested and limited
+ * alike (Mi, 1024s: the recommendation has its headroom), GPUs as
+ * nvidia.com/gpu limits. */
+static int kubernetes_line(const struct rt_recommendation *r, char *buf, size_t cap)
+{
+	int n = snprintf(
+	    buf, cap, "resources: {requests: {cpu: \"%ld\", memory: %ldMi}, limits: {memory: %ldMi",
+	    r->cpu, r->memory_mib, r->memory_mib);
+	if (r->gpu && n > 0 && (size_t)n < cap)
+		n += snprintf(buf + n, cap - (size_t)n, ", nvidia.com/gpu: %ld", r->gpu);
+	if (n > 0 && (size_t)n < cap)
+		n += snprintf(buf + n, cap - (size_t)n, "}}");
+	return n;
+}
+
 size_t rt_scheduler_line(const cJSON *meta, const struct rt_recommendation *r, char *buf,
                          size_t cap, const char **name)
 {
 	const char *orch = rt_meta_str(meta, "metadata", "orchestrator");
 	const char *slurm = rt_meta_str(meta, "allocation", "slurm_job_id");
+	const char *sched = rt_meta_str(meta, "cgroup", "scheduler");
 	int n = 0;
 	*name = NULL;
 	if (!cap)
@@ -52,6 +72,9 @@ size_t rt_scheduler_line(const cJSON *meta, const struct rt_recommendation *r, c
 	} else if (slurm && *slurm) {
 		*name = "slurm";
 		n = slurm_line(r, buf, cap);
+	} else if (sched && !strcmp(sched, "kubernetes")) {
+		*name = "kubernetes";
+		n = kubernetes_line(r, buf, cap);
 	}
 	if (n <= 0 || (size_t)n >= cap) {
 		*name = NULL;
@@ -59,4 +82,11 @@ size_t rt_scheduler_line(const cJSON *meta, const struct rt_recommendation *r, c
 		return 0;
 	}
 	return (size_t)n;
+}
+
+const char *rt_scheduler_label(const char *name)
+{
+	return !strcmp(name, "slurm")        ? "as sbatch options"
+	       : !strcmp(name, "kubernetes") ? "as pod resources"
+	                                     : "as @resources";
 }

@@ -1384,9 +1384,9 @@ static int recommend_json(const struct rt_answer_opts *o, const struct rt_answer
 	add_allocation(j, st);
 	cJSON_AddItemToObject(j, "findings", rt_json_findings(st));
 	cJSON_AddItemToObject(j, "recommendation", rt_json_recommendation(r));
-	char line[160];
+	char line[256];
 	const char *name;
-	if (!o->job && rt_scheduler_line(runs[0].meta, r, line, sizeof(line), &name)) {
+	if (rt_scheduler_line(runs[0].meta, r, line, sizeof(line), &name)) {
 		cJSON *x = cJSON_AddObjectToObject(j, "scheduler"); /* the same, as it takes it */
 		cJSON_AddStringToObject(x, "name", name);
 		cJSON_AddStringToObject(x, "line", line);
@@ -1411,11 +1411,11 @@ static void recommend_text(const struct rt_answer_opts *o, const struct rt_answe
 	else
 		snprintf(what, sizeof(what), "run %llu", (unsigned long long)one->ri.id);
 	rt_print_recommendation(stdout, what, st, r);
-	char line[160];
+	char line[256];
 	const char *sched;
-	if (!o->job && rt_scheduler_line(one->meta, r, line, sizeof(line), &sched))
-		printf("  %-19s %s\n",
-		       !strcmp(sched, "slurm") ? "as sbatch options" : "as @resources", line);
+	/* (for --job: as its latest run's scheduler takes it) */
+	if (rt_scheduler_line(one->meta, r, line, sizeof(line), &sched))
+		printf("  %-19s %s\n", rt_scheduler_label(sched), line);
 	if (!o->job) { /* the reasons: what it was given against what it used */
 		struct rt_efficiency e;
 		char eff[6][RT_EFF_LEN];

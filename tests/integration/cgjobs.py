@@ -2,6 +2,7 @@
 """cgjobs.py - job cgroups made the way schedulers make them, from outside rt.
 
     cgjobs.py mk PATH [MEM_BYTES]     the group in every hierarchy (v1 and v2)
+    cgjobs.py mk2 PATH                the group in the v2 hierarchy alone
     cgjobs.py job PATH IDLE BURN MB [K=V...]
                                       a process in the group: sleeps IDLE s,
                                       touches MB MiB, spins BURN s; prints its pid
@@ -21,7 +22,12 @@ import time
 ROOT = "/sys/fs/cgroup"
 
 
+ONLY = None  # the hierarchies to use (mk2: v2 alone)
+
+
 def mounts():
+    if ONLY:
+        return ONLY
     if os.path.exists(ROOT + "/cgroup.procs"):
         return [ROOT]
     return [m for m in (os.path.join(ROOT, d) for d in sorted(os.listdir(ROOT)))
@@ -148,6 +154,10 @@ def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "mk":
         mk(args[0], int(args[1]) if len(args) > 1 else None)
+    elif cmd == "mk2":
+        global ONLY
+        ONLY = [v2_mount()]
+        mk(args[0])
     elif cmd == "job":
         job(args[0], args[1], args[2], args[3], args[4:])
     elif cmd == "rm":

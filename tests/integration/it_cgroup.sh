@@ -15,6 +15,12 @@
 #   3. 100 groups at once: 100 runs, all ended when their groups empty.
 #   4. A group another user owns, their job's environment hostile: read,
 #      named safely, nothing of theirs written.
+#   5. A group of the v2 hierarchy alone (the unified mount here): its
+#      cpu.stat is the CPU, and its cgroup.events ends the run when it
+#      empties, not at the next of 5 s samples.
+#   6. --jobs kubernetes, the systemd driver's layout (where no real
+#      kubepods.slice is there): the pod's uid, QoS and name, and the
+#      answer as a container's resources.
 # Needs root (skips without).
 . "$(dirname "$0")/lib.sh"
 if [ "$(id -u)" != 0 ]; then
@@ -25,7 +31,9 @@ CG="python3 $(dirname "$0")/cgjobs.py"
 TOP=/rt-it-$$
 SL=/slurm_rtit$$ # Slurm's v1 layout of a node named rtit$$ (enable-multiple-slurmd)
 $CG mk $TOP/probe 2>/dev/null || { echo "skip: cannot make cgroups here"; exit 0; }
-trap '$CG rm $TOP; $CG rm $SL; cleanup' EXIT
+KP=/kubepods.slice # made only when absent, and then removed
+KPMADE=""
+trap '$CG rm $TOP; $CG rm $SL; [ -z "$KPMADE" ] || $CG rm $KP; cleanup' EXIT
 near() { python3 -c "import sys; a, b, tol = map(float, sys.argv[1:]); sys.exit(abs(a - b) > tol * b)" "$@"; }
 # every run's metadata (rt-export show), as one JSON list
 runs_json() { "$EXP" runs 2> /dev/null | awk 'NR > 1 && $1 ~ /^[0-9]+$/ {print $1}' | while read -r id; do
@@ -200,3 +208,57 @@ import json, sys
 c = json.load(sys.stdin)['cgroup']
 assert c['job_id'] == '401' and c['name'].startswith('x'), c" || fail "their job's identity"
 ok "another user's job group (24 levels deep, a hostile job name): one run, valid UTF-8 and JSON, nothing of theirs changed"
+
+# --- 5. a v2 group alone ---
+V2=$($CG v2)
+if [ -n "$V2" ]; then
+	export RT_STORE="$T/v2"
+	G5=$TOP/v2only
+	$CG mk2 $G5
+	"$REC" --cgroup $G5 -i 5 --quiet 2> "$T/v2.err" &
+	R=$!
+	track $R
+	sleep 0.5
+	$CG job $G5 0 1.2 5 > /dev/null
+	t0=$(date +%s.%N)
+	wait_pid $R 20 || fail "v2: the run did not end"
+	t1=$(date +%s.%N)
+	cpu5=$($CG cpu $G5)
+	c5=$(run_cpu latest)
+	echo "v2 group: CPU rt $c5 s, group $cpu5 s; the run ended $(python3 -c "print(round($t1 - $t0, 2))") s after the job was started"
+	near "$c5" "$cpu5" 0.02 || fail "v2: CPU rt $c5 s against the group's $cpu5 s"
+	python3 -c "import sys; sys.exit($t1 - $t0 > 3.5)" || fail "v2: the run ended late (the 5 s sample, not the group's event)"
+	ok "a v2 group ($V2): CPU $c5 s against its cpu.stat $cpu5 s; its emptying ended the run at once"
+else
+	echo "skip part 5: no cgroup v2 hierarchy mounted"
+fi
+
+# --- 6. Kubernetes, systemd driver ---
+if ! [ -e /sys/fs/cgroup/memory$KP ] && ! [ -e /sys/fs/cgroup$KP ] && ! [ -e /sys/fs/cgroup/unified$KP ]; then
+	KPMADE=1
+	export RT_STORE="$T/k8s"
+	UID_=1f2e3d4c_5b6a_4798_8a7b_6c5d4e3f2a10
+	POD=$KP/kubepods-burstable.slice/kubepods-burstable-pod$UID_.slice
+	$CG mk $POD/cri-containerd-0123abcd.scope
+	"$REC" --jobs kubernetes -i 0.5 2> "$T/k8s.err" &
+	NODE=$!
+	track $NODE
+	$CG job $POD/cri-containerd-0123abcd.scope 0.5 1.5 30 HOSTNAME=web-7d9f-x2x > /dev/null
+	sleep 3.5
+	$CG rm $POD
+	sleep 1
+	kill -TERM $NODE
+	wait_pid $NODE 15 || fail "the node mode did not stop"
+	"$EXP" show latest | python3 -c "
+import json, sys
+m = json.load(sys.stdin); c = m['cgroup']
+assert c['scheduler'] == 'kubernetes' and c['job_id'] == '1f2e3d4c-5b6a-4798-8a7b-6c5d4e3f2a10', c
+assert c['qos'] == 'burstable' and c['name'] == 'web-7d9f-x2x', c" || fail "the pod's identity: $("$EXP" show latest)"
+	"$EXP" recommend latest > "$T/k8s.txt"
+	mem=$(awk '$1 == "memory" {print $2}' "$T/k8s.txt")
+	grep -q "as pod resources *resources: {requests: {cpu: \"[0-9]*\", memory: ${mem}Mi}, limits: {memory: ${mem}Mi}}" "$T/k8s.txt" ||
+		fail "the pod's recommendation: $(cat "$T/k8s.txt")"
+	ok "--jobs kubernetes (systemd driver): the pod's uid, QoS and name; $(grep 'as pod' "$T/k8s.txt" | sed 's/^ *//')"
+else
+	echo "skip part 6: this machine has a kubepods.slice of its own"
+fi
