@@ -56,6 +56,7 @@ static void take_identity(struct rt_cgrun *g)
 	    .user = g->who.user[0] ? g->who.user : NULL,
 	    .name = g->who.name[0] ? g->who.name : NULL,
 	    .qos = j->qos[0] ? j->qos : NULL,
+	    .idle = !g->had_members,
 	};
 	g->alloc = (struct rt_alloc_job){
 	    .cp = j->cp,
@@ -115,6 +116,7 @@ int rt_cgrun_over(struct rt_cgrun *g, const struct rt_proctree *tree)
 	ssize_t n = rt_proctree_listed(tree);
 	if (n > 0)
 		g->had_members = 1;
+	g->meta.idle = !g->had_members;
 	return n < 0 || (n == 0 && g->had_members);
 }
 

@@ -201,6 +201,8 @@ static void write_cgroup(struct rt_buf *b, const struct rt_run_cgroup *g)
 	str_or_null(b, g->name);
 	key(b, "qos");
 	str_or_null(b, g->qos);
+	key(b, "idle");
+	rt_buf_puts(b, g->idle ? "true" : "false");
 	rt_buf_putc(b, '}');
 }
 

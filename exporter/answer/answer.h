@@ -170,6 +170,10 @@ int rt_budget_text(const struct rt_answer *a, char *buf, size_t cap, int *over);
  * NULL) when what ran the job has no such form. */
 size_t rt_scheduler_line(const cJSON *meta, const struct rt_recommendation *r, char *buf,
                          size_t cap, const char **name);
+/* A job group that held an allocation and no process (metadata
+ * cgroup.idle): one sentence into buf, its length; 0 for any other run. */
+size_t rt_idle_text(const cJSON *meta, char *buf, size_t cap);
+
 /* How the recommend text introduces the line: "as sbatch options", ... */
 const char *rt_scheduler_label(const char *name);
 

@@ -90,3 +90,15 @@ const char *rt_scheduler_label(const char *name)
 	       : !strcmp(name, "kubernetes") ? "as pod resources"
 	                                     : "as @resources";
 }
+
+size_t rt_idle_text(const cJSON *meta, char *buf, size_t cap)
+{
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(meta, "cgroup");
+	const char *path = rt_meta_str(meta, "cgroup", "path");
+	if (!cap || !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "idle")) || !path)
+		return 0;
+	int n = snprintf(buf, cap,
+	                 "no process ran in its cgroup while it was recorded: what it was given "
+	                 "went unused");
+	return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+}

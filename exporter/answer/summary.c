@@ -636,6 +636,8 @@ size_t rt_summary_notes(const struct rt_answer *a, struct rt_note *out, size_t m
 	rt_recommend(st, &r);
 	rt_efficiency(st, a->meta, &e);
 	char eff[6][RT_EFF_LEN];
+	if ((x = note(out, &n, max, "idle")) && !rt_idle_text(a->meta, x->text, sizeof(x->text)))
+		n--; /* not a job group that stayed empty */
 	size_t ne = rt_efficiency_text(&e, &r, eff, 6);
 	for (size_t i = 0; i < ne; i++)
 		if ((x = note(out, &n, max, i ? "" : "given against used")))

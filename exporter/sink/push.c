@@ -114,6 +114,20 @@ static uint64_t fnv(const char *s)
 	return h;
 }
 
+/* A job tracked by its cgroup: its scheduler and its id there (the Slurm
+ * job id, the pod's uid, the unit), so a query can name one job:
+ * rt_job_id="4242". Nothing for other runs (no empty labels). */
+static void job_attrs(struct rt_push *p, const cJSON *m)
+{
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "cgroup");
+	const cJSON *sched = cJSON_GetObjectItemCaseSensitive(c, "scheduler");
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "job_id");
+	if (cJSON_IsString(sched))
+		set_attr(p, "rt.scheduler", sched->valuestring, strlen(sched->valuestring));
+	if (cJSON_IsString(id))
+		set_attr(p, "rt.job.id", id->valuestring, strlen(id->valuestring));
+}
+
 /* The run's resource, as OpenTelemetry names it. */
 static void resource(struct rt_push *p, struct rt_store *s, const struct rt_runinfo *ri)
 {
@@ -139,6 +153,7 @@ static void resource(struct rt_push *p, struct rt_store *s, const struct rt_runi
 	}
 	set_attr(p, "service.instance.id", inst, strlen(inst));
 	set_attr(p, "rt.run.id", run, strlen(run));
+	job_attrs(p, m);
 	/* run ids count from 1 in every store: the store's random id tells two
 	 * stores' run 1 apart (an older store without one: its directory) */
 	const char *key = rt_store_ring_key(s), *hash = strchr(key, '#');

@@ -58,7 +58,7 @@ struct rt_run_meta {
 	 * reason, kept where a closed stderr lost the warning); NULL: none */
 	const char *store_note;
 	/* a job tracked by its cgroup (--cgroup, --jobs): "cgroup": {path,
-	 * scheduler, job_id, user, name, qos}; written only when path is set */
+	 * scheduler, job_id, user, name, qos, idle}; written only when path is set */
 	const struct rt_run_cgroup *cgroup;
 };
 
@@ -69,6 +69,7 @@ struct rt_run_cgroup {
 	const char *user;      /* the job's user where known; NULL */
 	const char *name;      /* the job's name (SLURM_JOB_NAME, the pod's), NULL */
 	const char *qos;       /* a pod's QoS class, NULL */
+	int idle;              /* no process was in the group while recorded */
 };
 
 /* Serialize m as one JSON object (no newline). */

@@ -92,7 +92,9 @@ rc=$?
 set -e
 [ $rc = 1 ] && [ "$(wc -l < "$T/none.err")" = 1 ] && grep -q "no such cgroup" "$T/none.err" ||
 	fail "a missing group: rc $rc, $(cat "$T/none.err")"
-ok "--cgroup PATH under the mount, as a hierarchy path, as a /proc/PID/cgroup line; a missing group is one line and exit 1"
+"$EXP" summary latest | grep -q "^  idle  *no process ran in its cgroup" || fail "an empty group's run is not said idle: $("$EXP" summary latest)"
+"$EXP" summary 1 | grep -q "idle" && fail "a group that had a job is said idle"
+ok "--cgroup PATH under the mount, as a hierarchy path, as a /proc/PID/cgroup line; a missing group is one line and exit 1; an empty group's run is said idle"
 
 # --- 2. the node mode, Slurm's layout ---
 export RT_STORE="$T/node"
@@ -259,6 +261,22 @@ assert c['qos'] == 'burstable' and c['name'] == 'web-7d9f-x2x', c" || fail "the 
 	grep -q "as pod resources *resources: {requests: {cpu: \"[0-9]*\", memory: ${mem}Mi}, limits: {memory: ${mem}Mi}}" "$T/k8s.txt" ||
 		fail "the pod's recommendation: $(cat "$T/k8s.txt")"
 	ok "--jobs kubernetes (systemd driver): the pod's uid, QoS and name; $(grep 'as pod' "$T/k8s.txt" | sed 's/^ *//')"
+	# its points carry the pod's id: what a query names one job by
+	PORT=$(port)
+	HERE=$(cd "$(dirname "$0")/../.." && pwd)
+	mkdir -p "$T/recv"
+	serve otlp python3 "$HERE/tools/otlp_receiver.py" "$PORT" "$T/recv"
+	OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT/" "$EXP" push latest --to otlp 2> "$T/push.err" ||
+		fail "push: $(cat "$T/push.err")"
+	python3 - "$T/recv/accepted" <<'PY' || fail "the pod's points are not labelled with its id"
+import json, os, sys
+d = sys.argv[1]
+body = json.load(open(os.path.join(d, sorted(os.listdir(d))[0])))
+attrs = {a["key"]: a["value"].get("stringValue") for a in body["resourceMetrics"][0]["resource"]["attributes"]}
+assert attrs.get("rt.job.id") == "1f2e3d4c-5b6a-4798-8a7b-6c5d4e3f2a10", attrs
+assert attrs.get("rt.scheduler") == "kubernetes", attrs
+PY
+	ok "the pod's points pushed over OTLP carry rt.job.id and rt.scheduler (Prometheus: rt_job_id, rt_scheduler)"
 else
 	echo "skip part 6: this machine has a kubepods.slice of its own"
 fi
