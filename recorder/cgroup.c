@@ -264,6 +264,26 @@ static void read_split_v1(struct rt_collector *c, struct cg_state *st)
 	st->split_ok = 1;
 }
 
+void rt_cgroup_job_cpu_now(struct rt_collector *c)
+{
+	struct cg_state *st = rt_collector_own(c, &rt_source_cgroup);
+	ssize_t n;
+	if (!st || !c->cg_fixed)
+		return;
+	if (!st->v2) {
+		read_split_v1(c, st);
+		return;
+	}
+	uint64_t u, s;
+	if ((n = rd(c, st, F_CPU_STAT)) >= 0 &&
+	    rt_parse_field_u64(c->buf, (size_t)n, "user_usec ", &u) == 0 &&
+	    rt_parse_field_u64(c->buf, (size_t)n, "system_usec ", &s) == 0) {
+		st->user_us = u;
+		st->sys_us = s;
+		st->split_ok = 1;
+	}
+}
+
 int rt_cgroup_job_cpu(struct rt_collector *c, uint64_t *user_us, uint64_t *sys_us)
 {
 	const struct cg_state *st = rt_collector_own(c, &rt_source_cgroup);

@@ -2,10 +2,13 @@
  * cgrun.c - a run of a job known by its cgroup (see cgrun.h).
  *
  * The end: every sample lists the group's members; the first sample that
- * finds it gone, or empty after it had members, is the run's end. On
- * cgroup v2 the group's cgroup.events also wakes the wait the moment it
- * is no longer populated, so the final sample reads the group's counters
- * before its scheduler removes it (on v1 the last sample's stand).
+ * finds it gone, or empty after it had members, is the run's end. Between
+ * samples the wait wakes the moment the group empties, so that the final
+ * sample reads the group's counters before its scheduler removes it (and
+ * the last partial interval's CPU is not lost): on cgroup v2 its
+ * cgroup.events says "populated 0"; on v1, which says nothing, a pidfd of
+ * each member (up to 64: a bigger job's last members are those its
+ * samples saw) wakes it on that member's exit, and the group is listed.
  */
 #define _GNU_SOURCE
 #include "cgrun.h"
@@ -14,6 +17,8 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "rt/fmt.h"
@@ -40,6 +45,19 @@ static int open_events(const struct rt_cgjob *j)
 	return -1;
 }
 
+/* v2: what cgroup.events says (1: emptied, after it had members). */
+static int events_say_empty(struct rt_cgrun *g)
+{
+	char buf[256];
+	ssize_t n = rt_pread_all(g->events_fd, buf, sizeof(buf));
+	if (n < 0)
+		return 1; /* the group is gone */
+	const char *p = strstr(buf, "populated ");
+	if (p && p[10] == '1')
+		g->had_members = 1; /* members came and may go before a sample sees them */
+	return p && p[10] == '0' && g->had_members;
+}
+
 /* The metadata and the allocation's view of who runs in the group. */
 static void take_identity(struct rt_cgrun *g)
 {
@@ -57,6 +75,7 @@ static void take_identity(struct rt_cgrun *g)
 	    .name = g->who.name[0] ? g->who.name : NULL,
 	    .qos = j->qos[0] ? j->qos : NULL,
 	    .idle = !g->had_members,
+	    .cpu_before = -1,
 	};
 	g->alloc = (struct rt_alloc_job){
 	    .cp = j->cp,
@@ -76,9 +95,67 @@ int rt_cgrun_open(struct rt_cgrun *g, const char *spec, char *err, size_t cap)
 	rt_cgjob_identify(&g->job, &g->who);
 	take_identity(g);
 	g->events_fd = open_events(&g->job);
-	if (g->events_fd >= 0)
-		rt_cgrun_emptied(g); /* read once: the next change wakes the wait */
+	g->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (g->events_fd >= 0 && g->epfd >= 0) {
+		struct epoll_event pri = {.events = EPOLLPRI, .data.fd = g->events_fd};
+		epoll_ctl(g->epfd, EPOLL_CTL_ADD, g->events_fd, &pri);
+		events_say_empty(g); /* read once: the next change wakes the wait */
+	}
 	return 0;
+}
+
+int rt_cgrun_wait_fd(const struct rt_cgrun *g)
+{
+	return g->epfd;
+}
+
+static int watching(const struct rt_cgrun *g, pid_t pid)
+{
+	for (int i = 0; i < g->nwatch; i++)
+		if (g->watch[i].pid == pid)
+			return 1;
+	return 0;
+}
+
+static void unwatch(struct rt_cgrun *g, int i)
+{
+	close(g->watch[i].fd); /* (which takes it out of the epoll set) */
+	g->watch[i] = g->watch[--g->nwatch];
+}
+
+void rt_cgrun_watch(struct rt_cgrun *g)
+{
+#ifdef SYS_pidfd_open
+	pid_t now[64];
+	ssize_t got = g->events_fd < 0 && g->epfd >= 0 ? rt_cgjob_members(&g->job, now, 64) : 0;
+	size_t n = got > 0 ? (size_t)got : 0;
+	for (int i = 0; i < g->nwatch;) { /* those no longer members */
+		int still = 0;
+		for (size_t k = 0; k < n && !still; k++)
+			still = now[k] == g->watch[i].pid;
+		if (!still)
+			unwatch(g, i);
+		else
+			i++;
+	}
+	for (size_t k = 0; k < n && g->nwatch < 64; k++) {
+		if (watching(g, now[k]))
+			continue;
+		int fd = (int)syscall(SYS_pidfd_open, now[k], 0);
+		struct epoll_event in = {.events = EPOLLIN, .data.fd = fd};
+		if (fd < 0)
+			continue;
+		if (epoll_ctl(g->epfd, EPOLL_CTL_ADD, fd, &in) < 0) {
+			close(fd);
+			continue;
+		}
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+		g->watch[g->nwatch].pid = now[k];
+		g->watch[g->nwatch++].fd = fd;
+	}
+#else
+	(void)g;
+#endif
 }
 
 int rt_cgrun_refresh(struct rt_cgrun *g)
@@ -106,6 +183,13 @@ void rt_cgrun_describe(struct rt_cgrun *g, struct rt_run_meta *m, const char **m
 		meta[RT_META_EXTERNAL_RUN_ID] = j->job_id;
 }
 
+void rt_cgrun_first(struct rt_cgrun *g, struct rt_collector *c)
+{
+	uint64_t user_us, sys_us;
+	if (rt_cgroup_job_cpu(c, &user_us, &sys_us) == 0)
+		g->meta.cpu_before = (double)(user_us + sys_us) / 1e6;
+}
+
 int rt_cgrun_tree(struct rt_cgrun *g, struct rt_proctree **tree)
 {
 	return rt_proctree_open_members(tree, list_group, &g->job);
@@ -120,21 +204,35 @@ int rt_cgrun_over(struct rt_cgrun *g, const struct rt_proctree *tree)
 	return n < 0 || (n == 0 && g->had_members);
 }
 
-int rt_cgrun_emptied(struct rt_cgrun *g)
+int rt_cgrun_emptied(struct rt_cgrun *g, struct rt_collector *c)
 {
-	char buf[256];
-	ssize_t n = g->events_fd >= 0 ? rt_pread_all(g->events_fd, buf, sizeof(buf)) : -1;
-	if (n < 0)
-		return g->events_fd >= 0; /* the group is gone */
-	const char *p = strstr(buf, "populated ");
-	if (p && p[10] == '1')
-		g->had_members = 1; /* members came and may go before a sample sees them */
-	return p && p[10] == '0' && g->had_members;
+	if (g->events_fd >= 0)
+		return events_say_empty(g);
+	struct epoll_event ev[16];
+	int n = g->epfd >= 0 ? epoll_wait(g->epfd, ev, 16, 0) : 0, exited = 0;
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < g->nwatch; k++)
+			if (g->watch[k].fd == ev[i].data.fd) {
+				unwatch(g, k); /* it exited */
+				exited = 1;
+				break;
+			}
+	if (!exited)
+		return 0;
+	/* the group's CPU now, while it is there; and who is left to watch */
+	rt_cgroup_job_cpu_now(c);
+	rt_cgrun_watch(g);
+	pid_t one;
+	return g->had_members && rt_cgjob_members(&g->job, &one, 1) <= 0;
 }
 
 void rt_cgrun_close(struct rt_cgrun *g)
 {
+	while (g->nwatch)
+		unwatch(g, 0);
 	if (g->events_fd >= 0)
 		close(g->events_fd);
-	g->events_fd = -1;
+	if (g->epfd >= 0)
+		close(g->epfd);
+	g->events_fd = g->epfd = -1;
 }

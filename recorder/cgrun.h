@@ -9,6 +9,7 @@
 
 #include "alloc_detect.h"
 #include "cgjob.h"
+#include "collect.h"
 #include "proctree.h"
 #include "rt/runmeta.h"
 
@@ -20,6 +21,15 @@ struct rt_cgrun {
 	char job_name[256]; /* the run's job name when the user gave none */
 	int had_members;
 	int events_fd; /* v2 cgroup.events (its "populated" wakes the wait), -1 */
+	/* what the wait polls (rt_cgrun_wait_fd): the events file, or on v1
+	 * a pidfd per member (at most 64): the last one's exit is
+	 * the group's emptying, seen before its scheduler removes it */
+	int epfd;
+	struct {
+		pid_t pid;
+		int fd;
+	} watch[64];
+	int nwatch;
 };
 
 /* Find the group spec names and who runs in it. 0, or -1 with one line. */
@@ -31,14 +41,23 @@ void rt_cgrun_describe(struct rt_cgrun *g, struct rt_run_meta *m, const char **m
  * named the job (a task forked but not yet exec'd carries its parent's):
  * 1 when it does now (the allocation is then detected again), else 0. */
 int rt_cgrun_refresh(struct rt_cgrun *g);
+/* After the first sample: the group's CPU so far, which no interval of
+ * the run holds (metadata cgroup.cpu_before_secs). */
+void rt_cgrun_first(struct rt_cgrun *g, struct rt_collector *c);
 /* The process tree of the group's members. 0 or -errno. */
 int rt_cgrun_tree(struct rt_cgrun *g, struct rt_proctree **tree);
 /* Whether the run is over after the sample the tree just took: the group
  * was removed, or it emptied after it had members (a group that never
  * had any is an allocation not used yet: it is recorded, idle). */
 int rt_cgrun_over(struct rt_cgrun *g, const struct rt_proctree *tree);
-/* The wait woke on events_fd: whether the group says it emptied. */
-int rt_cgrun_emptied(struct rt_cgrun *g);
+/* What the sampling wait polls beside its signals (-1: none). */
+int rt_cgrun_wait_fd(const struct rt_cgrun *g);
+/* After a sample (v1): a pidfd for each member, to wake on its exit. */
+void rt_cgrun_watch(struct rt_cgrun *g);
+/* The wait woke: whether the group emptied now (v2: its cgroup.events
+ * says so; v1: a member exited and none is left; its CPU counter is read
+ * then, the members watched again). */
+int rt_cgrun_emptied(struct rt_cgrun *g, struct rt_collector *c);
 void rt_cgrun_close(struct rt_cgrun *g);
 
 #endif

@@ -77,6 +77,9 @@ void rt_gpu_tree(struct rt_collector *c, struct rt_proctree *tree, uint64_t mono
 /* A named job group's user and system CPU time so far (µs; cgroup.c):
  * 0, or -1 when it was never read. */
 int rt_cgroup_job_cpu(struct rt_collector *c, uint64_t *user_us, uint64_t *sys_us);
+/* Read that now, between samples (a member exited: the group may be
+ * removed before the next sample can read it). */
+void rt_cgroup_job_cpu_now(struct rt_collector *c);
 void rt_collector_close(struct rt_collector *c);
 
 /*

@@ -921,12 +921,13 @@ static void run_signals(struct run *r)
 		epoll_ctl(r->wfd, EPOLL_CTL_ADD, r->g->fd, &ev);
 	} else if (r->wrapper) {
 		r->wfd = r->g->fd;
-	} else if (r->cg && r->cg->events_fd >= 0 && (r->wfd = epoll_create1(EPOLL_CLOEXEC)) >= 0) {
-		/* the group's "populated" going to 0 wakes the wait at once */
-		struct epoll_event in = {.events = EPOLLIN}, pri = {.events = EPOLLPRI};
+	} else if (r->cg && rt_cgrun_wait_fd(r->cg) >= 0 &&
+	           (r->wfd = epoll_create1(EPOLL_CLOEXEC)) >= 0) {
+		/* the group's emptying wakes the wait at once */
+		struct epoll_event in = {.events = EPOLLIN};
 		if (r->sfd >= 0)
 			epoll_ctl(r->wfd, EPOLL_CTL_ADD, r->sfd, &in);
-		epoll_ctl(r->wfd, EPOLL_CTL_ADD, r->cg->events_fd, &pri);
+		epoll_ctl(r->wfd, EPOLL_CTL_ADD, rt_cgrun_wait_fd(r->cg), &in);
 	} else {
 		r->wfd = r->sfd;
 	}
@@ -976,6 +977,10 @@ static int run_first_sample(struct run *r)
 		return 1;
 	}
 	say_lines(r->warn);
+	if (r->cg) {
+		rt_cgrun_first(r->cg, &r->s.col);
+		rt_cgrun_watch(r->cg);
+	}
 	/* the first inventory on disk too: samples salvaged later refer to it */
 	if (r->sc.store)
 		rt_store_sync(r->sc.store);
@@ -1067,8 +1072,8 @@ static void run_wait(struct run *r, uint64_t deadline, int *continued)
 		}
 		if (r->wrapper)
 			r->cmd_done = guard_read(&r->gs, 0);
-		else if (r->cg && r->cg->events_fd >= 0)
-			r->cmd_done = rt_cgrun_emptied(r->cg);
+		else if (r->cg)
+			r->cmd_done = rt_cgrun_emptied(r->cg, &r->s.col);
 	}
 	if (r->wrapper && !r->cmd_done) /* reports that came with the deadline */
 		r->cmd_done = guard_read(&r->gs, 0);
@@ -1113,6 +1118,8 @@ static void run_sample_loop(struct run *r)
 			break;                        /* its last sample was this one */
 		if (r->cg && rt_cgrun_refresh(r->cg)) /* the job's own environment now */
 			detect_alloc(r);
+		if (r->cg)
+			rt_cgrun_watch(r->cg);
 	}
 }
 

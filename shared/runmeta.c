@@ -203,6 +203,11 @@ static void write_cgroup(struct rt_buf *b, const struct rt_run_cgroup *g)
 	str_or_null(b, g->qos);
 	key(b, "idle");
 	rt_buf_puts(b, g->idle ? "true" : "false");
+	key(b, "cpu_before_secs");
+	if (g->cpu_before >= 0)
+		rt_buf_f64_json(b, g->cpu_before);
+	else
+		rt_buf_puts(b, "null");
 	rt_buf_putc(b, '}');
 }
 

@@ -16,6 +16,10 @@ command -v prometheus >/dev/null 2>&1 || need="$need prometheus"
 for p in r-base-core r-cran-r6 r-cran-processx r-cran-jsonlite r-cran-testthat; do
 	dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done
+# a real single-node Slurm for the node mode's test (it_slurm)
+for p in slurmctld slurmd slurm-client munge; do
+	dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
+done
 if [ -n "$need" ]; then
 	sudo=""
 	[ "$(id -u)" -eq 0 ] || sudo="sudo"

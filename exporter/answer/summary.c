@@ -423,6 +423,20 @@ static void cpu_time(char *buf, size_t cap, const struct rt_runstats *st, unsign
 	snprintf(buf, cap, "CPU time %.2f s (user %.2f, system %.2f)", u + s, u, s);
 }
 
+/* A job found by its cgroup after it started (the node mode finds a
+ * group within a quarter second): the CPU its group's counter had at the
+ * first sample, which no interval holds, said beside the sum. */
+static void cpu_before(char *buf, size_t cap, const struct rt_runstats *st, const cJSON *meta)
+{
+	double before = rt_meta_num(meta, "cgroup", "cpu_before_secs");
+	double in = sum_of(st, RT_V_PROC_UTIME) + sum_of(st, RT_V_PROC_STIME);
+	size_t n = strlen(buf);
+	if (before >= 0.005 && n < cap)
+		snprintf(buf + n, cap - n,
+		         "; %.2f s more in its cgroup before the first sample: %.2f s in all",
+		         before, before + in);
+}
+
 /* "of N MiB" from host metadata, "" when unknown. */
 static void of_total(char *buf, size_t cap, const cJSON *meta, const char *key)
 {
@@ -470,6 +484,7 @@ size_t rt_summary_rows(const struct rt_runstats *st, const cJSON *meta, struct r
 		switch (d->note) {
 		case N_CPU_JOB:
 			cpu_time(r->note, sizeof(r->note), st, RT_V_PROC_UTIME, RT_V_PROC_STIME);
+			cpu_before(r->note, sizeof(r->note), st, meta);
 			break;
 		case N_CPU_HOST:
 			cpu_time(r->note, sizeof(r->note), st, RT_V_UTIME, RT_V_STIME);

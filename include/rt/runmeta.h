@@ -58,7 +58,7 @@ struct rt_run_meta {
 	 * reason, kept where a closed stderr lost the warning); NULL: none */
 	const char *store_note;
 	/* a job tracked by its cgroup (--cgroup, --jobs): "cgroup": {path,
-	 * scheduler, job_id, user, name, qos, idle}; written only when path is set */
+	 * scheduler, job_id, user, name, qos, idle, cpu_before_secs}; written only when path is set */
 	const struct rt_run_cgroup *cgroup;
 };
 
@@ -70,6 +70,7 @@ struct rt_run_cgroup {
 	const char *name;      /* the job's name (SLURM_JOB_NAME, the pod's), NULL */
 	const char *qos;       /* a pod's QoS class, NULL */
 	int idle;              /* no process was in the group while recorded */
+	double cpu_before;     /* its CPU seconds before the first sample, < 0: unknown */
 };
 
 /* Serialize m as one JSON object (no newline). */

@@ -11,6 +11,7 @@
                                       else v2 cpu.stat usage_usec)
     cgjobs.py peak PATH               its memory high-water mark, bytes
                                       (memory.max_usage_in_bytes / memory.peak)
+    cgjobs.py find NAME               the path of a group named NAME (6 deep)
     cgjobs.py v2                      prints the v2 mount, or nothing
 
 The truth a test holds rt against is these counters, read by this script.
@@ -166,6 +167,15 @@ def main():
         print("%.6f" % cpu(args[0]))
     elif cmd == "peak":
         print(peak(args[0]))
+    elif cmd == "find":
+        for m in mounts():
+            for dirpath, dirs, _ in os.walk(m):
+                if dirpath[len(m):].count("/") >= 6:
+                    dirs[:] = []
+                if os.path.basename(dirpath) == args[0]:
+                    print(dirpath[len(m):])
+                    return
+        raise SystemExit(1)
     elif cmd == "v2":
         print(v2_mount() or "")
     else:
