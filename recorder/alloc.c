@@ -321,6 +321,8 @@ void rt_alloc_detect_job(const struct rt_request *req, unsigned host_cpus, uint6
 	pid_t who = job ? job->member : 0;
 	if ((!job || who > 0) && sched_getaffinity(who, sizeof(set), &set) == 0)
 		a->cpus_allowed = (unsigned)CPU_COUNT(&set);
+	if (job && job->cpuset && (!a->cpus_allowed || job->cpuset < a->cpus_allowed))
+		a->cpus_allowed = job->cpuset; /* the group's, whichever member was read */
 	struct slurm sl;
 	slurm_alloc(a, &sl, job);
 	given_cpu(req, host_cpus, &sl, a);

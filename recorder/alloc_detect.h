@@ -17,8 +17,9 @@ void rt_alloc_detect(const struct rt_request *req, unsigned host_cpus, uint64_t 
  * environment, the job id its group's name gives. */
 struct rt_alloc_job {
 	struct rt_cgroup_paths cp;
-	pid_t member;     /* one of its processes, 0: none (no affinity) */
-	const char *env;  /* a member's environment, NUL-separated; NULL: none */
+	pid_t member;    /* one of its processes, 0: none (no affinity) */
+	unsigned cpuset; /* CPUs its cpuset gives it, 0: none */
+	const char *env; /* a member's environment, NUL-separated; NULL: none */
 	size_t envlen;
 	const char *slurm_job_id; /* NULL: not a Slurm job's group */
 };

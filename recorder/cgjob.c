@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rt/fmt.h"
@@ -176,6 +177,24 @@ static int find_group(struct rt_cgjob *j, const char *named)
 	return j->members_mount[0] == '\x01' ? -1 : 0;
 }
 
+/* Whether a hierarchy has the group's parent but not the group: its
+ * scheduler may still be making it there (Slurm makes a job's group in
+ * one controller after another). */
+static int still_making(const struct rt_cgjob *j)
+{
+	char parent[512];
+	snprintf(parent, sizeof(parent), "%s", j->path);
+	char *slash = strrchr(parent, '/');
+	if (!slash || slash == parent)
+		return 0;
+	*slash = '\0';
+	for (int i = 0; rt_cgroup_mounts[i]; i++)
+		if (rt_cgroup_exists(rt_cgroup_mounts[i], parent) &&
+		    !rt_cgroup_exists(rt_cgroup_mounts[i], j->path))
+			return 1;
+	return 0;
+}
+
 int rt_cgjob_resolve(const char *spec, struct rt_cgjob *j, char *err, size_t cap)
 {
 	char named[32];
@@ -191,7 +210,60 @@ int rt_cgjob_resolve(const char *spec, struct rt_cgjob *j, char *err, size_t cap
 		    spec, j->path);
 		return -1;
 	}
+	/* a group just made (the node mode finds it within a quarter second):
+	 * up to 200 ms for it to be in every hierarchy its parent is in */
+	for (int t = 0; t < 10 && still_making(j); t++) {
+		struct timespec ts = {0, 20000000};
+		nanosleep(&ts, NULL);
+		find_group(j, named);
+	}
 	rt_cgjob_classify(j->path, j);
+	return 0;
+}
+
+int rt_cgjob_recheck(struct rt_cgjob *j, int young)
+{
+	if (!young && !still_making(j))
+		return 0;
+	struct rt_cgroup_paths before = j->cp;
+	char mount[32];
+	snprintf(mount, sizeof(mount), "%s", j->members_mount);
+	find_group(j, mount);
+	return memcmp(&before, &j->cp, sizeof(before)) != 0;
+}
+
+/* CPUs of a list as cpuset writes it ("0-3,8,10-11"). */
+static unsigned cpu_list_count(const char *s)
+{
+	unsigned n = 0;
+	while (*s) {
+		char *e;
+		unsigned long a = strtoul(s, &e, 10), b = a;
+		if (e == s)
+			break;
+		if (*e == '-')
+			b = strtoul(e + 1, &e, 10);
+		n += b >= a && b - a < 65536 ? (unsigned)(b - a + 1) : 0;
+		s = *e == ',' ? e + 1 : e;
+		if (*e != ',')
+			break;
+	}
+	return n;
+}
+
+unsigned rt_cgjob_cpuset_count(const struct rt_cgjob *j)
+{
+	static const char *const at[][2] = {{"/cpuset", "cpuset.effective_cpus"},
+	                                    {"", "cpuset.cpus.effective"},
+	                                    {"/unified", "cpuset.cpus.effective"}};
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		char rel[700], buf[1024];
+		if (!rt_cgroup_exists(at[i][0], j->path) ||
+		    rel_path(rel, sizeof(rel), at[i][0], j->path, at[i][1]))
+			continue;
+		if (rt_read_small(RT_SYS, rel, buf, sizeof(buf)) > 0 && cpu_list_count(buf))
+			return cpu_list_count(buf);
+	}
 	return 0;
 }
 

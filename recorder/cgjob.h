@@ -38,6 +38,17 @@ struct rt_cgjob {
  */
 int rt_cgjob_resolve(const char *spec, struct rt_cgjob *j, char *err, size_t cap);
 
+/* The group looked for again in every hierarchy: always while it is
+ * young (its scheduler makes it in one controller after another, and a
+ * new parent with it: Slurm's jobacct cpuacct group can come a second
+ * later), else where its parent is and it is not. 1 when it is in more
+ * hierarchies now. */
+int rt_cgjob_recheck(struct rt_cgjob *j, int young);
+
+/* The CPUs the group's cpuset gives it (v1 cpuset.effective_cpus, v2
+ * cpuset.cpus.effective), 0 when it has none. */
+unsigned rt_cgjob_cpuset_count(const struct rt_cgjob *j);
+
 /* Who the group at a hierarchy-relative path is, from the layouts of
  * Slurm (v1, v2, multiple-slurmd, SLUID), Kubernetes (systemd and
  * cgroupfs drivers) and systemd. Pure: any bytes in, bounded. */

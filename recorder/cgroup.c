@@ -298,6 +298,8 @@ static void cg_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 {
 	struct cg_state *st = self;
 	st->moved = 0;
+	if (c->cg_fixed) /* a named group: where it is may grow (cgrun.c); a compare */
+		locate(c, st);
 	if (c->slow && (st->slow_ticks++ % RARE == 0 || c->force_slow)) {
 		locate(c, st);
 		read_slow(c, st);

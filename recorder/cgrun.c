@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rt/fmt.h"
@@ -80,6 +81,7 @@ static void take_identity(struct rt_cgrun *g)
 	g->alloc = (struct rt_alloc_job){
 	    .cp = j->cp,
 	    .member = g->who.member,
+	    .cpuset = rt_cgjob_cpuset_count(j),
 	    .env = g->who.envlen ? g->who.env : NULL,
 	    .envlen = g->who.envlen,
 	    .slurm_job_id = !strcmp(j->scheduler, "slurm") ? j->job_id : NULL,
@@ -94,6 +96,9 @@ int rt_cgrun_open(struct rt_cgrun *g, const char *spec, char *err, size_t cap)
 		return -1;
 	rt_cgjob_identify(&g->job, &g->who);
 	take_identity(g);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	g->opened = ts.tv_sec;
 	g->events_fd = open_events(&g->job);
 	g->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (g->events_fd >= 0 && g->epfd >= 0) {
@@ -160,12 +165,18 @@ void rt_cgrun_watch(struct rt_cgrun *g)
 
 int rt_cgrun_refresh(struct rt_cgrun *g)
 {
+	struct timespec now_ts;
+	clock_gettime(CLOCK_MONOTONIC, &now_ts);
+	int young = now_ts.tv_sec - g->opened < 10;
+	int moved = rt_cgjob_recheck(&g->job, young); /* in more hierarchies now */
+	if (moved)
+		g->alloc.cp = g->job.cp; /* (its limits: the allocation again) */
 	if (g->who.named || !g->job.scheduler[0] || !strcmp(g->job.scheduler, "systemd"))
-		return 0;
+		return moved;
 	static struct rt_cgjob_who now;
 	rt_cgjob_identify(&g->job, &now);
 	if (!now.named)
-		return 0;
+		return moved;
 	g->who = now;
 	take_identity(g);
 	return 1;
@@ -181,13 +192,6 @@ void rt_cgrun_describe(struct rt_cgrun *g, struct rt_run_meta *m, const char **m
 		meta[RT_META_ORCHESTRATOR] = j->scheduler;
 	if (!meta[RT_META_EXTERNAL_RUN_ID] && j->job_id[0])
 		meta[RT_META_EXTERNAL_RUN_ID] = j->job_id;
-}
-
-void rt_cgrun_first(struct rt_cgrun *g, struct rt_collector *c)
-{
-	uint64_t user_us, sys_us;
-	if (rt_cgroup_job_cpu(c, &user_us, &sys_us) == 0)
-		g->meta.cpu_before = (double)(user_us + sys_us) / 1e6;
 }
 
 int rt_cgrun_tree(struct rt_cgrun *g, struct rt_proctree **tree)

@@ -20,6 +20,7 @@ struct rt_cgrun {
 	struct rt_alloc_job alloc;
 	char job_name[256]; /* the run's job name when the user gave none */
 	int had_members;
+	long opened;   /* monotonic seconds at the start: young for 10 s */
 	int events_fd; /* v2 cgroup.events (its "populated" wakes the wait), -1 */
 	/* what the wait polls (rt_cgrun_wait_fd): the events file, or on v1
 	 * a pidfd per member (at most 64): the last one's exit is
@@ -38,12 +39,11 @@ int rt_cgrun_open(struct rt_cgrun *g, const char *spec, char *err, size_t cap);
  * run id and orchestrator where the user gave none (meta: cfg->meta). */
 void rt_cgrun_describe(struct rt_cgrun *g, struct rt_run_meta *m, const char **meta);
 /* Who runs in the group, looked at again while no member's environment
- * named the job (a task forked but not yet exec'd carries its parent's):
- * 1 when it does now (the allocation is then detected again), else 0. */
+ * named the job (a task forked but not yet exec'd carries its parent's),
+ * and where it is, while its scheduler was still making it: 1 when
+ * either is known better now (the allocation is then detected again),
+ * else 0. */
 int rt_cgrun_refresh(struct rt_cgrun *g);
-/* After the first sample: the group's CPU so far, which no interval of
- * the run holds (metadata cgroup.cpu_before_secs). */
-void rt_cgrun_first(struct rt_cgrun *g, struct rt_collector *c);
 /* The process tree of the group's members. 0 or -errno. */
 int rt_cgrun_tree(struct rt_cgrun *g, struct rt_proctree **tree);
 /* Whether the run is over after the sample the tree just took: the group

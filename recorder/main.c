@@ -977,10 +977,8 @@ static int run_first_sample(struct run *r)
 		return 1;
 	}
 	say_lines(r->warn);
-	if (r->cg) {
-		rt_cgrun_first(r->cg, &r->s.col);
+	if (r->cg)
 		rt_cgrun_watch(r->cg);
-	}
 	/* the first inventory on disk too: samples salvaged later refer to it */
 	if (r->sc.store)
 		rt_store_sync(r->sc.store);
@@ -1236,6 +1234,8 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 	run_sample_loop(r);
 	run_final_sample(r);
 	run_status(r);
+	if (r->cg) /* the group's CPU that no interval holds */
+		r->cg->meta.cpu_before = r->s.cg_before;
 	finish_run(&r->sc, &r->s, &r->meta, &r->mb, &r->pipe_out, r->exporter, r->uploader,
 	           r->pusher);
 	rt_proctree_close(r->tree);

@@ -39,6 +39,7 @@ int rt_sampler_init(struct rt_sampler *s, struct rt_store *store, uint64_t run, 
 	memset(s, 0, sizeof(*s));
 	s->store = store;
 	s->run = run;
+	s->cg_before = -1;
 	s->ring_slots = ring_slots ? ring_slots : 64;
 	if (store) /* a group waits in the ring too: never more than half of it */
 		rt_store_set_group(store, s->ring_slots / 2 ? s->ring_slots / 2 : 1, GROUP_AGE_NS,
@@ -246,6 +247,35 @@ static int create_ring(struct rt_sampler *s, const struct rt_record *rec)
 	return rc;
 }
 
+/*
+ * A job's group: its CPU from the kernel's own counter (every member that
+ * ever ran in it, whoever reaped it), not the members' sum, from the
+ * first sample where the counter can be read (a scheduler may make the
+ * group's cpuacct a moment after the rest). From there on the section
+ * shows the counter less a fixed offset, so it goes on from what was
+ * shown and every later interval is the counter's; what the offset holds
+ * (the group's CPU before the first sample, and what the members' sum
+ * missed before the switch) is in no interval: s->cg_before says it.
+ */
+static void group_cpu(struct rt_sampler *s, struct rt_rec_process *p)
+{
+	uint64_t user_us, sys_us;
+	if (s->seq == 0)
+		s->cg_first_us = (int64_t)(p->utime_us + p->stime_us);
+	if (rt_cgroup_job_cpu(&s->col, &user_us, &sys_us))
+		return;
+	if (!s->cg_cpu) {
+		s->cg_cpu = 1;
+		s->cg_off_user = (int64_t)user_us - (int64_t)p->utime_us;
+		s->cg_off_sys = (int64_t)sys_us - (int64_t)p->stime_us;
+		int64_t before = s->cg_off_user + s->cg_off_sys + s->cg_first_us;
+		s->cg_before = before > 0 ? (double)before / 1e6 : 0;
+	}
+	int64_t u = (int64_t)user_us - s->cg_off_user, st = (int64_t)sys_us - s->cg_off_sys;
+	p->utime_us = u > 0 ? (uint64_t)u : 0;
+	p->stime_us = st > 0 ? (uint64_t)st : 0;
+}
+
 /* The process tree's part of the sample: forks the host made (a walk only
  * when someone forked), the members' counters, their GPUs. */
 static void sample_tree(struct rt_sampler *s, struct rt_record *rec, unsigned flags,
@@ -260,13 +290,8 @@ static void sample_tree(struct rt_sampler *s, struct rt_record *rec, unsigned fl
 	rt_proctree_cadence(s->tree, rare, rare);
 	rt_proctree_bound(s->tree, rec->h->ncpu, t->mono_ns);
 	rt_proctree_sample(s->tree, rec->proc);
-	uint64_t user_us, sys_us;
-	/* a job's group: its CPU from the kernel's own counter (every member
-	 * that ever ran in it, whoever reaped it), not the members' sum */
-	if (s->col.cg_fixed && rt_cgroup_job_cpu(&s->col, &user_us, &sys_us) == 0) {
-		rec->proc->utime_us = user_us;
-		rec->proc->stime_us = sys_us;
-	}
+	if (s->col.cg_fixed)
+		group_cpu(s, rec->proc);
 	rt_gpu_tree(&s->col, s->tree, t->mono_ns, rec);
 	rec->proc->pid = s->tracked_pid;
 	rec->h->flags |= RT_REC_HAS_PROCESS | RT_REC_EXACT_CPU_SECS;

@@ -30,7 +30,7 @@ struct rt_sampler {
 	void *inv_buf;
 	size_t inv_cap;
 	unsigned since_trim, since_cap;
-	int cap_refused; /* said once: the cap found the store damaged */
+	int cap_refused;   /* said once: the cap found the store damaged */
 	int store_failing; /* the last write failed (said once per outage) */
 	uint64_t unstored; /* samples that could not be committed */
 	int inv_pending;   /* the current inventory is not in the store yet */
@@ -38,6 +38,12 @@ struct rt_sampler {
 	uint32_t ring_slots;
 	struct rt_time last;      /* time of the last sample */
 	struct rt_proctree *tree; /* NULL: no process tree is tracked */
+	/* a named group (col.cg_fixed): the process section's CPU is its
+	 * counter less an offset from the sample it could first be read
+	 * (cg_cpu); cg_before: the CPU in no interval, seconds (-1: unknown) */
+	int cg_cpu;
+	int64_t cg_off_user, cg_off_sys, cg_first_us;
+	double cg_before;
 	int32_t tracked_pid;
 	/* samples the store could not take, in order ([u32 len][pad][record]
 	 * each, 8-byte aligned): stored when it can again, else parked in a

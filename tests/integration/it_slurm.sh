@@ -70,7 +70,7 @@ NODEPID=$!
 track $NODEPID
 # the job reads its own group's CPU counter as its last act (the test's
 # truth: the job level of /proc/self/cgroup, v1 cpuacct or v2 cpu.stat;
-# only its exit comes after)
+# its memory freed before, only a sleep and its exit after)
 cat > "$T/job.sh" << 'EOF'
 #!/bin/sh
 exec python3 -c "
@@ -79,6 +79,7 @@ x = bytearray(200 << 20)
 for i in range(0, len(x), 4096): x[i] = 1
 e = time.time() + 2.5
 while time.time() < e: pass
+del x
 for line in open('/proc/self/cgroup'):
     n, ctl, path = line.rstrip().split(':', 2)
     job = re.sub(r'(/job_[^/]+).*', r'\1', path)
@@ -89,6 +90,7 @@ for line in open('/proc/self/cgroup'):
         for l in open('/sys/fs/cgroup' + job + '/cpu.stat'):
             if l.startswith('usage_usec '):
                 print('truth', int(l.split()[1]) / 1e6)
+time.sleep(0.5)
 "
 EOF
 chmod +x "$T/job.sh"
