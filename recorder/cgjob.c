@@ -199,6 +199,7 @@ int rt_cgjob_resolve(const char *spec, struct rt_cgjob *j, char *err, size_t cap
 {
 	char named[32];
 	memset(j, 0, sizeof(*j));
+	j->dfd = -1;
 	err[0] = '\0';
 	if (spec_path(spec, j->path, sizeof(j->path), named, sizeof(named), err, cap))
 		return -1;
@@ -223,12 +224,14 @@ int rt_cgjob_resolve(const char *spec, struct rt_cgjob *j, char *err, size_t cap
 
 int rt_cgjob_recheck(struct rt_cgjob *j, int young)
 {
-	if (!young && !still_making(j))
-		return 0;
+	if (!young)
+		return 0; /* a group older than that grows no hierarchy */
 	struct rt_cgroup_paths before = j->cp;
 	char mount[32];
 	snprintf(mount, sizeof(mount), "%s", j->members_mount);
 	find_group(j, mount);
+	if (strcmp(mount, j->members_mount))
+		rt_cgjob_close(j); /* its members are listed from another hierarchy */
 	return memcmp(&before, &j->cp, sizeof(before)) != 0;
 }
 
@@ -372,10 +375,12 @@ void rt_cgjob_classify(const char *path, struct rt_cgjob *j)
 }
 
 /* The pids of one cgroup.procs (opened in dfd) appended to out: one per
- * line, a line cut between two reads kept for the next. */
-static size_t read_procs(int dfd, pid_t *out, size_t at, size_t cap)
+ * line, a line cut between two reads kept for the next. *gone when the
+ * group has none (it was removed). */
+static size_t read_procs(int dfd, pid_t *out, size_t at, size_t cap, int *gone)
 {
 	int fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	*gone = fd < 0;
 	if (fd < 0)
 		return at;
 	char buf[16384];
@@ -401,13 +406,15 @@ static size_t read_procs(int dfd, pid_t *out, size_t at, size_t cap)
 }
 
 /* dfd's members and those of the groups below it. */
-static size_t members_below(int dfd, int depth, pid_t *out, size_t at, size_t cap)
+static size_t members_below(int dfd, int depth, pid_t *out, size_t at, size_t cap, int *gone)
 {
-	at = read_procs(dfd, out, at, cap);
-	int dup_fd = depth < MEMBER_DEPTH ? dup(dfd) : -1;
+	at = read_procs(dfd, out, at, cap, gone);
+	int dup_fd = depth < MEMBER_DEPTH && !*gone ? dup(dfd) : -1;
 	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
 	if (!d && dup_fd >= 0)
 		close(dup_fd);
+	if (d)
+		rewinddir(d); /* (a kept descriptor: its offset is the last walk's end) */
 	struct dirent *e;
 	while (d && at < cap && (e = readdir(d))) {
 		if (e->d_type != DT_DIR || e->d_name[0] == '.')
@@ -415,7 +422,8 @@ static size_t members_below(int dfd, int depth, pid_t *out, size_t at, size_t ca
 		int sub = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0)
 			continue; /* removed meanwhile */
-		at = members_below(sub, depth + 1, out, at, cap);
+		int sub_gone;
+		at = members_below(sub, depth + 1, out, at, cap, &sub_gone);
 		close(sub);
 	}
 	if (d)
@@ -423,18 +431,28 @@ static size_t members_below(int dfd, int depth, pid_t *out, size_t at, size_t ca
 	return at;
 }
 
-ssize_t rt_cgjob_members(const struct rt_cgjob *j, pid_t *out, size_t cap)
+ssize_t rt_cgjob_members(struct rt_cgjob *j, pid_t *out, size_t cap)
 {
 	char rel[700], p[4800];
-	if (rel_path(rel, sizeof(rel), j->members_mount, j->path, NULL) ||
-	    rt_path(p, sizeof(p), RT_SYS, rel))
-		return -ENAMETOOLONG;
-	int dfd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return errno == ENOENT || errno == ENODEV ? -ENOENT : -errno;
-	size_t n = members_below(dfd, 0, out, 0, cap);
-	close(dfd);
-	return (ssize_t)n;
+	if (j->dfd < 0) { /* kept from then on: no path walk a sample */
+		if (rel_path(rel, sizeof(rel), j->members_mount, j->path, NULL) ||
+		    rt_path(p, sizeof(p), RT_SYS, rel))
+			return -ENAMETOOLONG;
+		j->dfd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (j->dfd < 0)
+			return errno == ENOENT || errno == ENODEV ? -ENOENT : -errno;
+	}
+	int gone;
+	size_t n = members_below(j->dfd, 0, out, 0, cap, &gone);
+	/* a group removed (even if one is made again at its path) is gone */
+	return gone ? -ENOENT : (ssize_t)n;
+}
+
+void rt_cgjob_close(struct rt_cgjob *j)
+{
+	if (j->dfd >= 0)
+		close(j->dfd);
+	j->dfd = -1;
 }
 
 const char *rt_env_lookup(const char *env, size_t len, const char *name)
@@ -478,7 +496,7 @@ static void member_uid(pid_t pid, char *out, size_t cap)
 		snprintf(out, cap, "%lu", strtoul(u + 6, NULL, 10));
 }
 
-void rt_cgjob_identify(const struct rt_cgjob *j, struct rt_cgjob_who *who)
+void rt_cgjob_identify(struct rt_cgjob *j, struct rt_cgjob_who *who)
 {
 	pid_t pids[64];
 	ssize_t n = rt_cgjob_members(j, pids, 64);

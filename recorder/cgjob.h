@@ -28,6 +28,7 @@ struct rt_cgjob {
 	char job_id[96]; /* Slurm job id or SLUID, the pod's uid, the unit's name */
 	char uid[16];    /* Slurm v1's uid_N level: the job's owner */
 	char qos[16];    /* Kubernetes: besteffort, burstable, guaranteed */
+	int dfd;         /* the group's directory in members_mount, kept; -1 */
 };
 
 /*
@@ -38,11 +39,10 @@ struct rt_cgjob {
  */
 int rt_cgjob_resolve(const char *spec, struct rt_cgjob *j, char *err, size_t cap);
 
-/* The group looked for again in every hierarchy: always while it is
- * young (its scheduler makes it in one controller after another, and a
- * new parent with it: Slurm's jobacct cpuacct group can come a second
- * later), else where its parent is and it is not. 1 when it is in more
- * hierarchies now. */
+/* The group looked for again in every hierarchy while it is young (its
+ * scheduler makes it in one controller after another, and a new parent
+ * with it: Slurm's jobacct cpuacct group can come a second later). 1
+ * when it is in more hierarchies now. */
 int rt_cgjob_recheck(struct rt_cgjob *j, int young);
 
 /* The CPUs the group's cpuset gives it (v1 cpuset.effective_cpus, v2
@@ -59,7 +59,9 @@ void rt_cgjob_classify(const char *path, struct rt_cgjob *j);
  * the groups below it (at most cap, 64 levels down). The count, or -ENOENT when
  * the group is gone.
  */
-ssize_t rt_cgjob_members(const struct rt_cgjob *j, pid_t *out, size_t cap);
+ssize_t rt_cgjob_members(struct rt_cgjob *j, pid_t *out, size_t cap);
+/* The descriptor members keeps closed. */
+void rt_cgjob_close(struct rt_cgjob *j);
 
 /* Who runs in the group, from its members' environments (where this
  * process may read them): the first member whose environment names the
@@ -73,7 +75,7 @@ struct rt_cgjob_who {
 	char user[64];  /* SLURM_JOB_USER, else the member's uid; "" */
 	int named;      /* env is the scheduler's job's (it names the job) */
 };
-void rt_cgjob_identify(const struct rt_cgjob *j, struct rt_cgjob_who *who);
+void rt_cgjob_identify(struct rt_cgjob *j, struct rt_cgjob_who *who);
 
 /* A variable of a NUL-separated environment block of len bytes whose
  * value ends within it, or NULL. */

@@ -128,11 +128,13 @@ static void unwatch(struct rt_cgrun *g, int i)
 	g->watch[i] = g->watch[--g->nwatch];
 }
 
-void rt_cgrun_watch(struct rt_cgrun *g)
+void rt_cgrun_watch(struct rt_cgrun *g, struct rt_proctree *tree)
 {
 #ifdef SYS_pidfd_open
 	pid_t now[64];
-	ssize_t got = g->events_fd < 0 && g->epfd >= 0 ? rt_cgjob_members(&g->job, now, 64) : 0;
+	ssize_t got = g->events_fd >= 0 || g->epfd < 0 ? 0
+	              : tree ? (ssize_t)rt_proctree_members(tree, now, 64)
+	                     : rt_cgjob_members(&g->job, now, 64);
 	size_t n = got > 0 ? (size_t)got : 0;
 	for (int i = 0; i < g->nwatch;) { /* those no longer members */
 		int still = 0;
@@ -160,6 +162,7 @@ void rt_cgrun_watch(struct rt_cgrun *g)
 	}
 #else
 	(void)g;
+	(void)tree;
 #endif
 }
 
@@ -225,13 +228,14 @@ int rt_cgrun_emptied(struct rt_cgrun *g, struct rt_collector *c)
 		return 0;
 	/* the group's CPU now, while it is there; and who is left to watch */
 	rt_cgroup_job_cpu_now(c);
-	rt_cgrun_watch(g);
+	rt_cgrun_watch(g, NULL);
 	pid_t one;
 	return g->had_members && rt_cgjob_members(&g->job, &one, 1) <= 0;
 }
 
 void rt_cgrun_close(struct rt_cgrun *g)
 {
+	rt_cgjob_close(&g->job);
 	while (g->nwatch)
 		unwatch(g, 0);
 	if (g->events_fd >= 0)

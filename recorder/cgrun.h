@@ -52,8 +52,9 @@ int rt_cgrun_tree(struct rt_cgrun *g, struct rt_proctree **tree);
 int rt_cgrun_over(struct rt_cgrun *g, const struct rt_proctree *tree);
 /* What the sampling wait polls beside its signals (-1: none). */
 int rt_cgrun_wait_fd(const struct rt_cgrun *g);
-/* After a sample (v1): a pidfd for each member, to wake on its exit. */
-void rt_cgrun_watch(struct rt_cgrun *g);
+/* After a sample (v1): a pidfd for each member (the tree's, or when it
+ * is NULL the group's now), to wake on its exit. */
+void rt_cgrun_watch(struct rt_cgrun *g, struct rt_proctree *tree);
 /* The wait woke: whether the group emptied now (v2: its cgroup.events
  * says so; v1: a member exited and none is left; its CPU counter is read
  * then, the members watched again). */

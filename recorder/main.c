@@ -978,7 +978,7 @@ static int run_first_sample(struct run *r)
 	}
 	say_lines(r->warn);
 	if (r->cg)
-		rt_cgrun_watch(r->cg);
+		rt_cgrun_watch(r->cg, r->tree);
 	/* the first inventory on disk too: samples salvaged later refer to it */
 	if (r->sc.store)
 		rt_store_sync(r->sc.store);
@@ -1117,7 +1117,7 @@ static void run_sample_loop(struct run *r)
 		if (r->cg && rt_cgrun_refresh(r->cg)) /* the job's own environment now */
 			detect_alloc(r);
 		if (r->cg)
-			rt_cgrun_watch(r->cg);
+			rt_cgrun_watch(r->cg, r->tree);
 	}
 }
 

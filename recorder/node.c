@@ -8,8 +8,8 @@
  * measured by rt-bench node (docs/architecture.md).
  *
  * A job is a group that matches, identified by its path and the inode of
- * its directory: a group removed and made again at the same path (a
- * restarted unit) is a new job. A job whose recorder ended (its group
+ * its directory in the first hierarchy it is found in: a group removed and
+ * made again at the same path (a restarted unit) is a new job. A job whose recorder ended (its group
  * emptied) is not started again while its group stays.
  */
 #define _GNU_SOURCE
@@ -91,17 +91,19 @@ int rt_node_globs(const char *which, struct rt_node_globs *g, char *err, size_t 
 
 struct expand {
 	const char *mount;
-	void (*fn)(void *arg, const char *mount, const char *path);
+	void (*fn)(void *arg, const char *mount, const char *path, ino_t ino);
 	void *arg;
 	size_t found;
 };
 
-/* The groups under path (a group of mount) that match comps[i..n). */
-static void expand_at(struct expand *x, char *path, size_t plen, char **comps, int i, int n)
+/* The groups under path (a group of mount) that match comps[i..n); ino:
+ * path's directory's, as its listing said (0: not listed, looked at). */
+static void expand_at(struct expand *x, char *path, size_t plen, char **comps, int i, int n,
+                      ino_t ino)
 {
-	if (i == n) {
-		if (rt_cgroup_exists(x->mount, path)) {
-			x->fn(x->arg, x->mount, path);
+	if (i == n) { /* a directory of a hierarchy is a group */
+		if (ino || rt_cgroup_exists(x->mount, path)) {
+			x->fn(x->arg, x->mount, path, ino);
 			x->found++;
 		}
 		return;
@@ -111,7 +113,7 @@ static void expand_at(struct expand *x, char *path, size_t plen, char **comps, i
 		if (plen + strlen(comps[i]) + 2 >= 512)
 			return;
 		sprintf(path + plen, "/%s", comps[i]);
-		expand_at(x, path, plen + strlen(comps[i]) + 1, comps, i + 1, n);
+		expand_at(x, path, plen + strlen(comps[i]) + 1, comps, i + 1, n, 0);
 		path[plen] = '\0';
 		return;
 	}
@@ -124,7 +126,7 @@ static void expand_at(struct expand *x, char *path, size_t plen, char **comps, i
 		    plen + strlen(e->d_name) + 2 >= 512)
 			continue;
 		sprintf(path + plen, "/%s", e->d_name);
-		expand_at(x, path, plen + strlen(e->d_name) + 1, comps, i + 1, n);
+		expand_at(x, path, plen + strlen(e->d_name) + 1, comps, i + 1, n, e->d_ino);
 		path[plen] = '\0';
 	}
 	if (d)
@@ -132,7 +134,8 @@ static void expand_at(struct expand *x, char *path, size_t plen, char **comps, i
 }
 
 size_t rt_node_expand(const struct rt_node_globs *g,
-                      void (*fn)(void *arg, const char *mount, const char *path), void *arg)
+                      void (*fn)(void *arg, const char *mount, const char *path, ino_t ino),
+                      void *arg)
 {
 	struct expand x = {.fn = fn, .arg = arg};
 	for (int k = 0; k < g->n; k++) {
@@ -141,12 +144,15 @@ size_t rt_node_expand(const struct rt_node_globs *g,
 		int n = 0;
 		for (char *s = strtok(buf, "/"); s && n < MAX_DEPTH; s = strtok(NULL, "/"))
 			comps[n++] = s;
-		for (int m = 0; rt_cgroup_mounts[m]; m++) {
+		/* the first hierarchy that has the pattern's groups: a scheduler
+		 * makes a job's group in each it uses, one is enough */
+		size_t before = x.found;
+		for (int m = 0; rt_cgroup_mounts[m] && x.found == before; m++) {
 			if (!rt_cgroup_exists(rt_cgroup_mounts[m], "/"))
 				continue; /* not a hierarchy here */
 			x.mount = rt_cgroup_mounts[m];
 			path[0] = '\0';
-			expand_at(&x, path, 0, comps, 0, n);
+			expand_at(&x, path, 0, comps, 0, n, 0);
 		}
 	}
 	return x.found;
@@ -154,6 +160,7 @@ size_t rt_node_expand(const struct rt_node_globs *g,
 
 struct job {
 	char path[512];
+	const char *mount; /* the hierarchy it was found in, and its inode there */
 	ino_t ino;
 	pid_t pid;    /* its recorder, 0: ended */
 	uint64_t gen; /* the last scan that found it */
@@ -207,13 +214,16 @@ static pid_t start_recorder(struct node *nd, const char *path)
 }
 
 /* A group the scan found: a new job gets its recorder. */
-static void found(void *arg, const char *mount, const char *path)
+static void found(void *arg, const char *mount, const char *path, ino_t listed)
 {
 	struct node *nd = arg;
-	ino_t ino = group_ino(mount, path);
+	ino_t ino = listed ? listed : group_ino(mount, path);
 	struct job *j = find_job(nd, path);
-	if (j && (j->gen == nd->gen || j->ino == ino || j->pid)) {
-		j->gen = nd->gen; /* the same group (seen in another hierarchy too) */
+	/* the same group: seen already, running, or its directory the same
+	 * (one seen in another hierarchy, while its scheduler removes it from
+	 * one after another, is the same too) */
+	if (j && (j->gen == nd->gen || j->pid || j->ino == ino || strcmp(j->mount, mount))) {
+		j->gen = nd->gen;
 		return;
 	}
 	if (!j) {
@@ -237,6 +247,7 @@ static void found(void *arg, const char *mount, const char *path)
 		j = &nd->jobs[nd->n++];
 		snprintf(j->path, sizeof(j->path), "%s", path);
 	}
+	j->mount = mount;
 	j->ino = ino;
 	j->gen = nd->gen;
 	j->pid = start_recorder(nd, path);

@@ -11,21 +11,25 @@
 #ifndef RT_NODE_H
 #define RT_NODE_H
 
+#include <sys/types.h>
+
 #include "rt/config.h"
 
 /* Watch until INT or TERM (passed on to the job recorders, which finish
  * their runs). argv: the node's own command line. Returns the exit code. */
 int rt_node_run(const struct rt_config *cfg, int argc, char **argv, const char *prog);
 
-/* Expand the presets' globs, or the user's: calls fn(arg, mount, path) for
- * each group that matches (path relative to the hierarchies, mount the
- * one it was found in) in every hierarchy. The number of matches. */
+/* Expand the presets' globs, or the user's: calls fn(arg, mount, path,
+ * ino) for each group that matches (path relative to the hierarchies,
+ * mount the first hierarchy it was found in, ino its directory's, 0 when
+ * unknown). The number of matches. */
 struct rt_node_globs {
 	const char *pat[8];
 	int n;
 };
 int rt_node_globs(const char *which, struct rt_node_globs *g, char *err, size_t cap);
 size_t rt_node_expand(const struct rt_node_globs *g,
-                      void (*fn)(void *arg, const char *mount, const char *path), void *arg);
+                      void (*fn)(void *arg, const char *mount, const char *path, ino_t ino),
+                      void *arg);
 
 #endif
