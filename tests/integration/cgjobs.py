@@ -6,6 +6,8 @@
     cgjobs.py job PATH IDLE BURN MB [K=V...]
                                       a process in the group: sleeps IDLE s,
                                       touches MB MiB, spins BURN s; prints its pid
+    cgjobs.py many PATH N SECS        N groups PATH/g0.. each with a process
+                                      asleep SECS s; prints their pids
     cgjobs.py rm PATH                 the group and those below it, everywhere
     cgjobs.py cpu PATH                the group's CPU seconds (cpuacct.usage,
                                       else v2 cpu.stat usage_usec)
@@ -161,6 +163,10 @@ def main():
         mk(args[0])
     elif cmd == "job":
         job(args[0], args[1], args[2], args[3], args[4:])
+    elif cmd == "many":
+        for i in range(int(args[1])):
+            mk("%s/g%d" % (args[0], i))
+            job("%s/g%d" % (args[0], i), args[2], 0, 1, [])
     elif cmd == "rm":
         rm(args[0])
     elif cmd == "cpu":

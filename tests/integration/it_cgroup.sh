@@ -147,13 +147,7 @@ export RT_STORE="$T/many"
 "$REC" --jobs "$TOP/many/*" -i 1 2> "$T/many.err" &
 NODE=$!
 track $NODE
-i=0
-PIDS=""
-while [ $i -lt 100 ]; do
-	$CG mk $TOP/many/g$i
-	PIDS="$PIDS $($CG job $TOP/many/g$i 60 0 1)" # asleep in its group
-	i=$((i + 1))
-done
+PIDS=$($CG many $TOP/many 100 60) # each asleep in its group
 count_runs() { "$EXP" runs 2> /dev/null | awk -v s="$1" 'NR > 1 && $1 ~ /^[0-9]+$/ && (s == "" || $0 ~ s)' | wc -l; }
 n=0
 for _ in $(seq 120); do
