@@ -124,8 +124,9 @@ rest=$(echo "$objs" | cut -d' ' -f4-)
 # else a regex of the parsing functions (with their static helpers) of a
 # file that also does I/O. Coverage is of all the corpora together.
 parsers='
-procfs,proctree recorder/procfs.c *
-proctree recorder/gpu_amd.c ^rt_amd_parse_fdinfo$
+procfs,proctree recorder/system/procfs.c *
+proctree recorder/gpu/gpu_amd.c ^rt_amd_parse_fdinfo$
+proctree recorder/jobs/cgjob.c ^(rt_cgjob_classify|rt_env_lookup|split|ends_with|classify_slurm|classify_kubernetes|classify_systemd|pod_level)$
 proctree shared/sysroot.c ^(rt_parse_attr_u64|rt_parse_attr_i64|attr_digits|skip_blanks)$
 record shared/record.c ^(rt_record_decode|rt_record_upgrade|rt_record_claimed_layout|layout)$
 pack shared/pack.c ^(rt_unpack_stored|rt_unpack|rt_pack_is_packed|rt_pack_is_full|sec_base|load|get_varint|read_shape|unzig|store)$

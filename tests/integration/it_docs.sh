@@ -40,7 +40,7 @@ cmp -s "$T/fleet.md" "$T/fleet.doc" || missing="$missing
   cli.md's metrics table differs from the code's (build/fleet-table prints it):
 $(diff "$T/fleet.doc" "$T/fleet.md" | head -5)"
 # every environment variable the code reads (testing aids: cli.md only)
-for e in $(grep -ho 'getenv("[A-Z0-9_]*")' "$HERE"/recorder/*.c "$HERE"/exporter/*.c "$HERE"/exporter/*/*.c "$HERE"/shared/*.c \
+for e in $(grep -ho 'getenv("[A-Z0-9_]*")' "$HERE"/recorder/*.c "$HERE"/recorder/*/*.c "$HERE"/exporter/*.c "$HERE"/exporter/*/*.c "$HERE"/shared/*.c \
 	| sed 's/getenv("\(.*\)")/\1/' | sort -u); do
 	need cli.md "$CLI" "$e"
 	case $e in
