@@ -34,6 +34,7 @@
  */
 #define _GNU_SOURCE
 #include "proctree.h"
+#include "proctree_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -47,108 +48,7 @@
 #include "procfs.h"
 #include "rt/sysroot.h"
 
-/* How long a sample waits for the reaper's reports of what it reaped. */
-#define SYNC_WAIT_MS 50
-
-struct pt_proc {
-	int32_t pid; /* 0: empty slot */
-	int32_t ppid;
-	uint64_t start;
-	uint64_t ut, st;         /* utime+cutime, stime+cstime (µs, see set_cpu) */
-	uint64_t own_us;         /* its own user + system, µs: never lower */
-	uint64_t mf;             /* majflt+cmajflt */
-	uint64_t vcs, ivcs;      /* context switches at the last status read */
-	uint32_t nfds;           /* at the last count */
-	uint8_t have_status;     /* vcs/ivcs read at least once */
-	uint8_t born_late;       /* first seen after the first walk: count from zero */
-	uint64_t rd, wr;         /* read_bytes, write_bytes */
-	uint64_t seen;           /* generation of the last sighting */
-	uint64_t pss_kb, rss_kb; /* at the last smaps_rollup read */
-	uint64_t rss_pages, flt; /* at the last sighting: a move re-reads PSS */
-	uint64_t first_gen;      /* generation of the first sighting */
-	uint8_t parents_vm;      /* runs in its parent's address space (vfork) */
-	uint64_t io_for;         /* ut+st when io was last read */
-	int fd_stat, fd_io, fd_smaps, fd_children, fd_sched; /* kept open, -1: none */
-	uint64_t delay; /* ns its threads waited for a CPU (schedstat), never lower */
-	/* a one-thread member's schedstat as last read (all three fields):
-	 * the same again means it has not run since, nor waited to */
-	uint64_t sched_run, sched_wait, sched_slices;
-	uint32_t threads;
-	uint8_t gone;     /* departed, kept until the departure is settled */
-	uint8_t left_in;  /* departed in this refresh round (refresh_reapers) */
-	uint8_t reported; /* its reaper's report arrived (rt_proctree_reaped) */
-	uint8_t exiting;  /* a zombie or on its way out when last read */
-	/* found gone before a sync the reaper answered: reaped by a member
-	 * when no report of it came with the answer */
-	uint8_t synced;
-};
-
-/* A departed member whose report the reaper has not sent yet: its last
- * figures stand in for it until the report comes, so the tree's CPU does
- * not dip (a dip under a busy host is lost to the bound). */
-struct pt_pending {
-	int32_t pid;
-	uint64_t ut, st, rd, wr, mf;
-};
-
-struct rt_proctree {
-	pid_t root; /* 0: descendants of self */
-	pid_t self; /* this process, or the reaper (rt_proctree_open_under) */
-	int (*await_reports)(void *arg, int ms);
-	void *await_arg;
-	pid_t exclude[8];
-	int nexclude;
-	struct pt_proc *tab;
-	size_t cap, used;
-	uint64_t gen;
-	uint64_t dep_ut, dep_st, dep_rd, dep_wr, dep_mf; /* departed, last seen */
-	uint64_t dep_delay; /* every departed member's wait: no reaper folds it in */
-	int have_delay;     /* schedstat read (CONFIG_SCHED_INFO) */
-	int no_delay;       /* rt-bench: leave schedstat unread */
-	/* a one-thread member's schedstat the quick walk read before its stat
-	 * (read_delay takes it instead of reading again) */
-	int pre_sched;
-	uint64_t pre_run, pre_wait, pre_slices;
-	uint64_t reaped_ut_us, reaped_st_us, reaped_rd, reaped_wr, reaped_mf;
-	/* departed members the reaper will report (a FIFO: reports come in
-	 * the order it reaps them), and their figures' sum */
-	struct pt_pending *pend;
-	size_t pend_head, pend_n, pend_cap;
-	uint64_t pend_ut, pend_st, pend_rd, pend_wr, pend_mf;
-	/* status and fd values: read when asked (rt_proctree_cadence) */
-	int want_status, want_fds, have_status, have_fds;
-	uint64_t vcs, ivcs, peak_hwm_kb;
-	/* this sample: a newcomer or a member whose pages moved; a departure;
-	 * a member that was exiting while the PSS were read (read them again) */
-	int moved, departed, recheck;
-	uint64_t pss_reads; /* smaps_rollup reads so far (rt-bench) */
-	uint32_t hz;
-	uint64_t page_kb;
-	/* the host's fork counter now, and at the last full walk */
-	uint64_t forks, walked_forks;
-	int forks_known, walked_known;
-	pid_t *queue; /* the last full walk's pids, parents before children */
-	size_t qcap, qlen;
-	/* the CPU bound: the host's CPUs, the last sample's time and the
-	 * cumulative CPU it gave (µs; see rt_proctree_bound) */
-	unsigned ncpu;
-	uint64_t now_ns, last_ns, shown_ut_us, shown_st_us;
-	int shown;
-	/* kernels without CONFIG_PROC_CHILDREN: children come from one scan
-	 * of every /proc/<pid>/stat per sample (pid, ppid pairs) */
-	int scan_mode;
-	pid_t (*pairs)[2];
-	size_t npairs, pcap;
-	/* members listed (rt_proctree_open_members): fn's answer, its room */
-	rt_member_fn list;
-	void *list_arg;
-	pid_t *listed;
-	size_t lcap;
-	ssize_t nlisted;
-	char buf[65536]; /* a children file of thousands of pids fits */
-};
-
-static struct pt_proc *find(struct rt_proctree *t, pid_t pid)
+struct pt_proc *pt_find(struct rt_proctree *t, pid_t pid)
 {
 	size_t i = ((size_t)pid * 2654435761u) & (t->cap - 1);
 	while (t->tab[i].pid) {
@@ -302,7 +202,7 @@ void rt_proctree_exclude(struct rt_proctree *t, pid_t pid)
 		t->exclude[t->nexclude++] = pid;
 }
 
-static int excluded(const struct rt_proctree *t, pid_t pid)
+int pt_excluded(const struct rt_proctree *t, pid_t pid)
 {
 	for (int i = 0; i < t->nexclude; i++)
 		if (t->exclude[i] == pid)
@@ -322,445 +222,6 @@ void rt_proctree_host_forks(struct rt_proctree *t, uint64_t forks)
 	t->forks_known = 1;
 }
 
-static void pend_take(struct rt_proctree *t, size_t at)
-{
-	struct pt_pending *q = &t->pend[(t->pend_head + at) % t->pend_cap];
-	t->pend_ut -= q->ut;
-	t->pend_st -= q->st;
-	t->pend_rd -= q->rd;
-	t->pend_wr -= q->wr;
-	t->pend_mf -= q->mf;
-	/* the oldest moves into its place: the order is only a guess anyway */
-	*q = t->pend[t->pend_head];
-	t->pend_head = (t->pend_head + 1) % t->pend_cap;
-	t->pend_n--;
-}
-
-/* A report of count members (pid 0: several the reaper summed): the
- * members it covers leave the pending ones (that pid, else the oldest). */
-static void pend_reported(struct rt_proctree *t, pid_t pid, uint32_t count)
-{
-	if (pid > 0) {
-		for (size_t i = 0; i < t->pend_n; i++)
-			if (t->pend[(t->pend_head + i) % t->pend_cap].pid == pid) {
-				pend_take(t, i);
-				return;
-			}
-		return; /* not pending: read alive, or never seen */
-	}
-	while (count-- && t->pend_n)
-		pend_take(t, 0);
-}
-
-static void pend_add(struct rt_proctree *t, const struct pt_proc *e)
-{
-	if (t->pend_n == t->pend_cap) {
-		size_t cap = t->pend_cap ? t->pend_cap * 2 : 256;
-		struct pt_pending *np = cap <= 65536 ? malloc(cap * sizeof(*np)) : NULL;
-		if (!np)
-			return; /* not held: a dip until its report */
-		for (size_t i = 0; i < t->pend_n; i++)
-			np[i] = t->pend[(t->pend_head + i) % t->pend_cap];
-		free(t->pend);
-		t->pend = np;
-		t->pend_cap = cap;
-		t->pend_head = 0;
-	}
-	struct pt_pending *q = &t->pend[(t->pend_head + t->pend_n++) % t->pend_cap];
-	*q = (struct pt_pending){e->pid, e->ut, e->st, e->rd, e->wr, e->mf};
-	t->pend_ut += q->ut;
-	t->pend_st += q->st;
-	t->pend_rd += q->rd;
-	t->pend_wr += q->wr;
-	t->pend_mf += q->mf;
-}
-
-void rt_proctree_reaped(struct rt_proctree *t, pid_t pid, const struct rusage *ru)
-{
-	rt_proctree_reaped_n(t, pid, 1, ru);
-}
-
-void rt_proctree_reaped_n(struct rt_proctree *t, pid_t pid, uint32_t count, const struct rusage *ru)
-{
-	if (excluded(t, pid))
-		return;
-	if (t->pend_n)
-		pend_reported(t, pid, count ? count : 1);
-	t->reaped_ut_us +=
-	    (uint64_t)ru->ru_utime.tv_sec * 1000000u + (uint64_t)ru->ru_utime.tv_usec;
-	t->reaped_st_us +=
-	    (uint64_t)ru->ru_stime.tv_sec * 1000000u + (uint64_t)ru->ru_stime.tv_usec;
-	t->reaped_rd += (uint64_t)ru->ru_inblock * 512u;
-	t->reaped_mf += (uint64_t)ru->ru_majflt;
-	t->reaped_wr += (uint64_t)ru->ru_oublock * 512u;
-	/* the largest RSS of it and of every descendant it reaped: a member
-	 * that peaked between two reads of its status still counts */
-	if (ru->ru_maxrss > 0 && (uint64_t)ru->ru_maxrss > t->peak_hwm_kb)
-		t->peak_hwm_kb = (uint64_t)ru->ru_maxrss;
-	/* its entry must not also count as departed */
-	struct pt_proc *e = pid > 0 ? find(t, pid) : NULL;
-	if (e) {
-		e->ppid = t->self;
-		e->reported = 1;
-	}
-}
-
-/* Members reaped by the reaper whose report has not arrived yet (none
- * once it answered a sync since they were found gone). */
-static size_t unreported(const struct rt_proctree *t)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < t->cap; i++) {
-		const struct pt_proc *e = &t->tab[i];
-		n +=
-		    e->pid && e->seen != t->gen && e->ppid == t->self && !e->reported && !e->synced;
-	}
-	return n;
-}
-
-static ssize_t read_proc(struct rt_proctree *t, const char *rel)
-{
-	int fd = rt_open(RT_PROC, rel);
-	if (fd < 0)
-		return fd;
-	ssize_t n = rt_pread_all(fd, t->buf, sizeof(t->buf));
-	close(fd);
-	return n;
-}
-
-/* Read <pid>/<file> through a descriptor kept in *fd (opened on first use;
- * by path when fd is NULL or no descriptor can be kept). */
-static ssize_t read_kept(struct rt_proctree *t, int *fd, pid_t pid, const char *file)
-{
-	char rel[96];
-	snprintf(rel, sizeof(rel), "%d/%s", pid, file);
-	if (!fd)
-		return read_proc(t, rel);
-	if (*fd < 0) {
-		int f = rt_open(RT_PROC, rel);
-		if (f == -EMFILE || f == -ENFILE)
-			return read_proc(t, rel);
-		if (f < 0)
-			return f;
-		*fd = f;
-	}
-	return rt_pread_all(*fd, t->buf, sizeof(t->buf));
-}
-
-static void push(struct rt_proctree *t, size_t *n, pid_t pid)
-{
-	if (*n == t->qcap) {
-		pid_t *q = realloc(t->queue, t->qcap * 2 * sizeof(*q));
-		if (!q)
-			return;
-		t->queue = q;
-		t->qcap *= 2;
-	}
-	t->queue[(*n)++] = pid;
-}
-
-/* Fill t->pairs with (pid, ppid) of every process: the fallback when the
- * kernel has no children files. */
-static void scan_all(struct rt_proctree *t)
-{
-	char path[4200];
-	t->npairs = 0;
-	if (rt_path(path, sizeof(path), RT_PROC, "") != 0)
-		return;
-	DIR *d = opendir(path);
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		if (e->d_name[0] < '1' || e->d_name[0] > '9')
-			continue;
-		char rel[300];
-		snprintf(rel, sizeof(rel), "%s/stat", e->d_name);
-		ssize_t len = read_proc(t, rel);
-		struct rt_pid_stat ps;
-		if (len <= 0 || rt_parse_pid_stat(t->buf, (size_t)len, &ps))
-			continue;
-		if (t->npairs == t->pcap) {
-			size_t cap = t->pcap ? t->pcap * 2 : 1024;
-			void *p = realloc(t->pairs, cap * sizeof(*t->pairs));
-			if (!p)
-				break;
-			t->pairs = p;
-			t->pcap = cap;
-		}
-		t->pairs[t->npairs][0] = (pid_t)atoi(e->d_name);
-		t->pairs[t->npairs][1] = ps.ppid;
-		t->npairs++;
-	}
-	if (d)
-		closedir(d);
-}
-
-static void push_children(struct rt_proctree *t, ssize_t len, size_t *n)
-{
-	const char *p = t->buf, *end = t->buf + (len > 0 ? len : 0);
-	uint64_t c;
-	while (len > 0 && rt_scan_u64(&p, end, &c) == 0)
-		if (c > 0 && c < (1u << 22) && !excluded(t, (pid_t)c))
-			push(t, n, (pid_t)c);
-}
-
-/* Append the children of pid (all its threads') to the queue. */
-static void children(struct rt_proctree *t, pid_t pid, uint32_t threads, size_t *n, int *keep)
-{
-	if (t->scan_mode) {
-		for (size_t i = 0; i < t->npairs; i++)
-			if (t->pairs[i][1] == pid && !excluded(t, t->pairs[i][0]))
-				push(t, n, t->pairs[i][0]);
-		return;
-	}
-	if (threads <= 1 && keep) {
-		char file[64];
-		snprintf(file, sizeof(file), "task/%d/children", pid);
-		ssize_t len = read_kept(t, keep, pid, file);
-		if (len == -ENOENT && !t->scan_mode) {
-			/* the process exists (its stat was read) but has no children
-			 * file: this kernel lacks CONFIG_PROC_CHILDREN */
-			t->scan_mode = 1;
-			scan_all(t);
-			children(t, pid, threads, n, keep);
-			return;
-		}
-		push_children(t, len, n);
-		return;
-	}
-	char rel[96];
-	pid_t tids[1] = {pid};
-	DIR *d = NULL;
-	if (threads > 1) {
-		char path[4200];
-		snprintf(rel, sizeof(rel), "%d/task", pid);
-		if (rt_path(path, sizeof(path), RT_PROC, rel) == 0)
-			d = opendir(path);
-	}
-	struct dirent *e;
-	for (int k = 0;; k++) {
-		pid_t tid;
-		if (d) {
-			if (!(e = readdir(d)))
-				break;
-			if (e->d_name[0] < '0' || e->d_name[0] > '9')
-				continue;
-			tid = (pid_t)atoi(e->d_name);
-		} else {
-			if (k > 0)
-				break;
-			tid = tids[0];
-		}
-		snprintf(rel, sizeof(rel), "%d/task/%d/children", pid, tid);
-		ssize_t len = read_proc(t, rel);
-		if (len == -ENOENT && tid == pid && !d) {
-			t->scan_mode = 1; /* no CONFIG_PROC_CHILDREN, see above */
-			scan_all(t);
-			children(t, pid, threads, n, keep);
-			return;
-		}
-		push_children(t, len, n);
-	}
-	if (d)
-		closedir(d);
-}
-
-/* Whether a departed entry's ticks now live in a live member's cutime (or
- * in the tracker's exact rusage): follow last-known parents. Under a
- * reaper that reports (wrapper mode), nothing is reaped outside the tree:
- * a member whose parents are gone was reparented to the reaper, and its
- * report counts it (keeping its last figure too would count it twice);
- * one found gone before a sync the reaper answered without its report was
- * reaped by a member (the reaper reports before it answers), even by a
- * parent on its way out that reaped it first. */
-static int absorbed(struct rt_proctree *t, const struct pt_proc *e)
-{
-	if (e->reported || e->synced)
-		return 1;
-	for (int depth = 0; depth < 64; depth++) {
-		if (t->root == 0 && e->ppid == t->self)
-			return 1; /* reaped by us: counted exactly by rt_proctree_reaped */
-		const struct pt_proc *p = find(t, e->ppid);
-		if (!p)
-			return 0; /* reaped outside the tree, or orphaned to the reaper */
-		if (p->seen == t->gen && !p->gone)
-			/* a live parent reaped it; one on its way out did not: its
-			 * children went to the reaper */
-			return !(p->exiting && t->root == 0 && t->await_reports);
-		e = p;
-	}
-	return 0;
-}
-
-/* Whether departed e will be reported by the reaper (wrapper mode): its
- * last figures then wait in the pending ones. */
-static int to_be_reported(const struct rt_proctree *t, const struct pt_proc *e)
-{
-	return t->root == 0 && t->await_reports && !e->reported;
-}
-
-/* Departed e's figures: in a live member's cutime (nothing to do), in the
- * reaper's report to come (pending till then), or kept as they were last
- * read (reaped outside the tree). */
-static void depart(struct rt_proctree *t, const struct pt_proc *e)
-{
-	if (absorbed(t, e))
-		return;
-	if (to_be_reported(t, e)) {
-		pend_add(t, e);
-		return;
-	}
-	if (e->reported)
-		return;
-	t->dep_ut += e->ut;
-	t->dep_st += e->st;
-	t->dep_rd += e->rd;
-	t->dep_wr += e->wr;
-	t->dep_mf += e->mf;
-}
-
-struct walk_sum {
-	uint64_t ut, st, rd, wr, rss_kb, pss_kb, mf, threads, fds, delay;
-	uint32_t members;
-};
-
-/* /proc/<pid>/status: the tree's context switches (each member's change
- * since its last read; a member born while tracked from zero) and its
- * largest VmHWM. By path, every 5 s: no descriptor kept. */
-static void read_status(struct rt_proctree *t, struct pt_proc *e)
-{
-	char rel[64];
-	snprintf(rel, sizeof(rel), "%d/status", e->pid);
-	ssize_t len = read_proc(t, rel);
-	if (len <= 0)
-		return;
-	uint64_t v = 0, iv = 0, hwm = 0;
-	size_t n = (size_t)len;
-	if (rt_parse_field_u64(t->buf, n, "VmHWM:", &hwm) == 0 && hwm > t->peak_hwm_kb)
-		t->peak_hwm_kb = hwm;
-	if (rt_parse_field_u64(t->buf, n, "voluntary_ctxt_switches:", &v) ||
-	    rt_parse_field_u64(t->buf, n, "nonvoluntary_ctxt_switches:", &iv))
-		return;
-	uint64_t v0 = e->have_status ? e->vcs : e->born_late ? 0 : v;
-	uint64_t iv0 = e->have_status ? e->ivcs : e->born_late ? 0 : iv;
-	t->vcs += v >= v0 ? v - v0 : 0;
-	t->ivcs += iv >= iv0 ? iv - iv0 : 0;
-	e->vcs = v;
-	e->ivcs = iv;
-	e->have_status = 1;
-	t->have_status = 1;
-}
-
-/* Entries of /proc/<pid>/fd (other users' processes: not readable, kept). */
-static void count_fds(struct rt_proctree *t, struct pt_proc *e)
-{
-	char rel[64], path[4200];
-	snprintf(rel, sizeof(rel), "%d/fd", e->pid);
-	if (rt_path(path, sizeof(path), RT_PROC, rel) != 0)
-		return;
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	uint32_t n = 0;
-	for (;;) {
-		long got = syscall(SYS_getdents64, fd, t->buf, sizeof(t->buf));
-		if (got <= 0)
-			break;
-		for (long off = 0; off < got;) {
-			unsigned short reclen;
-			memcpy(&reclen, t->buf + off + 16, sizeof(reclen));
-			const char *name = t->buf + off + 19;
-			if (reclen == 0)
-				break;
-			n += name[0] != '.';
-			off += reclen;
-		}
-	}
-	close(fd);
-	e->nfds = n;
-	t->have_fds = 1;
-}
-
-/* schedstat: "<ns on a CPU> <ns waiting runnable> <timeslices>". */
-static int parse_delay(const char *buf, ssize_t len, uint64_t *run, uint64_t *delay)
-{
-	const char *p = buf, *end = buf + (len > 0 ? len : 0);
-	return len > 0 && rt_scan_u64(&p, end, run) == 0 && rt_scan_u64(&p, end, delay) == 0 ? 0
-	                                                                                     : -1;
-}
-
-static int parse_sched3(const char *buf, ssize_t len, uint64_t *run, uint64_t *wait,
-                        uint64_t *slices)
-{
-	const char *p = buf, *end = buf + (len > 0 ? len : 0);
-	return len > 0 && rt_scan_u64(&p, end, run) == 0 && rt_scan_u64(&p, end, wait) == 0 &&
-	               rt_scan_u64(&p, end, slices) == 0
-	           ? 0
-	           : -1;
-}
-
-/*
- * The time member e's threads waited, runnable, for a CPU (schedstat, ns):
- * its own file when it has one thread (through a kept descriptor), else
- * every thread's by path. A thread that ended took its wait with it, so a
- * member's figure never goes down: a member with short-lived threads is
- * counted short, never double. *run: the same threads' time on a CPU, ns
- * (0: not read).
- */
-static void read_delay(struct rt_proctree *t, struct pt_proc *e, int first, uint64_t *run)
-{
-	uint64_t sum = 0, d, r, rsum = 0;
-	int ok = 0;
-	*run = 0;
-	if (t->no_delay)
-		return;
-	if (e->threads <= 1 && t->pre_sched) { /* read just before, by quick_walk */
-		rsum = e->sched_run = t->pre_run;
-		sum = e->sched_wait = t->pre_wait;
-		e->sched_slices = t->pre_slices;
-		ok = 1;
-	} else if (e->threads <= 1) {
-		ssize_t len = read_kept(t, first ? NULL : &e->fd_sched, e->pid, "schedstat");
-		ok =
-		    parse_sched3(t->buf, len, &e->sched_run, &e->sched_wait, &e->sched_slices) == 0;
-		rsum = e->sched_run;
-		sum = e->sched_wait;
-		if (!ok)
-			e->sched_slices = 0; /* never taken for "has not run" */
-	} else {
-		/* each thread's file opened relative to the task directory: no
-		 * path walk from /proc for each */
-		char rel[96], path[4200], name[40];
-		e->sched_slices = 0; /* several threads: never taken for "has not run" */
-		snprintf(rel, sizeof(rel), "%d/task", e->pid);
-		DIR *dir = rt_path(path, sizeof(path), RT_PROC, rel) == 0 ? opendir(path) : NULL;
-		int dfd = dir ? dirfd(dir) : -1;
-		struct dirent *de;
-		while (dir && (de = readdir(dir))) {
-			if (de->d_name[0] < '0' || de->d_name[0] > '9')
-				continue;
-			snprintf(name, sizeof(name), "%.16s/schedstat", de->d_name);
-			int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
-			if (fd < 0)
-				continue;
-			ssize_t len = rt_pread_all(fd, t->buf, sizeof(t->buf));
-			close(fd);
-			if (parse_delay(t->buf, len, &r, &d) == 0) {
-				sum += d;
-				rsum += r;
-				ok = 1;
-			}
-		}
-		if (dir)
-			closedir(dir);
-	}
-	if (!ok)
-		return;
-	t->have_delay = 1;
-	*run = rsum;
-	if (sum > e->delay)
-		e->delay = sum;
-}
-
 /*
  * Member e's CPU (µs) from its stat ps. The kernel shows a process's own
  * utime and stime in whole ticks (10 ms), each cut down: a thousand members
@@ -771,8 +232,8 @@ static void read_delay(struct rt_proctree *t, struct pt_proc *e, int first, uint
  * does). The children it reaped (cutime, cstime) are added as
  * ticks: one cut per reaper, not per child.
  */
-static void set_cpu(struct rt_proctree *t, struct pt_proc *e, const struct rt_pid_stat *ps,
-                    uint64_t run_ns)
+void pt_set_cpu(struct rt_proctree *t, struct pt_proc *e, const struct rt_pid_stat *ps,
+                uint64_t run_ns)
 {
 	uint64_t ou = ps->own_ut * 1000000u / t->hz, os = ps->own_st * 1000000u / t->hz;
 	uint64_t own = ou + os;
@@ -803,8 +264,8 @@ static void add_member(struct walk_sum *w, const struct pt_proc *e)
 }
 
 /* Count live member e, whose stat was just read into ps. */
-static void account(struct rt_proctree *t, struct pt_proc *e, const struct rt_pid_stat *ps,
-                    struct walk_sum *w)
+void pt_account(struct rt_proctree *t, struct pt_proc *e, const struct rt_pid_stat *ps,
+                struct walk_sum *w)
 {
 	int first = e->seen == 0;
 	e->start = ps->start;
@@ -814,8 +275,8 @@ static void account(struct rt_proctree *t, struct pt_proc *e, const struct rt_pi
 	e->seen = t->gen;
 	e->threads = ps->threads;
 	uint64_t run_ns;
-	read_delay(t, e, first, &run_ns);
-	set_cpu(t, e, ps, run_ns);
+	pt_read_delay(t, e, first, &run_ns);
+	pt_set_cpu(t, e, ps, run_ns);
 	if (first) {
 		e->born_late = t->gen > 1;
 		e->first_gen = t->gen;
@@ -827,16 +288,16 @@ static void account(struct rt_proctree *t, struct pt_proc *e, const struct rt_pi
 	/* a newcomer's status and fds at once: a member that lives less than
 	 * the cadence (or a job shorter than it) is still seen */
 	if (t->want_status || first)
-		read_status(t, e);
+		pt_read_status(t, e);
 	if (t->want_fds || first)
-		count_fds(t, e);
+		pt_count_fds(t, e);
 	/* VmHWM >= RSS: what a member holds now is a floor of the peak */
 	if (ps->rss_pages * t->page_kb > t->peak_hwm_kb)
 		t->peak_hwm_kb = ps->rss_pages * t->page_kb;
 	/* I/O needs CPU: re-read it when the process ran (what it did
 	 * meanwhile is cumulative, so nothing is lost, only seen later) */
 	if (first || e->ut + e->st != e->io_for) {
-		ssize_t len = read_kept(t, first ? NULL : &e->fd_io, e->pid, "io");
+		ssize_t len = pt_read_kept(t, first ? NULL : &e->fd_io, e->pid, "io");
 		if (len > 0) { /* other users' processes: not readable, 0 */
 			uint64_t v;
 			if (rt_parse_field_u64(t->buf, (size_t)len, "read_bytes:", &v) == 0)
@@ -864,9 +325,9 @@ static void account_still(struct rt_proctree *t, struct pt_proc *e, struct walk_
 	e->seen = t->gen;
 	t->have_delay = 1;
 	if (t->want_status)
-		read_status(t, e);
+		pt_read_status(t, e);
 	if (t->want_fds)
-		count_fds(t, e);
+		pt_count_fds(t, e);
 	add_member(w, e);
 }
 
@@ -879,7 +340,7 @@ static int quick_still(struct rt_proctree *t, struct pt_proc *e, struct walk_sum
 	if (e->threads > 1 || t->no_delay || e->fd_sched < 0)
 		return 0;
 	ssize_t len = rt_pread_all(e->fd_sched, t->buf, sizeof(t->buf));
-	if (parse_sched3(t->buf, len, &run, &wait, &slices))
+	if (pt_parse_sched3(t->buf, len, &run, &wait, &slices))
 		return 0;
 	if (e->sched_slices && run == e->sched_run && wait == e->sched_wait &&
 	    slices == e->sched_slices) {
@@ -902,7 +363,7 @@ static int quick_walk(struct rt_proctree *t, struct walk_sum *w)
 	 * before its parent could die and be reaped in between, and count
 	 * twice (live, and in the parent's cutime) */
 	for (size_t i = 0; i < t->qlen; i++) {
-		struct pt_proc *e = find(t, t->queue[i]);
+		struct pt_proc *e = pt_find(t, t->queue[i]);
 		if (!e || e->seen != prev || e->gone)
 			continue;
 		if (quick_still(t, e, w))
@@ -922,31 +383,10 @@ static int quick_walk(struct rt_proctree *t, struct walk_sum *w)
 			t->pre_sched = 0;
 			return -1;
 		}
-		account(t, e, &ps, w);
+		pt_account(t, e, &ps, w);
 		t->pre_sched = 0;
 	}
 	return 0;
-}
-
-/* The members fn lists now, onto the queue (room grows to a million). */
-static void push_listed(struct rt_proctree *t, size_t *n)
-{
-	for (;;) {
-		if (!t->lcap || (t->nlisted == (ssize_t)t->lcap && t->lcap < (1u << 20))) {
-			size_t cap = t->lcap ? t->lcap * 2 : 1024;
-			pid_t *p = realloc(t->listed, cap * sizeof(*p));
-			if (!p)
-				break;
-			t->listed = p;
-			t->lcap = cap;
-		}
-		t->nlisted = t->list(t->list_arg, t->listed, t->lcap);
-		if (t->nlisted < (ssize_t)t->lcap || t->lcap >= (1u << 20))
-			break;
-	}
-	for (ssize_t i = 0; i < t->nlisted; i++)
-		if (!excluded(t, t->listed[i]))
-			push(t, n, t->listed[i]);
 }
 
 /* Walk from the root through every member's children files (or the
@@ -955,18 +395,18 @@ static void full_walk(struct rt_proctree *t, struct walk_sum *w)
 {
 	size_t n = 0;
 	if (t->scan_mode && !t->list)
-		scan_all(t);
+		pt_scan_all(t);
 	if (t->list)
-		push_listed(t, &n);
+		pt_push_listed(t, &n);
 	else if (t->root)
-		push(t, &n, t->root);
+		pt_push(t, &n, t->root);
 	else
-		children(t, t->self, 1, &n, NULL);
+		pt_children(t, t->self, 1, &n, NULL);
 	for (size_t qi = 0; qi < n; qi++) {
 		pid_t pid = t->queue[qi];
 		char rel[64];
 		struct rt_pid_stat ps;
-		struct pt_proc *e = find(t, pid);
+		struct pt_proc *e = pt_find(t, pid);
 		if (e && e->seen == t->gen)
 			continue; /* already visited (a loop in hostile data) */
 		/* through the kept descriptor; a dead process's one reads nothing */
@@ -976,7 +416,7 @@ static void full_walk(struct rt_proctree *t, struct walk_sum *w)
 			close_fds(e);
 		if (len <= 0) {
 			snprintf(rel, sizeof(rel), "%d/stat", pid);
-			len = read_proc(t, rel);
+			len = pt_read_proc(t, rel);
 		}
 		if (len <= 0 || rt_parse_pid_stat(t->buf, (size_t)len, &ps))
 			continue; /* gone meanwhile */
@@ -985,7 +425,7 @@ static void full_walk(struct rt_proctree *t, struct walk_sum *w)
 			e->gone = 1;
 			t->departed = 1;
 			t->dep_delay += e->delay;
-			depart(t, e);
+			pt_depart(t, e);
 			erase(t, e);
 			e = NULL;
 		}
@@ -998,50 +438,13 @@ static void full_walk(struct rt_proctree *t, struct walk_sum *w)
 			int f = rt_open(RT_PROC, rel);
 			e->fd_stat = f >= 0 ? f : -1;
 		}
-		account(t, e, &ps, w);
+		pt_account(t, e, &ps, w);
 		if (!t->list)
-			children(t, pid, ps.threads, &n, again ? &e->fd_children : NULL);
+			pt_children(t, pid, ps.threads, &n, again ? &e->fd_children : NULL);
 	}
 	t->qlen = n;
 	t->walked_forks = t->forks;
 	t->walked_known = t->forks_known;
-}
-
-/* Whether member e shares its parent member's address space (KCMP_VM). */
-static int parents_vm(struct rt_proctree *t, const struct pt_proc *e)
-{
-#ifdef SYS_kcmp
-	const struct pt_proc *p = find(t, e->ppid);
-	if (!p || p->seen != t->gen || p->gone)
-		return 0; /* the tracker's own children are never counted twice */
-	return syscall(SYS_kcmp, (pid_t)e->pid, (pid_t)e->ppid, 1 /* KCMP_VM */, 0ul, 0ul) == 0;
-#else
-	(void)t;
-	(void)e;
-	return 0;
-#endif
-}
-
-/* Every live member's PSS from its smaps_rollup (by path in its first
- * sample, then through a kept descriptor); not readable (another user's
- * process): its RSS. */
-static void read_pss(struct rt_proctree *t, struct pt_proc *e)
-{
-	if ((e->parents_vm = (uint8_t)parents_vm(t, e))) {
-		e->pss_kb = e->rss_kb = 0;
-		return;
-	}
-	int *fd = e->first_gen == t->gen ? NULL : &e->fd_smaps;
-	ssize_t len = read_kept(t, fd, e->pid, "smaps_rollup");
-	uint64_t pss = 0, rss = 0;
-	/* RSS of the same moment too: a vfork child that exec'd since its
-	 * stat was read no longer has its parent's RSS */
-	if (len <= 0 || rt_parse_field_u64(t->buf, (size_t)len, "Pss:", &pss) != 0 ||
-	    rt_parse_field_u64(t->buf, (size_t)len, "Rss:", &rss) != 0)
-		pss = rss = e->rss_pages * t->page_kb;
-	e->pss_kb = pss;
-	e->rss_kb = rss;
-	t->pss_reads++;
 }
 
 void rt_proctree_bound(struct rt_proctree *t, unsigned ncpu, uint64_t now_ns)
@@ -1087,161 +490,6 @@ static void bound(struct rt_proctree *t, uint64_t ut, uint64_t st, struct rt_rec
 	out->stime_us = t->shown_st_us;
 }
 
-/* Member e leaves this sample's figures: it is gone since it was read. */
-static void drop_member(struct rt_proctree *t, struct pt_proc *e, struct walk_sum *w)
-{
-	w->ut -= e->ut;
-	w->st -= e->st;
-	w->mf -= e->mf;
-	w->rd -= e->rd;
-	w->wr -= e->wr;
-	w->threads -= e->threads;
-	w->fds -= e->nfds;
-	w->delay -= e->delay;
-	w->members--;
-	e->gone = 1;
-	e->seen = t->gen - 1; /* departed before this sample's figures */
-	t->departed = 1;
-}
-
-/* Read live member e's stat again: 0 and ps, or -1 when it is gone. */
-static int reread(struct rt_proctree *t, struct pt_proc *e, struct rt_pid_stat *ps)
-{
-	ssize_t len = read_kept(t, e->first_gen == t->gen ? NULL : &e->fd_stat, e->pid, "stat");
-	return len > 0 && rt_parse_pid_stat(t->buf, (size_t)len, ps) == 0 && ps->start == e->start
-	           ? 0
-	           : -1;
-}
-
-/*
- * A member its parent reaped after the walk read the parent and before it
- * came to the member is in neither figure: the parent's cutime was read
- * before. So the live parent of every member that left is read again (its
- * cutime now holds what it reaped), and then its live children: one that
- * left meanwhile may be in the new figure too, so it leaves the sample and
- * the parent is read once more, until a round finds no child gone (a few
- * at most; a storm of exits ends). A parent gone by then leaves too, and
- * its own parent is read.
- */
-static int refresh_reapers(struct rt_proctree *t, struct walk_sum *w)
-{
-	int dropped = 0;
-	for (size_t i = 0; i < t->cap; i++)
-		t->tab[i].left_in = t->tab[i].pid && t->tab[i].gone && t->tab[i].seen != t->gen;
-	for (int round = 0; round < 8; round++) {
-		int more = 0;
-		for (size_t i = 0; i < t->cap; i++) {
-			struct pt_proc *c = &t->tab[i];
-			if (!c->pid || !c->left_in)
-				continue;
-			c->left_in = 0;
-			struct pt_proc *p = find(t, c->ppid);
-			if (!p || p->seen != t->gen || p->gone)
-				continue; /* reaped outside the tree, or by the reaper */
-			struct rt_pid_stat ps;
-			if (reread(t, p, &ps)) {
-				drop_member(t, p, w);
-				p->left_in = 1;
-				more = dropped = 1;
-				continue;
-			}
-			uint64_t ut0 = p->ut, st0 = p->st;
-			set_cpu(t, p, &ps, 0); /* its own time: the last exact figure */
-			w->ut += p->ut - ut0;
-			w->st += p->st - st0;
-			w->mf += ps.mf - p->mf;
-			p->mf = ps.mf;
-			ssize_t len =
-			    read_kept(t, p->first_gen == t->gen ? NULL : &p->fd_io, p->pid, "io");
-			uint64_t v;
-			if (len > 0 &&
-			    rt_parse_field_u64(t->buf, (size_t)len, "read_bytes:", &v) == 0 &&
-			    v >= p->rd) {
-				w->rd += v - p->rd;
-				p->rd = v;
-			}
-			if (len > 0 &&
-			    rt_parse_field_u64(t->buf, (size_t)len, "write_bytes:", &v) == 0 &&
-			    v >= p->wr) {
-				w->wr += v - p->wr;
-				p->wr = v;
-			}
-			/* its children counted live must still be there */
-			for (size_t k = 0; k < t->cap; k++) {
-				struct pt_proc *q = &t->tab[k];
-				if (q->pid && q->ppid == p->pid && q->seen == t->gen && !q->gone &&
-				    reread(t, q, &ps)) {
-					drop_member(t, q, w);
-					q->left_in = 1;
-					more = dropped = 1;
-				}
-			}
-		}
-		if (!more)
-			break;
-	}
-	return dropped;
-}
-
-/* Ask the reaper to reap and report what ended so far: once it answered,
- * every member found gone by now was either reported or reaped by a
- * member. */
-static void sync_reports(struct rt_proctree *t)
-{
-	if (!t->await_reports || !t->await_reports(t->await_arg, -SYNC_WAIT_MS))
-		return;
-	for (size_t i = 0; t->departed && i < t->cap; i++)
-		if (t->tab[i].pid && t->tab[i].gone)
-			t->tab[i].synced = 1;
-}
-
-/*
- * Members the walk did not come to, though they are alive in the tree. A
- * children file can miss a live child: the kernel builds it from a list
- * that changes under its reader ("may miss children" when they exit
- * meanwhile), and a member that dies between the reads of its reaper's
- * children file and of its own hands its children to the reaper: they are
- * in neither. Taken for departed, such a member's last figures are held
- * (or wait for its reaper's report), and it is counted again when the next
- * walk finds it: in CI, 1000 processes killed at once showed 0.8 s of CPU
- * twice, kept by a figure that never drops. So each member not seen is
- * read: one alive whose parent is a member seen now (or the reaper) is
- * counted live; in rounds, since one found may be the parent of others.
- * A member alive outside the tree (orphaned to init) has left it.
- */
-static void rescue_missed(struct rt_proctree *t, struct walk_sum *w)
-{
-	for (int round = 0, more = 1; more && round < 16; round++) {
-		more = 0;
-		for (size_t i = 0; i < t->cap; i++) {
-			struct pt_proc *e = &t->tab[i];
-			struct rt_pid_stat ps;
-			if (!e->pid || e->seen == t->gen || e->gone)
-				continue;
-			if (reread(t, e, &ps)) {
-				e->gone = 1; /* departed: settled below */
-				continue;
-			}
-			const struct pt_proc *p = find(t, ps.ppid);
-			if (!(t->root == 0 && ps.ppid == t->self) &&
-			    !(p && p->seen == t->gen && !p->gone))
-				continue;
-			t->pre_sched = 0;
-			account(t, e, &ps, w);
-			more = 1;
-		}
-	}
-}
-
-/* Whether member e is gone or exiting now (after the PSS reads). */
-static int exiting_now(struct rt_proctree *t, struct pt_proc *e)
-{
-	ssize_t len = read_kept(t, e->first_gen == t->gen ? NULL : &e->fd_stat, e->pid, "stat");
-	struct rt_pid_stat ps;
-	return len <= 0 || rt_parse_pid_stat(t->buf, (size_t)len, &ps) || ps.start != e->start ||
-	       ps.exiting;
-}
-
 /* The walk of the tree: the quick one (the members known, when nobody
  * forked since) or, when a member died or anyone forked, the full one.
  * Whoever was not seen and is not alive in the tree after all has
@@ -1258,7 +506,7 @@ static void walk_tree(struct rt_proctree *t, struct walk_sum *w)
 		full_walk(t, w);
 	}
 	/* the sync after this tells who reaped the departed */
-	rescue_missed(t, w);
+	pt_rescue_missed(t, w);
 	for (size_t i = 0; i < t->cap; i++) {
 		struct pt_proc *e = &t->tab[i];
 		if (!e->pid || e->seen == t->gen)
@@ -1276,16 +524,16 @@ static void walk_tree(struct rt_proctree *t, struct walk_sum *w)
  * figures must not as well. */
 static void take_reports(struct rt_proctree *t, struct walk_sum *w)
 {
-	sync_reports(t);
-	if (t->departed && refresh_reapers(t, w))
-		sync_reports(t); /* members found gone since */
-	for (int i = 0; i < 5 && t->await_reports && unreported(t); i++)
+	pt_sync_reports(t);
+	if (t->departed && pt_refresh_reapers(t, w))
+		pt_sync_reports(t); /* members found gone since */
+	for (int i = 0; i < 5 && t->await_reports && pt_unreported(t); i++)
 		t->await_reports(t->await_arg, 10);
 	for (size_t i = 0; i < t->cap; i++) {
 		struct pt_proc *e = &t->tab[i];
 		if (!e->pid || e->seen != t->gen || e->gone || !e->reported)
 			continue;
-		drop_member(t, e, w);
+		pt_drop_member(t, e, w);
 	}
 }
 
@@ -1302,7 +550,7 @@ static void sum_memory(struct rt_proctree *t, struct walk_sum *w)
 	for (size_t i = 0; fresh && i < t->cap; i++) {
 		struct pt_proc *e = &t->tab[i];
 		if (e->pid && e->seen == t->gen && !e->gone)
-			read_pss(t, e);
+			pt_read_pss(t, e);
 	}
 	for (size_t i = 0; i < t->cap; i++) {
 		struct pt_proc *e = &t->tab[i];
@@ -1310,7 +558,7 @@ static void sum_memory(struct rt_proctree *t, struct walk_sum *w)
 			continue;
 		/* a member that exited or began to during the reads: its pages
 		 * are passing to the others, whose reads may already count them */
-		if (fresh && exiting_now(t, e)) {
+		if (fresh && pt_exiting_now(t, e)) {
 			t->recheck = 1;
 			continue;
 		}
@@ -1328,7 +576,7 @@ static void retire_departed(struct rt_proctree *t)
 		if (!e->pid || !e->gone || e->seen == t->gen)
 			continue;
 		t->dep_delay += e->delay; /* no reaper's figure holds it */
-		depart(t, e);
+		pt_depart(t, e);
 	}
 	for (size_t i = 0; i < t->cap;) {
 		struct pt_proc *e = &t->tab[i];
@@ -1397,7 +645,7 @@ int rt_proctree_has(struct rt_proctree *t, pid_t pid)
 {
 	if (!t || pid <= 0)
 		return 0;
-	const struct pt_proc *e = find(t, pid);
+	const struct pt_proc *e = pt_find(t, pid);
 	return e && e->seen == t->gen && !e->gone;
 }
 
