@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "export.h"
 #include "rt/common.h"
 #include "rt/ring.h"
@@ -50,25 +51,6 @@
 #endif
 
 /* The verbs, by id (their names, help and handlers: the verb table below). */
-enum verb_id {
-	V_RUNS,
-	V_VERIFY,
-	V_RECOVER,
-	V_SHOW,
-	V_REPLAY,
-	V_TAIL,
-	V_LIVE,
-	V_UPLOAD,
-	V_PUSH,
-	V_SUMMARY,
-	V_RECOMMEND,
-	V_REPORT,
-	V_DISCOVER,
-	V_COMPACT,
-	V_DELETE,
-	V_BUDGET,
-	V_N
-};
 #define ON(v) (1u << V_##v)
 #define ON_ID(id) (1u << (id))
 #define ALL_VERBS ((1u << V_N) - 1)
@@ -136,27 +118,6 @@ static const struct opt {
     [O_NO_WAIT] = {"--no-wait", NULL, 0, ON(TAIL)},
     [O_INTEGRATION] = {"--integration", NULL, 1, ON(REPORT)},
     [O_URL] = {"--url", NULL, 1, ON(PUSH)},
-};
-
-struct args {
-	const char *store, *verb, *run, *output, *from, *to;
-	enum verb_id id; /* of verb, once it is known */
-	unsigned seen;   /* options given, by opt_id */
-	enum rt_format fmt;
-	uint64_t every, last_n;
-	double every_secs; /* --every with a unit: a time, made samples per run */
-	int all;
-	int no_wait; /* tail: no live run is no wait for one */
-	int fd;      /* live --fd N: the recorder's stream (-1: none) */
-	int verbose;
-	int summary, quiet; /* live: the summary after the last line; no lines */
-	int csv_extended, csv_set;
-	int csv_ms; /* replay --csv-ms: CSV timestamps to the millisecond */
-	struct rt_answer_opts ans;
-	const char *before; /* delete --before T */
-	const char *url;    /* push --url URL (its --to is the sink) */
-	const char *format; /* -f: json|csv (streams), text|markdown|json (summary) */
-	int compact;        /* delete --compact */
 };
 
 static int need(int i, int argc, const char *opt)
@@ -349,13 +310,13 @@ static int open_store(const struct args *a, struct rt_store **s)
 }
 
 /* The wait between looks for a store or a run that is not there yet. */
-static void wait_a_moment(void)
+void cli_wait_a_moment(void)
 {
 	struct timespec t = {0, 100000000};
 	nanosleep(&t, NULL);
 }
 
-static void say_waiting(const char *dir)
+void cli_say_waiting(const char *dir)
 {
 	static int said; /* once: for the store, then for its first run */
 	if (!said++)
@@ -375,14 +336,14 @@ static void wait_for_store(const struct args *a)
 	snprintf(p, sizeof(p), "%s/data.mdb", dir);
 	if (stat(p, &st) == 0 || errno != ENOENT)
 		return;
-	say_waiting(dir);
+	cli_say_waiting(dir);
 	while (stat(p, &st) < 0 && errno == ENOENT)
-		wait_a_moment();
+		cli_wait_a_moment();
 }
 
 /* --to is inclusive at the precision written: "--to 10:00:05" keeps
  * samples taken during that second. */
-static int parse_time_opt(const char *opt, const char *v, uint64_t *ns)
+int cli_parse_time_opt(const char *opt, const char *v, uint64_t *ns)
 {
 	uint64_t unit;
 	if (!v)
@@ -399,7 +360,7 @@ static int parse_time_opt(const char *opt, const char *v, uint64_t *ns)
 }
 
 /* Report the end of a stream: output errors are said once, EPIPE is quiet. */
-static int finish(struct rt_sink *k, int rc)
+int cli_finish(struct rt_sink *k, int rc)
 {
 	int frc = rt_sink_flush(k);
 	if (!rc)
@@ -453,184 +414,6 @@ static int verb_upload(const struct args *a, struct rt_store *s)
 }
 #endif
 
-/* The store without its free pages; nothing else may have it open. */
-static int verb_verify(const struct args *a, struct rt_store *s)
-{
-	(void)s; /* each run is read by a process of its own */
-	char dir[4096];
-	if (rt_store_resolve_dir(a->store, dir, sizeof(dir))) {
-		rt_say("no store directory: use --store DIR or set RT_STORE");
-		return 1;
-	}
-	return rt_cmd_verify(dir);
-}
-
-static int verb_recover(const struct args *a, struct rt_store *s)
-{
-	(void)s;
-	if (!a->run) {
-		rt_say("recover needs the damaged store's directory: rt-export recover DIR [-o "
-		       "NEWDIR]");
-		return 2;
-	}
-	return rt_cmd_recover(a->run, a->output);
-}
-
-static int verb_compact(const struct args *a, struct rt_store *s)
-{
-	(void)s; /* opened by rt_store_compact itself, after the checks */
-	char dir[4096];
-	if (rt_store_resolve_dir(a->store, dir, sizeof(dir))) {
-		rt_say("no store directory: use --store DIR or set RT_STORE");
-		return 1;
-	}
-	uint64_t before = 0, after = 0;
-	long user = 0;
-	int rc = rt_store_compact(dir, &before, &after, &user);
-	if (rc == RT_E_BUSY) {
-		if (user)
-			rt_say("the store %s is open in process %ld (a recorder, or rt-export); "
-			       "compact it when nothing uses it",
-			       dir, user);
-		else
-			rt_say("a recorder is writing to the store %s (or another compact runs); "
-			       "compact it when the run is over",
-			       dir);
-		return 1;
-	}
-	if (rc) {
-		rt_say("cannot compact the store %s: %s", dir,
-		       rc == RT_E_CORRUPT
-		           ? "it is damaged and is left as it is; see what can be read "
-		             "with rt-export verify, and copy it with rt-export recover"
-		           : rt_strerror(rc));
-		return 1;
-	}
-	printf("compacted %s: %.1f MiB -> %.1f MiB\n", dir, (double)before / 1048576.0,
-	       (double)after / 1048576.0);
-	return 0;
-}
-
-struct del_ctx {
-	struct rt_store *s;
-	const char *job;
-	uint64_t before_ns, one;
-	uint64_t *ids;
-	size_t n, cap;
-	int refused, oom;
-};
-
-/* Runs to delete: the one asked for, or the job's runs that started before
- * the date; a running run is refused (its recorder still writes it). */
-static int del_cb(void *vctx, uint64_t run, const char *meta, size_t len)
-{
-	struct del_ctx *c = vctx;
-	struct rt_run_fields f;
-	if (rt_runmeta_read(meta, len, &f))
-		return 0;
-	if (c->one ? run != c->one
-	           : !f.has_job_name || strcmp(f.job_name, c->job) || f.start_ns >= c->before_ns)
-		return 0;
-	if (rt_run_status_of(f.status) == RT_RUN_RUNNING) {
-		rt_say("run %llu is still running: not deleted (delete it when it has ended)",
-		       (unsigned long long)run);
-		c->refused++;
-		return 0;
-	}
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 16;
-		uint64_t *p = realloc(c->ids, cap * sizeof(*p));
-		if (!p) {
-			c->oom = 1;
-			return 1;
-		}
-		c->ids = p;
-		c->cap = cap;
-	}
-	c->ids[c->n++] = run;
-	return 0;
-}
-
-/* A deleted run's upload state goes with it: removed in the store's upload
- * directory as walked and checked (never through another user's link). */
-static void forget_upload_state(const char *dir, uint64_t run)
-{
-	char why[512], name[64];
-	int ufd = rt_own_subdir_open(dir, "upload", 0, why, sizeof(why));
-	if (ufd < 0)
-		return;
-	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)run);
-	unlinkat(ufd, name, 0);
-	close(ufd);
-}
-
-/* rt-export delete (RUN | --job NAME --before T) [--compact] */
-static int verb_delete(const struct args *a, struct rt_store *none)
-{
-	(void)none; /* deleting needs a writer's handle: opened here */
-	struct del_ctx c = {.job = a->ans.job};
-	if (!a->run && !(a->ans.job && a->before)) {
-		rt_say("delete needs a RUN, or --job NAME --before DATE");
-		return 2;
-	}
-	if (a->before && parse_time_opt("--before", a->before, &c.before_ns))
-		return 2;
-	char dir[4096];
-	if (rt_store_resolve_dir(a->store, dir, sizeof(dir)))
-		return 1;
-	int rc = rt_store_open(dir, RT_STORE_RDWR, &c.s);
-	if (rc && rc != RT_E_CORRUPT) {
-		rt_say("cannot open the store %s for writing: %s", dir,
-		       rc == RT_E_UNSAFE ? rt_store_refusal() : rt_strerror(rc));
-		return 1;
-	}
-	/* deleting changes pages of runs long written: each one is looked at
-	 * first, and a damaged store is left as it is (opening it found the
-	 * damage already when its databases cannot be found) */
-	if (rc || (rc = rt_store_check_pages(c.s))) {
-		rt_say(
-		    "the store %s is damaged (%s); nothing was deleted. See what can be read with "
-		    "rt-export verify, and copy it with rt-export recover %s -o NEWDIR",
-		    dir,
-		    !c.s                 ? "its meta pages or main database"
-		    : rc == RT_E_CORRUPT ? rt_store_last_error(c.s)
-		                         : rt_strerror(rc),
-		    dir);
-		rt_store_close(c.s);
-		return 1;
-	}
-	rt_salvage_dead_runs(c.s, NULL, NULL); /* a killed recorder's run is not running */
-	if (a->run) {
-		struct rt_runinfo ri;
-		if (rt_run_resolve(c.s, a->run, &ri)) {
-			rt_store_close(c.s);
-			return 1;
-		}
-		c.one = ri.id;
-		rt_run_free(&ri);
-	}
-	rt_store_list_runs(c.s, del_cb, &c);
-	int ret = c.oom || c.refused ? 1 : 0;
-	for (size_t i = 0; i < c.n; i++) {
-		if ((rc = rt_store_delete_run(c.s, c.ids[i]))) {
-			rt_say("cannot delete run %llu: %s", (unsigned long long)c.ids[i],
-			       rt_strerror(rc));
-			ret = 1;
-			continue;
-		}
-		forget_upload_state(dir, c.ids[i]);
-		printf("deleted run %llu\n", (unsigned long long)c.ids[i]);
-	}
-	if (!c.n && !c.refused && !c.oom)
-		printf("no run of job %s started before %s\n", a->ans.job ? a->ans.job : "-",
-		       a->before ? a->before : "-");
-	free(c.ids);
-	rt_store_close(c.s);
-	if (a->compact && c.n && verb_compact(a, NULL))
-		ret = 1;
-	return ret;
-}
-
 #ifdef RT_EXPORT_FULL
 static int verb_discover(const struct args *a, struct rt_store *s)
 {
@@ -651,274 +434,7 @@ static int verb_discover(const struct args *a, struct rt_store *s)
 	return 0;
 }
 
-/*
- * Append the Markdown summary to GITHUB_STEP_SUMMARY without ever holding
- * up the job's exit: a FIFO nobody reads, one that stays full or a full
- * device costs at most a second and one line.
- */
-static void write_step_summary(const char *gh, const struct rt_answer *ans)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&text, &len);
-	if (!m)
-		return;
-	rt_print_step_summary(m, ans);
-	if (fclose(m)) {
-		free(text);
-		return;
-	}
-	int fd = open(gh, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0644);
-	int rc = fd < 0 ? -errno : rt_write_all(fd, text, len, 1000);
-	if (fd >= 0 && close(fd) < 0 && rc == 0 && errno != EINTR)
-		rc = -errno;
-	if (rc)
-		rt_say("cannot write the step summary %s: %s", gh,
-		       rc == -ENXIO    ? "a FIFO with no reader"
-		       : rc == -EAGAIN ? "nothing read it within 1 s"
-		                       : strerror(-rc));
-	free(text);
-}
-
-/* live --summary: after the last line, the run's summary on stderr, from
- * its final metadata (the store's, or the stream's last) and the lines. */
-/* The summary on stderr, and in GitHub Actions where people read it: the
- * job's page (TRACKER_STEP_SUMMARY=0 keeps it off). */
-static void say_summary(const struct rt_answer *ans)
-{
-	fflush(stdout);
-	rt_print_summary(stderr, ans);
-	fflush(stderr);
-	const char *gh = getenv("GITHUB_STEP_SUMMARY"), *opt = getenv("TRACKER_STEP_SUMMARY");
-	if (gh && *gh && !(opt && !strcmp(opt, "0")))
-		write_step_summary(gh, ans);
-}
-
-static void print_live_summary(struct rt_store *s, const struct rt_runinfo *ri,
-                               const struct rt_buf *stream_meta, struct rt_series *ser)
-{
-	struct rt_runinfo fresh = {0};
-	const char *mj = stream_meta->len ? stream_meta->p : NULL;
-	size_t ml = stream_meta->len;
-	if (!mj && s && rt_run_load(s, ri->id, &fresh) == 0 && fresh.meta_json) {
-		mj = fresh.meta_json;
-		ml = strlen(mj);
-	}
-	if (!mj && ri->meta_json) {
-		mj = ri->meta_json;
-		ml = strlen(mj);
-	}
-	struct rt_answer ans;
-	if (mj && rt_answer_from_series(mj, ml, ser, &ans) == 0) {
-		say_summary(&ans);
-		rt_answer_free(&ans);
-	} else {
-		rt_say("no summary: the run's metadata cannot be read");
-	}
-	rt_run_free(&fresh);
-}
-
-/* The same, of the run as stored, read when it ends. */
-static void print_stored_summary(struct rt_store *s, uint64_t run)
-{
-	char spec[32];
-	struct rt_answer ans;
-	snprintf(spec, sizeof(spec), "%llu", (unsigned long long)run);
-	/* the step summary's charts need the series itself */
-	const char *gh = getenv("GITHUB_STEP_SUMMARY"), *opt = getenv("TRACKER_STEP_SUMMARY");
-	int charts = gh && *gh && !(opt && !strcmp(opt, "0"));
-	if (rt_answer_run(s, spec, charts, &ans) == 0) {
-		say_summary(&ans);
-		rt_answer_free(&ans);
-	}
-}
 #endif
-
-/* replay --every: a number of samples, or a time (the samples it spans,
- * at least 1). */
-static uint64_t replay_every(const struct args *a, const struct rt_runinfo *ri)
-{
-	if (!(a->every_secs > 0))
-		return a->every;
-	/* rounded to the nearest by hand: nearbyint() alone would link libm
-	 * into the live printer (~170 KiB of PSS) */
-	double n = a->every_secs / (ri->interval > 0 ? ri->interval : 1.0) + 0.5;
-	return !(n >= 1) ? 1 : n > 1e12 ? 1000000000000ull : (uint64_t)n;
-}
-
-/* A whole run replayed that lacks samples its metadata names: damaged. */
-static void say_missing_samples(const struct rt_runinfo *ri, uint64_t lines)
-{
-	struct rt_run_fields f;
-	if (ri->meta_json && rt_runmeta_read(ri->meta_json, strlen(ri->meta_json), &f) == 0 &&
-	    f.has_last_seq && !f.samples_not_stored && lines < f.last_seq)
-		rt_say("run %llu: %llu of its %llu samples are missing from the store (it is "
-		       "damaged): see rt-export verify",
-		       (unsigned long long)ri->id, (unsigned long long)(f.last_seq - lines),
-		       (unsigned long long)f.last_seq);
-}
-
-/* No samples in --from/--to: say when the run ran instead of nothing. */
-static void say_out_of_range(const struct rt_runinfo *ri)
-{
-	char s0[32], s1[32];
-	rt_fmt_iso8601(s0, sizeof(s0), ri->start_ns);
-	if (ri->end_ns)
-		rt_fmt_iso8601(s1, sizeof(s1), ri->end_ns);
-	rt_say("run %llu has no samples in that range: it ran from %s to %s",
-	       (unsigned long long)ri->id, s0, ri->end_ns ? s1 : "now (still running)");
-}
-
-/* replay: the run's lines within --from/--to, --every samples a line. */
-static int stream_replay(const struct args *a, struct rt_emitter *e, const struct rt_runinfo *ri,
-                         uint64_t from_ns, uint64_t to_ns)
-{
-	uint64_t every = replay_every(a, ri);
-	struct rt_replay_opts o = {from_ns, to_ns, every};
-	int r = rt_replay(e, &o);
-	if ((r == 0 || r == RT_E_CORRUPT) && !from_ns && !to_ns && every == 1)
-		say_missing_samples(ri, e->lines);
-	if (r == RT_E_RANGE)
-		say_out_of_range(ri);
-	return r;
-}
-
-/* tail: where to start, --all from the first sample, else the last N.
- * The store takes samples in groups, a few seconds behind the ring: the
- * run's newest sample is the ring's. */
-static uint64_t tail_start(const struct args *a, struct rt_store *s, const struct rt_runinfo *ri,
-                           int all)
-{
-	uint64_t first = 0, last = 0, start = 1;
-	int known = rt_store_seq_bounds(s, ri->id, &first, &last) == 0;
-	char rpath[4096];
-	struct rt_ring *rg;
-	rt_ring_path(rpath, sizeof(rpath), rt_store_ring_key(s), ri->id);
-	if (rt_ring_open(rpath, &rg) == 0) {
-		uint64_t head = rt_ring_head(rg);
-		if (head > 0 && head - 1 > last) {
-			last = head - 1;
-			known = 1;
-		}
-		rt_ring_close(rg, 0);
-	}
-	if (known) {
-		start = all ? first + 1 : last + 1 > a->last_n ? last + 1 - a->last_n : 1;
-		if (start <= first)
-			start = first + 1;
-	}
-	return start;
-}
-
-/* The output closed: kept when all went well (a reader that left, EPIPE,
- * is no failure), else discarded. The exit code. */
-static int close_output(struct rt_sink *k, int rc)
-{
-	int r;
-	if (rc) {
-		rt_sink_discard(k);
-	} else if ((r = rt_sink_close(k)) != 0 && r != -EPIPE) {
-		rt_say("cannot write to %s: %s", k->name, strerror(-r));
-		rc = 1;
-	}
-	return rc;
-}
-
-/* tail without a RUN: the newest live run, or, as `tail -F` waits for its
- * file, the next one to start (said once on stderr; --no-wait: none is an
- * error). *waited: it started after tail did, so all of it is shown. */
-static int newest_live(const struct args *a, struct rt_store *s, struct rt_runinfo *ri, int *waited)
-{
-	if (a->no_wait)
-		return rt_run_newest_live(s, ri, 0);
-	if (rt_run_newest_live(s, ri, 1) == 0)
-		return 0;
-	say_waiting(rt_store_dir(s));
-	*waited = 1;
-	while (rt_run_newest_live(s, ri, 1))
-		wait_a_moment();
-	return 0;
-}
-
-/* replay, tail and live: records become lines through one emitter. */
-static int verb_stream(const struct args *a, struct rt_store *s)
-{
-	int live = a->id == V_LIVE, replay = a->id == V_REPLAY;
-	uint64_t from_ns = 0, to_ns = 0;
-	if (parse_time_opt("--from", a->from, &from_ns) || parse_time_opt("--to", a->to, &to_ns))
-		return 2;
-	if (live) /* Ctrl-C reaches the whole group: the recorder decides when we stop */
-		signal(SIGINT, SIG_IGN), signal(SIGQUIT, SIG_IGN), signal(SIGHUP, SIG_IGN);
-	struct rt_runinfo ri = {.interval = 1.0};
-	int r = 0, waited = 0;
-	if (a->fd < 0)
-		r = (a->id == V_TAIL && !a->run) ? newest_live(a, s, &ri, &waited)
-		                                 : rt_run_resolve(s, a->run, &ri);
-	if (r)
-		return 1;
-	struct rt_sink k;
-	char why[512];
-	r = rt_sink_open(&k, a->output, live ? 2 : 1, replay ? 0 : 1, why, sizeof(why));
-	if (r) {
-		rt_say("cannot open the output file %s: %s (choose another with -o FILE)",
-		       a->output, why);
-		rt_run_free(&ri);
-		return 1;
-	}
-	struct rt_emitter e;
-	if (rt_emitter_init(&e, s, &ri, a->fmt, &k)) {
-		rt_say("out of memory");
-		rt_sink_discard(&k);
-		rt_run_free(&ri);
-		return 1;
-	}
-#ifdef RT_EXPORT_FULL
-	struct rt_series ser = {0};
-	struct rt_buf last_meta = {0};
-	/* the recorder's --summary: from the store at the end when there is
-	 * one (the printer's memory stays flat however long the run), else
-	 * (the recorder's pipe) the lines are collected as numbers too */
-	int sum_store = a->summary && a->fd < 0 && s;
-	if (a->summary && !sum_store) {
-		e.observe = rt_series_observe;
-		e.observe_ctx = &ser;
-		e.last_meta = &last_meta;
-	}
-#endif
-	if (a->quiet)
-		e.sink = NULL;
-	r = a->fd >= 0 ? rt_follow_stream(&e, a->fd)
-	    : replay   ? stream_replay(a, &e, &ri, from_ns, to_ns)
-	    : live     ? rt_follow(&e, 1)
-	               : rt_follow(&e, tail_start(a, s, &ri, a->all || waited));
-	if (replay && r == RT_E_RANGE) { /* said */
-#ifdef RT_EXPORT_FULL
-		rt_series_free(&ser);
-		rt_buf_free(&last_meta);
-#endif
-		rt_emitter_free(&e);
-		rt_sink_discard(&k);
-		rt_run_free(&ri);
-		return 1;
-	}
-	int rc = finish(&k, r);
-	rt_say_read_notes(&e.notes, e.run, e.lines);
-	/* a followed run whose recorder died unfinished: said above, and not 0 */
-	if (!rc && a->id == V_TAIL && (e.notes.stopped || e.notes.gone))
-		rc = 1;
-#ifdef RT_EXPORT_FULL
-	if (sum_store)
-		print_stored_summary(s, ri.id);
-	else if (a->summary)
-		print_live_summary(s, &ri, &last_meta, &ser);
-	rt_series_free(&ser);
-	rt_buf_free(&last_meta);
-#endif
-	rt_emitter_free(&e);
-	rc = close_output(&k, rc);
-	rt_run_free(&ri);
-	return rc;
-}
 
 #ifdef RT_EXPORT_FULL
 /* summary, recommend, report: RUN or --job NAME */
