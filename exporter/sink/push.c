@@ -40,6 +40,7 @@
 #include "rt/runmeta.h"
 #include "rt/sysroot.h"
 #include "sink/push.h"
+#include "push_int.h"
 
 #define BATCH_LINES 500         /* lines per request (TRACKER_PUSH_BATCH_LINES) */
 #define BATCH_NS 10000000000ull /* a live run: a request every 10 s of samples */
@@ -86,7 +87,7 @@ const char *rt_push_attr(const struct rt_push *p, const char *key)
 }
 
 /* Set resource attribute key (a later set replaces it; empty: removed). */
-static void set_attr(struct rt_push *p, const char *key, const char *value, size_t vlen)
+void push_set_attr(struct rt_push *p, const char *key, const char *value, size_t vlen)
 {
 	unsigned i = 0;
 	while (i < p->nattr && strcmp(p->akey[i], key))
@@ -123,9 +124,9 @@ static void job_attrs(struct rt_push *p, const cJSON *m)
 	const cJSON *sched = cJSON_GetObjectItemCaseSensitive(c, "scheduler");
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "job_id");
 	if (cJSON_IsString(sched))
-		set_attr(p, "rt.scheduler", sched->valuestring, strlen(sched->valuestring));
+		push_set_attr(p, "rt.scheduler", sched->valuestring, strlen(sched->valuestring));
 	if (cJSON_IsString(id))
-		set_attr(p, "rt.job.id", id->valuestring, strlen(id->valuestring));
+		push_set_attr(p, "rt.job.id", id->valuestring, strlen(id->valuestring));
 }
 
 /* The run's resource, as OpenTelemetry names it. */
@@ -139,9 +140,9 @@ static void resource(struct rt_push *p, struct rt_store *s, const struct rt_runi
 	const char *job = ri->job_name && *ri->job_name ? ri->job_name : "resource-tracker";
 	char run[32];
 	snprintf(run, sizeof(run), "%llu", (unsigned long long)ri->id);
-	set_attr(p, "service.name", job, strlen(job));
+	push_set_attr(p, "service.name", job, strlen(job));
 	if (host)
-		set_attr(p, "host.name", host, strlen(host));
+		push_set_attr(p, "host.name", host, strlen(host));
 	/* Prometheus's instance label: node_exporter's target is HOST:9100
 	 * by default, so that is the default here too (TRACKER_PUSH_INSTANCE
 	 * names another: the one the node's exporter is scraped as) */
@@ -151,8 +152,8 @@ static void resource(struct rt_push *p, struct rt_store *s, const struct rt_runi
 		snprintf(ibuf, sizeof(ibuf), "%s:9100", host ? host : "localhost");
 		inst = ibuf;
 	}
-	set_attr(p, "service.instance.id", inst, strlen(inst));
-	set_attr(p, "rt.run.id", run, strlen(run));
+	push_set_attr(p, "service.instance.id", inst, strlen(inst));
+	push_set_attr(p, "rt.run.id", run, strlen(run));
 	job_attrs(p, m);
 	/* run ids count from 1 in every store: the store's random id tells two
 	 * stores' run 1 apart (an older store without one: its directory) */
@@ -162,13 +163,13 @@ static void resource(struct rt_push *p, struct rt_store *s, const struct rt_runi
 		snprintf(sid, sizeof(sid), "%.12s", hash + 1);
 	else
 		snprintf(sid, sizeof(sid), "%012llx", (unsigned long long)(fnv(key) >> 16));
-	set_attr(p, "rt.store", sid, strlen(sid));
+	push_set_attr(p, "rt.store", sid, strlen(sid));
 	struct rt_cloud c;
 	memset(&c, 0, sizeof(c));
 	if (cJSON_IsString(hid) && rt_cloud_load(rt_store_dir(s), hid->valuestring, &c) == 0) {
-		set_attr(p, "cloud.provider", c.vendor, strlen(c.vendor));
-		set_attr(p, "cloud.region", c.region, strlen(c.region));
-		set_attr(p, "host.type", c.instance_type, strlen(c.instance_type));
+		push_set_attr(p, "cloud.provider", c.vendor, strlen(c.vendor));
+		push_set_attr(p, "cloud.region", c.region, strlen(c.region));
+		push_set_attr(p, "host.type", c.instance_type, strlen(c.instance_type));
 	}
 	cJSON_Delete(m);
 }
@@ -178,12 +179,12 @@ static void resource(struct rt_push *p, struct rt_store *s, const struct rt_runi
  * source as an attribute: efficiency in PromQL is used / given. */
 #define ALLOC_ID (RT_NV + 1)
 static struct rt_push_series *new_series(struct rt_push *p);
+
 static const struct rt_value_info alloc_rows[] = {
     {.fleet = "rt.allocation.cpu", .fleet_unit = "{cpu}", .fleet_scale = 1},
     {.fleet = "rt.allocation.memory", .fleet_unit = "By", .fleet_scale = 1},
     {.fleet = "rt.allocation.gpu", .fleet_unit = "{gpu}", .fleet_scale = 1},
 };
-
 static int alloc_series(struct rt_push *p, const struct rt_runinfo *ri)
 {
 	cJSON *m = cJSON_Parse(ri->meta_json);
@@ -216,7 +217,6 @@ static int alloc_series(struct rt_push *p, const struct rt_runinfo *ri)
 }
 
 /* ---- the checkpoint ---------------------------------------------------- */
-
 static uint64_t ckpt_load(const char *path)
 {
 	char buf[64];
@@ -249,7 +249,6 @@ static int ckpt_save(const char *path, uint64_t next)
 }
 
 /* ---- one request -------------------------------------------------------- */
-
 static int env_seconds(const char *name, int dflt, int min, int max)
 {
 	const char *v = getenv(name);
@@ -435,7 +434,6 @@ static int send_batch(struct rt_push *p)
 }
 
 /* ---- the lines ---------------------------------------------------------- */
-
 static int put_point(struct rt_push_series *s, struct rt_point pt)
 {
 	if (s->n == s->cap) {
@@ -544,7 +542,6 @@ static const struct rt_value_info dev_rows[D_N] = {
 static const char *const dev_key[D_N] = {
     "cpu.logical_number", "system.device", "system.device", "system.device",
     "system.device",      "hw.id",         "hw.id"};
-
 /* The series of device slot i of kind k, named name (made at first sight). */
 static struct rt_push_series *dev_series(struct rt_push *p, int k, unsigned i, const char *name)
 {
@@ -658,272 +655,6 @@ static int observe(void *ctx, const struct rt_derived *d)
 	return 0;
 }
 
-/* "Authorization: ..." from the environment, into buf; NULL when none. */
-static const char *auth_header(char *buf, size_t cap)
-{
-	const char *tok = getenv("TRACKER_REMOTE_WRITE_BEARER_TOKEN");
-	const char *user = getenv("TRACKER_REMOTE_WRITE_USERNAME");
-	const char *pass = getenv("TRACKER_REMOTE_WRITE_PASSWORD");
-	if (tok && *tok) {
-		snprintf(buf, cap, "Authorization: Bearer %s", tok);
-		return buf;
-	}
-	if (user && *user) {
-		char plain[600];
-		static const char b64[] =
-		    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-		int n = snprintf(plain, sizeof(plain), "%s:%s", user, pass ? pass : "");
-		if (n < 0 || (size_t)n >= sizeof(plain))
-			return NULL;
-		size_t o = (size_t)snprintf(buf, cap, "Authorization: Basic ");
-		for (int i = 0; i < n && o + 5 < cap; i += 3) {
-			unsigned x = (unsigned char)plain[i] << 16;
-			if (i + 1 < n)
-				x |= (unsigned char)plain[i + 1] << 8;
-			if (i + 2 < n)
-				x |= (unsigned char)plain[i + 2];
-			buf[o++] = b64[x >> 18 & 63];
-			buf[o++] = b64[x >> 12 & 63];
-			buf[o++] = i + 1 < n ? b64[x >> 6 & 63] : '=';
-			buf[o++] = i + 2 < n ? b64[x & 63] : '=';
-		}
-		buf[o] = '\0';
-		return buf;
-	}
-	return NULL;
-}
-
-/* Value [s, end) of an OTEL_* list, percent-decoded, into out (cap
- * bytes, NUL-terminated); its length. */
-/* Percent-decode s..end into out: its length, or SIZE_MAX when it does not
- * fit in cap (never cut). */
-static size_t pct_decode(const char *s, const char *end, char *out, size_t cap)
-{
-	size_t o = 0;
-	for (const char *c = s; c < end; c++) {
-		if (o + 1 >= cap) {
-			out[0] = '\0';
-			return SIZE_MAX;
-		}
-		int hi, lo;
-		if (*c == '%' && end - c >= 3 &&
-		    sscanf((char[3]){c[1], c[2], 0}, "%1x%1x", &hi, &lo) == 2) {
-			out[o++] = (char)(hi * 16 + lo);
-			c += 2;
-		} else {
-			out[o++] = *c;
-		}
-	}
-	out[o] = '\0';
-	return o;
-}
-
-/* OTEL_EXPORTER_OTLP_HEADERS: "k=v,k2=v2" (values percent-encoded) into
- * p's headers from slot *n on. 0, or -1 (said) when malformed. */
-static int otlp_headers(struct rt_push *p, const char *var, size_t *n)
-{
-	const char *v = getenv(var);
-	if (!v || !*v)
-		return 0;
-	const char *s = v;
-	while (*s) {
-		const char *e = strchr(s, ','), *end = e ? e : s + strlen(s);
-		const char *eq = memchr(s, '=', (size_t)(end - s));
-		while (s < end && *s == ' ')
-			s++;
-		if (!eq || eq == s || *n + 2 >= RT_ARRAY_LEN(p->headers) || *n >= 8) {
-			rt_say("%s is not key=value,...: '%.60s'; OTLP is off for this push", var,
-			       v);
-			return -1;
-		}
-		char *h = p->hdr_store[*n];
-		size_t o = 0, cap = RT_PUSH_HEADER_MAX + 1;
-		const char *ke = eq;
-		while (ke > s && ke[-1] == ' ')
-			ke--;
-		if ((size_t)(ke - s) + 4 >= cap) {
-			rt_say(
-			    "%s has a header name longer than %d bytes: it is not sent cut; OTLP "
-			    "is off for this push",
-			    var, RT_PUSH_HEADER_MAX);
-			return -1;
-		}
-		for (const char *c = s; c < ke; c++) {
-			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-			      (*c >= '0' && *c <= '9') || *c == '-' || *c == '_')) {
-				rt_say("%s has a header name that is not a token: '%.60s'; OTLP is "
-				       "off "
-				       "for this push",
-				       var, v);
-				return -1;
-			}
-			h[o++] = *c;
-		}
-		h[o++] = ':';
-		h[o++] = ' ';
-		size_t vl = pct_decode(eq + 1, end, h + o, cap - o);
-		if (vl == SIZE_MAX) {
-			rt_say(
-			    "%s has a header (%.40s...) longer than %d bytes: it is not sent cut; "
-			    "OTLP is off for this push",
-			    var, s, RT_PUSH_HEADER_MAX);
-			return -1;
-		}
-		for (size_t i = 0; i < vl; i++)
-			if ((unsigned char)h[o + i] < 0x20) {
-				rt_say("%s has a control character in a value; OTLP is off for "
-				       "this push",
-				       var);
-				return -1;
-			}
-		p->headers[(*n)++] = h;
-		s = e ? e + 1 : end;
-	}
-	return 0;
-}
-
-static int has_control(const char *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
-			return 1;
-	return 0;
-}
-
-/* OTEL_RESOURCE_ATTRIBUTES "k=v,..." and OTEL_SERVICE_NAME over rt's own. */
-static int otlp_resource(struct rt_push *p)
-{
-	const char *v = getenv("OTEL_RESOURCE_ATTRIBUTES");
-	for (const char *s = v; s && *s;) {
-		const char *e = strchr(s, ','), *end = e ? e : s + strlen(s);
-		const char *eq = memchr(s, '=', (size_t)(end - s));
-		if (!eq || eq == s || eq - s >= 64) {
-			rt_say(
-			    "OTEL_RESOURCE_ATTRIBUTES is not key=value,...: '%.60s'; OTLP is off "
-			    "for this push",
-			    v);
-			return -1;
-		}
-		char key[64];
-		snprintf(key, sizeof(key), "%.*s", (int)(eq - s), s);
-		char val[256];
-		size_t vl = pct_decode(eq + 1, end, val, sizeof(val));
-		if (vl == SIZE_MAX || has_control(val, vl)) {
-			rt_say(
-			    "OTEL_RESOURCE_ATTRIBUTES: the value of %s is %s; it is not sent %s; "
-			    "OTLP is off for this push",
-			    key,
-			    vl == SIZE_MAX ? "longer than 255 bytes" : "holds a control character",
-			    vl == SIZE_MAX ? "cut" : "so");
-			return -1;
-		}
-		set_attr(p, key, val, vl);
-		s = e ? e + 1 : end;
-	}
-	const char *svc = getenv("OTEL_SERVICE_NAME");
-	if (svc && (strlen(svc) > 255 || has_control(svc, strlen(svc)))) {
-		rt_say("OTEL_SERVICE_NAME is %s; it is not sent %s; OTLP is off for this push",
-		       strlen(svc) > 255 ? "longer than 255 bytes" : "holds a control character",
-		       strlen(svc) > 255 ? "cut" : "so");
-		return -1;
-	}
-	if (svc && *svc)
-		set_attr(p, "service.name", svc, strlen(svc));
-	return 0;
-}
-
-/* The OTLP metrics endpoint: OTEL_EXPORTER_OTLP_METRICS_ENDPOINT as it is,
- * else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/metrics. */
-static const char *otlp_url(char *buf, size_t cap)
-{
-	const char *m = getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT");
-	if (m && *m)
-		return m;
-	const char *b = getenv("OTEL_EXPORTER_OTLP_ENDPOINT");
-	if (!b || !*b)
-		return NULL;
-	size_t n = strlen(b);
-	if (n > RT_PUSH_URL_MAX)
-		return b; /* too long: said by the caller, never cut */
-	snprintf(buf, cap, "%.*s/v1/metrics", (int)(n && b[n - 1] == '/' ? n - 1 : n), b);
-	return buf;
-}
-
-/*
- * The remote write's credentials from the environment, before anything is
- * sent: SigV4 (region set) needs both AWS keys; a value with a control byte
- * would split the request's headers (a second header smuggled in) and a
- * longer one than a header holds would go cut: refused with one line.
- */
-static int remote_write_credentials_ok(const char *region)
-{
-	const char *ak = getenv("AWS_ACCESS_KEY_ID"), *sk = getenv("AWS_SECRET_ACCESS_KEY");
-	if (region && *region && (!ak || !*ak || !sk || !*sk)) {
-		rt_say("TRACKER_REMOTE_WRITE_SIGV4_REGION is set but AWS_ACCESS_KEY_ID or "
-		       "AWS_SECRET_ACCESS_KEY is not: cannot sign for Amazon Managed Prometheus");
-		return 0;
-	}
-	static const char *const cred[] = {"TRACKER_REMOTE_WRITE_BEARER_TOKEN",
-	                                   "TRACKER_REMOTE_WRITE_USERNAME",
-	                                   "TRACKER_REMOTE_WRITE_PASSWORD"};
-	for (size_t i = 0; i < RT_ARRAY_LEN(cred); i++)
-		if (!rt_env_value_ok(cred[i], 1000))
-			return 0;
-	/* what signs for Amazon Managed Prometheus: the region and the key id
-	 * go into the Authorization header, the token into a header of its own */
-	return !(region && *region) || (rt_env_value_ok("TRACKER_REMOTE_WRITE_SIGV4_REGION", 64) &&
-	                                rt_env_value_ok("AWS_ACCESS_KEY_ID", 128) &&
-	                                rt_env_value_ok("AWS_SECRET_ACCESS_KEY", 128) &&
-	                                rt_env_value_ok("AWS_SESSION_TOKEN", 4096));
-}
-
-/* The sink push --to names, or NULL (said). */
-static const struct rt_push_sink *sink_named(const char *to)
-{
-	const struct rt_push_sink *sink = !to                         ? NULL
-	                                  : !strcmp(to, "prometheus") ? &rt_push_prometheus
-	                                  : !strcmp(to, "otlp")       ? &rt_push_otlp
-	                                                              : NULL;
-	if (!sink)
-		rt_say("push --to must be prometheus or otlp (got '%s')", to ? to : "nothing");
-	return sink;
-}
-
-/* The engine's URL: --url, else the sink's variables; NULL (said) when
- * none, or not one http(s) word short enough to send whole. */
-static const char *push_url(const struct rt_push_sink *sink, const char *url, char *buf, size_t cap)
-{
-	if ((!url || !*url) && sink == &rt_push_prometheus)
-		url = getenv("TRACKER_REMOTE_WRITE_URL");
-	if ((!url || !*url) && sink == &rt_push_otlp)
-		url = otlp_url(buf, cap);
-	const char *what = sink == &rt_push_otlp ? "OTLP" : "remote write";
-	if (!url || !*url) {
-		if (sink == &rt_push_prometheus)
-			rt_say("push --to prometheus needs --url URL or TRACKER_REMOTE_WRITE_URL "
-			       "(e.g. "
-			       "http://HOST:9090/api/v1/write)");
-		else
-			rt_say("push --to otlp needs --url URL, "
-			       "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT or "
-			       "OTEL_EXPORTER_OTLP_ENDPOINT (e.g. http://HOST:4318)");
-		return NULL;
-	}
-	size_t n = strlen(url);
-	if (n > RT_PUSH_URL_MAX || has_control(url, n) || strchr(url, ' ')) {
-		rt_say("the %s URL is %s; it is not sent %s", what,
-		       n > RT_PUSH_URL_MAX ? "longer than 2000 bytes"
-		                           : "not one word (a space or control character)",
-		       n > RT_PUSH_URL_MAX ? "cut" : "so");
-		return NULL;
-	}
-	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
-		rt_say("the %s URL must start with http:// or https:// (got '%.100s')", what, url);
-		return NULL;
-	}
-	return url;
-}
-
 /* A series for every value the fleet view names (values.def). */
 static int value_series(struct rt_push *p)
 {
@@ -941,40 +672,13 @@ static int value_series(struct rt_push *p)
 	return 0;
 }
 
-/* The request's headers: the sink's content type and encoding, its
- * credentials (remote write) or OTEL headers, rt's User-Agent. 0, or 2
- * (said) when the environment's are unusable. */
-static int push_headers(struct rt_push *p, char *auth, size_t cap)
-{
-	size_t nh = 0;
-	if (p->sink == &rt_push_prometheus) {
-		p->headers[nh++] = "Content-Type: application/x-protobuf";
-		p->headers[nh++] = "Content-Encoding: snappy";
-		p->headers[nh++] = "X-Prometheus-Remote-Write-Version: 0.1.0";
-		const char *region = getenv("TRACKER_REMOTE_WRITE_SIGV4_REGION");
-		if (!remote_write_credentials_ok(region))
-			return 2;
-		if (!(region && *region) && auth_header(auth, cap))
-			p->headers[nh++] = auth;
-	} else {
-		p->headers[nh++] = "Content-Type: application/json";
-		p->headers[nh++] = "Content-Encoding: gzip";
-		if (otlp_headers(p, "OTEL_EXPORTER_OTLP_HEADERS", &nh) ||
-		    otlp_headers(p, "OTEL_EXPORTER_OTLP_METRICS_HEADERS", &nh))
-			return 2;
-	}
-	p->headers[nh++] = "User-Agent: rt/" RT_VERSION;
-	p->headers[nh] = NULL;
-	return 0;
-}
-
 /* What every series carries about the run: its resource attributes, the
  * job's allocation, OTEL's. 0, or the exit code (said). */
 static int run_attributes(struct rt_push *p, struct rt_store *s, const struct rt_runinfo *ri)
 {
 	resource(p, s, ri);
 	const char *inst = rt_push_attr(p, "service.instance.id");
-	if (inst && (strlen(inst) > 255 || has_control(inst, strlen(inst)))) {
+	if (inst && (strlen(inst) > 255 || push_has_control(inst, strlen(inst)))) {
 		rt_say("TRACKER_PUSH_INSTANCE is %s; it is not sent %s",
 		       strlen(inst) > 255 ? "longer than 255 bytes" : "holds a control character",
 		       strlen(inst) > 255 ? "cut" : "so");
@@ -985,7 +689,7 @@ static int run_attributes(struct rt_push *p, struct rt_store *s, const struct rt
 		rt_say("out of memory");
 		return 1;
 	}
-	if (p->sink == &rt_push_otlp && otlp_resource(p))
+	if (p->sink == &rt_push_otlp && push_otlp_resource(p))
 		return 2;
 	return 0;
 }
@@ -1073,7 +777,7 @@ static void push_free(struct rt_push *p)
 
 int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char *url, int verbose)
 {
-	const struct rt_push_sink *sink = sink_named(to);
+	const struct rt_push_sink *sink = push_sink_named(to);
 	if (!sink)
 		return 2;
 	char ubuf[2048];
