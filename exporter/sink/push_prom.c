@@ -57,6 +57,82 @@ struct labels {
 	char attr[64], dev[64];
 };
 
+/* A series' labels, sorted by name: __name__, the row's attribute, the
+ * device, the run's resource. Their count. */
+static size_t series_labels(struct labels *L, const struct rt_push_series *s,
+                            const struct rt_value_info *v, char rnames[][64],
+                            const char *const *rvalues, size_t nres)
+{
+	size_t nl = 0;
+	prometheus__label__init(&L->l[nl]);
+	L->l[nl].name = "__name__";
+	L->l[nl++].value = (char *)s->name;
+	if (v->fleet_attr) {
+		label_name(L->attr, sizeof(L->attr), v->fleet_attr);
+		prometheus__label__init(&L->l[nl]);
+		L->l[nl].name = L->attr;
+		L->l[nl++].value = (char *)v->fleet_attr_value;
+	}
+	if (s->dkey[0]) {
+		label_name(L->dev, sizeof(L->dev), s->dkey);
+		prometheus__label__init(&L->l[nl]);
+		L->l[nl].name = L->dev;
+		L->l[nl++].value = (char *)s->dval;
+	}
+	for (size_t i = 0; i < nres && nl < MAX_LABELS + 2; i++) {
+		prometheus__label__init(&L->l[nl]);
+		L->l[nl].name = rnames[i];
+		L->l[nl++].value = (char *)rvalues[i];
+	}
+	for (size_t i = 0; i < nl; i++)
+		L->lp[i] = &L->l[i];
+	qsort(L->lp, nl, sizeof(L->lp[0]), cmp_label); /* sorted by name */
+	return nl;
+}
+
+/* A series' points as samples (a stale point: Prometheus's marker). */
+static void series_samples(const struct rt_push_series *s, Prometheus__Sample *samples,
+                           Prometheus__Sample **sp)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		prometheus__sample__init(&samples[i]);
+		/* Prometheus's staleness marker: a NaN with these bits */
+		union {
+			uint64_t u;
+			double d;
+		} stale = {0x7ff0000000000002ull};
+		samples[i].value = s->pt[i].stale ? stale.d : s->pt[i].v;
+		samples[i].timestamp = s->pt[i].ms;
+		sp[i] = &samples[i];
+	}
+}
+
+/* The write request of nts series, packed and snappy-compressed onto out. */
+static int pack_request(Prometheus__TimeSeries **tsp, size_t nts, struct rt_buf *out)
+{
+	Prometheus__WriteRequest wr;
+	prometheus__write_request__init(&wr);
+	wr.n_timeseries = nts;
+	wr.timeseries = tsp;
+	size_t plen = prometheus__write_request__get_packed_size(&wr);
+	size_t clen = snappy_max_compressed_length(plen);
+	uint8_t *raw = malloc(plen ? plen : 1);
+	char *comp = malloc(clen);
+	int rc = 0;
+	if (!raw || !comp) {
+		rc = -ENOMEM;
+	} else {
+		prometheus__write_request__pack(&wr, raw);
+		if (snappy_compress((const char *)raw, plen, comp, &clen) != SNAPPY_OK)
+			rc = -EIO;
+		else
+			rt_buf_put(out, comp, clen);
+	}
+	free(raw);
+	free(comp);
+	return rc;
+}
+
 static int encode(const struct rt_push *p, struct rt_buf *out)
 {
 	char rnames[MAX_LABELS][64];
@@ -77,30 +153,7 @@ static int encode(const struct rt_push *p, struct rt_buf *out)
 		const struct rt_value_info *v = s->v;
 		struct labels *L = &lab[nts];
 		prometheus__time_series__init(&ts[nts]);
-		size_t nl = 0;
-		prometheus__label__init(&L->l[nl]);
-		L->l[nl].name = "__name__";
-		L->l[nl++].value = (char *)s->name;
-		if (v->fleet_attr) {
-			label_name(L->attr, sizeof(L->attr), v->fleet_attr);
-			prometheus__label__init(&L->l[nl]);
-			L->l[nl].name = L->attr;
-			L->l[nl++].value = (char *)v->fleet_attr_value;
-		}
-		if (s->dkey[0]) {
-			label_name(L->dev, sizeof(L->dev), s->dkey);
-			prometheus__label__init(&L->l[nl]);
-			L->l[nl].name = L->dev;
-			L->l[nl++].value = (char *)s->dval;
-		}
-		for (size_t i = 0; i < nres && nl < MAX_LABELS + 2; i++) {
-			prometheus__label__init(&L->l[nl]);
-			L->l[nl].name = rnames[i];
-			L->l[nl++].value = (char *)rvalues[i];
-		}
-		for (size_t i = 0; i < nl; i++)
-			L->lp[i] = &L->l[i];
-		qsort(L->lp, nl, sizeof(L->lp[0]), cmp_label); /* sorted by name */
+		size_t nl = series_labels(L, s, v, rnames, rvalues, nres);
 		ts[nts].n_labels = nl;
 		ts[nts].labels = L->lp;
 		samples[nts] = malloc(s->n * sizeof(Prometheus__Sample));
@@ -111,42 +164,13 @@ static int encode(const struct rt_push *p, struct rt_buf *out)
 			nts++;
 			break;
 		}
-		for (size_t i = 0; i < s->n; i++) {
-			prometheus__sample__init(&samples[nts][i]);
-			/* Prometheus's staleness marker: a NaN with these bits */
-			union {
-				uint64_t u;
-				double d;
-			} stale = {0x7ff0000000000002ull};
-			samples[nts][i].value = s->pt[i].stale ? stale.d : s->pt[i].v;
-			samples[nts][i].timestamp = s->pt[i].ms;
-			sp[nts][i] = &samples[nts][i];
-		}
+		series_samples(s, samples[nts], sp[nts]);
 		ts[nts].n_samples = s->n;
 		ts[nts].samples = sp[nts];
 		nts++;
 	}
-	if (!rc) {
-		Prometheus__WriteRequest wr;
-		prometheus__write_request__init(&wr);
-		wr.n_timeseries = nts;
-		wr.timeseries = tsp;
-		size_t plen = prometheus__write_request__get_packed_size(&wr);
-		size_t clen = snappy_max_compressed_length(plen);
-		uint8_t *raw = malloc(plen ? plen : 1);
-		char *comp = malloc(clen);
-		if (!raw || !comp) {
-			rc = -ENOMEM;
-		} else {
-			prometheus__write_request__pack(&wr, raw);
-			if (snappy_compress((const char *)raw, plen, comp, &clen) != SNAPPY_OK)
-				rc = -EIO;
-			else
-				rt_buf_put(out, comp, clen);
-		}
-		free(raw);
-		free(comp);
-	}
+	if (!rc)
+		rc = pack_request(tsp, nts, out);
 	for (size_t i = 0; i < nts && samples && sp; i++) {
 		free(samples[i]);
 		free(sp[i]);
