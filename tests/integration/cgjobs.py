@@ -15,6 +15,8 @@
                                       (memory.max_usage_in_bytes / memory.peak)
     cgjobs.py find NAME               the path of a group named NAME (6 deep)
     cgjobs.py v2                      prints the v2 mount, or nothing
+    cgjobs.py hasmem PATH             exit 0 when the group has a memory
+                                      controller (a limit and a peak), else 1
 
 The truth a test holds rt against is these counters, read by this script.
 """
@@ -181,6 +183,13 @@ def main():
                 if os.path.basename(dirpath) == args[0]:
                     print(dirpath[len(m):])
                     return
+        raise SystemExit(1)
+    elif cmd == "hasmem":
+        for m in mounts():
+            d = os.path.join(m, args[0].strip("/"))
+            if any(os.path.exists(os.path.join(d, f)) for f in
+                   ("memory.max_usage_in_bytes", "memory.peak")):
+                return
         raise SystemExit(1)
     elif cmd == "v2":
         print(v2_mount() or "")
