@@ -144,10 +144,9 @@ size_t rt_node_expand(const struct rt_node_globs *g,
 		int n = 0;
 		for (char *s = strtok(buf, "/"); s && n < MAX_DEPTH; s = strtok(NULL, "/"))
 			comps[n++] = s;
-		/* the first hierarchy that has the pattern's groups: a scheduler
-		 * makes a job's group in each it uses, one is enough */
-		size_t before = x.found;
-		for (int m = 0; rt_cgroup_mounts[m] && x.found == before; m++) {
+		/* every hierarchy: one scheduler's jobs may be in v1's and
+		 * another's in v2's (a group seen twice is one job, found) */
+		for (int m = 0; rt_cgroup_mounts[m]; m++) {
 			if (!rt_cgroup_exists(rt_cgroup_mounts[m], "/"))
 				continue; /* not a hierarchy here */
 			x.mount = rt_cgroup_mounts[m];
@@ -175,6 +174,9 @@ struct node {
 	int at;
 	int full_said, spawn_said;
 	const char *prog;
+	/* the jobs by path: an index into jobs + 1 per slot, 0 empty */
+	uint32_t *slot;
+	size_t nslot;
 };
 
 static ino_t group_ino(const char *mount, const char *path)
@@ -185,11 +187,44 @@ static ino_t group_ino(const char *mount, const char *path)
 	return rt_path(p, sizeof(p), RT_SYS, rel) == 0 && stat(p, &st) == 0 ? st.st_ino : 0;
 }
 
+static size_t path_hash(const char *s, size_t nslot)
+{
+	uint64_t h = 14695981039346656037ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return (size_t)(h & (nslot - 1));
+}
+
+/* The index of the jobs by path, made again (at least twice the jobs'
+ * slots): a scan looks up each group it finds in every hierarchy. */
+static void index_jobs(struct node *nd)
+{
+	size_t want = 64;
+	while (want < nd->n * 2 + 2)
+		want *= 2;
+	if (want != nd->nslot) {
+		uint32_t *s = realloc(nd->slot, want * sizeof(*s));
+		if (!s)
+			return;
+		nd->slot = s;
+		nd->nslot = want;
+	}
+	memset(nd->slot, 0, nd->nslot * sizeof(*nd->slot));
+	for (size_t i = 0; i < nd->n; i++) {
+		size_t k = path_hash(nd->jobs[i].path, nd->nslot);
+		while (nd->slot[k])
+			k = (k + 1) & (nd->nslot - 1);
+		nd->slot[k] = (uint32_t)i + 1;
+	}
+}
+
 static struct job *find_job(struct node *nd, const char *path)
 {
-	for (size_t i = 0; i < nd->n; i++)
-		if (!strcmp(nd->jobs[i].path, path))
-			return &nd->jobs[i];
+	if (!nd->nslot)
+		return NULL;
+	for (size_t k = path_hash(path, nd->nslot); nd->slot[k]; k = (k + 1) & (nd->nslot - 1))
+		if (!strcmp(nd->jobs[nd->slot[k] - 1].path, path))
+			return &nd->jobs[nd->slot[k] - 1];
 	return NULL;
 }
 
@@ -246,6 +281,7 @@ static void found(void *arg, const char *mount, const char *path, ino_t listed)
 		}
 		j = &nd->jobs[nd->n++];
 		snprintf(j->path, sizeof(j->path), "%s", path);
+		index_jobs(nd); /* (the array may have moved too) */
 	}
 	j->mount = mount;
 	j->ino = ino;
@@ -257,6 +293,7 @@ static void found(void *arg, const char *mount, const char *path, ino_t listed)
 static size_t scan(struct node *nd, const struct rt_node_globs *g)
 {
 	nd->gen++;
+	index_jobs(nd); /* (the last scan forgot some) */
 	size_t n = rt_node_expand(g, found, nd);
 	for (size_t i = 0; i < nd->n;) {
 		if (nd->jobs[i].gen != nd->gen && !nd->jobs[i].pid) {
@@ -396,5 +433,6 @@ int rt_node_run(const struct rt_config *cfg, int argc, char **argv, const char *
 	stop_all(&nd);
 	free(nd.args);
 	free(nd.jobs);
+	free(nd.slot);
 	return 0;
 }

@@ -20,8 +20,8 @@
 int rt_node_run(const struct rt_config *cfg, int argc, char **argv, const char *prog);
 
 /* Expand the presets' globs, or the user's: calls fn(arg, mount, path,
- * ino) for each group that matches (path relative to the hierarchies,
- * mount the first hierarchy it was found in, ino its directory's, 0 when
+ * ino) for each group that matches, in each hierarchy it is in (path
+ * relative to the hierarchies, ino its directory's there, 0 when
  * unknown). The number of matches. */
 struct rt_node_globs {
 	const char *pat[8];
