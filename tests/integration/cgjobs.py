@@ -110,9 +110,10 @@ def job(path, idle, burn, mb, env):
         os.execvp("python3", ["python3", "-c", code])
     os.close(w)
     os.close(go_r)
-    if who:
+    if who:  # (it waits for this before it execs: the pipe has its reader)
         join(path, pid)
-    os.write(go_w, b"x")
+        os.write(go_w, b"x")
+    os.close(go_w)
     os.read(r, 1)  # in its group before it runs a line of the job
     print(pid)
 
