@@ -132,16 +132,16 @@ static int del_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 	return 0;
 }
 
-/* A deleted run's upload state goes with it: removed in the store's upload
- * directory as walked and checked (never through another user's link). */
-static void forget_upload_state(const char *dir, uint64_t run)
+/* A deleted run's upload state goes with it: removed in the store's own
+ * upload directory, held open (never through a link). */
+static void forget_upload_state(const struct rt_store *s, uint64_t run)
 {
-	char why[512], name[64];
-	int ufd = rt_own_subdir_open(dir, "upload", 0, why, sizeof(why));
+	char why[600], name[64];
+	int ufd = rt_store_side_dir(s, "upload", 0, why, sizeof(why));
 	if (ufd < 0)
 		return;
 	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)run);
-	unlinkat(ufd, name, 0);
+	unlinkat(ufd, name, 0); /* raw: a name in a directory of ours, held open */
 	close(ufd);
 }
 
@@ -199,7 +199,7 @@ int verb_delete(const struct args *a, struct rt_store *none)
 			ret = 1;
 			continue;
 		}
-		forget_upload_state(dir, c.ids[i]);
+		forget_upload_state(c.s, c.ids[i]);
 		printf("deleted run %llu\n", (unsigned long long)c.ids[i]);
 	}
 	if (!c.n && !c.refused && !c.oom)

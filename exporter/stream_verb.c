@@ -22,6 +22,7 @@
 #include "rt/common.h"
 #include "rt/ring.h"
 #include "rt/runmeta.h"
+#include "rt/safefile.h"
 #include "rt/salvage.h"
 #include "rt/store.h"
 #include "rt/sysroot.h"
@@ -52,15 +53,17 @@ static void write_step_summary(const char *gh, const struct rt_answer *ans)
 		free(text);
 		return;
 	}
-	int fd = open(gh, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0644);
-	int rc = fd < 0 ? -errno : rt_write_all(fd, text, len, 1000);
+	char why[512] = "";
+	int fd = rt_open_append_out(gh, 0644, why, sizeof(why));
+	int rc = fd < 0 ? fd : rt_write_all(fd, text, len, 1000);
 	if (fd >= 0 && close(fd) < 0 && rc == 0 && errno != EINTR)
 		rc = -errno;
 	if (rc)
 		rt_say("cannot write the step summary %s: %s", gh,
-		       rc == -ENXIO    ? "a FIFO with no reader"
-		       : rc == -EAGAIN ? "nothing read it within 1 s"
-		                       : strerror(-rc));
+		       fd < 0 && why[0] ? why
+		       : rc == -ENXIO   ? "a FIFO with no reader"
+		       : rc == -EAGAIN  ? "nothing read it within 1 s"
+		                        : strerror(-rc));
 	free(text);
 }
 

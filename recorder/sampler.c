@@ -241,6 +241,7 @@ static int create_ring(struct rt_sampler *s, const struct rt_record *rec)
 		}
 		if (alive)
 			return -EEXIST;
+		/* raw: our ring's name in the shm directory (sticky): a dead run's ring of ours */
 		unlink(s->ring_path);
 		rc = rt_ring_create(s->ring_path, s->run, (uint32_t)slot, s->ring_slots, &s->ring);
 	}
@@ -465,6 +466,7 @@ static void park(struct rt_sampler *s)
 	if (s->ring)
 		rt_ring_close(s->ring, 1);
 	s->ring = NULL;
+	/* raw: our own ring, by the name we made it under */
 	unlink(s->ring_path);
 	if (rt_ring_create(s->ring_path, s->run, (slot + 63) & ~63u, (uint32_t)s->nwait, &s->ring))
 		return;
@@ -493,7 +495,9 @@ int rt_sampler_park_meta(struct rt_sampler *s, const char *meta, size_t len)
 {
 	char path[4200];
 	snprintf(path, sizeof(path), "%s.meta", s->ring_path);
+	/* raw: a name in the shm directory (sticky: no one else's file can be removed but root's own), made again O_EXCL|O_NOFOLLOW below */
 	unlink(path);
+	/* raw: made O_EXCL|O_NOFOLLOW: never opens what another user planted */
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;

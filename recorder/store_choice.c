@@ -75,6 +75,7 @@ static int private_dir(const char *base, const char *name, char *out, size_t cap
 	struct stat st;
 	if (!base || base[0] != '/' || snprintf(out, cap, "%s/%s", base, name) >= (int)cap)
 		return -1;
+	/* raw: a private directory in the temp directory, checked by lstat below and walked again by the store */
 	if (mkdir(out, 0700) < 0 && errno != EEXIST)
 		return -1;
 	if (lstat(out, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))

@@ -59,6 +59,7 @@ void rt_std_fds(void)
 			continue;
 		/* the lowest free descriptor is fd; close-on-exec, so a command
 		 * started later finds it closed, as its caller left it */
+		/* raw: /dev/null, the system's */
 		int n = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (n >= 0 && n != fd)
 			close(n); /* cannot happen: fd was the lowest free one */

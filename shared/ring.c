@@ -111,6 +111,7 @@ int rt_ring_create(const char *path, uint64_t run_id, uint32_t slot_size, uint32
 	struct rt_ring *r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
+	/* raw: made O_EXCL|O_NOFOLLOW: never opens what another user planted */
 	r->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (r->fd < 0) {
 		int e = -errno;
@@ -159,6 +160,7 @@ fail:
 	err = -errno;
 	if (r->map && r->map != MAP_FAILED)
 		munmap(r->map, r->map_len);
+	/* raw: the ring we just failed to make, by its name in the sticky shm directory */
 	unlink(path);
 	close(r->fd);
 	free(r);
@@ -208,9 +210,11 @@ int rt_ring_open(const char *path, struct rt_ring **out)
 	 * slots are mapped read-only */
 	int rw = 1;
 	/* ring names can be guessed: a FIFO planted at one never blocks */
+	/* raw: never through a link, never blocking; checked after the open */
 	r->fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (r->fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM)) {
 		rw = 0;
+		/* raw: never through a link, never blocking; checked after the open */
 		r->fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	}
 	if (r->fd < 0) {
@@ -369,6 +373,7 @@ void rt_ring_close(struct rt_ring *r, int unlink_file)
 	if (!r)
 		return;
 	if (unlink_file)
+		/* raw: our own ring, by the name we made it under */
 		unlink(r->path);
 	if (r->hw)
 		munmap(r->hw, r->hw_len);

@@ -98,15 +98,26 @@ int rt_open_own_at(int dirfd, const char *name, const char *path, int flags, mod
 	return fd;
 }
 
-int rt_own_subdir_open(const char *dir, const char *sub, int mkdirs, char *why, size_t cap)
+int rt_own_subdir_at(int dirfd, const char *sub, const char *path, int mkdirs, char *why,
+                     size_t cap)
 {
-	char p[4200];
-	if (snprintf(p, sizeof(p), "%s/%s", dir, sub) >= (int)sizeof(p))
-		return snprintf(why, cap, "the path is too long"), -ENAMETOOLONG;
-	int fd = rt_safe_dir_open(p, mkdirs, why, cap);
-	if (fd < 0)
-		return fd;
-	int rc = rt_safe_check(fd, p, S_IFDIR, why, cap);
+	int fd = openat(dirfd, sub, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && mkdirs) {
+		if (mkdirat(dirfd, sub, 0700) < 0 && errno != EEXIST)
+			return snprintf(why, cap, "'%s': %s", path, strerror(errno)), -errno;
+		fd = openat(dirfd, sub, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		int e = errno;
+		if (e == ELOOP || e == ENOTDIR)
+			snprintf(why, cap,
+			         "'%s' is not a directory (a link or a file put there); remove it",
+			         path);
+		else
+			snprintf(why, cap, "'%s': %s", path, strerror(e));
+		return e == ELOOP || e == ENOTDIR ? RT_E_UNSAFE : -e;
+	}
+	int rc = rt_safe_check(fd, path, S_IFDIR, why, cap);
 	if (rc) {
 		close(fd);
 		return rc;
@@ -120,6 +131,7 @@ struct place {
 	int dirfd;
 	int shared; /* the directory can be written by another user */
 	int there;  /* st is the last name's own (a link's, for a link) */
+	int append; /* O_APPEND: written at its end, never truncated */
 	struct stat st;
 	char dir[PATH_MAX], base[NAME_MAX + 1];
 };
@@ -223,7 +235,7 @@ static int link_next(const struct place *pl, int flags, char *out, size_t ocap, 
  * there yet), and check what was opened. The descriptor or -errno. */
 static int open_in_place(struct place *pl, mode_t mode, int create, char *why, size_t cap)
 {
-	int flags = O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+	int flags = O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | pl->append;
 	int fd = openat(pl->dirfd, pl->base, flags | (create ? O_CREAT | O_EXCL : 0), mode);
 	if (fd < 0) {
 		int e = errno;
@@ -236,20 +248,22 @@ static int open_in_place(struct place *pl, mode_t mode, int create, char *why, s
 	}
 	struct stat st;
 	int rc = fstat(fd, &st) < 0 ? -errno : check_in_place(pl, &st, why, cap);
-	if (!rc && S_ISREG(st.st_mode) && !create && ftruncate(fd, 0) < 0)
+	if (!rc && S_ISREG(st.st_mode) && !create && !pl->append && ftruncate(fd, 0) < 0)
 		rc = -errno, snprintf(why, cap, "%s", strerror(errno));
 	if (rc) {
 		close(fd);
 		return rc;
 	}
-	set_blocking(fd);
+	if (!pl->append) /* an appender never waits long: rt_write_all's deadline */
+		set_blocking(fd);
 	return fd;
 }
 
-static int stream_open(const char *path, mode_t mode, int hops, char *why, size_t cap)
+static int stream_open(const char *path, mode_t mode, int append, int hops, char *why, size_t cap)
 {
 	struct place pl;
 	int rc = place_open(&pl, path, why, cap);
+	pl.append = append ? O_APPEND : 0;
 	if (rc) {
 		place_close(&pl);
 		return rc;
@@ -262,8 +276,8 @@ static int stream_open(const char *path, mode_t mode, int hops, char *why, size_
 		                           sizeof(next), &fd, why, cap);
 		place_close(&pl);
 		if (rc || fd >= 0)
-			return rc ? rc : (set_blocking(fd), fd);
-		return stream_open(next, mode, hops + 1, why, cap);
+			return rc ? rc : append ? fd : (set_blocking(fd), fd);
+		return stream_open(next, mode, append, hops + 1, why, cap);
 	}
 	rc = open_in_place(&pl, mode, !pl.there, why, cap);
 	place_close(&pl);
@@ -272,7 +286,12 @@ static int stream_open(const char *path, mode_t mode, int hops, char *why, size_
 
 int rt_open_stream_out(const char *path, mode_t mode, char *why, size_t cap)
 {
-	return stream_open(path, mode, 0, why, cap);
+	return stream_open(path, mode, 0, 0, why, cap);
+}
+
+int rt_open_append_out(const char *path, mode_t mode, char *why, size_t cap)
+{
+	return stream_open(path, mode, 1, 0, why, cap);
 }
 
 /* A temporary file beside the target, named unpredictably, made O_EXCL. */
@@ -379,6 +398,34 @@ int rt_outfile_open(struct rt_outfile *o, const char *path, mode_t mode, char *w
 		return -ENAMETOOLONG;
 	}
 	int rc = outfile_open(o, path, mode, 0, why, cap);
+	if (rc)
+		rt_outfile_abort(o);
+	return rc;
+}
+
+int rt_outfile_open_at(struct rt_outfile *o, int dirfd, const char *name, const char *path,
+                       mode_t mode, char *why, size_t cap)
+{
+	struct place pl;
+	memset(o, 0, sizeof(*o));
+	memset(&pl, 0, sizeof(pl));
+	o->fd = o->dirfd = -1;
+	if (snprintf(o->path, sizeof(o->path), "%s", path) >= (int)sizeof(o->path) ||
+	    snprintf(pl.base, sizeof(pl.base), "%s", name) >= (int)sizeof(pl.base) || !*name ||
+	    strchr(name, '/'))
+		return snprintf(why, cap, "the name is too long or not a name"), -ENAMETOOLONG;
+	pl.dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	if (pl.dirfd < 0)
+		return snprintf(why, cap, "%s", strerror(errno)), -errno;
+	/* a file of rt's own in a directory of rt's own: whatever is at name
+	 * (a link, a FIFO) is replaced, never followed or written through */
+	snprintf(o->base, sizeof(o->base), "%s", pl.base);
+	int rc = make_temp(o, &pl, mode, why, cap);
+	if (!rc) {
+		o->dirfd = pl.dirfd;
+		pl.dirfd = -1;
+	}
+	place_close(&pl);
 	if (rc)
 		rt_outfile_abort(o);
 	return rc;

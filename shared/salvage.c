@@ -75,6 +75,7 @@ static int dead_cb(void *vctx, uint64_t run, const char *meta, size_t len)
  */
 static void remove_unreadable_ring(const char *path)
 {
+	/* raw: never through a link, never blocking; checked as ours before the unlink */
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	struct stat st, now;
 	if (fd < 0)
@@ -82,6 +83,7 @@ static void remove_unreadable_ring(const char *path)
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
 	    flock(fd, LOCK_EX | LOCK_NB) == 0 && lstat(path, &now) == 0 &&
 	    now.st_ino == st.st_ino && now.st_dev == st.st_dev)
+		/* raw: checked above: our own file, the same inode, in the sticky shm directory (no one else can rename it) */
 		unlink(path);
 	close(fd);
 }
@@ -129,9 +131,11 @@ static int finish_run(struct rt_store *s, uint64_t run, unsigned *samples)
 		char fin[65536];
 		ssize_t n = rt_salvage_read_side_meta(path, fin, sizeof(fin), NULL);
 		if (n > 0 && (rc = rt_store_put_meta(s, run, fin, (size_t)n)) == 0) {
+			/* raw: our ring's side file in the sticky shm directory (only its owner or root can remove or rename it) */
 			unlink(side);
 			if (open_ring(s, run, &ring, path, sizeof(path)) == 0) {
 				rt_ring_close(ring, 0);
+				/* raw: our ring, just opened and checked, in the sticky shm directory */
 				unlink(path);
 			}
 			return 0;
@@ -151,6 +155,7 @@ static int finish_run(struct rt_store *s, uint64_t run, unsigned *samples)
 	rt_buf_free(&b);
 	if (rc == 0 && open_ring(s, run, &ring, path, sizeof(path)) == 0) {
 		rt_ring_close(ring, 0);
+		/* raw: our ring, just opened and checked, in the sticky shm directory */
 		unlink(path);
 	} else if (rc == 0 && rt_ring_path(path, sizeof(path), rt_store_ring_key(s), run) == 0) {
 		remove_unreadable_ring(path);

@@ -214,6 +214,7 @@ int store_find_map(struct rt_store *s)
 	MDB_envinfo info;
 	if (mdb_env_get_fd(s->env, &fd) || fstat(fd, &st) || mdb_env_info(s->env, &info))
 		return -1;
+	/* raw: /proc, read-only */
 	FILE *f = fopen("/proc/self/maps", "re");
 	if (!f)
 		return -1;
@@ -257,6 +258,7 @@ static pid_t lmdb_user(const char *at)
 {
 	char p[4200];
 	snprintf(p, sizeof(p), "%s/lock.mdb", at);
+	/* raw: the store's held directory (/proc/self/fd/N), never through a link */
 	int fd = open(p, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return 0;
@@ -271,11 +273,14 @@ static pid_t lmdb_user(const char *at)
 /* Remove what an earlier compact left in the held directory dfd. */
 static void remove_leftover(int dfd)
 {
+	/* raw: in the store's held directory, never through a link */
 	int tfd = openat(dfd, ".compact", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (tfd >= 0) {
+		/* raw: in the store's held directory (compact: only a store of ours) */
 		unlinkat(tfd, "data.mdb", 0);
 		close(tfd);
 	}
+	/* raw: in the store's held directory (compact: only a store of ours) */
 	unlinkat(dfd, ".compact", AT_REMOVEDIR);
 }
 
@@ -285,12 +290,14 @@ static int copy_compacted(struct rt_store *s, int dfd, const char *at)
 {
 	char tmp[4200];
 	remove_leftover(dfd);
+	/* raw: in the store's held directory (compact: only a store of ours) */
 	if (mkdirat(dfd, ".compact", 0700) < 0)
 		return -errno;
 	snprintf(tmp, sizeof(tmp), "%s/.compact", at);
 	int rc = mdb_env_copy2(s->env, tmp, MDB_CP_COMPACT);
 	if (rc)
 		return store_lmdb_fail(s, "compact", rc);
+	/* raw: in the store's held directory, never through a link */
 	int fd = openat(dfd, ".compact/data.mdb", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fchmod(fd, 0600) < 0 || fsync(fd) < 0) /* private, as made */
 		rc = -errno;
@@ -304,8 +311,10 @@ static int copy_compacted(struct rt_store *s, int dfd, const char *at)
 static int replace_data(int dfd, uint64_t *after)
 {
 	struct stat st;
+	/* raw: in the store's held directory (compact: only a store of ours) */
 	if (renameat(dfd, ".compact/data.mdb", dfd, "data.mdb") < 0)
 		return -errno;
+	/* raw: the store's held directory itself */
 	int sfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (sfd >= 0) {
 		fsync(sfd);

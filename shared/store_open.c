@@ -8,6 +8,7 @@
  * lock file), the three databases, and closing.
  */
 #define _GNU_SOURCE
+#include "rt/safefile.h"
 #include "store_int.h"
 
 const char *rt_store_last_error(const struct rt_store *s)
@@ -117,6 +118,7 @@ static int preallocate_lock(const char *dir)
 	char p[4200];
 	struct stat st;
 	snprintf(p, sizeof(p), "%s/lock.mdb", dir);
+	/* raw: the store's held directory (/proc/self/fd/N, checked ours), never through a link */
 	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
 	if (fd < 0)
 		return errno == EACCES || errno == EROFS ? 0 : -errno; /* LMDB says */
@@ -276,6 +278,7 @@ static unsigned read_only_flags(const struct rt_store *s)
 		return MDB_RDONLY | MDB_NOLOCK;
 	if (access(data, W_OK) == 0 && access(dir, W_OK) == 0)
 		return 0;
+	/* raw: the store's held directory, never through a link, never blocking */
 	int fd = open(lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return MDB_RDONLY | MDB_NOLOCK;
@@ -328,6 +331,7 @@ static int env_open(struct rt_store *s)
 	unsigned base = MDB_NOSYNC | MDB_NOTLS | MDB_NORDAHEAD;
 	if (s->dir_ours || !(s->ro_flags & MDB_NOLOCK))
 		return GUARDED_RD(s, mdb_env_open(s->env, s->at, base | s->ro_flags, 0600));
+	/* raw: in the store's held directory, never through a link, never blocking */
 	int fd = openat(s->dirfd, "data.mdb", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0)
@@ -341,6 +345,27 @@ static int env_open(struct rt_store *s)
 	int rc = GUARDED_RD(s, mdb_env_open(s->env, p, base | s->ro_flags | MDB_NOSUBDIR, 0600));
 	close(fd);
 	return rc;
+}
+
+int rt_store_side_dir(const struct rt_store *s, const char *sub, int mkdirs, char *why, size_t cap)
+{
+	char path[4200];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/%s", s->dir, sub);
+	if (!s->dir_ours) {
+		unsigned uid = fstat(s->dirfd, &st) == 0 ? (unsigned)st.st_uid : 0;
+		snprintf(
+		    why, cap,
+		    uid != (unsigned)geteuid()
+		        ? "the store '%s' belongs to another user (uid %u), and rt keeps its %s "
+		          "state beside the store: it writes only into a store of its own (run "
+		          "this as that user, or copy the store)"
+		        : "the store '%s' can be written by other users (uid %u's directory), "
+		          "and rt keeps its %s state beside the store: chmod go-w it first",
+		    s->dir, uid, sub);
+		return RT_E_UNSAFE;
+	}
+	return rt_own_subdir_at(s->dirfd, sub, path, mkdirs, why, cap);
 }
 
 int rt_store_open(const char *dir, int flags, struct rt_store **out)

@@ -38,6 +38,7 @@ int store_writers_lock(const char *dir, int how)
 {
 	char p[4200];
 	snprintf(p, sizeof(p), "%s/writers.lock", dir);
+	/* raw: the store's held directory (/proc/self/fd/N), never through a link, never blocking */
 	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
 	if (fd < 0)
 		return -errno;

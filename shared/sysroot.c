@@ -50,6 +50,7 @@ int rt_open(enum rt_root which, const char *rel)
 	int rc = rt_path(p, sizeof(p), which, rel);
 	if (rc)
 		return rc;
+	/* raw: /proc and /sys (or a test's fixture tree), read-only */
 	int fd = open(p, O_RDONLY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
@@ -149,6 +150,7 @@ void rt_host_id(char *buf, size_t cap)
 		snprintf(buf, cap, "%s", tag);
 		return;
 	}
+	/* raw: the system's machine id, read-only */
 	FILE *m = fopen("/etc/machine-id", "r");
 	if (m && fgets(tag, sizeof(tag), m)) {
 		tag[strcspn(tag, "\n")] = '\0';

@@ -68,6 +68,7 @@ static int inline_file(struct rt_buf *b, const char *dir, const char *name, int 
 {
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	/* raw: reads a charting library's file of the system's, never writes */
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;

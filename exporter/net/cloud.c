@@ -451,7 +451,10 @@ int rt_cloud_save(const char *store_dir, const char *host_id, const struct rt_cl
 	snprintf(path, sizeof(path), "%s/cloud.json", store_dir);
 	struct rt_outfile of;
 	int rc = -1;
-	if (rt_outfile_open(&of, path, 0600, why, sizeof(why)) == 0) {
+	/* only into a store of ours: root never writes into another user's */
+	int dfd = rt_safe_dir_open(store_dir, 0, why, sizeof(why));
+	if (dfd >= 0 && rt_safe_check(dfd, store_dir, S_IFDIR, why, sizeof(why)) == 0 &&
+	    rt_outfile_open_at(&of, dfd, "cloud.json", path, 0600, why, sizeof(why)) == 0) {
 		size_t len = strlen(text);
 		text[len] = '\n'; /* replaces the terminator: written by length */
 		if (rt_write_all(of.fd, text, len + 1, 5000) == 0)
@@ -459,6 +462,8 @@ int rt_cloud_save(const char *store_dir, const char *host_id, const struct rt_cl
 		else
 			rt_outfile_abort(&of);
 	}
+	if (dfd >= 0)
+		close(dfd);
 	free(text);
 	return rc;
 }

@@ -68,16 +68,22 @@ struct rt_checkpoint {
 	int finished; /* finish confirmed by Sentinel */
 };
 
-/* <store>/upload/<run>.json; missing file: a fresh checkpoint. */
-int rt_checkpoint_load(const char *store_dir, uint64_t run, struct rt_checkpoint *cp);
+/* <run>.json in the store's upload directory held open as udfd
+ * (rt_store_side_dir): never through a link, never blocking on a FIFO.
+ * A missing file is a fresh checkpoint: 0; RT_E_UNSAFE (a link, FIFO or
+ * another user's file there), RT_E_CORRUPT (not JSON), -errno. */
+int rt_checkpoint_load(int udfd, uint64_t run, struct rt_checkpoint *cp);
 /* The same from text (hostile: every field is checked). */
 int rt_checkpoint_parse(const char *text, struct rt_checkpoint *cp);
-/* Written to a temporary file, fsync'ed and renamed over: never torn. 0600. */
-int rt_checkpoint_save(const char *store_dir, uint64_t run, const struct rt_checkpoint *cp);
+/* Written to a temporary file made O_EXCL in udfd, fsync'ed and renamed
+ * over (whatever is there is replaced, never followed): never torn. 0600.
+ * 0, -ENOMEM, -errno. */
+int rt_checkpoint_save(int udfd, uint64_t run, const struct rt_checkpoint *cp);
 int rt_checkpoint_add_uri(struct rt_checkpoint *cp, const char *uri);
 void rt_checkpoint_free(struct rt_checkpoint *cp);
-/* Exclusive lock for one uploader per run; -EBUSY when another holds it. */
-int rt_checkpoint_lock(const char *store_dir, uint64_t run, int *fd);
+/* Exclusive lock for one uploader per run (<run>.lock in udfd); 0,
+ * -EBUSY when another holds it, RT_E_UNSAFE or -errno. */
+int rt_checkpoint_lock(int udfd, uint64_t run, int *fd);
 
 /* ---- sentinel.c ---- */
 /* the longest SENTINEL_API_TOKEN and SENTINEL_API_URL (or

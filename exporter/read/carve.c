@@ -256,6 +256,7 @@ int rt_recover_carve(const char *src_dir, const char *dst_dir, uint64_t *samples
 	char path[4200];
 	*samples = 0;
 	snprintf(path, sizeof(path), "%s/data.mdb", src_dir);
+	/* raw: read-only, never through a link, never blocking */
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {

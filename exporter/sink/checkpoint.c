@@ -20,26 +20,13 @@
 #include "rt/common.h"
 #include "rt/safefile.h"
 
-static void cp_path(char *buf, size_t cap, const char *dir, uint64_t run, const char *ext)
+/* The run's file (ext) in the upload directory held open as udfd: opened
+ * with flags by rt_open_own_at (never a link, never blocking). */
+static int cp_open(int udfd, uint64_t run, const char *ext, int flags, char *why, size_t cap)
 {
-	snprintf(buf, cap, "%s/upload/%llu.%s", dir, (unsigned long long)run, ext);
-}
-
-/* The run's file (ext) in the store's upload directory, walked without
- * following another user's link and held open (made when mkdirs): opened
- * with flags by rt_open_own_at. */
-static int cp_open(const char *dir, uint64_t run, const char *ext, int mkdirs, int flags, char *why,
-                   size_t cap)
-{
-	char path[4200], name[64];
-	int ufd = rt_own_subdir_open(dir, "upload", mkdirs, why, cap);
-	if (ufd < 0)
-		return ufd;
-	cp_path(path, sizeof(path), dir, run, ext);
+	char name[64];
 	snprintf(name, sizeof(name), "%llu.%s", (unsigned long long)run, ext);
-	int fd = rt_open_own_at(ufd, name, path, flags, 0600, why, cap);
-	close(ufd);
-	return fd;
+	return rt_open_own_at(udfd, name, name, flags, 0600, why, cap);
 }
 
 static void copy_str(char *dst, size_t cap, const cJSON *o, const char *k)
@@ -85,12 +72,12 @@ int rt_checkpoint_parse(const char *text, struct rt_checkpoint *cp)
 	return 0;
 }
 
-int rt_checkpoint_load(const char *dir, uint64_t run, struct rt_checkpoint *cp)
+int rt_checkpoint_load(int udfd, uint64_t run, struct rt_checkpoint *cp)
 {
 	memset(cp, 0, sizeof(*cp));
 	cp->next_seq = 1;
 	char why[512];
-	int fd = cp_open(dir, run, "json", 0, O_RDONLY, why, sizeof(why));
+	int fd = cp_open(udfd, run, "json", O_RDONLY, why, sizeof(why));
 	if (fd < 0)
 		return fd == -ENOENT ? 0 : fd;
 	static char buf[16 << 20];
@@ -134,14 +121,10 @@ void rt_checkpoint_free(struct rt_checkpoint *cp)
 	cp->nuris = 0;
 }
 
-int rt_checkpoint_save(const char *dir, uint64_t run, const struct rt_checkpoint *cp)
+int rt_checkpoint_save(int udfd, uint64_t run, const struct rt_checkpoint *cp)
 {
-	char path[4200], why[512];
-	int ufd = rt_own_subdir_open(dir, "upload", 1, why, sizeof(why));
-	if (ufd < 0)
-		return ufd;
-	close(ufd); /* made: the file is written by name below, walked again */
-	cp_path(path, sizeof(path), dir, run, "json");
+	char name[64], why[512];
+	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)run);
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "sentinel_run", cp->sentinel_run);
 	cJSON_AddStringToObject(o, "bucket", cp->bucket);
@@ -162,7 +145,7 @@ int rt_checkpoint_save(const char *dir, uint64_t run, const struct rt_checkpoint
 	if (!txt)
 		return -ENOMEM;
 	struct rt_outfile of;
-	int rc = rt_outfile_open(&of, path, 0600, why, sizeof(why));
+	int rc = rt_outfile_open_at(&of, udfd, name, name, 0600, why, sizeof(why));
 	if (rc == 0) {
 		if ((rc = rt_write_all(of.fd, txt, strlen(txt), 10000)) == 0)
 			rc = rt_outfile_commit(&of);
@@ -173,10 +156,10 @@ int rt_checkpoint_save(const char *dir, uint64_t run, const struct rt_checkpoint
 	return rc;
 }
 
-int rt_checkpoint_lock(const char *dir, uint64_t run, int *fd)
+int rt_checkpoint_lock(int udfd, uint64_t run, int *fd)
 {
 	char why[512];
-	*fd = cp_open(dir, run, "lock", 1, O_RDWR | O_CREAT, why, sizeof(why));
+	*fd = cp_open(udfd, run, "lock", O_RDWR | O_CREAT, why, sizeof(why));
 	if (*fd < 0)
 		return *fd;
 	if (flock(*fd, LOCK_EX | LOCK_NB) < 0) {

@@ -38,6 +38,7 @@
 #include "rt/common.h"
 #include "rt/fmt.h"
 #include "rt/runmeta.h"
+#include "rt/safefile.h"
 #include "rt/sysroot.h"
 #include "sink/push.h"
 #include "push_int.h"
@@ -216,13 +217,22 @@ static int alloc_series(struct rt_push *p, const struct rt_runinfo *ri)
 	return rc;
 }
 
-/* ---- the checkpoint ---------------------------------------------------- */
-static uint64_t ckpt_load(const char *path)
+/* ---- the checkpoint ----------------------------------------------------
+ * <store>/push/<sink>-<run>-<url hash>, in the push directory held open:
+ * read without following a link or blocking on a FIFO, replaced through a
+ * temporary file made O_EXCL beside it (never through what is there). */
+static uint64_t ckpt_load(const struct rt_push *p)
 {
-	char buf[64];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	char buf[64], why[512];
+	int fd = rt_open_own_at(p->ckpt_dfd, p->ckpt_name, p->ckpt, O_RDONLY, 0, why, sizeof(why));
+	if (fd < 0) {
+		if (fd != -ENOENT)
+			rt_say(
+			    "the push checkpoint is not used: %s; the run is pushed from its start "
+			    "(the engine keeps each sample once)",
+			    why);
 		return 1;
+	}
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
@@ -233,19 +243,20 @@ static uint64_t ckpt_load(const char *path)
 }
 
 /* Written to a temporary file, synced and renamed over: never torn. */
-static int ckpt_save(const char *path, uint64_t next)
+static int ckpt_save(const struct rt_push *p, uint64_t next)
 {
-	char tmp[4300], text[64];
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
+	char text[64], why[512];
+	struct rt_outfile of;
+	int rc =
+	    rt_outfile_open_at(&of, p->ckpt_dfd, p->ckpt_name, p->ckpt, 0600, why, sizeof(why));
+	if (rc)
+		return rc;
 	int n = snprintf(text, sizeof(text), "next_seq %llu\n", (unsigned long long)next);
-	int ok = write(fd, text, (size_t)n) == n && fsync(fd) == 0;
-	close(fd);
-	if (!ok || rename(tmp, path))
-		return -EIO;
-	return 0;
+	if ((rc = rt_write_all(of.fd, text, (size_t)n, 10000))) {
+		rt_outfile_abort(&of);
+		return rc;
+	}
+	return rt_outfile_commit(&of);
 }
 
 /* ---- one request -------------------------------------------------------- */
@@ -367,7 +378,7 @@ static void batch_sent(struct rt_push *p, size_t bytes)
 	p->sent_bytes += bytes;
 	p->sent_lines += p->batch_lines;
 	p->next_seq = p->batch_last + 1;
-	if (ckpt_save(p->ckpt, p->next_seq))
+	if (ckpt_save(p, p->next_seq))
 		rt_say("cannot write the push checkpoint %s; a later push sends these samples "
 		       "again (the engine keeps them once)",
 		       p->ckpt);
@@ -695,25 +706,37 @@ static int run_attributes(struct rt_push *p, struct rt_store *s, const struct rt
 }
 
 /* The checkpoint of this run and engine, and its lock (one pusher per run
- * and engine): the lock's descriptor, or -1 (said). */
+ * and engine), in the store's own push directory (a store of another
+ * user's has none: root never writes into it): the lock's descriptor, or
+ * -1 (said). */
 static int push_checkpoint(struct rt_push *p, struct rt_store *s, uint64_t run)
 {
-	char dir[4096];
-	snprintf(dir, sizeof(dir), "%s/push", rt_store_dir(s));
-	mkdir(dir, 0700);
-	snprintf(p->ckpt, sizeof(p->ckpt), "%s/%s-%llu-%016llx", dir, p->sink->name,
-	         (unsigned long long)run, (unsigned long long)fnv(p->url));
-	char lock[4300];
-	snprintf(lock, sizeof(lock), "%s.lock", p->ckpt);
-	int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB)) {
-		rt_say("another rt-export push of run %llu to this engine is running",
-		       (unsigned long long)run);
-		if (lfd >= 0)
-			close(lfd);
+	char why[600], lock[160];
+	p->ckpt_dfd = rt_store_side_dir(s, "push", 1, why, sizeof(why));
+	if (p->ckpt_dfd < 0) {
+		rt_say("cannot push run %llu: %s", (unsigned long long)run, why);
 		return -1;
 	}
-	p->next_seq = ckpt_load(p->ckpt);
+	snprintf(p->ckpt_name, sizeof(p->ckpt_name), "%s-%llu-%016llx", p->sink->name,
+	         (unsigned long long)run, (unsigned long long)fnv(p->url));
+	snprintf(p->ckpt, sizeof(p->ckpt), "%s/push/%s", rt_store_dir(s), p->ckpt_name);
+	snprintf(lock, sizeof(lock), "%s.lock", p->ckpt_name);
+	int lfd =
+	    rt_open_own_at(p->ckpt_dfd, lock, p->ckpt, O_RDWR | O_CREAT, 0600, why, sizeof(why));
+	if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB)) {
+		if (lfd >= 0)
+			rt_say("another rt-export push of run %llu to this engine is running",
+			       (unsigned long long)run);
+		else
+			rt_say("cannot lock the push of run %llu: %s", (unsigned long long)run,
+			       why);
+		if (lfd >= 0)
+			close(lfd);
+		close(p->ckpt_dfd);
+		p->ckpt_dfd = -1;
+		return -1;
+	}
+	p->next_seq = ckpt_load(p);
 	if (p->verbose && p->next_seq > 1)
 		rt_say("push: run %llu resumes at sample %llu", (unsigned long long)run,
 		       (unsigned long long)p->next_seq);
@@ -785,6 +808,7 @@ int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char
 		return 2;
 	static struct rt_push p;
 	memset(&p, 0, sizeof(p));
+	p.ckpt_dfd = -1;
 	p.sink = sink;
 	p.url = url;
 	p.verbose = verbose;
@@ -813,6 +837,8 @@ int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char
 	say_pushed(&p, ri.id, rc);
 	push_free(&p);
 	close(lfd);
+	if (p.ckpt_dfd >= 0)
+		close(p.ckpt_dfd);
 	rt_run_free(&ri);
 	return rc ? 1 : 0;
 }

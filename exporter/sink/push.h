@@ -70,7 +70,9 @@ struct rt_push {
 	uint64_t batch_last, batch_wall0;
 	size_t batch_lines, batch_max;
 	uint64_t sent_lines, sent_bytes, requests;
-	char ckpt[4200];
+	char ckpt[4200];     /* the checkpoint's path, for messages */
+	char ckpt_name[128]; /* its name in the push directory */
+	int ckpt_dfd;        /* <store>/push, held open (O_PATH) */
 	int failed, said_partial, live, verbose;
 	int zero_start; /* counters start with a 0 at the run's first record
 	                   (remote write: PromQL's increase and rate see the first

@@ -319,6 +319,7 @@ struct upload {
 	const char *region;
 	struct rt_runinfo ri;
 	int lockfd;
+	int udfd;                /* <store>/upload, held open: the checkpoint and its lock */
 	struct rt_checkpoint cp; /* what is done: restartable, exactly once */
 	struct rt_net_result res;
 	struct retry r_api, r_s3;
@@ -363,24 +364,29 @@ static int upload_api(struct upload *u, const char *spec)
  * 0, or 1 with the reason said (nothing is held then). */
 static int upload_open(struct upload *u, const char *spec)
 {
+	char why[600];
 	if (rt_run_resolve(u->s, spec, &u->ri))
 		return 1;
 	const char *dir = rt_store_dir(u->s);
-	int rc = rt_checkpoint_lock(dir, u->ri.id, &u->lockfd);
-	if (rc) {
-		rt_say(rc == -EBUSY ? "run %llu is already being uploaded by another rt-export"
-		                    : "cannot lock the upload state of run %llu",
-		       (unsigned long long)u->ri.id);
+	if ((u->udfd = rt_store_side_dir(u->s, "upload", 1, why, sizeof(why))) < 0) {
+		rt_say("cannot upload run %llu: %s", (unsigned long long)u->ri.id, why);
 		rt_run_free(&u->ri);
 		return 1;
 	}
-	if ((rc = rt_checkpoint_load(dir, u->ri.id, &u->cp))) {
-		rt_say(
-		    "the upload state of run %llu in %s/upload is unreadable (%s); move it away to "
-		    "start the upload again",
-		    (unsigned long long)u->ri.id, dir, rt_strerror(rc));
-		rt_run_free(&u->ri);
+	int rc = rt_checkpoint_lock(u->udfd, u->ri.id, &u->lockfd);
+	if (!rc && (rc = rt_checkpoint_load(u->udfd, u->ri.id, &u->cp)))
 		close(u->lockfd);
+	if (rc == -EBUSY)
+		rt_say("run %llu is already being uploaded by another rt-export",
+		       (unsigned long long)u->ri.id);
+	else if (rc)
+		rt_say(
+		    "the upload state of run %llu in %s/upload cannot be used (%s); move it away "
+		    "to start the upload again",
+		    (unsigned long long)u->ri.id, dir, rt_strerror(rc));
+	if (rc) {
+		rt_run_free(&u->ri);
+		close(u->udfd);
 		return 1;
 	}
 	return 0;
@@ -405,7 +411,7 @@ static int upload_start_run(struct upload *u)
 		free(body);
 		if (rc == 0) {
 			recovered(&u->r_api);
-			rt_checkpoint_save(rt_store_dir(u->s), u->ri.id, &u->cp);
+			rt_checkpoint_save(u->udfd, u->ri.id, &u->cp);
 		} else if (!retryable(rc, &u->res)) {
 			unsigned long long id = (unsigned long long)u->ri.id;
 			rt_say(
@@ -441,7 +447,7 @@ static void upload_region(struct upload *u)
 	if (rt_http("HEAD", url, NULL, NULL, 0, 5, &hr) == 0 && hr.amz_region[0])
 		snprintf(u->cp.region, sizeof(u->cp.region), "%s", hr.amz_region);
 	rt_http_resp_free(&hr);
-	rt_checkpoint_save(rt_store_dir(u->s), u->ri.id, &u->cp);
+	rt_checkpoint_save(u->udfd, u->ri.id, &u->cp);
 	u->region = u->cp.region;
 }
 
@@ -473,7 +479,7 @@ static int upload_batch(struct upload *u, uint64_t last)
 		rt_buf_printf(&u->uri, "s3://%s/%s", cp->bucket, u->key.p);
 		rt_checkpoint_add_uri(cp, u->uri.p);
 		cp->next_seq = last + 1;
-		rt_checkpoint_save(rt_store_dir(u->s), u->ri.id, cp);
+		rt_checkpoint_save(u->udfd, u->ri.id, cp);
 		u->put_any = 1;
 		/* on the run's grid while keeping up; after an outage, one
 		 * interval from now (the backlog went in this one) */
@@ -483,7 +489,7 @@ static int upload_batch(struct upload *u, uint64_t last)
 		return 0;
 	}
 	if (rc == RT_E_CREDS && rt_sentinel_refresh(&u->api, cp, &u->res) == 0) {
-		rt_checkpoint_save(rt_store_dir(u->s), u->ri.id, cp); /* expired: new ones */
+		rt_checkpoint_save(u->udfd, u->ri.id, cp); /* expired: new ones */
 		return 0;
 	}
 	backoff(&u->r_s3, u->res.detail);
@@ -504,7 +510,7 @@ static int upload_finish(struct upload *u)
 	if (rc == 0) {
 		recovered(&u->r_api);
 		cp->finished = 1;
-		rt_checkpoint_save(rt_store_dir(u->s), u->ri.id, cp);
+		rt_checkpoint_save(u->udfd, u->ri.id, cp);
 		if (u->verbose) /* all went well: quiet on stderr, where metrics go */
 			rt_say("run %llu finished on Sentinel as %s (%zu objects%s)",
 			       (unsigned long long)u->ri.id, cp->sentinel_run, cp->nuris,
@@ -599,5 +605,6 @@ int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose, rt_allocati
 	rt_checkpoint_free(&u->cp);
 	rt_run_free(&u->ri);
 	close(u->lockfd);
+	close(u->udfd);
 	return ret;
 }

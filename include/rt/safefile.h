@@ -41,13 +41,16 @@ int rt_open_own(const char *path, int flags, mode_t mode, char *why, size_t cap)
  * in why). */
 int rt_open_own_at(int dirfd, const char *name, const char *path, int flags, mode_t mode, char *why,
                    size_t cap);
-/*
- * Open dir/sub (made 0700 when mkdirs and missing) by rt_safe_dir_open and
- * check it is this user's and no one else's to write: the descriptor, or
- * -errno / RT_E_UNSAFE with why.
- */
-int rt_own_subdir_open(const char *dir, const char *sub, int mkdirs, char *why, size_t cap);
 
+/*
+ * Open sub in the directory held as dirfd (made 0700 when mkdirs and
+ * missing), never through a link, and check it is a directory of this
+ * user's that no one else can write (path names it in why). The O_PATH
+ * descriptor; -errno (ENOENT: not there, mkdirs 0); RT_E_UNSAFE when it is
+ * a link, a file, another user's or writable by others.
+ */
+int rt_own_subdir_at(int dirfd, const char *sub, const char *path, int mkdirs, char *why,
+                     size_t cap);
 /*
  * Open the directory dir as an O_PATH descriptor, walking it one component
  * at a time without following a symbolic link another user made (this
@@ -82,6 +85,15 @@ struct rt_outfile {
  * reason alone: the caller names the path).
  */
 int rt_outfile_open(struct rt_outfile *o, const char *path, mode_t mode, char *why, size_t cap);
+/*
+ * The same for a private file of rt's own, name, in a directory held open
+ * as dirfd (a checkpoint in rt_own_subdir_at's directory): whatever is at
+ * name (a link, a FIFO, a file) is replaced by the temporary file on
+ * commit, never followed, opened or written. 0 or -errno / RT_E_UNSAFE
+ * with why; -ENAMETOOLONG for a name with '/' in it.
+ */
+int rt_outfile_open_at(struct rt_outfile *o, int dirfd, const char *name, const char *path,
+                       mode_t mode, char *why, size_t cap);
 /* Finish: sync and rename a regular target into place (its old contents
  * stay until then). 0 or -errno. Closes the descriptor either way. */
 int rt_outfile_commit(struct rt_outfile *o);
@@ -96,6 +108,9 @@ void rt_outfile_abort(struct rt_outfile *o);
  * RT_E_UNSAFE with why.
  */
 int rt_open_stream_out(const char *path, mode_t mode, char *why, size_t cap);
+/* The same, appended to (O_APPEND) rather than truncated: a step summary
+ * ($GITHUB_STEP_SUMMARY) that others wrote before. */
+int rt_open_append_out(const char *path, mode_t mode, char *why, size_t cap);
 
 /*
  * Write all of buf to fd, waiting at most timeout_ms in all for a

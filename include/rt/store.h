@@ -73,6 +73,16 @@ int rt_store_check_for_writer(struct rt_store *s);
 /* Whether a fault in LMDB poisoned this handle (nothing more is read). */
 int rt_store_is_damaged(const struct rt_store *s);
 const char *rt_store_dir(const struct rt_store *s);
+/*
+ * The store's side directory sub ("push", "upload": exporters' checkpoints
+ * and locks), opened from the store's held directory, never through a
+ * link, made 0700 when mkdirs: an O_PATH descriptor the caller closes.
+ * Only a store of this user's that no one else can write has one: root
+ * never writes into a store another user owns. RT_E_UNSAFE (a store not
+ * ours, or sub a link, file or another user's) with the reason in why;
+ * -ENOENT (not there and !mkdirs); -errno.
+ */
+int rt_store_side_dir(const struct rt_store *s, const char *sub, int mkdirs, char *why, size_t cap);
 /* What names this store's ring files (rt_ring_path): its directory and its
  * random id, so a store re-created in the same place never meets a stale
  * ring of its predecessor. */

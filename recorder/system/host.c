@@ -19,6 +19,7 @@ void rt_host_info(struct rt_host_info *h)
 	if (gethostname(h->hostname, sizeof(h->hostname) - 1) < 0)
 		h->hostname[0] = '\0';
 	char rel[] = "cpuinfo", p[4096];
+	/* raw: /proc, read-only */
 	FILE *f = rt_path(p, sizeof(p), RT_PROC, rel) == 0 ? fopen(p, "r") : NULL;
 	char line[1024];
 	while (f && fgets(line, sizeof(line), f)) {

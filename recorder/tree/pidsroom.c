@@ -13,6 +13,7 @@ static long read_long(const char *dir, const char *name, int *is_max)
 {
 	char p[4200], buf[64];
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	/* raw: /proc and cgroupfs, read-only */
 	FILE *f = fopen(p, "re");
 	if (!f)
 		return -1;
@@ -30,6 +31,7 @@ static long read_long(const char *dir, const char *name, int *is_max)
 /* This process's pids cgroup directory: v1's pids hierarchy, or v2's. */
 static int pids_dir(char *out, size_t cap)
 {
+	/* raw: /proc, read-only */
 	FILE *f = fopen("/proc/self/cgroup", "re");
 	char line[4200];
 	int found = 0;
@@ -87,6 +89,7 @@ static long user_tasks(uid_t uid)
 			continue;
 		char p[300], line[256];
 		snprintf(p, sizeof(p), "/proc/%s/status", e->d_name);
+		/* raw: /proc, read-only */
 		FILE *f = fopen(p, "re");
 		unsigned long ruid = (unsigned long)-1;
 		long threads = 1;

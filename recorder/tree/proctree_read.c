@@ -199,6 +199,7 @@ void pt_count_fds(struct rt_proctree *t, struct pt_proc *e)
 	snprintf(rel, sizeof(rel), "%d/fd", e->pid);
 	if (rt_path(path, sizeof(path), RT_PROC, rel) != 0)
 		return;
+	/* raw: /proc, read-only */
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return;
@@ -280,6 +281,7 @@ void pt_read_delay(struct rt_proctree *t, struct pt_proc *e, int first, uint64_t
 			if (de->d_name[0] < '0' || de->d_name[0] > '9')
 				continue;
 			snprintf(name, sizeof(name), "%.16s/schedstat", de->d_name);
+			/* raw: /proc, read-only */
 			int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
 			if (fd < 0)
 				continue;

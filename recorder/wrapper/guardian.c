@@ -268,6 +268,7 @@ static int recorder_pending(int sig, void *ctx)
 	const struct guard *g = ctx;
 	char path[64], line[256];
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)g->rec);
+	/* raw: /proc, read-only */
 	FILE *f = g->rec > 0 ? fopen(path, "re") : NULL;
 	int yes = 0;
 	while (f && !yes && fgets(line, sizeof(line), f)) {

@@ -90,6 +90,7 @@ static int proc_state(pid_t pid, char *state, pid_t *ppid)
 {
 	char path[64], buf[512];
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	/* raw: /proc, read-only */
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -135,6 +136,7 @@ void rt_kill_family(pid_t pid)
 {
 	char path[64], buf[4096];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	/* raw: /proc, read-only */
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 	if (fd >= 0)
