@@ -498,6 +498,20 @@ static void run_wait(struct run *r, uint64_t deadline, int *continued)
 		r->cmd_done = guard_read(&r->gs, 0);
 }
 
+/* A job's recorder holds a descriptor per counter and member (about 45
+ * for one process): its soft RLIMIT_NOFILE is raised to the hard one
+ * (at most 65536), as a service manager does. Where the hard limit is low
+ * too, what cannot be opened is said and retried, never a job's end. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max || rl.rlim_cur >= 65536)
+		return;
+	rl.rlim_cur = rl.rlim_max < 65536 ? rl.rlim_max : 65536;
+	if (rl.rlim_cur > 0)
+		setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 /* The sampling loop: a sample at each deadline until the count, a signal
  * or the job's end. Absolute deadlines: the schedule never drifts, an
  * overrun skips ahead (and is said and counted). */
@@ -533,7 +547,10 @@ static void run_sample_loop(struct run *r)
 			say("sampling stopped: %s", rt_strerror(rc));
 			break;
 		}
-		if (r->cg && rt_cgrun_over(r->cg, r->tree))
+		char said[1024] = "";
+		int over = r->cg && rt_cgrun_over(r->cg, r->tree, said, sizeof(said));
+		say_lines(said);
+		if (over)
 			break;                        /* its last sample was this one */
 		if (r->cg && rt_cgrun_refresh(r->cg)) /* the job's own environment now */
 			detect_alloc(r);
@@ -730,6 +747,8 @@ int main(int argc, char **argv)
 	}
 	if (wrapper || cfg.cgroup || cfg.jobs)
 		cfg.pid = 0; /* a [job] pid of the config file does not apply */
+	if (cfg.cgroup || cfg.jobs)
+		raise_nofile(); /* (no command of the user's inherits it) */
 	int out_fd;
 	if (open_output(&cfg, &out_fd, wrapper)) {
 		if (!wrapper)

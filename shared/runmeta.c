@@ -208,6 +208,18 @@ static void write_cgroup(struct rt_buf *b, const struct rt_run_cgroup *g)
 		rt_buf_f64_json(b, g->cpu_before);
 	else
 		rt_buf_puts(b, "null");
+	if (g->bounds) { /* only when one was met: older runs' metadata unchanged */
+		static const char *const what[] = {"depth", "groups", "members", "environment"};
+		key(b, "bounds_hit");
+		for (unsigned i = 0, first = 1; i < 4; i++)
+			if (g->bounds & (1u << i)) {
+				rt_buf_puts(b, first ? "[\"" : ",\"");
+				rt_buf_puts(b, what[i]);
+				rt_buf_putc(b, '"');
+				first = 0;
+			}
+		rt_buf_putc(b, ']');
+	}
 	rt_buf_putc(b, '}');
 }
 

@@ -71,6 +71,8 @@ struct rt_run_cgroup {
 	const char *qos;       /* a pod's QoS class, NULL */
 	int idle;              /* no process was in the group while recorded */
 	double cpu_before;     /* its CPU seconds before the first sample, < 0: unknown */
+	unsigned bounds;       /* what the member walk's bounds left unread (1 depth,
+	                        * 2 groups, 4 members, 8 environment): "bounds_hit" */
 };
 
 /* Serialize m as one JSON object (no newline). */

@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +25,24 @@
 #include "rt/fmt.h"
 #include "rt/sysroot.h"
 
-/* How deep below a job's group its members are looked for: deeper than
- * any scheduler nests (a job's owner may nest groups to hide in) */
+/* The bounds of a walk of a job's members, a sample: deeper and wider
+ * than any scheduler nests (Slurm: job, step, task; a pod: its
+ * containers), so only a job's owner hiding in nested or countless groups
+ * meets them; what they leave unread is said (rt_cgjob_walk.cut) and the
+ * run goes on. 512 groups cost about 4 ms a sample here. */
 #define MEMBER_DEPTH 64
+#define MEMBER_GROUPS 512
+
+/* One walk: the members found so far, the groups still to read. */
+struct member_walk {
+	int top; /* the job's group, held */
+	pid_t *out;
+	size_t at, cap;
+	struct rt_buf q; /* queued groups: a depth byte, a relative path, NUL */
+	unsigned queued;
+	int cut, err;
+	struct rt_cgjob_walk *st;
+};
 
 const char *const rt_cgroup_mounts[] = {
     "",         "/unified", "/memory",  "/cpu,cpuacct", "/cpuacct", "/cpu", "/pids",
@@ -374,26 +390,33 @@ void rt_cgjob_classify(const char *path, struct rt_cgjob *j)
 		classify_systemd(c, n, j);
 }
 
-/* The pids of one cgroup.procs (opened in dfd) appended to out: one per
- * line, a line cut between two reads kept for the next. *gone when the
- * group has none (it was removed). */
-static size_t read_procs(int dfd, pid_t *out, size_t at, size_t cap, int *gone)
+/* The pids of one cgroup.procs (opened in dfd) appended to w: one per
+ * line, a line cut between two reads kept for the next. 0, or -errno
+ * (-ENOENT/-ENODEV: the group was removed). */
+static int read_procs(int dfd, struct member_walk *w)
 {
+	/* raw: the kernel's cgroup files, read-only, never through a link */
 	int fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	*gone = fd < 0;
 	if (fd < 0)
-		return at;
+		return -errno;
 	char buf[16384];
 	size_t have = 0;
 	ssize_t r;
-	while (at < cap && (r = read(fd, buf + have, sizeof(buf) - have)) > 0) {
+	int rc = 0;
+	while (w->at < w->cap && (r = read(fd, buf + have, sizeof(buf) - have)) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = -errno;
+			break;
+		}
 		size_t len = have + (size_t)r, start = 0;
-		for (size_t i = 0; i < len && at < cap; i++) {
+		for (size_t i = 0; i < len && w->at < w->cap; i++) {
 			if (buf[i] != '\n')
 				continue;
 			long v = strtol(buf + start, NULL, 10);
 			if (v > 0 && v < (1L << 22))
-				out[at++] = (pid_t)v;
+				w->out[w->at++] = (pid_t)v;
 			start = i + 1;
 		}
 		have = len - start;
@@ -401,51 +424,107 @@ static size_t read_procs(int dfd, pid_t *out, size_t at, size_t cap, int *gone)
 			have = 0; /* no pid is that long: not this file's lines */
 		memmove(buf, buf + start, have);
 	}
+	if (w->at >= w->cap)
+		w->cut |= RT_CGWALK_MEMBERS;
 	close(fd);
-	return at;
+	return rc;
 }
 
-/* dfd's members and those of the groups below it. */
-static size_t members_below(int dfd, int depth, pid_t *out, size_t at, size_t cap, int *gone)
+/* The groups below, queued as paths relative to the job's group (no
+ * descriptor is held for a group not being read: a job nesting 80 levels
+ * costs two descriptors, not 160). */
+static void queue_below(struct member_walk *w, int dfd, const char *rel, unsigned depth)
 {
-	at = read_procs(dfd, out, at, cap, gone);
-	int dup_fd = depth < MEMBER_DEPTH && !*gone ? dup(dfd) : -1;
-	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
-	if (!d && dup_fd >= 0)
-		close(dup_fd);
-	if (d)
-		rewinddir(d); /* (a kept descriptor: its offset is the last walk's end) */
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return;
+	}
 	struct dirent *e;
-	while (d && at < cap && (e = readdir(d))) {
+	while ((e = readdir(d))) {
 		if (e->d_type != DT_DIR || e->d_name[0] == '.')
 			continue;
-		int sub = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub < 0)
-			continue; /* removed meanwhile */
-		int sub_gone;
-		at = members_below(sub, depth + 1, out, at, cap, &sub_gone);
-		close(sub);
+		if (depth >= MEMBER_DEPTH || w->queued >= MEMBER_GROUPS) {
+			w->cut |= depth >= MEMBER_DEPTH ? RT_CGWALK_DEPTH : RT_CGWALK_GROUPS;
+			break;
+		}
+		size_t at = w->q.len;
+		int n = snprintf(NULL, 0, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
+		if (n >= PATH_MAX) {
+			w->cut |= RT_CGWALK_DEPTH; /* deeper than a path can name */
+			continue;
+		}
+		rt_buf_putc(&w->q, (char)(depth + 1));
+		rt_buf_printf(&w->q, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
+		rt_buf_putc(&w->q, '\0');
+		if (w->q.oom)
+			w->q.len = at, w->err = w->err ? w->err : -ENOMEM;
+		else
+			w->queued++;
 	}
-	if (d)
-		closedir(d);
-	return at;
+	closedir(d);
+}
+
+/* One group of the walk (rel "" the job's own): its members, then the
+ * groups below it queued. 0, or -errno of the group itself. */
+static int walk_group(struct member_walk *w, const char *rel, unsigned depth)
+{
+	/* raw: the job's cgroup directories (cgroupfs: no links), read-only */
+	int dfd = openat(w->top, *rel ? rel : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	int rc = read_procs(dfd, w);
+	w->st->groups++;
+	if (rc || w->at >= w->cap) {
+		close(dfd);
+		return rc;
+	}
+	queue_below(w, dfd, rel, depth);
+	return 0;
+}
+
+/* Whether an error means the group is no longer there (its end) rather
+ * than that it could not be read now (EMFILE, ENOMEM, EACCES: retried). */
+static int removed(int rc)
+{
+	return rc == -ENOENT || rc == -ENODEV;
 }
 
 ssize_t rt_cgjob_members(struct rt_cgjob *j, pid_t *out, size_t cap)
 {
 	char rel[700], p[4800];
+	struct rt_cgjob_walk *st = &j->walk;
+	memset(st, 0, sizeof(*st));
 	if (j->dfd < 0) { /* kept from then on: no path walk a sample */
 		if (rel_path(rel, sizeof(rel), j->members_mount, j->path, NULL) ||
 		    rt_path(p, sizeof(p), RT_SYS, rel))
 			return -ENAMETOOLONG;
+		/* raw: the job's cgroup directory (cgroupfs, the kernel's), read-only */
 		j->dfd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (j->dfd < 0)
-			return errno == ENOENT || errno == ENODEV ? -ENOENT : -errno;
+			return st->err = errno == ENODEV ? -ENOENT : -errno;
 	}
-	int gone;
-	size_t n = members_below(j->dfd, 0, out, 0, cap, &gone);
+	struct member_walk w = {.top = j->dfd, .out = out, .cap = cap, .st = st};
 	/* a group removed (even if one is made again at its path) is gone */
-	return gone ? -ENOENT : (ssize_t)n;
+	int rc = walk_group(&w, "", 0);
+	size_t head = 0;
+	while (!rc && w.at < cap && head < w.q.len) {
+		if (st->groups >= MEMBER_GROUPS) {
+			w.cut |= RT_CGWALK_GROUPS;
+			break;
+		}
+		char sub[PATH_MAX + 1];
+		unsigned depth = (unsigned char)w.q.p[head];
+		snprintf(sub, sizeof(sub), "%s", w.q.p + head + 1);
+		head += strlen(w.q.p + head + 1) + 2;
+		int src = walk_group(&w, sub, depth);
+		if (src && !removed(src) && !w.err)
+			w.err = src; /* a subgroup unread: members may be hidden */
+	}
+	rt_buf_free(&w.q);
+	st->cut = w.cut;
+	st->err = rc ? (removed(rc) ? -ENOENT : rc) : w.err;
+	return rc ? st->err : (ssize_t)w.at;
 }
 
 void rt_cgjob_close(struct rt_cgjob *j)

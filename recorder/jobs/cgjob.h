@@ -17,6 +17,14 @@
 
 #include "procfs.h"
 
+/* What the last walk of a group's members read and left unread. */
+enum { RT_CGWALK_DEPTH = 1, RT_CGWALK_GROUPS = 2, RT_CGWALK_MEMBERS = 4 };
+struct rt_cgjob_walk {
+	unsigned groups; /* groups whose cgroup.procs were read */
+	int cut;         /* RT_CGWALK_*: a bound left groups or members unread */
+	int err;         /* -errno that hid members (EMFILE...), -ENOENT: gone; 0 */
+};
+
 struct rt_cgjob {
 	/* the group in each hierarchy it exists in ("" where it does not);
 	 * v2 is the unified one, at fs/cgroup or fs/cgroup/unified */
@@ -25,10 +33,11 @@ struct rt_cgjob {
 	char members_mount[32]; /* the hierarchy whose cgroup.procs list it ("": v2 at the top) */
 	/* who it is: scheduler "slurm", "kubernetes", "systemd" or "" */
 	char scheduler[16];
-	char job_id[96]; /* Slurm job id or SLUID, the pod's uid, the unit's name */
-	char uid[16];    /* Slurm v1's uid_N level: the job's owner */
-	char qos[16];    /* Kubernetes: besteffort, burstable, guaranteed */
-	int dfd;         /* the group's directory in members_mount, kept; -1 */
+	char job_id[96];           /* Slurm job id or SLUID, the pod's uid, the unit's name */
+	char uid[16];              /* Slurm v1's uid_N level: the job's owner */
+	char qos[16];              /* Kubernetes: besteffort, burstable, guaranteed */
+	int dfd;                   /* the group's directory in members_mount, kept; -1 */
+	struct rt_cgjob_walk walk; /* the last rt_cgjob_members */
 };
 
 /*
@@ -56,8 +65,11 @@ void rt_cgjob_classify(const char *path, struct rt_cgjob *j);
 
 /*
  * The group's members now: every pid in its cgroup.procs and in those of
- * the groups below it (at most cap, 64 levels down). The count, or -ENOENT when
- * the group is gone.
+ * the groups below it, at most cap, 64 levels and 512 groups down (two
+ * descriptors at most, whatever the depth). The count (j->walk says what
+ * the bounds left unread, and an error that hid a subgroup's members);
+ * -ENOENT when the group is gone (removed: its end); another -errno when
+ * it could not be read now (EMFILE, ENOMEM, EACCES: not its end, retried).
  */
 ssize_t rt_cgjob_members(struct rt_cgjob *j, pid_t *out, size_t cap);
 /* The descriptor members keeps closed. */

@@ -46,17 +46,30 @@ static int open_events(const struct rt_cgjob *j)
 	return -1;
 }
 
-/* v2: what cgroup.events says (1: emptied, after it had members). */
-static int events_say_empty(struct rt_cgrun *g)
+/* v2: whether cgroup.events says the group holds processes, in it or
+ * below it at any depth (the kernel's word, bounded by nothing): 1 yes,
+ * 0 no, -ENOENT gone, -1 unknown (v1, or unreadable now). */
+static int events_populated(struct rt_cgrun *g)
 {
 	char buf[256];
+	if (g->events_fd < 0)
+		return -1;
 	ssize_t n = rt_pread_all(g->events_fd, buf, sizeof(buf));
-	if (n < 0)
-		return 1; /* the group is gone */
-	const char *p = strstr(buf, "populated ");
-	if (p && p[10] == '1')
+	if (n == -ENOENT || n == -ENODEV)
+		return -ENOENT; /* the group is gone */
+	const char *p = n > 0 ? strstr(buf, "populated ") : NULL;
+	if (!p || (p[10] != '0' && p[10] != '1'))
+		return -1; /* an error of the read (EMFILE...) is not an ending */
+	if (p[10] == '1')
 		g->had_members = 1; /* members came and may go before a sample sees them */
-	return p && p[10] == '0' && g->had_members;
+	return p[10] == '1';
+}
+
+/* v2: what cgroup.events says (1: emptied after it had members, or gone). */
+static int events_say_empty(struct rt_cgrun *g)
+{
+	int pop = events_populated(g);
+	return pop == -ENOENT || (pop == 0 && g->had_members);
 }
 
 /* The metadata and the allocation's view of who runs in the group. */
@@ -202,13 +215,52 @@ int rt_cgrun_tree(struct rt_cgrun *g, struct rt_proctree **tree)
 	return rt_proctree_open_members(tree, list_group, &g->job);
 }
 
-int rt_cgrun_over(struct rt_cgrun *g, const struct rt_proctree *tree)
+/* What the walk's bounds left unread, and an error that hid members: a
+ * line each, once (a new errno is said again), and the bounds kept in
+ * the run's metadata. */
+static void say_walk(struct rt_cgrun *g, ssize_t n, char *warn, size_t cap)
+{
+	const struct rt_cgjob_walk *w = &g->job.walk;
+	size_t at = strlen(warn);
+	int fresh = w->cut & ~g->meta.bounds;
+	g->meta.bounds |= w->cut;
+	if (fresh & RT_CGWALK_DEPTH)
+		at += (size_t)snprintf(warn + at, cap - at,
+		                       "the job's groups nest deeper than 64 levels: its processes "
+		                       "below are not read (its CPU and memory come from its "
+		                       "group's counters; its PSS is partial)\n");
+	if (at < cap && (fresh & RT_CGWALK_GROUPS))
+		at += (size_t)snprintf(warn + at, cap - at,
+		                       "the job has more than 512 groups: the rest are not read a "
+		                       "sample (its CPU and memory come from its group's counters; "
+		                       "its PSS is partial)\n");
+	int err = n < 0 && n != -ENOENT ? (int)n : w->err;
+	if (at < cap && err && err != -ENOENT && err != g->said_err)
+		snprintf(warn + at, cap - at,
+		         "cannot list the job's processes now: %s (not its end: tried again each "
+		         "sample)\n",
+		         strerror(-err));
+	g->said_err = err;
+}
+
+int rt_cgrun_over(struct rt_cgrun *g, const struct rt_proctree *tree, char *warn, size_t cap)
 {
 	ssize_t n = rt_proctree_listed(tree);
+	const struct rt_cgjob_walk *w = &g->job.walk;
 	if (n > 0)
 		g->had_members = 1;
+	say_walk(g, n, warn, cap);
 	g->meta.idle = !g->had_members;
-	return n < 0 || (n == 0 && g->had_members);
+	if (n == -ENOENT)
+		return 1; /* removed */
+	if (n != 0 || !g->had_members)
+		return 0; /* members, an error (retried), or not used yet */
+	if (!w->cut && !w->err)
+		return 1; /* emptied: every group was read and none has members */
+	/* none found where the walk could look: the kernel's word decides on
+	 * v2; on v1, which has none, the run goes on */
+	int pop = events_populated(g);
+	return pop == 0 || pop == -ENOENT;
 }
 
 int rt_cgrun_emptied(struct rt_cgrun *g, struct rt_collector *c)
@@ -230,7 +282,8 @@ int rt_cgrun_emptied(struct rt_cgrun *g, struct rt_collector *c)
 	rt_cgroup_job_cpu_now(c);
 	rt_cgrun_watch(g, NULL);
 	pid_t one;
-	return g->had_members && rt_cgjob_members(&g->job, &one, 1) <= 0;
+	ssize_t m = rt_cgjob_members(&g->job, &one, 1);
+	return m == -ENOENT || (g->had_members && m == 0 && !g->job.walk.cut && !g->job.walk.err);
 }
 
 void rt_cgrun_close(struct rt_cgrun *g)

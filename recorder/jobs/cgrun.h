@@ -31,6 +31,7 @@ struct rt_cgrun {
 		int fd;
 	} watch[64];
 	int nwatch;
+	int said_err; /* the listing's error last said (-errno), 0 */
 };
 
 /* Find the group spec names and who runs in it. 0, or -1 with one line. */
@@ -48,8 +49,11 @@ int rt_cgrun_refresh(struct rt_cgrun *g);
 int rt_cgrun_tree(struct rt_cgrun *g, struct rt_proctree **tree);
 /* Whether the run is over after the sample the tree just took: the group
  * was removed, or it emptied after it had members (a group that never
- * had any is an allocation not used yet: it is recorded, idle). */
-int rt_cgrun_over(struct rt_cgrun *g, const struct rt_proctree *tree);
+ * had any is an allocation not used yet: it is recorded, idle). A listing
+ * that failed (EMFILE...) or that its bounds cut short is no ending: v2's
+ * cgroup.events decides then, and on v1 the run goes on. What the bounds
+ * left unread and a new error are appended to warn, a line each, once. */
+int rt_cgrun_over(struct rt_cgrun *g, const struct rt_proctree *tree, char *warn, size_t cap);
 /* What the sampling wait polls beside its signals (-1: none). */
 int rt_cgrun_wait_fd(const struct rt_cgrun *g);
 /* After a sample (v1): a pidfd for each member (the tree's, or when it

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -177,7 +178,37 @@ struct node {
 	/* the jobs by path: an index into jobs + 1 per slot, 0 empty */
 	uint32_t *slot;
 	size_t nslot;
+	/* the watcher's own groups (/proc/self/cgroup, one a hierarchy): a
+	 * group holding the watcher is never a job */
+	char own[16][512];
+	int nown, own_said;
 };
+
+/* The groups this process is in, from /proc/self/cgroup ("N:ctl:/path"). */
+static void own_groups(struct node *nd)
+{
+	char buf[8192];
+	ssize_t n = rt_read_small(RT_PROC, "self/cgroup", buf, sizeof(buf));
+	for (char *line = n > 0 ? buf : NULL, *end; line && *line && nd->nown < 16; line = end) {
+		end = strchr(line, '\n');
+		if (end)
+			*end++ = '\0';
+		const char *c = strchr(line, ':');
+		c = c ? strchr(c + 1, ':') : NULL;
+		if (c && c[1] == '/' && c[2] && strlen(c + 1) < sizeof(nd->own[0]))
+			snprintf(nd->own[nd->nown++], sizeof(nd->own[0]), "%s", c + 1);
+	}
+}
+
+/* Whether the group at path holds the watcher (it, or a group below it). */
+static int holds_self(const struct node *nd, const char *path)
+{
+	size_t n = strlen(path);
+	for (int i = 0; i < nd->nown; i++)
+		if (!strncmp(nd->own[i], path, n) && (!nd->own[i][n] || nd->own[i][n] == '/'))
+			return 1;
+	return 0;
+}
 
 static ino_t group_ino(const char *mount, const char *path)
 {
@@ -228,15 +259,21 @@ static struct job *find_job(struct node *nd, const char *path)
 	return NULL;
 }
 
-/* A recorder for the group at path; 0 or -1. */
+/* A recorder for the group at path; 0 or -1. It ends its run when the
+ * watcher dies, however (SIGTERM at its parent's death, even a SIGKILL'd
+ * one): a watcher started again finds the job's group free and starts
+ * the job's one running run, never a second beside an orphan. */
 static pid_t start_recorder(struct node *nd, const char *path)
 {
 	nd->args[nd->at] = (char *)path;
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid == 0) {
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
+			_exit(0); /* the watcher died already: the next one starts it */
 		execv(nd->self, nd->args);
 		_exit(127);
 	}
@@ -252,6 +289,14 @@ static pid_t start_recorder(struct node *nd, const char *path)
 static void found(void *arg, const char *mount, const char *path, ino_t listed)
 {
 	struct node *nd = arg;
+	if (holds_self(nd, path)) {
+		if (!nd->own_said)
+			fprintf(stderr,
+			        "%s: warning: %s holds this watcher itself: not tracked as a job\n",
+			        nd->prog, path);
+		nd->own_said = 1;
+		return;
+	}
 	ino_t ino = listed ? listed : group_ino(mount, path);
 	struct job *j = find_job(nd, path);
 	/* the same group: seen already, running, or its directory the same
@@ -393,7 +438,10 @@ int rt_node_run(const struct rt_config *cfg, int argc, char **argv, const char *
 		fprintf(stderr, "%s: %s\n", prog, err);
 		return 2;
 	}
-	struct node nd = {.prog = prog};
+	static struct node nd;
+	memset(&nd, 0, sizeof(nd));
+	nd.prog = prog;
+	own_groups(&nd);
 	ssize_t sl = readlink("/proc/self/exe", nd.self, sizeof(nd.self) - 1);
 	nd.args = recorder_args(argc, argv, &nd.at);
 	if (sl <= 0 || !nd.args) {

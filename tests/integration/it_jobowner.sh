@@ -1,0 +1,128 @@
+#!/bin/sh
+# What a job's owner can do to root's node mode (issue 52): a test user
+# owns a delegated group and runs jobs in it.
+#   2. nested 80 levels deep (below the walk's bound of 64): the run goes
+#      on while the job runs (v2's cgroup.events decides its end), says
+#      once that members below are hidden, and its CPU is its group's
+#   4. at a low RLIMIT_NOFILE: errors of the listing are not endings;
+#      three jobs are each tracked to their real end
+# Needs root (cgroups, a second user); skips without.
+. "$(dirname "$0")/lib.sh"
+[ "$(id -u)" -eq 0 ] || { echo "skip: needs root (cgroups)"; exit 77; }
+CG="python3 $(dirname "$0")/cgjobs.py"
+TOP=/rt-own-$$
+$CG mk $TOP/probe 2>/dev/null || { echo "skip: cannot make cgroups here"; exit 77; }
+U=rtown$$
+useradd -M -N -s /bin/sh "$U" 2>/dev/null || { $CG rm $TOP; echo "skip: cannot add a user"; exit 77; }
+trap '$CG rm $TOP; userdel "$U" 2>/dev/null || true; cleanup' EXIT
+UID_U=$(id -u "$U")
+delegate() { # PATH: the group and all below it the user's (a delegated subtree)
+	for m in /sys/fs/cgroup /sys/fs/cgroup/*; do
+		[ -d "$m$1" ] && chown -R "$U" "$m$1"
+	done
+	return 0
+}
+near() { python3 -c "import sys; a, b, tol = map(float, sys.argv[1:]); sys.exit(abs(a - b) > tol * b)" "$@"; }
+run_cpu() { "$EXP" replay "$1" | python3 -c "
+import json, sys
+print(sum(json.loads(l)['cpu']['process_utime_secs'] + json.loads(l)['cpu']['process_stime_secs'] for l in sys.stdin))"; }
+
+# --- 2. a job nested deeper than the walk's bound
+G=$TOP/deep
+deep=$G
+for d in $(seq 80); do deep=$deep/d; done
+$CG mk "$deep"
+delegate $G
+"$REC" --cgroup $G -i 0.25 --quiet 2> "$T/deep.err" &
+R=$!
+track $R
+sleep 0.5
+$CG job "$deep" 0 5 1 AS="$U" > /dev/null
+sleep 4.5
+kill -0 $R 2>/dev/null || fail "the run of a job nested 80 deep ended while it ran: $(cat "$T/deep.err")"
+wait_pid $R 15 || fail "the run did not end when the deep job did"
+V2=$($CG v2)
+if [ -n "$V2" ]; then
+	st=$("$EXP" show latest | python3 -c "import json,sys; m=json.load(sys.stdin); print(m['status'], m['cgroup'].get('bounds_hit'))")
+	[ "$st" = "finished ['depth']" ] || fail "the deep job's run: $st"
+fi
+[ "$(grep -c 'deeper than 64 levels' "$T/deep.err")" -eq 1 ] || fail "the hidden members not said once: $(cat "$T/deep.err")"
+truth=$($CG cpu $G)
+got=$(run_cpu latest)
+near "$got" "$truth" 0.03 || fail "the deep job's CPU: rt $got s, its group $truth s"
+ok "a job 80 groups deep: tracked to its end (CPU $got s, its group's $truth s), the hidden members said once"
+
+# --- 4. a low RLIMIT_NOFILE: the listing's errors are not endings
+# (LIMIT: the ulimit options; FULL: whether each job's CPU is its group's)
+low_nofile() {
+	LIMIT=$1 FULL=$2 S=$3
+	export RT_STORE="$T/$S"
+	for i in 1 2 3; do $CG mk $TOP/$S/j$i; done
+	(ulimit $LIMIT 20 && exec "$REC" --jobs "$TOP/$S/j*" -i 0.25) 2> "$T/$S.err" &
+	NODE=$!
+	track $NODE
+	sleep 0.5
+	for i in 1 2 3; do $CG job $TOP/$S/j$i 0 4 1 > /dev/null; done
+	sleep 5.5
+	kill -TERM $NODE
+	wait_pid $NODE 15 || fail "the node mode did not stop"
+	"$EXP" runs > "$T/$S.txt" 2>&1 || fail "runs at ulimit $LIMIT 20: $(cat "$T/$S.txt")"
+	n=$(awk 'NR > 1 && $1 ~ /^[0-9]+$/ && $6 == "finished"' "$T/$S.txt" | wc -l)
+	[ "$n" -eq 3 ] || fail "$n finished runs for 3 jobs at ulimit $LIMIT 20: $(cat "$T/$S.txt"); $(cat "$T/$S.err")"
+	for i in 1 2 3; do
+		run=$(awk -v j="j$i" 'NR > 1 && $7 == j {print $1; exit}' "$T/$S.txt")
+		dur=$("$EXP" show "$run" | python3 -c "import json,sys; m=json.load(sys.stdin); print((m['end_ns']-m['start_ns'])/1e9)")
+		python3 -c "import sys; sys.exit(float(sys.argv[1]) < 3.5)" "$dur" ||
+			fail "job j$i at ulimit $LIMIT 20: its run ended after $dur s, its job ran 4 s: $(cat "$T/$S.err")"
+		[ "$FULL" = 1 ] || continue
+		cpu=$(run_cpu "$run")
+		truth=$($CG cpu $TOP/$S/j$i)
+		near "$cpu" "$truth" 0.05 || fail "job j$i at ulimit $LIMIT 20: rt $cpu s, its group $truth s: $(cat "$T/$S.err")"
+	done
+}
+low_nofile -Sn 1 soft
+[ ! -s "$T/soft.err" ] || fail "a soft limit of 20 was said: $(cat "$T/soft.err")"
+ok "ulimit -Sn 20: raised to the hard limit, three jobs each tracked to their end, their CPU their groups'"
+low_nofile -n 0 hard
+grep -q "cannot list the job's processes now: Too many open files (not its end" "$T/hard.err" ||
+	fail "the listing's error was not said: $(cat "$T/hard.err")"
+ok "ulimit -n 20 (hard): three jobs each tracked to their real end, the error said ($(grep -c . "$T/hard.err") lines for 3 runs)"
+
+# --- 5. one running run per live job across the watcher's SIGKILL
+export RT_STORE="$T/pd"
+for i in 1 2; do $CG mk $TOP/pd/j$i; $CG job $TOP/pd/j$i 0 9 1 > /dev/null; done
+"$REC" --jobs "$TOP/pd/j*" -i 0.25 2> "$T/pd1.err" &
+W1=$!
+track $W1
+sleep 1.5
+kill -9 $W1
+"$REC" --jobs "$TOP/pd/j*" -i 0.25 2> "$T/pd2.err" &
+W2=$!
+track $W2
+sleep 2
+running=$("$EXP" runs | awk 'NR > 1 && $6 == "running" {print $7}' | sort | tr '\n' ' ')
+[ "$running" = "j1 j2 " ] || fail "running runs after the watcher's kill -9 and a restart: '$running' ($("$EXP" runs))"
+recs=$(pgrep -f -- "--cgroup $TOP/pd/" | wc -l)
+[ "$recs" -eq 2 ] || fail "$recs recorders for 2 jobs after the restart: $(pgrep -af -- "--cgroup $TOP/pd/")"
+kill -TERM $W2
+wait_pid $W2 15 || fail "the second watcher did not stop"
+[ -z "$(pgrep -f -- "--cgroup $TOP/pd/")" ] || fail "recorders outlived their watcher: $(pgrep -af -- "--cgroup $TOP/pd/")"
+ok "a watcher killed with SIGKILL and started again: one running run per live job, no orphan recorder"
+
+# --- 6. a watcher inside a group its own glob matches
+export RT_STORE="$T/self"
+$CG mk $TOP/self/w
+$CG mk $TOP/self/j1
+sh -c 'for m in /sys/fs/cgroup /sys/fs/cgroup/*; do [ -f "$m$1/cgroup.procs" ] && echo $$ > "$m$1/cgroup.procs"; done; shift; exec "$@"' \
+	sh $TOP/self/w "$REC" --jobs "$TOP/self/*" -i 0.25 2> "$T/self.err" &
+W=$!
+track $W
+sleep 0.5
+$CG job $TOP/self/j1 0 1 1 > /dev/null
+sleep 2
+kill -TERM $W
+wait_pid $W 15 || fail "the watcher in a matching group did not stop"
+jobs_seen=$("$EXP" runs | awk 'NR > 1 && $1 ~ /^[0-9]+$/ {print $7}' | sort | tr '\n' ' ')
+[ "$jobs_seen" = "j1 " ] || fail "runs of a watcher inside a matching group: '$jobs_seen'"
+grep -q "holds this watcher itself: not tracked as a job" "$T/self.err" || fail "not said: $(cat "$T/self.err")"
+ok "a watcher inside a group its glob matches: its own group is no job (said once), the other job tracked"
