@@ -182,6 +182,25 @@ static void write_allocation(struct rt_buf *b, const struct rt_alloc *a)
 	str_or_null(b, a->slurm_job_id[0] ? a->slurm_job_id : NULL);
 	rt_buf_puts(b, ",\"note\":");
 	str_or_null(b, a->note[0] ? a->note : NULL);
+	if (a->claim_cpu > 0 || a->claim_mem || a->claim_gpu >= 0) {
+		/* only when the job claimed something: other runs' unchanged */
+		rt_buf_puts(b, ",\"claims\":{\"from\":\"environment\",\"cpu\":");
+		if (a->claim_cpu > 0)
+			rt_buf_f64_json(b, a->claim_cpu);
+		else
+			rt_buf_puts(b, "null");
+		rt_buf_puts(b, ",\"memory_bytes\":");
+		if (a->claim_mem)
+			rt_buf_u64(b, a->claim_mem);
+		else
+			rt_buf_puts(b, "null");
+		rt_buf_puts(b, ",\"gpu\":");
+		if (a->claim_gpu >= 0)
+			rt_buf_i64(b, a->claim_gpu);
+		else
+			rt_buf_puts(b, "null");
+		rt_buf_putc(b, '}');
+	}
 	rt_buf_putc(b, '}');
 }
 

@@ -246,6 +246,35 @@ size_t rt_findings_text(const struct rt_runstats *st, uint64_t start_ns, char ou
 	return n;
 }
 
+/* What the member walk's bounds left unread (cgroup.bounds_hit), in one
+ * sentence: 0 when none was met. */
+static size_t bounds_text(const cJSON *meta, char *buf, size_t cap)
+{
+	static const char *const what[][2] = {
+	    {"depth", "its groups nest deeper than 64 levels"},
+	    {"groups", "it has more than 512 groups"},
+	    {"members", "it has more processes than are read a sample"},
+	    {"environment", "no process's environment named it"}};
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(meta, "cgroup");
+	const cJSON *b = cJSON_GetObjectItemCaseSensitive(c, "bounds_hit"), *v;
+	size_t at = 0;
+	if (!cJSON_IsArray(b))
+		return 0;
+	cJSON_ArrayForEach(v, b)
+	{
+		for (size_t i = 0; i < 4 && at < cap; i++)
+			if (cJSON_IsString(v) && !strcmp(v->valuestring, what[i][0]))
+				at += (size_t)snprintf(buf + at, cap - at, "%s%s", at ? "; " : "",
+				                       what[i][1]);
+	}
+	if (!at || at >= cap)
+		return 0;
+	snprintf(buf + at, cap - at,
+	         ": its CPU and memory are its group's counters; its processes were read in "
+	         "part (PSS partial)");
+	return strlen(buf);
+}
+
 /* What held the job back, each a plain sentence, only when it matters. */
 static struct rt_note *note(struct rt_note *out, size_t *n, size_t max, const char *label)
 {
@@ -276,6 +305,11 @@ size_t rt_summary_notes(const struct rt_answer *a, struct rt_note *out, size_t m
 			snprintf(x->text, sizeof(x->text), "%.*s", RT_EFF_LEN, eff[i]);
 	if (!e.known && (x = note(out, &n, max, "given against used")))
 		snprintf(x->text, sizeof(x->text), "not recorded (a run of an rt before 0.3)");
+	if (e.known && e.whole_host && e.note && *e.note && (x = note(out, &n, max, "given")))
+		snprintf(x->text, sizeof(x->text), "the whole host; %s", e.note); /* a claim */
+	if ((x = note(out, &n, max, "processes read")) &&
+	    !bounds_text(a->meta, x->text, sizeof(x->text)))
+		n--;
 	/* said in tenths that add up (0.4 got + 0.1 waited = 0.5 wanted), and
 	 * only when a tenth of a core or more waited */
 	double used, waited;

@@ -42,6 +42,12 @@ struct rt_alloc {
 	int64_t pids_max;        /* -1: none */
 	char slurm_job_id[32];   /* "" when not in Slurm */
 	char note[240];          /* where sources disagreed, which was used */
+	/* a job known by its cgroup (root's node mode): what only its own
+	 * environment says (Slurm's variables, *_VISIBLE_DEVICES) is its
+	 * claim, never what it was given: kept as "claims" (0 / -1: none) */
+	double claim_cpu;
+	uint64_t claim_mem;
+	int claim_gpu;
 };
 
 /* Whether every resource is the host's (nothing asked, nothing limited). */

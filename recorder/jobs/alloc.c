@@ -116,6 +116,28 @@ static unsigned list_count(const char *s)
 	return n;
 }
 
+/*
+ * GPUs a job's group may open, by the kernel's word: v1's devices.list
+ * ("a *:* rwm" all; else each "c 195:N" an NVIDIA GPU, /dev/nvidiaN, and
+ * each "c 226:N" with N >= 128 a render node, /dev/dri/renderD*), at most
+ * the host's. v2's device rules are BPF programs, not readable: the host's.
+ */
+static unsigned group_gpus(const char *path, unsigned host_gpus)
+{
+	char buf[8192];
+	ssize_t n = path ? cg_read("/devices", path, "devices.list", buf, sizeof(buf)) : -1;
+	if (n <= 0 || strstr(buf, "a *:*"))
+		return host_gpus;
+	unsigned g = 0;
+	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		unsigned maj, min;
+		if (sscanf(l, "c %u:%u", &maj, &min) != 2)
+			continue;
+		g += (maj == 195 && min < 255) || (maj == 226 && min >= 128);
+	}
+	return g < host_gpus ? g : host_gpus;
+}
+
 /* cgroup v2's limits: cpu.max, memory.max and .high, pids.max. */
 static void cgroup_v2_limits(struct rt_alloc *a, const struct rt_cgroup_paths *cp)
 {
@@ -208,6 +230,8 @@ static void slurm_alloc(struct rt_alloc *a, struct slurm *sl, const struct rt_al
 		sj = job->slurm_job_id; /* the group's own name says it */
 	if (!sj || !*sj)
 		return;
+	if (job && !(job->slurm_job_id && *job->slurm_job_id))
+		return; /* a job known by its group: only the group's name says Slurm */
 	rt_copy_text(a->slurm_job_id, sizeof(a->slurm_job_id), sj);
 	const char *c = job_env(job, "SLURM_CPUS_PER_TASK");
 	if (!c || !*c)
@@ -311,6 +335,42 @@ static void note_disagreement(const struct slurm *sl, struct rt_alloc *a)
 		    o ? "; " : "", (double)sl->mem / 1048576.0, (double)a->mem / 1048576.0);
 }
 
+/* A job known by its group: what its environment alone says is its claim
+ * (kept, and said in the note), and what it was given is the kernel's
+ * word (the group's limits, its cpuset, the GPUs it may open). */
+static void job_claims(const struct rt_alloc_job *job, unsigned host_gpus, struct slurm *sl,
+                       struct rt_alloc *a)
+{
+	const char *vis = job_env(job, "CUDA_VISIBLE_DEVICES");
+	if (!vis)
+		vis = job_env(job, "ROCR_VISIBLE_DEVICES");
+	a->claim_cpu = sl->cpu;
+	a->claim_mem = sl->mem;
+	a->claim_gpu = vis ? (int)visible_count(vis, 0) : sl->gpu;
+	*sl = (struct slurm){0, 0, -1}; /* never what it was given */
+	a->gpu = group_gpus(job->path, host_gpus);
+	snprintf(a->gpu_from, sizeof(a->gpu_from), a->gpu < host_gpus ? "cgroup" : "host");
+}
+
+/* The claims that differ from what the kernel gave, said in the note. */
+static void note_claims(struct rt_alloc *a)
+{
+	char c[3][48] = {"", "", ""};
+	if (a->claim_cpu > 0 && a->claim_cpu != a->cpu)
+		snprintf(c[0], sizeof(c[0]), "%g CPUs", a->claim_cpu);
+	if (a->claim_mem && a->claim_mem != a->mem)
+		snprintf(c[1], sizeof(c[1]), "%s%.0f MiB", c[0][0] ? ", " : "",
+		         (double)a->claim_mem / 1048576.0);
+	if (a->claim_gpu >= 0 && (unsigned)a->claim_gpu != a->gpu)
+		snprintf(c[2], sizeof(c[2]), "%s%d GPUs", c[0][0] || c[1][0] ? ", " : "",
+		         a->claim_gpu);
+	if (c[0][0] || c[1][0] || c[2][0])
+		snprintf(a->note, sizeof(a->note),
+		         "its environment claims %s%s%s: a claim, not what the kernel gave it "
+		         "(not used)",
+		         c[0], c[1], c[2]);
+}
+
 void rt_alloc_detect_job(const struct rt_request *req, unsigned host_cpus, uint64_t host_mem,
                          unsigned host_gpus, const struct rt_alloc_job *job, struct rt_alloc *a)
 {
@@ -324,11 +384,17 @@ void rt_alloc_detect_job(const struct rt_request *req, unsigned host_cpus, uint6
 	if (job && job->cpuset && (!a->cpus_allowed || job->cpuset < a->cpus_allowed))
 		a->cpus_allowed = job->cpuset; /* the group's, whichever member was read */
 	struct slurm sl;
+	a->claim_gpu = -1;
 	slurm_alloc(a, &sl, job);
+	if (job)
+		job_claims(job, host_gpus, &sl, a);
 	given_cpu(req, host_cpus, &sl, a);
 	given_mem(req, host_mem, &sl, a);
-	given_gpu(req, host_gpus, &sl, job, a);
+	if (!job || (req && req->has_gpu))
+		given_gpu(req, host_gpus, &sl, job, a);
 	note_disagreement(&sl, a);
+	if (job)
+		note_claims(a);
 }
 
 void rt_alloc_detect(const struct rt_request *req, unsigned host_cpus, uint64_t host_mem,

@@ -22,6 +22,7 @@ struct rt_alloc_job {
 	const char *env; /* a member's environment, NUL-separated; NULL: none */
 	size_t envlen;
 	const char *slurm_job_id; /* NULL: not a Slurm job's group */
+	const char *path;         /* the group, relative to the hierarchies; NULL */
 };
 void rt_alloc_detect_job(const struct rt_request *req, unsigned host_cpus, uint64_t host_mem,
                          unsigned host_gpus, const struct rt_alloc_job *job, struct rt_alloc *a);

@@ -563,16 +563,75 @@ static int read_environ(pid_t pid, struct rt_cgjob_who *who)
 	return 0;
 }
 
-/* The member's uid (status "Uid:"), as text; "" when unreadable. */
-static void member_uid(pid_t pid, char *out, size_t cap)
+/* The member's real uid (status "Uid:"); -1 when unreadable. */
+static long member_uid(pid_t pid)
 {
 	char rel[48], buf[4096];
 	snprintf(rel, sizeof(rel), "%d/status", (int)pid);
 	ssize_t n = rt_read_small(RT_PROC, rel, buf, sizeof(buf));
 	const char *u = n > 0 ? strstr(buf, "\nUid:\t") : NULL;
+	return u ? (long)strtoul(u + 6, NULL, 10) : -1;
+}
+
+/* The most common non-root real uid among the members (root's are the
+ * scheduler's own: slurmstepd, a pod's pause), -1 when none. */
+static long members_uid(const pid_t *pids, ssize_t n)
+{
+	long uid[64];
+	int count[64], k = 0, best = -1;
+	for (ssize_t i = 0; i < n && i < 64; i++) {
+		long u = member_uid(pids[i]);
+		int at = 0;
+		while (at < k && uid[at] != u)
+			at++;
+		if (u <= 0)
+			continue;
+		if (at == k)
+			uid[k] = u, count[k++] = 0;
+		if (++count[at] > (best < 0 ? 0 : count[best]))
+			best = at;
+	}
+	return best < 0 ? -1 : uid[best];
+}
+
+/* A user's name from /etc/passwd (read here, bounded: no name service is
+ * asked from root's node mode), else the number, into out. */
+static void uid_text(long uid, char *out, size_t cap)
+{
+	static char pw[65536];
+	/* raw: the system's user list (root's), read-only, never blocking */
+	int fd = open("/etc/passwd", O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? rt_pread_to_eof(fd, pw, sizeof(pw)) : -1;
+	if (fd >= 0)
+		close(fd);
+	snprintf(out, cap, "%ld", uid);
+	for (char *line = n > 0 ? pw : NULL, *end; line && *line; line = end) {
+		end = strchr(line, '\n');
+		if (end)
+			*end++ = '\0';
+		char *f[4] = {line, NULL, NULL, NULL};
+		for (int i = 1; i < 4 && f[i - 1]; i++)
+			if ((f[i] = strchr(f[i - 1], ':')))
+				*f[i]++ = '\0';
+		if (f[3] && *f[2] && strtol(f[2], NULL, 10) == uid && !strcmp(f[2], out)) {
+			rt_copy_text(out, cap, f[0]);
+			return;
+		}
+	}
+}
+
+/* Who owns the job, from what its processes cannot forge: the path's
+ * uid_N (Slurm's v1 layout), else the most common non-root real uid of
+ * its members, else its group directory's owner. */
+static void job_user(const struct rt_cgjob *j, const pid_t *pids, ssize_t n, char *out, size_t cap)
+{
+	struct stat st;
+	long uid = j->uid[0] ? strtol(j->uid, NULL, 10) : members_uid(pids, n);
+	if (uid < 0 && j->dfd >= 0 && fstat(j->dfd, &st) == 0)
+		uid = (long)st.st_uid;
 	out[0] = '\0';
-	if (u)
-		snprintf(out, cap, "%lu", strtoul(u + 6, NULL, 10));
+	if (uid >= 0)
+		uid_text(uid, out, cap);
 }
 
 void rt_cgjob_identify(struct rt_cgjob *j, struct rt_cgjob_who *who)
@@ -598,18 +657,12 @@ void rt_cgjob_identify(struct rt_cgjob *j, struct rt_cgjob_who *who)
 		if (named || !want)
 			break;
 	}
-	const char *name = NULL, *user = NULL;
-	if (!strcmp(j->scheduler, "slurm")) {
+	const char *name = NULL;
+	if (!strcmp(j->scheduler, "slurm"))
 		name = rt_env_lookup(who->env, who->envlen, "SLURM_JOB_NAME");
-		user = rt_env_lookup(who->env, who->envlen, "SLURM_JOB_USER");
-	} else if (!strcmp(j->scheduler, "kubernetes")) {
+	else if (!strcmp(j->scheduler, "kubernetes"))
 		name = rt_env_lookup(who->env, who->envlen, "HOSTNAME");
-	}
+	/* a name is the job's to choose; who it is (SLURM_JOB_USER) is not */
 	rt_copy_text(who->name, sizeof(who->name), name ? name : j->job_id);
-	if (user)
-		rt_copy_text(who->user, sizeof(who->user), user);
-	else if (j->uid[0])
-		snprintf(who->user, sizeof(who->user), "%s", j->uid);
-	else if (n > 0)
-		member_uid(pids[0], who->user, sizeof(who->user));
+	job_user(j, pids, n, who->user, sizeof(who->user));
 }

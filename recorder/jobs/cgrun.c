@@ -98,6 +98,7 @@ static void take_identity(struct rt_cgrun *g)
 	    .env = g->who.envlen ? g->who.env : NULL,
 	    .envlen = g->who.envlen,
 	    .slurm_job_id = !strcmp(j->scheduler, "slurm") ? j->job_id : NULL,
+	    .path = j->path,
 	};
 }
 

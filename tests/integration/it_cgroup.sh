@@ -145,7 +145,8 @@ grep -q "as sbatch options *--cpus-per-task=$cpus --mem=" "$T/rec.txt" || fail "
 "$EXP" show "$r302" | python3 -c "
 import json, sys
 m = json.load(sys.stdin); c = m['cgroup']
-assert c['scheduler'] == 'slurm' and c['job_id'] == '302' and c['name'] == 'two' and c['user'] == 'alice', c
+# (the user is the path's uid_0, never the environment's SLURM_JOB_USER)
+assert c['scheduler'] == 'slurm' and c['job_id'] == '302' and c['name'] == 'two' and c['user'] == 'root', c
 assert m['allocation']['slurm_job_id'] == '302'" || fail "job 302's metadata"
 ok "--jobs slurm: jobs 301 (0.1 s), 302 (two steps, CPU $c302 s against $cpu302 s) and 303 (removed between samples) are three runs; 302's answer as sbatch options"
 

@@ -4,6 +4,9 @@
 #   2. nested 80 levels deep (below the walk's bound of 64): the run goes
 #      on while the job runs (v2's cgroup.events decides its end), says
 #      once that members below are hidden, and its CPU is its group's
+#   3. who the job is and what it was given come from what it cannot
+#      forge: a member's SLURM_JOB_USER=root, SLURM_CPUS_ON_NODE=1e12 and
+#      CUDA_VISIBLE_DEVICES=0 (on a host without a GPU) are its claims
 #   4. at a low RLIMIT_NOFILE: errors of the listing are not endings;
 #      three jobs are each tracked to their real end
 # Needs root (cgroups, a second user); skips without.
@@ -14,6 +17,9 @@ TOP=/rt-own-$$
 $CG mk $TOP/probe 2>/dev/null || { echo "skip: cannot make cgroups here"; exit 77; }
 U=rtown$$
 useradd -M -N -s /bin/sh "$U" 2>/dev/null || { $CG rm $TOP; echo "skip: cannot add a user"; exit 77; }
+# Slurm's v1 layout, below this test's own group (not at the top, where
+# it_cgroup's --jobs slurm, which may run beside this test, looks)
+SLP=$TOP/slurm
 trap '$CG rm $TOP; userdel "$U" 2>/dev/null || true; cleanup' EXIT
 UID_U=$(id -u "$U")
 delegate() { # PATH: the group and all below it the user's (a delegated subtree)
@@ -47,10 +53,49 @@ if [ -n "$V2" ]; then
 	[ "$st" = "finished ['depth']" ] || fail "the deep job's run: $st"
 fi
 [ "$(grep -c 'deeper than 64 levels' "$T/deep.err")" -eq 1 ] || fail "the hidden members not said once: $(cat "$T/deep.err")"
+"$EXP" summary latest | grep -q "processes read .*nest deeper than 64 levels: its CPU and memory are its group's counters" ||
+	fail "the summary does not say the members were read in part: $("$EXP" summary latest)"
 truth=$($CG cpu $G)
 got=$(run_cpu latest)
 near "$got" "$truth" 0.03 || fail "the deep job's CPU: rt $got s, its group $truth s"
 ok "a job 80 groups deep: tracked to its end (CPU $got s, its group's $truth s), the hidden members said once"
+
+# --- 3. a forged identity and allocation
+export RT_STORE="$T/forge"
+G3=$SLP/uid_$UID_U/job_77
+$CG mk $G3
+delegate $SLP/uid_$UID_U
+"$REC" --cgroup $G3 -i 0.25 --quiet 2> "$T/forge.err" &
+R=$!
+track $R
+sleep 0.3
+$CG job $G3 0 1 1 AS="$U" SLURM_JOB_ID=77 SLURM_JOB_NAME=forged SLURM_JOB_USER=root \
+	SLURM_CPUS_ON_NODE=999999999999 SLURM_MEM_PER_NODE=99999999 CUDA_VISIBLE_DEVICES=0 > /dev/null
+wait_pid $R 15 || fail "the forged job's run did not end"
+"$EXP" show latest | python3 -c "
+import json, sys
+m = json.load(sys.stdin); c = m['cgroup']; a = m['allocation']
+assert c['user'] == '$U' and c['job_id'] == '77' and c['name'] == 'forged', c
+assert a['cpu_from'] in ('cgroup', 'host') and a['cpu'] <= $(nproc), a
+assert a['memory_from'] in ('cgroup', 'host') and a['gpu'] == 0 and a['gpu_from'] == 'host', a
+cl = a['claims']
+assert cl['cpu'] == 999999999999 and cl['memory_bytes'] == 99999999 << 20 and cl['gpu'] == 1, cl
+assert 'claims' in a['note'], a" || fail "the forged job's metadata: $("$EXP" show latest)"
+"$EXP" summary latest > "$T/forge.txt" 2>&1 || fail "the forged job's summary: $(cat "$T/forge.txt")"
+! grep -q "(Slurm)\|e+12 core" "$T/forge.txt" || fail "the summary says the claim as given: $(cat "$T/forge.txt")"
+grep -q "claims 1e+12 CPUs" "$T/forge.txt" || fail "the summary does not say the claim: $(cat "$T/forge.txt")"
+# a group of no scheduler's: its user is its members' (not root, not the environment's)
+$CG mk $TOP/plain
+delegate $TOP/plain
+"$REC" --cgroup $TOP/plain -i 0.25 --quiet 2> "$T/plain.err" &
+R=$!
+track $R
+sleep 0.3
+$CG job $TOP/plain 0 0.5 1 AS="$U" SLURM_JOB_USER=root USER=root > /dev/null
+wait_pid $R 15 || fail "the plain group's run did not end"
+u=$("$EXP" show latest | python3 -c "import json,sys; print(json.load(sys.stdin)['cgroup']['user'])")
+[ "$u" = "$U" ] || fail "the plain group's user: '$u', its member ran as $U"
+ok "a member's SLURM_JOB_USER=root, SLURM_CPUS_ON_NODE=1e12, CUDA_VISIBLE_DEVICES=0: the job is $U's, given what its group gives, the rest kept as its claims and said so"
 
 # --- 4. a low RLIMIT_NOFILE: the listing's errors are not endings
 # (LIMIT: the ulimit options; FULL: whether each job's CPU is its group's)
