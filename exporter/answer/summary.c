@@ -23,10 +23,31 @@
 
 /* ---- computing ----------------------------------------------------------- */
 
+/* A job whose processes were read in part (the member walk's bounds:
+ * depth, groups, members) never gets a smaller memory answer from the
+ * processes that were read: its peak is its group's high-water mark. */
+static void partial_tree_memory(struct rt_answer *a)
+{
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(a->meta, "cgroup");
+	const cJSON *b = cJSON_GetObjectItemCaseSensitive(c, "bounds_hit"), *v;
+	int partial = 0, k = rt_stats_col(RT_V_CG_MEM_PEAK);
+	if (!cJSON_IsArray(b))
+		return;
+	cJSON_ArrayForEach(v, b)
+	{
+		partial |= cJSON_IsString(v) && strcmp(v->valuestring, "environment") != 0;
+	}
+	if (!partial || k < 0 || !a->st.col[k].present)
+		return;
+	if (a->st.col[k].max > a->st.mem_peak_mib)
+		a->st.mem_peak_mib = a->st.col[k].max;
+}
+
 static void answer_finish(struct rt_answer *a)
 {
 	rt_stats_compute(&a->series, &a->st);
 	a->meta = a->ri.meta_json ? cJSON_Parse(a->ri.meta_json) : NULL;
+	partial_tree_memory(a);
 	a->has_exit_code = a->ri.has_exit_code;
 	a->exit_code = a->ri.exit_code;
 	enum rt_run_status st = rt_run_status_of(a->ri.status);

@@ -253,25 +253,29 @@ static size_t bounds_text(const cJSON *meta, char *buf, size_t cap)
 	static const char *const what[][2] = {
 	    {"depth", "its groups nest deeper than 64 levels"},
 	    {"groups", "it has more than 512 groups"},
-	    {"members", "it has more processes than are read a sample"},
-	    {"environment", "no process's environment named it"}};
+	    {"members", "it has 256 processes or more (256 are read a sample)"},
+	    {"environment", "no process's environment named it in 10 samples (not read again)"}};
 	const cJSON *c = cJSON_GetObjectItemCaseSensitive(meta, "cgroup");
 	const cJSON *b = cJSON_GetObjectItemCaseSensitive(c, "bounds_hit"), *v;
 	size_t at = 0;
+	int partial = 0;
 	if (!cJSON_IsArray(b))
 		return 0;
 	cJSON_ArrayForEach(v, b)
 	{
 		for (size_t i = 0; i < 4 && at < cap; i++)
-			if (cJSON_IsString(v) && !strcmp(v->valuestring, what[i][0]))
+			if (cJSON_IsString(v) && !strcmp(v->valuestring, what[i][0])) {
 				at += (size_t)snprintf(buf + at, cap - at, "%s%s", at ? "; " : "",
 				                       what[i][1]);
+				partial |= i < 3;
+			}
 	}
 	if (!at || at >= cap)
 		return 0;
-	snprintf(buf + at, cap - at,
-	         ": its CPU and memory are its group's counters; its processes were read in "
-	         "part (PSS partial)");
+	if (partial)
+		snprintf(buf + at, cap - at,
+		         ": its CPU and memory are its group's counters; its processes were read "
+		         "in part (PSS partial)");
 	return strlen(buf);
 }
 

@@ -32,6 +32,11 @@
  * run goes on. 512 groups cost about 4 ms a sample here. */
 #define MEMBER_DEPTH 64
 #define MEMBER_GROUPS 512
+/* The processes the process tree reads a sample: each costs about 10 us
+ * (its stat and schedstat) and its PSS 70 us every 5 s (smaps_rollup),
+ * so 256 keep a sample under 10 ms; more than a 128-rank MPI job has. A
+ * bigger job's CPU and memory come from its group's counters. */
+#define MEMBER_CAP 256
 
 /* One walk: the members found so far, the groups still to read. */
 struct member_walk {
@@ -40,6 +45,7 @@ struct member_walk {
 	size_t at, cap;
 	struct rt_buf q; /* queued groups: a depth byte, a relative path, NUL */
 	unsigned queued;
+	int capped; /* cap is MEMBER_CAP: members past it go unread */
 	int cut, err;
 	struct rt_cgjob_walk *st;
 };
@@ -424,7 +430,7 @@ static int read_procs(int dfd, struct member_walk *w)
 			have = 0; /* no pid is that long: not this file's lines */
 		memmove(buf, buf + start, have);
 	}
-	if (w->at >= w->cap)
+	if (w->at >= w->cap && w->capped)
 		w->cut |= RT_CGWALK_MEMBERS;
 	close(fd);
 	return rc;
@@ -504,11 +510,13 @@ ssize_t rt_cgjob_members(struct rt_cgjob *j, pid_t *out, size_t cap)
 		if (j->dfd < 0)
 			return st->err = errno == ENODEV ? -ENOENT : -errno;
 	}
-	struct member_walk w = {.top = j->dfd, .out = out, .cap = cap, .st = st};
+	struct member_walk w = {.top = j->dfd, .out = out, .st = st};
+	w.capped = cap >= MEMBER_CAP;
+	w.cap = w.capped ? MEMBER_CAP : cap;
 	/* a group removed (even if one is made again at its path) is gone */
 	int rc = walk_group(&w, "", 0);
 	size_t head = 0;
-	while (!rc && w.at < cap && head < w.q.len) {
+	while (!rc && w.at < w.cap && head < w.q.len) {
 		if (st->groups >= MEMBER_GROUPS) {
 			w.cut |= RT_CGWALK_GROUPS;
 			break;

@@ -18,7 +18,7 @@
 #include "procfs.h"
 
 /* What the last walk of a group's members read and left unread. */
-enum { RT_CGWALK_DEPTH = 1, RT_CGWALK_GROUPS = 2, RT_CGWALK_MEMBERS = 4 };
+enum { RT_CGWALK_DEPTH = 1, RT_CGWALK_GROUPS = 2, RT_CGWALK_MEMBERS = 4, RT_CGWALK_ENV = 8 };
 struct rt_cgjob_walk {
 	unsigned groups; /* groups whose cgroup.procs were read */
 	int cut;         /* RT_CGWALK_*: a bound left groups or members unread */
@@ -65,7 +65,8 @@ void rt_cgjob_classify(const char *path, struct rt_cgjob *j);
 
 /*
  * The group's members now: every pid in its cgroup.procs and in those of
- * the groups below it, at most cap, 64 levels and 512 groups down (two
+ * the groups below it, at most cap (and at most 256: more is a cut,
+ * RT_CGWALK_MEMBERS), 64 levels and 512 groups down (two
  * descriptors at most, whatever the depth). The count (j->walk says what
  * the bounds left unread, and an error that hid a subgroup's members);
  * -ENOENT when the group is gone (removed: its end); another -errno when

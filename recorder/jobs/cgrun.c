@@ -25,6 +25,10 @@
 #include "rt/fmt.h"
 #include "rt/sysroot.h"
 
+/* Samples in which the members' environments are read again while none
+ * names the job (a task forked but not yet exec'd carries its parent's). */
+#define ENV_TRIES 10
+
 static ssize_t list_group(void *arg, pid_t *out, size_t cap)
 {
 	return rt_cgjob_members(arg, out, cap);
@@ -190,6 +194,13 @@ int rt_cgrun_refresh(struct rt_cgrun *g)
 		g->alloc.cp = g->job.cp; /* (its limits: the allocation again) */
 	if (g->who.named || !g->job.scheduler[0] || !strcmp(g->job.scheduler, "systemd"))
 		return moved;
+	/* a few tries (up to 64 environments of 32 KiB each), then never: a
+	 * job that never names itself costs no more */
+	if (g->env_tries >= ENV_TRIES) {
+		g->meta.bounds |= RT_CGWALK_ENV;
+		return moved;
+	}
+	g->env_tries++;
 	static struct rt_cgjob_who now;
 	rt_cgjob_identify(&g->job, &now);
 	if (!now.named)
@@ -235,6 +246,11 @@ static void say_walk(struct rt_cgrun *g, ssize_t n, char *warn, size_t cap)
 		                       "the job has more than 512 groups: the rest are not read a "
 		                       "sample (its CPU and memory come from its group's counters; "
 		                       "its PSS is partial)\n");
+	if (at < cap && (fresh & RT_CGWALK_MEMBERS))
+		at += (size_t)snprintf(warn + at, cap - at,
+		                       "the job has 256 processes or more: 256 are read a sample "
+		                       "(its CPU and memory come from its group's counters; its "
+		                       "PSS is partial)\n");
 	int err = n < 0 && n != -ENOENT ? (int)n : w->err;
 	if (at < cap && err && err != -ENOENT && err != g->said_err)
 		snprintf(warn + at, cap - at,

@@ -31,7 +31,8 @@ struct rt_cgrun {
 		int fd;
 	} watch[64];
 	int nwatch;
-	int said_err; /* the listing's error last said (-errno), 0 */
+	int said_err;  /* the listing's error last said (-errno), 0 */
+	int env_tries; /* samples whose environments were read to name it */
 };
 
 /* Find the group spec names and who runs in it. 0, or -1 with one line. */

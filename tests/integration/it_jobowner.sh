@@ -171,3 +171,52 @@ jobs_seen=$("$EXP" runs | awk 'NR > 1 && $1 ~ /^[0-9]+$/ {print $7}' | sort | tr
 [ "$jobs_seen" = "j1 " ] || fail "runs of a watcher inside a matching group: '$jobs_seen'"
 grep -q "holds this watcher itself: not tracked as a job" "$T/self.err" || fail "not said: $(cat "$T/self.err")"
 ok "a watcher inside a group its glob matches: its own group is no job (said once), the other job tracked"
+
+# --- 7. bounded work per job: 300 processes (more than the 256 read a
+# sample) and 600 empty groups (more than the 512 read a sample)
+export RT_STORE="$T/big"
+$CG mk $TOP/big
+delegate $TOP/big
+"$REC" --cgroup $TOP/big -i 0.5 --quiet 2> "$T/big.err" &
+R=$!
+track $R
+sleep 0.3
+# (root puts the job in its group, as a scheduler does; the job makes its groups)
+sh -c 'for m in /sys/fs/cgroup /sys/fs/cgroup/*; do [ -f "$m$1/cgroup.procs" ] && echo $$ > "$m$1/cgroup.procs"; done
+	exec setpriv --reuid="$2" --regid="$(id -g "$2")" --clear-groups sh -c "$3" sh "$1"' sh $TOP/big "$U" '
+	i=0; while [ $i -lt 600 ]; do mkdir "/sys/fs/cgroup/unified$1/e$i" 2>/dev/null || mkdir "/sys/fs/cgroup$1/e$i"; i=$((i + 1)); done
+	i=0; while [ $i -lt 300 ]; do sleep 3 & i=$((i + 1)); done
+	python3 -c "x = bytearray(64 << 20); import time; time.sleep(3)"; wait' 2> /dev/null
+wait_pid $R 20 || fail "the big job's run did not end"
+"$EXP" show latest | python3 -c "
+import json, sys
+b = json.load(sys.stdin)['cgroup'].get('bounds_hit')
+assert b and 'members' in b, b" || fail "the member bound not in the metadata: $("$EXP" show latest)"
+[ "$(grep -c '256 processes or more' "$T/big.err")" -eq 1 ] || fail "the member bound not said once: $(cat "$T/big.err")"
+"$EXP" summary latest --json > "$T/big.json"
+peak=$($CG peak $TOP/big)
+python3 - "$T/big.json" "$peak" <<'PY' || fail "the big job's memory answer is below its group's peak ($peak B): $(head -c 600 "$T/big.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+rec, peak = s["recommendation"]["memory_mib"], int(sys.argv[2]) / 1048576
+print("recommended %d MiB for a group peak of %.0f MiB" % (rec, peak))
+assert rec >= peak, (rec, peak)
+PY
+"$EXP" summary latest | grep -q "processes read .*256 processes or more" || fail "the summary does not say the bound: $("$EXP" summary latest)"
+ok "a job of 300 processes: 256 read a sample, said once, in the metadata and the summary; its memory answer from its group's counters"
+# a Slurm job whose processes never name it: its environments read in 10
+# samples, then never again (said in the metadata)
+G8=$SLP/uid_$UID_U/job_78
+$CG mk $G8
+"$REC" --cgroup $G8 -i 0.1 --quiet 2> "$T/env.err" &
+R=$!
+track $R
+sleep 0.2
+$CG job $G8 0 2 1 AS="$U" > /dev/null
+wait_pid $R 15 || fail "the unnamed job's run did not end"
+"$EXP" show latest | python3 -c "
+import json, sys
+m = json.load(sys.stdin)
+assert m['samples'] > 12 and m['cgroup'].get('bounds_hit') == ['environment'], m['cgroup']" ||
+	fail "the environment bound: $("$EXP" show latest | grep -A3 bounds)"
+ok "a Slurm job that never names itself: its environments read in 10 samples, then never (bounds_hit environment)"
