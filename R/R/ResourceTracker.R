@@ -112,8 +112,8 @@ ResourceTracker <- R6::R6Class("ResourceTracker",
                           discover_cloud = TRUE, max_memory = NULL, max_cpu = NULL) {
       private$tracked <- as.integer(pid)
       private$budget <- c(
-        if (!is.null(max_memory)) c("--max-memory", as.character(max_memory)),
-        if (!is.null(max_cpu)) c("--max-cpu", format(as.numeric(max_cpu)))
+        if (!is.null(max_memory)) c("--max-memory", plain_number(max_memory)),
+        if (!is.null(max_cpu)) c("--max-cpu", plain_number(max_cpu))
       )
       private$opts <- list(
         children = children, interval = as.numeric(interval),
@@ -139,7 +139,7 @@ ResourceTracker <- R6::R6Class("ResourceTracker",
       }
       private$store <- tempfile("rt-tracker-r-")
       args <- c(
-        "--pid", private$tracked, "-i", format(private$opts$interval),
+        "--pid", private$tracked, "-i", plain_number(private$opts$interval),
         "--store", private$store, "--quiet", "--language", "R", private$budget
       )
       private$errfile <- tempfile("rt-recorder-")
@@ -147,6 +147,7 @@ ResourceTracker <- R6::R6Class("ResourceTracker",
         stdout = NULL, stderr = private$errfile, cleanup = TRUE, supervise = TRUE
       )
       private$started <- TRUE
+      private$await_start()
       invisible(self)
     },
 
@@ -305,6 +306,7 @@ ResourceTracker <- R6::R6Class("ResourceTracker",
     finalize = function() {
       self$stop()
       if (!is.null(private$store)) unlink(private$store, recursive = TRUE)
+      if (!is.null(private$errfile)) unlink(private$errfile)
     }
   ),
   active = list(
@@ -361,6 +363,7 @@ ResourceTracker <- R6::R6Class("ResourceTracker",
   private = list(
     tracked = NULL, opts = NULL, proc = NULL, store = NULL, run = NULL,
     started = FALSE, stopped = FALSE, cloud = NULL, budget = NULL, errfile = NULL, over = NULL,
+    died_said = FALSE,
     # the run this tracker records: the only one in its own store
     run_id = function() {
       if (is.null(private$run) && !is.null(private$store)) {
@@ -371,7 +374,54 @@ ResourceTracker <- R6::R6Class("ResourceTracker",
       }
       if (is.null(private$run)) NA_character_ else private$run
     },
+    # rt-recorder's last line, when it said one
+    said = function() {
+      lines <- if (!is.null(private$errfile) && file.exists(private$errfile)) {
+        readLines(private$errfile, warn = FALSE)
+      }
+      lines <- lines[nzchar(lines)]
+      if (length(lines)) lines[[length(lines)]] else ""
+    },
+    # The recorder refused its options (a bad max_memory, interval...): an
+    # error with its own line, the moment it says so; it is taken as
+    # started once its store holds the first sample's run (or after 5 s).
+    await_start = function() {
+      deadline <- Sys.time() + 5
+      data <- file.path(private$store, "data.mdb")
+      while (private$proc$is_alive() && !file.exists(data) && Sys.time() < deadline) {
+        Sys.sleep(0.01)
+      }
+      if (!private$proc$is_alive() && !file.exists(data)) {
+        private$proc$wait(1000)
+        line <- private$said()
+        private$stopped <- TRUE
+        unlink(private$errfile)
+        stop("resource.tracker: rt-recorder did not start",
+          if (nzchar(line)) paste0(": ", line) else "",
+          call. = FALSE
+        )
+      }
+    },
+    # A recorder that died after it started: a warning (once) when its
+    # figures are read, with its line.
+    check_alive = function() {
+      p <- private$proc
+      if (is.null(p) || p$is_alive() || private$stopped || private$died_said) {
+        return(invisible())
+      }
+      status <- p$get_exit_status()
+      if (!identical(status, 0L) && !identical(status, 3L)) {
+        private$died_said <- TRUE
+        line <- private$said()
+        warning("resource.tracker: rt-recorder stopped (exit ", status, ")",
+          if (nzchar(line)) paste0(": ", line) else "",
+          "; the figures end where it did",
+          call. = FALSE
+        )
+      }
+    },
     rows = function() {
+      private$check_alive()
       if (is.na(private$run_id())) {
         return(NULL)
       }
@@ -395,6 +445,16 @@ ResourceTracker <- R6::R6Class("ResourceTracker",
 )
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
+
+# A number as rt reads it: plain decimal, never R's 1e+05 or 1e-04 (a
+# string, such as "2GiB", is passed as it is, for rt to judge).
+plain_number <- function(x) {
+  if (!is.numeric(x)) {
+    return(as.character(x))
+  }
+  out <- formatC(x, format = "f", digits = 15, drop0trailing = TRUE)
+  sub("\\.$", "", trimws(out))
+}
 
 #' Track the resources of an R expression
 #'

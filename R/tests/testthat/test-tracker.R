@@ -122,3 +122,35 @@ test_that("a budget gone over is said once, and the script runs on", {
   expect_no_warning(ok$stop())
   expect_null(ok$over_budget)
 })
+
+test_that("a value rt refuses is an error with rt's own line, and none is left behind", {
+  skip_without_rt()
+  before <- length(list.files(tempdir(), pattern = "^rt-recorder-"))
+  expect_error(
+    ResourceTracker$new(max_memory = "2 gigs"),
+    "--max-memory must be a size .*got '2 gigs'"
+  )
+  expect_error(
+    ResourceTracker$new(interval = 1e-4),
+    "--interval must be a number of seconds from 0.01 .*got '0.0001'"
+  )
+  expect_equal(length(list.files(tempdir(), pattern = "^rt-recorder-")), before)
+  # numbers go as plain decimals, never R's 1e+05
+  big <- ResourceTracker$new(interval = 0.2, max_cpu = 1e5)
+  big$wait_for_samples(2)
+  expect_gte(big$n_samples, 2)
+  expect_no_warning(big$stop())
+})
+
+test_that("a recorder that dies later is a warning when its figures are read", {
+  skip_without_rt()
+  tracker <- ResourceTracker$new(interval = 0.2)
+  tracker$wait_for_samples(2)
+  pid <- recorders_of(Sys.getpid())
+  expect_length(pid, 1)
+  tools::pskill(as.integer(pid), tools::SIGKILL)
+  Sys.sleep(0.3)
+  expect_warning(tracker$n_samples, "rt-recorder stopped \\(exit")
+  expect_no_warning(tracker$n_samples) # said once
+  tracker$stop()
+})
