@@ -106,7 +106,10 @@ class Recommendation(dict):
 
 
 class Report(str):
-    """The HTML report: text, with save() and browse()."""
+    """The HTML report: text, with save() and browse(). An empty one says
+    why in `error` (rt-export's own line), None otherwise."""
+
+    error = None
 
     def save(self, path):
         with open(path, "w", encoding="utf-8") as f:
@@ -619,16 +622,24 @@ class ResourceTracker:
         fd, path = tempfile.mkstemp(prefix="rt-report-", suffix=".html")
         os.close(fd)
         try:
-            self._export("report", str(self._run), "-o", path,
-                         *(["--failed"] if status_failed else []),
-                         *(["--servers", str(int(servers))] if servers else []),
-                         *(["--integration", integration]
-                           if integration and integration != "standalone" else []),
-                         timeout=120)
+            out, err = self._export_with_error(
+                "report", str(self._run), "-o", path,
+                *(["--failed"] if status_failed else []),
+                *(["--servers", str(int(servers))] if servers else []),
+                *(["--integration", integration]
+                  if integration and integration != "standalone" else []),
+                timeout=120)
             with open(path, encoding="utf-8") as f:
-                return Report(f.read())
+                page = Report(f.read()) if out is not None else Report("")
         finally:
             os.unlink(path)
+        if out is None or not page:
+            # never an empty page with no word: rt-export's own line
+            page = Report("")
+            page.error = err or "rt-export report wrote no page"
+            warnings.warn("rt_tracker: no report: %s" % page.error, RtMissingWarning,
+                          stacklevel=2)
+        return page
 
     def _meta(self):
         if self._resolve_run() is None:

@@ -608,3 +608,33 @@ def test_a_budget_gone_over_is_said_once(tmp_path):
         warnings.simplefilter("always")
         ok.stop()
     assert ok.over_budget is None and not w, [str(x.message) for x in w]
+
+
+def test_a_report_that_fails_says_rt_exports_line(tmp_path, monkeypatch):
+    """An empty page never comes without a word: rt-export's own line in a
+    warning and in the page's `error` (issue 52: the Metaflow card read 'no
+    report was stored')."""
+    real = shutil.which("rt-export")
+    assert real, "rt-export on PATH (tests/python.sh puts the build there)"
+    prefix = tmp_path / "prefix"
+    prefix.mkdir()
+    for name in ("rt-recorder", "rt-export-full"):
+        os.symlink(os.path.join(os.path.dirname(real), name), prefix / name)
+    wrapper = prefix / "rt-export"
+    wrapper.write_text("#!/bin/sh\n"
+                       "for a in \"$@\"; do [ \"$a\" = report ] && "
+                       "{ echo 'rt-export: the report failed on purpose (test)' >&2; exit 1; }; done\n"
+                       "exec %s \"$@\"\n" % real)
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("RT_PREFIX", str(prefix))
+    t = ResourceTracker(interval=0.1, autostart=True)
+    time.sleep(0.5)
+    t.stop()
+    with pytest.warns(RtMissingWarning, match="no report: rt-export: the report failed on purpose"):
+        page = t.report()
+    assert page == "" and page.error == "rt-export: the report failed on purpose (test)"
+    monkeypatch.setenv("RT_PREFIX", os.path.dirname(real))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        good = t.report()
+    assert good.startswith("<!DOCTYPE html>") and good.error is None

@@ -158,3 +158,25 @@ def test_a_tracker_that_cannot_run_never_fails_the_step(work, tmp_path):
     data = task_of("MinimalFlow", "start").data.resource_tracker_data
     assert "error" in data and "not found" in data["error"]["error_message"], data
     assert "not found" in rt_card(task_of("MinimalFlow", "start"))
+
+
+def test_a_report_that_fails_reaches_the_card_and_the_steps_log(work, tmp_path):
+    """rt-export made to fail on purpose for `report`: the card says its
+    line (never 'no report was stored'), and so does the step's log."""
+    real = shutil.which("rt-export")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "rt-export").write_text(
+        "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = report ] && "
+        "{ echo 'rt-export: the report failed on purpose (test)' >&2; exit 1; }; done\n"
+        "exec %s \"$@\"\n" % real)
+    (fake / "rt-export").chmod(0o755)
+    for name in ("rt-recorder", "rt-export-full"):
+        os.symlink(os.path.join(os.path.dirname(real), name), fake / name)
+    p = run_flow(work, "minimal_flow.py", env={"RT_PREFIX": str(fake)})
+    line = "rt-export: the report failed on purpose (test)"
+    assert "no report for the card: " + line in p.stdout + p.stderr, p.stdout[-2000:]
+    data = task_of("MinimalFlow", "start").data.resource_tracker_data
+    assert data["rt"]["report_error"] == line and data["tracker"], data.get("rt")
+    page = rt_card(task_of("MinimalFlow", "start"))
+    assert line in page and "no report was stored" not in page, page[:800]

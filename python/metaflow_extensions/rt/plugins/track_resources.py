@@ -24,6 +24,7 @@ then holds `error`, as the reference's does.
 """
 import os
 import time
+import warnings
 import traceback
 
 from metaflow.decorators import StepDecorator
@@ -146,13 +147,18 @@ class TrackResourcesDecorator(StepDecorator):
                               "traceback": "-"}}
         t.server_info, t.cloud_info  # looked up now: the snapshot carries them
         run = t._resolve_run()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # said below, once, in the step's log
+            page = t.report(integration="Metaflow", status_failed=failed, servers=3)
+        rt = {"store": t.store, "run": run, "report_html": str(page)}
+        if page.error:
+            rt["report_error"] = page.error
+            self._say("*WARNING* [@track_resources] no report for the card: %s" % page.error)
         return {
             "step_failed": failed,
             "tracker": t.snapshot(),
             "historical_stats": self._history(flow, step_name),
-            "rt": {"store": t.store, "run": run,
-                   "report_html": str(t.report(integration="Metaflow", status_failed=failed,
-                                                servers=3))},
+            "rt": rt,
         }
 
     def _history(self, flow, step_name):

@@ -23,11 +23,18 @@ class TrackedResourcesCard(MetaflowCard):
         except Exception as e:
             return _page("No resource data", "<p>The task has no artifact %s (%s).</p>"
                          % (html.escape(self._artifact), html.escape(str(e))))
-        page = (data.get("rt") or {}).get("report_html") if isinstance(data, dict) else None
+        rt = (data.get("rt") or {}) if isinstance(data, dict) else {}
+        page = rt.get("report_html")
         if page:
             return page
         err = data.get("error") if isinstance(data, dict) else None
-        if isinstance(err, dict):
+        if rt.get("report_error"):
+            body = ("<p>rt measured this step, but its report could not be made: "
+                    "<b>%s</b></p><p>The figures are in the artifact %s; "
+                    "<code>rt-export report %s --store %s</code> makes the page again.</p>"
+                    % (html.escape(str(rt["report_error"])), html.escape(self._artifact),
+                       html.escape(str(rt.get("run", ""))), html.escape(str(rt.get("store", "")))))
+        elif isinstance(err, dict):
             body = ("<p>rt could not measure this step, so this card has no figures.</p>"
                     "<p><b>%s</b>: %s</p><pre>%s</pre>"
                     % (html.escape(str(err.get("error_type", ""))),
