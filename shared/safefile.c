@@ -141,6 +141,7 @@ static int place_open(struct place *pl, const char *path, char *why, size_t cap)
 	char d[PATH_MAX], b[PATH_MAX];
 	struct stat dst;
 	pl->dirfd = -1;
+	pl->append = 0; /* (stream_open sets it after) */
 	if (snprintf(d, sizeof(d), "%s", path) >= (int)sizeof(d) || !*path)
 		return snprintf(why, cap, "the path is too long or empty"), -ENAMETOOLONG;
 	snprintf(b, sizeof(b), "%s", path);

@@ -271,7 +271,7 @@ fi
 
 # /dev/null stays a device; a regular file is replaced atomically
 "$RT" --quiet --job-name devnull -- true
-"$EXP" report latest -o /dev/null 2>/dev/null || fail "report to /dev/null"
+"$EXP" report latest -o /dev/null 2>"$T/dn.err" || fail "report to /dev/null: $(cat "$T/dn.err")"
 [ -c /dev/null ] || fail "/dev/null was replaced"
 echo old > "$T/r.html"
 "$EXP" report latest -o "$T/r.html" 2>/dev/null
