@@ -109,6 +109,7 @@ static void finish_run(struct store_choice *sc, struct rt_sampler *s, struct rt_
 	meta->last_seq = s->seq ? s->seq - 1 : 0;
 	meta->samples_not_stored = s->unstored;
 	meta->samples_waited = s->waited;
+	meta->peak_before_kb = rt_proctree_hwm_before_kb(s->tree);
 	rt_buf_reset(mb);
 	rt_runmeta_write(mb, meta);
 	if (pipe_out && pipe_out->fd >= 0) /* the printer's --summary wants the exit code */

@@ -274,6 +274,10 @@ void rt_runmeta_write(struct rt_buf *b, const struct rt_run_meta *m)
 		rt_buf_i64(b, m->exit_code);
 	else
 		rt_buf_puts(b, "null");
+	if (m->peak_before_kb) { /* only when set: other runs' metadata unchanged */
+		key(b, "peak_before_tracking_mib");
+		rt_buf_f64_json(b, (double)m->peak_before_kb / 1024.0);
+	}
 	if (m->store_note) { /* only when set: older readers never meet it */
 		key(b, "store_note");
 		rt_buf_json_str(b, m->store_note);

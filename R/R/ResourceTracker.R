@@ -137,6 +137,7 @@ ResourceTracker <- R6::R6Class("ResourceTracker",
         private$started <- TRUE
         return(invisible(self))
       }
+      reset_peak_if_alone(private$tracked)
       private$store <- tempfile("rt-tracker-r-")
       args <- c(
         "--pid", private$tracked, "-i", plain_number(private$opts$interval),
@@ -148,6 +149,8 @@ ResourceTracker <- R6::R6Class("ResourceTracker",
       )
       private$started <- TRUE
       private$await_start()
+      rt_live$n <- rt_live$n + 1L
+      private$counted <- TRUE
       invisible(self)
     },
 
@@ -167,6 +170,10 @@ ResourceTracker <- R6::R6Class("ResourceTracker",
         warning("resource.tracker: ", private$over, call. = FALSE)
       }
       private$stopped <- TRUE
+      if (isTRUE(private$counted)) {
+        rt_live$n <- rt_live$n - 1L
+        private$counted <- FALSE
+      }
       invisible(self)
     },
 
@@ -363,7 +370,7 @@ ResourceTracker <- R6::R6Class("ResourceTracker",
   private = list(
     tracked = NULL, opts = NULL, proc = NULL, store = NULL, run = NULL,
     started = FALSE, stopped = FALSE, cloud = NULL, budget = NULL, errfile = NULL, over = NULL,
-    died_said = FALSE,
+    died_said = FALSE, counted = FALSE,
     # the run this tracker records: the only one in its own store
     run_id = function() {
       if (is.null(private$run) && !is.null(private$store)) {
@@ -445,6 +452,29 @@ ResourceTracker <- R6::R6Class("ResourceTracker",
 )
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
+
+# Trackers of this R session that run now.
+rt_live <- new.env()
+rt_live$n <- 0L
+
+# A peak counts only when it happened while tracked: a tracker of this R
+# session resets its high-water mark (VmHWM, /proc/self/clear_refs) as it
+# starts, unless another tracker of the session runs (nested: the outer
+# one's peak must stay). Where it cannot, rt leaves a mark reached before
+# tracking out of the answer and says so.
+reset_peak_if_alone <- function(pid) {
+  if (!identical(as.integer(pid), Sys.getpid()) || rt_live$n > 0L) {
+    return(invisible(FALSE))
+  }
+  ok <- tryCatch(
+    {
+      cat("5", file = "/proc/self/clear_refs")
+      TRUE
+    },
+    error = function(e) FALSE, warning = function(w) FALSE
+  )
+  invisible(ok)
+}
 
 # A number as rt reads it: plain decimal, never R's 1e+05 or 1e-04 (a
 # string, such as "2GiB", is passed as it is, for rt to judge).

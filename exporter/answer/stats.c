@@ -372,6 +372,8 @@ void rt_stats_aggregate(const struct rt_runstats *runs, size_t n, struct rt_runs
 			out->mem_peak_mib = runs[r].mem_peak_mib;
 		if (runs[r].hwm_max_mib > out->hwm_max_mib)
 			out->hwm_max_mib = runs[r].hwm_max_mib;
+		if (runs[r].hwm_before_mib > out->hwm_before_mib)
+			out->hwm_before_mib = runs[r].hwm_before_mib;
 		out->has_proc |= runs[r].has_proc;
 		rt_gpustat_merge(out->gpu, &out->ngpu, runs[r].gpu, runs[r].ngpu);
 	}
@@ -653,6 +655,11 @@ void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
 		         peak, pss->max);
 		why(r, b);
 	}
+	if (!sys && st->hwm_before_mib > 0 && !r->why_mem[0])
+		snprintf(r->mem_note, sizeof(r->mem_note),
+		         "peak between samples unknown: the high-water mark predates tracking (a "
+		         "process had reached %.0f MiB before rt started; left out)",
+		         st->hwm_before_mib);
 	recommend_gpu(st, r);
 	/* a job that waited for a CPU on a busy host wanted more than it got:
 	 * its threads were runnable for used + waited cores on average */

@@ -100,7 +100,10 @@ struct rt_runstats {
 	 * between samples (VmHWM, ru_maxrss of a reaped one), whichever is
 	 * more; the host's memory in use without a tree. -1: unknown. */
 	double mem_peak_mib;
-	double hwm_max_mib;    /* the largest member's own peak, -1: unknown */
+	double hwm_max_mib; /* the largest member's own peak, -1: unknown */
+	/* a high-water mark reached before tracking began (the run's metadata
+	 * peak_before_tracking_mib), left out of every peak; 0: none */
+	double hwm_before_mib;
 	double shared_min_mib; /* the least RSS - PSS of a live tree, -1: unknown */
 	int has_proc;          /* process columns present (wrapper or --pid) */
 	/* The tracked tree's life: the job's columns cover its lines only (a
@@ -202,6 +205,9 @@ struct rt_recommendation {
 	long vram_mib;
 	char why[320]; /* what raised it above the use measured ("" when nothing did) */
 	char why_cpu[200], why_mem[200]; /* the same for the vCPUs, the memory */
+	/* what the memory could not know ("" when nothing): a peak between
+	 * samples before tracking began */
+	char mem_note[200];
 };
 /* The §9 rules, then raised for what held the job back: OOM-killed ->
  * memory above its limit; throttled -> CPU above its quota; stalled on

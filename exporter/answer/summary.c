@@ -48,6 +48,8 @@ static void answer_finish(struct rt_answer *a)
 	rt_stats_compute(&a->series, &a->st);
 	a->meta = a->ri.meta_json ? cJSON_Parse(a->ri.meta_json) : NULL;
 	partial_tree_memory(a);
+	double before = rt_meta_num(a->meta, NULL, "peak_before_tracking_mib");
+	a->st.hwm_before_mib = isfinite(before) && before > 0 ? before : 0;
 	a->has_exit_code = a->ri.has_exit_code;
 	a->exit_code = a->ri.exit_code;
 	enum rt_run_status st = rt_run_status_of(a->ri.status);

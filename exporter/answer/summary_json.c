@@ -89,6 +89,8 @@ cJSON *rt_json_recommendation(const struct rt_recommendation *r)
 		cJSON_AddStringToObject(o, "raised_because", r->why);
 	else
 		cJSON_AddNullToObject(o, "raised_because");
+	if (r->mem_note[0]) /* only when there is one: other answers unchanged */
+		cJSON_AddStringToObject(o, "memory_note", r->mem_note);
 	return o;
 }
 

@@ -336,6 +336,8 @@ size_t rt_summary_notes(const struct rt_answer *a, struct rt_note *out, size_t m
 			snprintf(x->text, sizeof(x->text), "%.*s", RT_FINDING_LEN, found[i]);
 	if ((x = note(out, &n, max, "recommended")))
 		ans_reco_text(x->text, sizeof(x->text), &r);
+	if (r.mem_note[0] && (x = note(out, &n, max, "")))
+		snprintf(x->text, sizeof(x->text), "%s", r.mem_note);
 	if (r.why[0] && (x = note(out, &n, max, "raised because")))
 		snprintf(x->text, sizeof(x->text), "%s", r.why);
 	int over;

@@ -137,6 +137,8 @@ void rt_print_recommendation(FILE *f, const char *what, const struct rt_runstats
 	else
 		fprintf(f, "  %-8s %-10s peak %s %.0f MiB + 20 %%, rounded up to a server size\n",
 		        "memory", v, sys ? "used" : "PSS", mem ? mem->max : 0);
+	if (r->mem_note[0])
+		fprintf(f, "  %-8s %-10s %s\n", "", "", r->mem_note);
 	snprintf(v, sizeof(v), "%ld", r->gpu);
 	if (r->gpu && !sys)
 		fprintf(

@@ -50,6 +50,10 @@ struct rt_run_meta {
 	uint64_t samples_waited;      /* not stored when taken: kept and stored later */
 	uint64_t samples_skipped;     /* deadlines passed while a sample was taken */
 	const struct rt_alloc *alloc; /* what the job was given, NULL: unknown */
+	/* the largest high-water mark a process of the tree had reached before
+	 * tracking began, above what it held then (KiB): left out of the
+	 * tree's peak; "peak_before_tracking_mib", written only when set */
+	uint64_t peak_before_kb;
 	/* the job's budget (--max-memory, --max-cpu): written only when set */
 	int has_budget_cpu, has_budget_mem;
 	double budget_cpu;   /* cores */

@@ -233,6 +233,7 @@ class ResourceTracker:
         if not rec or not find_binary("rt-export"):
             self._warn("rt's rt-recorder and rt-export were not found (%s)" % _HOW)
             return
+        _reset_peak_if_alone(self)
         if self._own_store:
             _clean_stale_stores()
             self.store = tempfile.mkdtemp(prefix="rt-tracker-")
@@ -766,6 +767,25 @@ def _start_time(pid):
             return f.read().rsplit(")", 1)[1].split()[19]
     except (OSError, IndexError):
         return None
+
+
+def _reset_peak_if_alone(tracker):
+    """A peak counts only when it happened while tracked: a tracker of this
+    very process (a notebook's kernel that once held 1 GiB) resets the
+    process's high-water mark (VmHWM, and so getrusage's ru_maxrss) as it
+    starts, unless another tracker of this process runs (nested: the outer
+    one's peak must stay). Where it cannot, rt leaves a mark reached before
+    tracking out of the answer and says so."""
+    if tracker.pid != os.getpid():
+        return
+    if any(t is not tracker and t.running and t.pid == tracker.pid and t._owner == os.getpid()
+           for t in list(_live)):
+        return
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass  # (not Linux, or not allowed: the mark before is left out instead)
 
 
 def _claim_store(store):

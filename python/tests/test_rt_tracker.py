@@ -638,3 +638,49 @@ def test_a_report_that_fails_says_rt_exports_line(tmp_path, monkeypatch):
         warnings.simplefilter("error")
         good = t.report()
     assert good.startswith("<!DOCTYPE html>") and good.error is None
+
+
+def _touch(mib):
+    return b"\x01" * (mib << 20)  # (bytes: every page written)
+
+
+def test_a_peak_counts_only_when_it_happened_while_tracked():
+    """A notebook's kernel that once held 1 GiB, then tracks an idle
+    stretch, is not told it needs that GiB (issue 53); a spike inside the
+    stretch, between two samples, still is."""
+    x = _touch(1024)
+    del x
+    t = ResourceTracker(interval=0.5, autostart=True)
+    time.sleep(1.6)
+    t.stop()
+    idle = t.recommend_resources()
+    assert idle["memory"] <= 512, idle
+    x = _touch(1024)
+    del x
+    t = ResourceTracker(interval=1, autostart=True)
+    time.sleep(1.3)
+    y = _touch(600)  # between two samples (a sample every 1 s, the mark read at the end)
+    del y
+    time.sleep(0.8)
+    t.stop()
+    spike = t.recommend_resources()
+    assert spike["memory"] >= 720, spike  # 600 MiB + 20 %
+
+
+def test_nested_trackers_both_stay_right():
+    """An inner tracker in the same process does not reset the mark the
+    outer one holds: the outer keeps its peak, the inner leaves the mark of
+    before out and says so."""
+    outer = ResourceTracker(interval=0.5, autostart=True)
+    time.sleep(0.6)
+    x = _touch(900)
+    del x
+    inner = ResourceTracker(interval=0.5, autostart=True)
+    time.sleep(1.6)
+    inner.stop()
+    outer.stop()
+    a, b = inner.recommend_resources(), outer.recommend_resources()
+    assert a["memory"] <= 512, a
+    assert b["memory"] >= 1024, b
+    js = json.loads(inner._export("recommend", str(inner._resolve_run()), "--json"))
+    assert "predates tracking" in js["recommendation"]["memory_note"], js["recommendation"]

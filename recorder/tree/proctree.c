@@ -636,6 +636,11 @@ void rt_proctree_read_delay(struct rt_proctree *t, int on)
 	t->no_delay = !on;
 }
 
+uint64_t rt_proctree_hwm_before_kb(const struct rt_proctree *t)
+{
+	return t ? t->hwm_before_kb : 0;
+}
+
 uint64_t rt_proctree_pss_reads(const struct rt_proctree *t)
 {
 	return t ? t->pss_reads : 0;

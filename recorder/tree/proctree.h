@@ -98,6 +98,10 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out);
 void rt_proctree_read_delay(struct rt_proctree *t, int on);
 
 /* smaps_rollup reads so far (what rt-bench tells apart). */
+/* The largest high-water mark (KiB) a member there before tracking had
+ * reached before it, above what it held then: left out of the tree's
+ * peak (peak_rss_kb counts only marks reached while tracked); 0: none. */
+uint64_t rt_proctree_hwm_before_kb(const struct rt_proctree *t);
 uint64_t rt_proctree_pss_reads(const struct rt_proctree *t);
 
 /* Live members at the last rt_proctree_sample(), at most cap. */

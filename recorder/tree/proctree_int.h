@@ -28,6 +28,10 @@ struct pt_proc {
 	uint32_t nfds;           /* at the last count */
 	uint8_t have_status;     /* vcs/ivcs read at least once */
 	uint8_t born_late;       /* first seen after the first walk: count from zero */
+	uint8_t have_hwm;        /* hwm_base set (at its first status read) */
+	uint64_t hwm_base;       /* VmHWM when first read, of a member there before
+	                          * tracking (0 for one born while tracked): only a
+	                          * mark above it is a peak of the job's */
 	uint64_t rd, wr;         /* read_bytes, write_bytes */
 	uint64_t seen;           /* generation of the last sighting */
 	uint64_t pss_kb, rss_kb; /* at the last smaps_rollup read */
@@ -85,6 +89,9 @@ struct rt_proctree {
 	/* status and fd values: read when asked (rt_proctree_cadence) */
 	int want_status, want_fds, have_status, have_fds;
 	uint64_t vcs, ivcs, peak_hwm_kb;
+	/* the largest VmHWM above its RSS of a member there before tracking:
+	 * a peak of before, left out (0: none) */
+	uint64_t hwm_before_kb;
 	/* this sample: a newcomer or a member whose pages moved; a departure;
 	 * a member that was exiting while the PSS were read (read them again) */
 	int moved, departed, recheck;
@@ -129,6 +136,7 @@ void pt_push(struct rt_proctree *t, size_t *n, pid_t pid);
 void pt_scan_all(struct rt_proctree *t);
 void pt_children(struct rt_proctree *t, pid_t pid, uint32_t threads, size_t *n, int *keep);
 void pt_depart(struct rt_proctree *t, const struct pt_proc *e);
+void pt_count_hwm(struct rt_proctree *t, struct pt_proc *e, uint64_t hwm);
 void pt_read_status(struct rt_proctree *t, struct pt_proc *e);
 void pt_count_fds(struct rt_proctree *t, struct pt_proc *e);
 int pt_parse_sched3(const char *buf, ssize_t len, uint64_t *run, uint64_t *wait, uint64_t *slices);

@@ -165,6 +165,24 @@ void pt_children(struct rt_proctree *t, pid_t pid, uint32_t threads, size_t *n, 
 		closedir(d);
 }
 
+/* A member's VmHWM: the job's peak only when it was reached while
+ * tracked. A member there before tracking may have peaked before (a
+ * notebook's kernel that once held 1 GiB): its mark at the first read is
+ * its base, said (hwm_before_kb) when above what it holds now, and only
+ * a mark above the base counts. */
+void pt_count_hwm(struct rt_proctree *t, struct pt_proc *e, uint64_t hwm)
+{
+	if (!e->have_hwm) {
+		e->have_hwm = 1;
+		e->hwm_base = e->born_late || t->list ? 0 : hwm; /* a group's: all its own */
+		uint64_t rss = e->rss_pages * t->page_kb;
+		if (e->hwm_base > rss + rss / 20 && e->hwm_base > t->hwm_before_kb)
+			t->hwm_before_kb = e->hwm_base;
+	}
+	if (hwm > e->hwm_base && hwm > t->peak_hwm_kb)
+		t->peak_hwm_kb = hwm;
+}
+
 /* /proc/<pid>/status: the tree's context switches (each member's change
  * since its last read; a member born while tracked from zero) and its
  * largest VmHWM. By path, every 5 s: no descriptor kept. */
@@ -177,8 +195,8 @@ void pt_read_status(struct rt_proctree *t, struct pt_proc *e)
 		return;
 	uint64_t v = 0, iv = 0, hwm = 0;
 	size_t n = (size_t)len;
-	if (rt_parse_field_u64(t->buf, n, "VmHWM:", &hwm) == 0 && hwm > t->peak_hwm_kb)
-		t->peak_hwm_kb = hwm;
+	if (rt_parse_field_u64(t->buf, n, "VmHWM:", &hwm) == 0)
+		pt_count_hwm(t, e, hwm);
 	if (rt_parse_field_u64(t->buf, n, "voluntary_ctxt_switches:", &v) ||
 	    rt_parse_field_u64(t->buf, n, "nonvoluntary_ctxt_switches:", &iv))
 		return;

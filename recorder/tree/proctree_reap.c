@@ -91,11 +91,13 @@ void rt_proctree_reaped_n(struct rt_proctree *t, pid_t pid, uint32_t count, cons
 	t->reaped_mf += (uint64_t)ru->ru_majflt;
 	t->reaped_wr += (uint64_t)ru->ru_oublock * 512u;
 	/* the largest RSS of it and of every descendant it reaped: a member
-	 * that peaked between two reads of its status still counts */
-	if (ru->ru_maxrss > 0 && (uint64_t)ru->ru_maxrss > t->peak_hwm_kb)
+	 * that peaked between two reads of its status still counts (one
+	 * there before tracking: only above its base) */
+	struct pt_proc *e = pid > 0 ? pt_find(t, pid) : NULL;
+	if (ru->ru_maxrss > 0 && (uint64_t)ru->ru_maxrss > t->peak_hwm_kb &&
+	    (!e || (uint64_t)ru->ru_maxrss > e->hwm_base))
 		t->peak_hwm_kb = (uint64_t)ru->ru_maxrss;
 	/* its entry must not also count as departed */
-	struct pt_proc *e = pid > 0 ? pt_find(t, pid) : NULL;
 	if (e) {
 		e->ppid = t->self;
 		e->reported = 1;

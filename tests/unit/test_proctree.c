@@ -330,7 +330,9 @@ Test(proctree, context_switches_peak_rss_and_open_fds)
 	cpu(t, &r);
 	cr_expect_eq(r.ext_valid, RT_PROC_X_STATUS | RT_PROC_X_FDS);
 	cr_expect_eq(r.vol_ctxt, 0, "what it did before tracking is the baseline");
-	cr_expect_eq(r.peak_rss_kb, 5000);
+	cr_expect_eq(r.peak_rss_kb, 25 * (unsigned long)sysconf(_SC_PAGESIZE) / 1024,
+	             "a mark reached before tracking is not the job's: its RSS is the floor");
+	cr_expect_eq(rt_proctree_hwm_before_kb(t), 5000, "and it is said");
 	cr_expect_eq(r.open_fds, 3);
 	/* 100 switched 5 more times and forked 200, which switched 7 times */
 	proc(100, 1, 10, 5, 0, 0, 0, "200 ", "S");
@@ -340,7 +342,10 @@ Test(proctree, context_switches_peak_rss_and_open_fds)
 	cpu(t, &r);
 	cr_expect_eq(r.vol_ctxt, 12, "5 of the root's, 7 of the child born since");
 	cr_expect_eq(r.invol_ctxt, 2);
-	cr_expect_eq(r.peak_rss_kb, 9000, "the largest VmHWM of the tree");
+	cr_expect_eq(r.peak_rss_kb, 9000, "the largest VmHWM of the tree (the child's, born since)");
+	status(100, 15, 3, 12000);
+	cpu(t, &r);
+	cr_expect_eq(r.peak_rss_kb, 12000, "the root's mark above its base of before: the job's");
 	cr_expect_eq(r.open_fds, 3, "the child has no fd directory: none counted");
 	/* not asked: carried */
 	rt_proctree_cadence(t, 0, 0);

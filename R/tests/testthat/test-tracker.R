@@ -154,3 +154,14 @@ test_that("a recorder that dies later is a warning when its figures are read", {
   expect_no_warning(tracker$n_samples) # said once
   tracker$stop()
 })
+
+test_that("a peak reached before the tracker started is not the job's", {
+  skip_without_rt()
+  x <- runif(128e6) # 1 GiB of doubles, then freed
+  rm(x)
+  invisible(gc())
+  tracker <- ResourceTracker$new(interval = 0.5)
+  Sys.sleep(1.6)
+  tracker$stop()
+  expect_lte(tracker$recommend_resources()$memory, 512)
+})
