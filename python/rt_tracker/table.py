@@ -4,6 +4,7 @@ to_dict(), to_csv(). No dependency beyond the standard library."""
 
 import csv
 import io
+from typing import Callable, NamedTuple, Optional
 
 
 class Table:
@@ -161,10 +162,12 @@ def from_csv(text):
     return Table([[_number(v) for v in r] for r in rows[1:]], rows[0])
 
 
-class StatSpec:
-    """What Table.stats() collects: agg (a function of a column's values)
-    of column, named agg_name (default the function's name), rounded to
-    round digits when given."""
+class StatSpec(NamedTuple):
+    """What Table.stats() collects, the reference's NamedTuple field for
+    field: agg (a function of a column's values) of column, named agg_name
+    (default the function's name), rounded to round digits when given."""
 
-    def __init__(self, column, agg, round=None, agg_name=None):
-        self.column, self.agg, self.round, self.agg_name = column, agg, round, agg_name
+    column: str
+    agg: Callable
+    agg_name: Optional[str] = None
+    round: Optional[int] = None

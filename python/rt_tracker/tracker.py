@@ -14,11 +14,13 @@ raises RuntimeError, as the reference does).
 import atexit
 import ctypes
 import fcntl
+import gzip
 import json
 import os
 import platform
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,7 +31,7 @@ import warnings
 import webbrowser
 import weakref
 
-from .table import Table, from_csv
+from .table import StatSpec, Table, from_csv
 
 __all__ = ["ResourceTracker", "Report", "RtMissingWarning", "RtBudgetWarning", "find_binary",
            "DEFAULT_STORE"]
@@ -205,6 +207,7 @@ class ResourceTracker:
         self._lost_said = False
         self._frozen = None  # rows of a tracker made from a snapshot
         self._frozen_stats = None  # ... and rt's figures of them
+        self._frozen_reco = None  # ... and rt's answer when it was taken
         self._server_info = None
         self._cloud_info = None
         self._stderr = None
@@ -237,7 +240,8 @@ class ResourceTracker:
         if self._own_store:
             _clean_stale_stores()
             self.store = tempfile.mkdtemp(prefix="rt-tracker-")
-            weakref.finalize(self, _release_store, self.store, _claim_store(self.store))
+            self._store_done = weakref.finalize(self, _release_store, self.store,
+                                                _claim_store(self.store))
         before = self._run_ids()
         cmd = [rec, "--pid", str(self.pid), "-i", "%g" % self.interval, "--store", self.store,
                "--quiet"]
@@ -347,6 +351,22 @@ class ResourceTracker:
                 self._recorder_died()
         _live.discard(self)
 
+    def cleanup(self):
+        """Stop the recorder and remove what the tracker made (its own
+        temporary store, the file of the recorder's messages), as the
+        reference's cleanup(): the garbage collector does it too, later.
+        Its figures are gone with the store; a snapshot() keeps them."""
+        try:
+            self.stop()
+        except Exception:
+            pass
+        done = getattr(self, "_store_done", None)
+        if done is not None:
+            self._lost_said = True  # (gone on purpose: not said as lost)
+            done()
+        if getattr(self, "_stderr", None) is not None:
+            self._stderr.close()
+
     def __enter__(self):
         if not self.running:
             self.start()
@@ -422,7 +442,7 @@ class ResourceTracker:
             if self.running and self._proc is not None and self._proc.poll() is not None:
                 self._recorder_died()
             return Table()
-        return from_csv(text)
+        return _as_reference_types(from_csv(text))
 
     def _part(self, prefix):
         t = self._rows()
@@ -498,51 +518,35 @@ class ResourceTracker:
         return {"stats": js["stats"], "duration": (js.get("run") or {}).get("duration_secs")}
 
     def stats(self, specs=None):
-        """{column: {"mean"|"max"|"sum"|"duration": value}} over the run, the
-        reference's default specs. The figures are rt's, the same the
-        summary and the report show (means over the job's life, weighted by
-        each sample's interval); a column rt's summary lacks, from the rows."""
+        """{column: {agg_name: value}} over the run for each spec: the
+        reference's StatSpec (column, agg, agg_name, round), a (column,
+        agg) tuple with agg a function or "mean", "max", "sum",
+        "duration"; by default the reference's specs. Where agg is the
+        mean, max or sum (or the timestamp's duration), the figure is rt's,
+        the one the summary and the report show (means over the job's
+        life, weighted by each sample's interval); any other function runs
+        on the rows."""
         t = self.get_combined_metrics()
         if not len(t):
             raise RuntimeError("No metrics collected (yet)")
         rt = self._rt_stats()
-        specs_given = bool(specs)
-        specs = specs or [
-            ("process_cpu_usage", "mean"), ("process_cpu_usage", "max"),
-            ("process_memory_mib", "mean"), ("process_memory_mib", "max"),
-            ("process_gpu_usage", "mean"), ("process_gpu_usage", "max"),
-            ("process_gpu_vram_mib", "mean"), ("process_gpu_vram_mib", "max"),
-            ("process_gpu_utilized", "mean"), ("process_gpu_utilized", "max"),
-            ("system_disk_space_used_gb", "max"), ("system_net_recv_bytes", "sum"),
-            ("system_net_sent_bytes", "sum"), ("timestamp", "duration"),
-        ]
         out = {}
-        for spec in specs:
-            col, agg = spec[0], spec[1]
+        for spec in specs or _DEFAULT_SPECS:
+            col, agg, name, digits = _spec_parts(spec)
             if col not in t:
                 continue
-            known = (rt or {}).get("stats", {}).get(col, {}).get(agg)
-            if known is not None and agg in ("mean", "max", "sum"):
-                out.setdefault(col, {})[agg] = round(known, 2) if agg != "sum" else known
-                continue
-            if agg == "duration" and rt and rt.get("duration") is not None:
-                out.setdefault(col, {})[agg] = rt["duration"]
-                continue
-            vals = [v for v in t[col] if v is not None]
-            if not vals:
-                continue
-            if agg == "mean":
-                v = round(sum(vals) / len(vals), 2)
-            elif agg == "max":
-                v = round(max(vals), 2)
-            elif agg == "sum":
-                v = sum(vals)
-            elif agg == "duration":
-                v = max(vals) - min(vals) + self.interval
-            else:
-                raise ValueError("unknown aggregation %r" % agg)
-            out.setdefault(col, {})[agg] = v
-        if not specs_given and out.get("process_gpu_utilized", {}).get("max", 0) > 0:
+            v = _rt_figure(rt, col, agg)
+            if v is None:
+                vals = [x for x in t[col] if x is not None]
+                if not vals:
+                    continue
+                v = _apply(agg, vals, self.interval)
+            if digits is not None:
+                v = round(v, digits)
+            if isinstance(v, int) and _float_column(col) and agg is not len:
+                v = float(v)  # the reference's type
+            out.setdefault(col, {})[name] = v
+        if not specs and out.get("process_gpu_utilized", {}).get("max", 0) > 0:
             # rt's own: the job's VRAM on the one GPU where it held the most
             # (what a GPU of the next server must hold), from its summary
             per_gpu = [g.get("job_vram_peak_mib") for g in self.summary()[1].get("gpus") or []]
@@ -571,6 +575,8 @@ class ResourceTracker:
             mem = max(s["process_memory_mib"]["max"] for s in stats)
             return {"cpu": max(1, round(cpu)), "memory": _round_memory(mem * 1.2),
                     **_recommend_gpu(stats)}
+        if self._frozen is not None:
+            return self._frozen_recommendation()
         if self._resolve_run() is None or self.n_samples == 0:
             raise RuntimeError("No metrics collected yet: start() the tracker and let it take "
                                "a sample (wait_for_samples()) before asking for a "
@@ -582,6 +588,32 @@ class ResourceTracker:
         return Recommendation({"cpu": r.get("cpu"), "memory": r.get("memory_mib"),
                                "gpu": r.get("gpu"), "vram": r.get("vram_mib")},
                               r.get("raised_because"))
+
+    def _recommendation_now(self):
+        """rt's answer for this run (recommend --json's), None: none."""
+        if self._resolve_run() is None:
+            return None
+        js = self._export("recommend", str(self._run), "--json")
+        return (json.loads(js).get("recommendation") or None) if js else None
+
+    def _frozen_recommendation(self):
+        """A snapshot's answer: the one rt gave when the snapshot was taken;
+        a snapshot without one (an older rt_tracker's, the reference's) by
+        the reference's rules over its stats, said once."""
+        r = self._frozen_reco
+        if r:
+            return Recommendation({"cpu": r.get("cpu"), "memory": r.get("memory_mib"),
+                                   "gpu": r.get("gpu"), "vram": r.get("vram_mib")},
+                                  r.get("raised_because"))
+        if not len(self._frozen):
+            raise RuntimeError("No metrics collected (yet): the snapshot holds no sample")
+        warnings.warn("rt_tracker: this snapshot holds no answer of rt's (an older rt_tracker's "
+                      "or the reference's): recommended by the reference's rules over its "
+                      "samples", RtMissingWarning, stacklevel=3)
+        st = self.stats()
+        return {"cpu": max(1, round(st["process_cpu_usage"]["mean"])),
+                "memory": _round_memory(st["process_memory_mib"]["max"] * 1.2),
+                **_recommend_gpu([st])}
 
     def recommend_server(self, **kwargs):
         """The cheapest cloud server that fits (Spare Cores Keeper, through
@@ -706,6 +738,10 @@ class ResourceTracker:
             "cloud_info": self._cloud_info,
             "combined_metrics": self.get_combined_metrics().to_dict(),
             "rt_stats": self._rt_stats(),
+            # rt's answer when the snapshot was taken: what a tracker made
+            # from it recommends (not a copy of rt's rules in Python)
+            "rt_recommendation": (self._frozen_reco if self._frozen is not None
+                                  else self._recommendation_now()),
             "process_metrics": self.process_metrics.to_dict(),
             "system_metrics": self.system_metrics.to_dict(),
         }
@@ -721,8 +757,13 @@ class ResourceTracker:
         t.stop_time = m["stop_time"]
         t._server_info = snapshot.get("server_info")
         t._cloud_info = snapshot.get("cloud_info")
-        t._frozen = Table(snapshot.get("combined_metrics") or {})
+        combined = snapshot.get("combined_metrics")
+        if combined is None:  # the reference's snapshot: its two tables, bound
+            combined = _bind_parts(snapshot.get("process_metrics") or [],
+                                   snapshot.get("system_metrics") or [])
+        t._frozen = Table(combined or {})
         t._frozen_stats = snapshot.get("rt_stats")
+        t._frozen_reco = snapshot.get("rt_recommendation")
         return t
 
     def dumps(self):
@@ -733,14 +774,20 @@ class ResourceTracker:
         return cls.from_snapshot(json.loads(s))
 
     def dump(self, file):
-        with open(file, "w") as f:
-            f.write(self.dumps())
+        """The snapshot as gzipped JSON, as the reference writes it."""
+        with gzip.open(file, "wb") as f:
+            f.write(self.dumps().encode())
         return file
 
     @classmethod
     def load(cls, file):
-        with open(file) as f:
-            return cls.loads(f.read())
+        """A snapshot from a file: gzipped JSON (the reference's and this
+        one's dump()), or plain JSON (an older rt_tracker's)."""
+        with open(file, "rb") as f:
+            data = f.read()
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+        return cls.loads(data.decode())
 
 
 #: store=DEFAULT_STORE: rt's own default store (where rt-export looks)
@@ -767,6 +814,94 @@ def _start_time(pid):
             return f.read().rsplit(")", 1)[1].split()[19]
     except (OSError, IndexError):
         return None
+
+
+#: columns the reference gives as floats (its samplers divide: PSS / 1024,
+#: ticks / CLK_TCK): rt's CSV prints a whole number without a point
+_FLOAT_COLUMNS = {"timestamp", "utime", "stime", "cpu_usage", "memory_mib", "gpu_usage",
+                  "gpu_vram_mib", "memory_free_mib", "memory_used_mib", "memory_buffers_mib",
+                  "memory_cached_mib", "memory_active_mib", "memory_inactive_mib",
+                  "disk_space_total_gb", "disk_space_used_gb", "disk_space_free_gb"}
+
+
+def _float_column(c):
+    base = c.split("_", 1)[1] if c.startswith(("system_", "process_")) else c
+    return base in _FLOAT_COLUMNS
+
+
+def _as_reference_types(t):
+    """The table with the reference's types: floats where it has floats."""
+    for c in t.columns:
+        if _float_column(c):
+            t[c] = [float(v) if isinstance(v, int) else v for v in t[c]]
+    return t
+
+
+def _rows_of(part):
+    """A snapshot's table: a list of row dicts (the reference's to_dict()),
+    or a dict of column lists."""
+    if isinstance(part, dict):
+        n = max((len(v) for v in part.values()), default=0)
+        return [{k: v[i] if i < len(v) else None for k, v in part.items()} for i in range(n)]
+    return list(part or [])
+
+
+def _bind_parts(process, system):
+    """The reference's get_combined_metrics() of a snapshot's two tables:
+    the system's columns prefixed system_, then the process's process_,
+    row by row (the shorter's length), on the system's timestamps."""
+    proc, sys_rows = _rows_of(process), _rows_of(system)
+    out = []
+    for p, s in zip(proc, sys_rows):
+        row = {("system_" + k if k != "timestamp" else k): v for k, v in s.items()}
+        row.update({"process_" + k: v for k, v in p.items() if k != "timestamp"})
+        out.append(row)
+    return out
+
+
+def _duration(values):
+    return max(values) - min(values)
+
+
+#: the reference's default stats() specs, field for field
+_DEFAULT_SPECS = [StatSpec(c, a, round=2) for c in (
+    "process_cpu_usage", "process_memory_mib", "process_gpu_usage", "process_gpu_vram_mib",
+    "process_gpu_utilized") for a in (statistics.mean, max)] + [
+    StatSpec("system_disk_space_used_gb", max, round=2),
+    StatSpec("system_net_recv_bytes", sum), StatSpec("system_net_sent_bytes", sum),
+    StatSpec("timestamp", _duration, agg_name="duration")]
+_NAMED = {"mean": statistics.mean, "max": max, "sum": sum, "duration": _duration}
+
+
+def _spec_parts(spec):
+    """(column, agg function, agg name, round digits) of a StatSpec or a
+    (column, agg) tuple; an agg given by name rounds means and maxima to
+    2 digits, as rt_tracker always did."""
+    if isinstance(spec, StatSpec):
+        name = spec.agg_name or getattr(spec.agg, "__name__", "agg")
+        return spec.column, spec.agg, name, spec.round
+    col, agg = spec[0], spec[1]
+    if isinstance(agg, str):
+        if agg not in _NAMED:
+            raise ValueError("unknown aggregation %r (mean, max, sum, duration, or a "
+                             "function)" % agg)
+        return col, _NAMED[agg], agg, 2 if agg in ("mean", "max") else None
+    return _spec_parts(StatSpec(*spec))
+
+
+def _rt_figure(rt, col, agg):
+    """rt's own figure for a well-known aggregation, else None."""
+    if not rt:
+        return None
+    if agg is _duration and col == "timestamp" and rt.get("duration") is not None:
+        return rt["duration"]
+    which = {statistics.mean: "mean", statistics.fmean: "mean", max: "max", sum: "sum"}.get(agg)
+    return rt.get("stats", {}).get(col, {}).get(which) if which else None
+
+
+def _apply(agg, values, interval):
+    v = agg(values)
+    return v + interval if agg is _duration else v  # (the reference's duration)
 
 
 def _reset_peak_if_alone(tracker):

@@ -684,3 +684,80 @@ def test_nested_trackers_both_stay_right():
     assert b["memory"] >= 1024, b
     js = json.loads(inner._export("recommend", str(inner._resolve_run()), "--json"))
     assert "predates tracking" in js["recommendation"]["memory_note"], js["recommendation"]
+
+
+def test_a_snapshot_answers_as_the_tracker_did(tmp_path):
+    """from_snapshot(...).recommend_resources() and stats() are rt's answer
+    when the snapshot was taken (issue 53: it raised 'No metrics collected
+    yet'); the reference's dump() format (gzipped JSON) round-trips, and an
+    older plain-JSON dump still loads."""
+    t = ResourceTracker(interval=0.2, autostart=True)
+    spin(0.8)
+    t.stop()
+    live_reco, live_stats = t.recommend_resources(), t.stats()
+    snap = t.snapshot()
+    assert snap["rt_recommendation"]["memory_mib"] == live_reco["memory"]
+    back = ResourceTracker.from_snapshot(json.loads(json.dumps(snap)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert back.recommend_resources() == live_reco
+        assert back.stats() == live_stats
+    assert back.n_samples == t.n_samples >= 3
+    path = back.dump(str(tmp_path / "snap.json.gz"))
+    with open(path, "rb") as f:
+        assert f.read(2) == b"\x1f\x8b", "gzipped, as the reference writes it"
+    assert ResourceTracker.load(path).recommend_resources() == live_reco
+    (tmp_path / "old.json").write_text(json.dumps(snap))
+    assert ResourceTracker.load(str(tmp_path / "old.json")).n_samples == t.n_samples
+    # the second snapshot of a snapshot keeps rt's answer
+    assert ResourceTracker.from_snapshot(back.snapshot()).recommend_resources() == live_reco
+
+
+def test_a_snapshot_of_the_reference_is_read():
+    """The reference's snapshot (its process and system tables as rows, no
+    answer of rt's): read, not 0 samples; recommended by the reference's
+    rules, said once."""
+    rows = 4
+    snap = {
+        "metadata": {"pid": 1, "children": True, "interval": 1, "method": None,
+                     "track_processes": True, "track_system": True, "discover_server": True,
+                     "discover_cloud": False, "start_time": 100.0, "stop_time": 104.0},
+        "server_info": {"vcpus": 2}, "cloud_info": {},
+        "process_metrics": [{"timestamp": 100.0 + i, "pid": 1, "children": 0, "utime": 0.5,
+                             "stime": 0.1, "cpu_usage": 0.6, "memory_mib": 300.0 + i,
+                             "disk_read_bytes": 0, "disk_write_bytes": 0, "gpu_usage": 0.0,
+                             "gpu_vram_mib": 0.0, "gpu_utilized": 0} for i in range(rows)],
+        "system_metrics": [{"timestamp": 100.0 + i, "processes": 90, "utime": 1.0, "stime": 0.2,
+                            "cpu_usage": 1.2, "memory_used_mib": 2000.0, "gpu_usage": 0.0,
+                            "gpu_vram_mib": 0.0, "gpu_utilized": 0} for i in range(rows)],
+    }
+    t = ResourceTracker.from_snapshot(snap)
+    assert t.n_samples == rows
+    assert t.stats()["process_memory_mib"]["max"] == 303.0
+    with pytest.warns(RtMissingWarning, match="reference's rules"):
+        r = t.recommend_resources()
+    assert r["memory"] == 512 and r["cpu"] == 1, r
+
+
+def test_stats_take_the_references_statspec_and_cleanup_removes_the_store():
+    from statistics import mean
+
+    from rt_tracker import StatSpec
+    from rt_tracker.tiny_data_frame import StatSpec as RefStatSpec, TinyDataFrame
+
+    assert RefStatSpec is StatSpec and TinyDataFrame is rt_tracker.Table
+    t = ResourceTracker(interval=0.2, autostart=True)
+    spin(0.8)
+    t.stop()
+    st = t.stats(specs=[StatSpec(column="process_cpu_usage", agg=mean, round=2),
+                        StatSpec("process_memory_mib", max),
+                        StatSpec("process_memory_mib", len, agg_name="count"),
+                        ("process_cpu_usage", "max")])
+    assert st["process_cpu_usage"]["mean"] == t.stats()["process_cpu_usage"]["mean"]
+    assert st["process_memory_mib"]["count"] == t.n_samples
+    assert isinstance(st["process_memory_mib"]["max"], float)
+    assert all(isinstance(v, float) for v in t.process_metrics["memory_mib"]), "floats, as the reference's"
+    store = t.store
+    assert os.path.isdir(store)
+    t.cleanup()
+    assert not os.path.exists(store)
