@@ -10,6 +10,8 @@
 # dummy_workloads module (the CPU burner the tests wait with) is imported from
 # beside the file. Only the five test_resource_tracker_* tests run: the others
 # compare the reference's own procfs and psutil samplers with each other.
+# Then its tests/test_tiny_dataframe.py, whole (the reference's TinyDataFrame
+# and StatSpec, from rt_tracker.tiny_data_frame).
 # Nothing of the reference is kept in this repository: the files are copied
 # into a temporary directory and removed. BUILD: where rt-recorder and
 # rt-export are (default: build). Needs pytest (Debian's python3-pytest).
@@ -47,3 +49,8 @@ ln -s "$BUILD/rt-recorder" "$BUILD/rt-export" "$T/bin/"
 cd "$T"
 PATH="$T/bin:$PATH" PYTHONPATH="$HERE/python:$T" "$PY" -m pytest -v -p no:cacheprovider \
 	-k test_resource_tracker_ test_tracker.py
+# its tests/test_tiny_dataframe.py, whole, against rt_tracker.tiny_data_frame
+# (the module path and the names it patches there rewritten)
+ref_file tests/test_tiny_dataframe.py > "$T/test_tiny_dataframe.py"
+sed -i 's/resource_tracker\.tiny_data_frame/rt_tracker.tiny_data_frame/g' "$T/test_tiny_dataframe.py"
+PYTHONPATH="$HERE/python" "$PY" -m pytest -v -p no:cacheprovider test_tiny_dataframe.py

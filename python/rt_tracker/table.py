@@ -28,6 +28,13 @@ class Table:
         else:
             self._cols = list(columns or [])
 
+    def _new(self, rows, cols):
+        """A table of this one's kind (a TinyDataFrame's slice is one)."""
+        t = object.__new__(type(self))
+        t._rows = [list(r) for r in rows]
+        t._cols = list(cols)
+        return t
+
     @property
     def columns(self):
         return list(self._cols)
@@ -44,10 +51,10 @@ class Table:
             i = self._cols.index(key)
             return [r[i] for r in self._rows]
         if isinstance(key, slice):
-            return Table(self._rows[key], self._cols)
+            return self._new(self._rows[key], self._cols)
         if isinstance(key, (list, tuple)):
             idx = [self._cols.index(k) for k in key]
-            return Table([[r[i] for i in idx] for r in self._rows], list(key))
+            return self._new([[r[i] for i in idx] for r in self._rows], list(key))
         return dict(zip(self._cols, self._rows[key]))
 
     def __setitem__(self, key, values):
@@ -92,11 +99,11 @@ class Table:
 
     def head(self, n=5):
         """The first n rows (all but the last -n when n is negative)."""
-        return Table(self._rows[:n], self._cols)
+        return self._new(self._rows[:n], self._cols)
 
     def tail(self, n=5):
         """The last n rows (all but the first -n when n is negative)."""
-        return Table(self._rows[-n:] if n else [], self._cols)
+        return self._new(self._rows[-n:] if n else [], self._cols)
 
     def rename(self, columns):
         return Table(self._rows, [columns.get(c, c) for c in self._cols])

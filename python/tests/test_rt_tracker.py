@@ -745,7 +745,7 @@ def test_stats_take_the_references_statspec_and_cleanup_removes_the_store():
     from rt_tracker import StatSpec
     from rt_tracker.tiny_data_frame import StatSpec as RefStatSpec, TinyDataFrame
 
-    assert RefStatSpec is StatSpec and TinyDataFrame is rt_tracker.Table
+    assert RefStatSpec is StatSpec and issubclass(TinyDataFrame, rt_tracker.Table)
     t = ResourceTracker(interval=0.2, autostart=True)
     spin(0.8)
     t.stop()
