@@ -651,7 +651,13 @@ class ResourceTracker:
         one line saying Keeper did not answer; an integration other than
         "standalone" (Metaflow, R) is named in its footer."""
         if self._resolve_run() is None:
-            return Report("")
+            page = Report("")
+            page.error = ("a tracker made from a snapshot has no run to report (the report is "
+                          "made while the run is at hand)" if self._frozen is not None
+                          else "no run recorded")
+            warnings.warn("rt_tracker: no report: %s" % page.error, RtMissingWarning,
+                          stacklevel=2)
+            return page
         fd, path = tempfile.mkstemp(prefix="rt-report-", suffix=".html")
         os.close(fd)
         try:
