@@ -342,7 +342,8 @@ Test(proctree, context_switches_peak_rss_and_open_fds)
 	cpu(t, &r);
 	cr_expect_eq(r.vol_ctxt, 12, "5 of the root's, 7 of the child born since");
 	cr_expect_eq(r.invol_ctxt, 2);
-	cr_expect_eq(r.peak_rss_kb, 9000, "the largest VmHWM of the tree (the child's, born since)");
+	cr_expect_eq(r.peak_rss_kb, 9000,
+	             "the largest VmHWM of the tree (the child's, born since)");
 	status(100, 15, 3, 12000);
 	cpu(t, &r);
 	cr_expect_eq(r.peak_rss_kb, 12000, "the root's mark above its base of before: the job's");
