@@ -20,7 +20,15 @@ useradd -M -N -s /bin/sh "$U" 2>/dev/null || { $CG rm $TOP; echo "skip: cannot a
 # Slurm's v1 layout, below this test's own group (not at the top, where
 # it_cgroup's --jobs slurm, which may run beside this test, looks)
 SLP=$TOP/slurm
-trap '$CG rm $TOP; userdel "$U" 2>/dev/null || true; cleanup' EXIT
+# at the end: every process still in the test's groups killed, then the
+# groups removed (a job of section 5 runs 9 s)
+sweep() {
+	for f in $(find /sys/fs/cgroup/*$TOP /sys/fs/cgroup$TOP -name cgroup.procs 2> /dev/null); do
+		for p in $(cat "$f" 2> /dev/null); do kill -9 "$p" 2> /dev/null || true; done
+	done
+	$CG rm $TOP
+}
+trap 'sweep; userdel "$U" 2>/dev/null || true; cleanup' EXIT
 UID_U=$(id -u "$U")
 delegate() { # PATH: the group and all below it the user's (a delegated subtree)
 	for m in /sys/fs/cgroup /sys/fs/cgroup/*; do
