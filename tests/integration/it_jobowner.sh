@@ -36,6 +36,14 @@ delegate() { # PATH: the group and all below it the user's (a delegated subtree)
 	done
 	return 0
 }
+# record G INTERVAL NAME: rt-recorder --cgroup G in the background, its
+# stderr in $T/NAME.err; R is its pid
+record() {
+	"$REC" --cgroup "$1" -i "$2" --quiet 2> "$T/$3.err" &
+	R=$!
+	track $R
+	sleep 0.3
+}
 near() { python3 -c "import sys; a, b, tol = map(float, sys.argv[1:]); sys.exit(abs(a - b) > tol * b)" "$@"; }
 run_cpu() { "$EXP" replay "$1" | python3 -c "
 import json, sys
@@ -47,10 +55,7 @@ deep=$G
 for d in $(seq 80); do deep=$deep/d; done
 $CG mk "$deep"
 delegate $G
-"$REC" --cgroup $G -i 0.25 --quiet 2> "$T/deep.err" &
-R=$!
-track $R
-sleep 0.5
+record $G 0.25 deep
 $CG job "$deep" 0 5 1 AS="$U" > /dev/null
 sleep 4.5
 kill -0 $R 2>/dev/null || fail "the run of a job nested 80 deep ended while it ran: $(cat "$T/deep.err")"
@@ -73,10 +78,7 @@ export RT_STORE="$T/forge"
 G3=$SLP/uid_$UID_U/job_77
 $CG mk $G3
 delegate $SLP/uid_$UID_U
-"$REC" --cgroup $G3 -i 0.25 --quiet 2> "$T/forge.err" &
-R=$!
-track $R
-sleep 0.3
+record $G3 0.25 forge
 $CG job $G3 0 1 1 AS="$U" SLURM_JOB_ID=77 SLURM_JOB_NAME=forged SLURM_JOB_USER=root \
 	SLURM_CPUS_ON_NODE=999999999999 SLURM_MEM_PER_NODE=99999999 CUDA_VISIBLE_DEVICES=0 > /dev/null
 wait_pid $R 15 || fail "the forged job's run did not end"
@@ -95,10 +97,7 @@ grep -q "claims 1e+12 CPUs" "$T/forge.txt" || fail "the summary does not say the
 # a group of no scheduler's: its user is its members' (not root, not the environment's)
 $CG mk $TOP/plain
 delegate $TOP/plain
-"$REC" --cgroup $TOP/plain -i 0.25 --quiet 2> "$T/plain.err" &
-R=$!
-track $R
-sleep 0.3
+record $TOP/plain 0.25 plain
 $CG job $TOP/plain 0 0.5 1 AS="$U" SLURM_JOB_USER=root USER=root > /dev/null
 wait_pid $R 15 || fail "the plain group's run did not end"
 u=$("$EXP" show latest | python3 -c "import json,sys; print(json.load(sys.stdin)['cgroup']['user'])")
@@ -185,10 +184,7 @@ ok "a watcher inside a group its glob matches: its own group is no job (said onc
 export RT_STORE="$T/big"
 $CG mk $TOP/big
 delegate $TOP/big
-"$REC" --cgroup $TOP/big -i 0.5 --quiet 2> "$T/big.err" &
-R=$!
-track $R
-sleep 0.3
+record $TOP/big 0.5 big
 # (root puts the job in its group, as a scheduler does; the job makes its groups)
 sh -c 'for m in /sys/fs/cgroup /sys/fs/cgroup/*; do [ -f "$m$1/cgroup.procs" ] && echo $$ > "$m$1/cgroup.procs"; done
 	exec setpriv --reuid="$2" --regid="$(id -g "$2")" --clear-groups sh -c "$3" sh "$1"' sh $TOP/big "$U" '
@@ -216,10 +212,7 @@ ok "a job of 300 processes: 256 read a sample, said once, in the metadata and th
 # samples, then never again (said in the metadata)
 G8=$SLP/uid_$UID_U/job_78
 $CG mk $G8
-"$REC" --cgroup $G8 -i 0.1 --quiet 2> "$T/env.err" &
-R=$!
-track $R
-sleep 0.2
+record $G8 0.1 env
 $CG job $G8 0 2 1 AS="$U" > /dev/null
 wait_pid $R 15 || fail "the unnamed job's run did not end"
 "$EXP" show latest | python3 -c "

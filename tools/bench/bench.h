@@ -83,6 +83,14 @@ pid_t first_child(pid_t pid); /* its first child, or -1 */
 /* A child in a group of its own, asleep after setup(arg): its pid, -1. */
 pid_t fork_ready(void (*setup)(void *arg), void *arg);
 
+/* cgroups.c: job groups in the machine's real hierarchies (root) */
+/* fs/cgroup<mount><top> and its groups g0..g<n-1> in every hierarchy but
+ * cpuset: 0 or -1 (errno) */
+int bench_cg_make(const char *top, int n);
+/* this process into top/g<i> (i < 0: top) everywhere it was made */
+void bench_cg_join(const char *top, int i);
+/* the members killed and reaped, then the groups removed */
+void bench_cg_remove(const char *top, int n, pid_t *members, int nmembers);
 /* floor.c: the floor every per-sample figure is printed beside */
 extern double pace;           /* 0: back to back; else seconds between samples */
 extern double floor_calls;    /* the floor's syscalls per sample */

@@ -14,68 +14,16 @@
  */
 #include "bench.h"
 
-#include "cgjob.h"
-
 struct big {
 	char top[64];
 	int members, groups;
 	pid_t *pid;
 };
 
-/* top (and its groups g0..) in every hierarchy but cpuset, which takes
- * no task until it is given CPUs. */
-static int make_big(const struct big *b)
-{
-	for (int m = 0; rt_cgroup_mounts[m]; m++) {
-		const char *mt = rt_cgroup_mounts[m];
-		if (strstr(mt, "cpuset") || !rt_cgroup_exists(mt, "/"))
-			continue;
-		char p[600];
-		snprintf(p, sizeof(p), "/sys/fs/cgroup%s%s", mt, b->top);
-		if (mkdir(p, 0755) && errno != EEXIST)
-			return -1;
-		for (int i = 0; i < b->groups; i++) {
-			snprintf(p, sizeof(p), "/sys/fs/cgroup%s%s/g%d", mt, b->top, i);
-			if (mkdir(p, 0755) && errno != EEXIST)
-				return -1;
-		}
-	}
-	return 0;
-}
-
 static void join_top(void *arg)
 {
 	const struct big *b = arg;
-	for (int m = 0; rt_cgroup_mounts[m]; m++) {
-		char p[600];
-		snprintf(p, sizeof(p), "/sys/fs/cgroup%s%s/cgroup.procs", rt_cgroup_mounts[m],
-		         b->top);
-		FILE *f = strstr(rt_cgroup_mounts[m], "cpuset") ? NULL : fopen(p, "w");
-		if (f) {
-			fprintf(f, "%d\n", (int)getpid());
-			fclose(f);
-		}
-	}
-}
-
-static void remove_big(struct big *b)
-{
-	for (int i = 0; i < b->members; i++)
-		if (b->pid[i] > 0) {
-			kill(b->pid[i], SIGKILL);
-			waitpid(b->pid[i], NULL, 0);
-		}
-	for (int m = 0; rt_cgroup_mounts[m]; m++) {
-		char p[600];
-		for (int i = 0; i < b->groups; i++) {
-			snprintf(p, sizeof(p), "/sys/fs/cgroup%s%s/g%d", rt_cgroup_mounts[m],
-			         b->top, i);
-			rmdir(p);
-		}
-		snprintf(p, sizeof(p), "/sys/fs/cgroup%s%s", rt_cgroup_mounts[m], b->top);
-		for (int t = 0; t < 50 && rmdir(p) && errno == EBUSY; t++)
-			usleep(20000);
-	}
+	bench_cg_join(b->top, -1);
 }
 
 /* The floor: every group's cgroup.procs read, every member's stat read
@@ -167,7 +115,7 @@ int bench_jobcaps_mode(const struct bench_ctx *c)
 		struct big b = {.members = shapes[s].members, .groups = shapes[s].groups};
 		snprintf(b.top, sizeof(b.top), "/rt-bench-caps-%d", (int)getpid());
 		b.pid = calloc((size_t)b.members, sizeof(*b.pid));
-		if (!b.pid || make_big(&b)) {
+		if (!b.pid || bench_cg_make(b.top, b.groups)) {
 			printf("jobcaps: cannot make cgroups under /sys/fs/cgroup (%s)\n",
 			       strerror(errno));
 			free(b.pid);
@@ -176,7 +124,7 @@ int bench_jobcaps_mode(const struct bench_ctx *c)
 		for (int i = 0; i < b.members; i++)
 			b.pid[i] = fork_ready(join_top, &b);
 		measure_big(c, &b, shapes[s].what);
-		remove_big(&b);
+		bench_cg_remove(b.top, b.groups, b.pid, b.members);
 		free(b.pid);
 	}
 	return 0;

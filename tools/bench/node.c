@@ -16,8 +16,6 @@
  */
 #include "bench.h"
 
-#include "cgjob.h"
-
 #define WARM_S 4
 
 struct jobs {
@@ -25,27 +23,6 @@ struct jobs {
 	int n;
 	pid_t *member;
 };
-
-/* Make fs/cgroup<mount>/<top>/g<i> in every hierarchy but cpuset (which
- * takes no task until it is given CPUs). */
-static int make_groups(struct jobs *j)
-{
-	for (int m = 0; rt_cgroup_mounts[m]; m++) {
-		const char *mt = rt_cgroup_mounts[m];
-		if (strstr(mt, "cpuset") || !rt_cgroup_exists(mt, "/"))
-			continue;
-		char p[600];
-		snprintf(p, sizeof(p), "/sys/fs/cgroup%s%s", mt, j->top);
-		if (mkdir(p, 0755) && errno != EEXIST)
-			return -1;
-		for (int i = 0; i < j->n; i++) {
-			snprintf(p, sizeof(p), "/sys/fs/cgroup%s%s/g%d", mt, j->top, i);
-			if (mkdir(p, 0755) && errno != EEXIST)
-				return -1;
-		}
-	}
-	return 0;
-}
 
 struct join_arg {
 	const char *top;
@@ -56,36 +33,7 @@ struct join_arg {
 static void join_group(void *arg)
 {
 	const struct join_arg *a = arg;
-	for (int m = 0; rt_cgroup_mounts[m]; m++) {
-		char p[600];
-		snprintf(p, sizeof(p), "/sys/fs/cgroup%s%s/g%d/cgroup.procs", rt_cgroup_mounts[m],
-		         a->top, a->i);
-		FILE *f = fopen(p, "w");
-		if (f) {
-			fprintf(f, "%d\n", (int)getpid());
-			fclose(f);
-		}
-	}
-}
-
-static void remove_groups(struct jobs *j)
-{
-	for (int i = 0; i < j->n; i++)
-		if (j->member[i] > 0) {
-			kill(j->member[i], SIGKILL);
-			waitpid(j->member[i], NULL, 0);
-		}
-	for (int m = 0; rt_cgroup_mounts[m]; m++) {
-		char p[600];
-		for (int i = 0; i < j->n; i++) {
-			snprintf(p, sizeof(p), "/sys/fs/cgroup%s%s/g%d", rt_cgroup_mounts[m],
-			         j->top, i);
-			for (int t = 0; t < 50 && rmdir(p) && errno == EBUSY; t++)
-				usleep(20000);
-		}
-		snprintf(p, sizeof(p), "/sys/fs/cgroup%s%s", rt_cgroup_mounts[m], j->top);
-		rmdir(p);
-	}
+	bench_cg_join(a->top, a->i);
 }
 
 /* The recorders the watcher started, and the watcher itself. */
@@ -278,7 +226,7 @@ int bench_node_mode(const struct bench_ctx *c)
 		struct jobs j = {.n = sizes[s]};
 		snprintf(j.top, sizeof(j.top), "/rt-bench-node-%d", (int)getpid());
 		j.member = calloc((size_t)j.n, sizeof(*j.member));
-		if (!j.member || make_groups(&j)) {
+		if (!j.member || bench_cg_make(j.top, j.n)) {
 			printf("node: cannot make cgroups under /sys/fs/cgroup (%s)\n",
 			       strerror(errno));
 			free(j.member);
@@ -290,7 +238,7 @@ int bench_node_mode(const struct bench_ctx *c)
 		}
 		if (measure(c, &j, c->secs))
 			rc = 1;
-		remove_groups(&j);
+		bench_cg_remove(j.top, j.n, j.member, j.n);
 		free(j.member);
 	}
 	return rc;
