@@ -621,7 +621,7 @@ static void uid_text(long uid, char *out, size_t cap)
 		for (int i = 1; i < 4 && f[i - 1]; i++)
 			if ((f[i] = strchr(f[i - 1], ':')))
 				*f[i]++ = '\0';
-		if (f[3] && *f[2] && strtol(f[2], NULL, 10) == uid && !strcmp(f[2], out)) {
+		if (f[3] && !strcmp(f[2], out)) { /* its uid field is the number, exactly */
 			rt_copy_text(out, cap, f[0]);
 			return;
 		}
