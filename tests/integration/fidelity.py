@@ -558,6 +558,42 @@ def within(rt, truth, pct=2.0, abs_mib=0.0):
     return abs(rt - truth) <= truth * pct / 100.0 + abs_mib
 
 
+def in_flux(rows, k):
+    """Whether rt's sample k was read while the tree's pages moved: the
+    next sample's PSS differs by over 2 % + 1 MiB, or its member count
+    differs (a member on its way in or out)."""
+    if k + 1 >= len(rows):
+        return False
+    a, b = rows[k]["cpu"], rows[k + 1]["cpu"]
+    if not b["process_threads"]:
+        return True
+    return (abs(b["process_pss_mib"] - a["process_pss_mib"]) > 0.02 * a["process_pss_mib"] + 1
+            or b["process_child_count"] != a["process_child_count"])
+
+
+def say_stderr(shape, text):
+    """The tracker's own lines, the slow-sample warnings counted in one (a
+    loaded host prints dozens, which would push the table out of a log's
+    head)."""
+    slow = [l for l in text.splitlines() if "cannot keep up" in l]
+    for l in text.splitlines():
+        if "cannot keep up" not in l:
+            print("  %s: %s" % (shape, l))
+    if slow:
+        print("  %s: %d warnings that sampling could not keep up, the last: %s"
+              % (shape, len(slow), slow[-1]))
+
+
+def read_in_flux(reads, q):
+    """Whether the watcher's read q was taken while the tree's pages moved:
+    its next read holds another RSS (over 1 %) or another process count."""
+    i = reads.index(q)
+    if i + 1 >= len(reads):
+        return False
+    n = reads[i + 1]
+    return n[2] != q[2] or abs(n[5] - q[5]) > 0.01 * max(n[5], q[5])
+
+
 def prepare(shape, data):
     if shape == "mapfile":
         path = os.path.join(data, "big")
@@ -590,7 +626,10 @@ def drive_one(build, work, data, shape, table):
     if watched:
         w.start()
     try:
-        rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, timeout=300).returncode
+        run = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             timeout=300)
+        rc = run.returncode
+        say_stderr(shape, run.stderr)
     finally:
         w.stop.set()
         if watched:
@@ -701,10 +740,20 @@ def drive_one(build, work, data, shape, table):
         table.extend(res)
         return ok
     rt_pss = max(x["process_pss_mib"] for x in c)
+    # a sample read while the members' pages changed hands (children
+    # faulting in a shared segment: every reader's sum, the watcher's too,
+    # runs high for those ~40 ms) is no moment's truth: the peak of the
+    # samples read while the tree held still must match; one read in flux
+    # may top it, by no more than the watcher's own reads in flux did
+    settled = [x["process_pss_mib"] for k, x in enumerate(c) if not in_flux(rows, k)]
+    rt_settled = max(settled, default=rt_pss)
+    flux_peak = rt_pss > rt_settled
     check("PSS peak MiB", rt_pss, t_pss,
-          within(rt_pss, t_pss, 2.0, 1.0) and rt_pss <= raw_pss * 1.02 + 1,
+          within(rt_settled, t_pss, 2.0, 1.0) and rt_pss <= raw_pss * (1.05 if flux_peak else 1.02) + 1,
           "watcher: sum of smaps_rollup Pss" +
-          ("; cgroup memory peak %.0f MiB (+ page cache, kernel)" % cg_mem if cg_mem else ""))
+          ("; cgroup memory peak %.0f MiB (+ page cache, kernel)" % cg_mem if cg_mem else "") +
+          ("; peak of settled samples %d MiB, the top one read in flux (watcher's highest %.1f)"
+           % (rt_settled, raw_pss) if flux_peak else ""))
     summ = json.loads(subprocess.run([build + "/rt-export", "summary", "latest", "--json"],
                                      capture_output=True, text=True, check=True).stdout)
     rt_rss = summ["process_rss_peak_mib"]
@@ -780,8 +829,11 @@ def drive_one(build, work, data, shape, table):
                          if k + 1 < len(rows) and rows[k + 1]["cpu"]["process_threads"] else 0)
                 # (or the watcher's own reads around it, 50 ms apart, moved
                 # by more than the tolerance: the truth itself was moving)
+                # (or a watcher read of the bracket was itself taken in
+                # flux: its next read, 20 ms on, holds another RSS)
                 moving = (nxt is not None and (abs(nxt - x["process_pss_mib"]) > 0.02 * hi + 1
-                                               or nproc != procs)) or hi - lo > 0.02 * hi + 1
+                                               or nproc != procs)) or hi - lo > 0.02 * hi + 1 \
+                    or any(read_in_flux(reads, q) for q in near)
                 if moving:
                     transient += 1
                 else:
@@ -843,6 +895,10 @@ def main():
                 traceback.print_exc()
                 table.append((s, "the run itself", 0, 0, 0.0, "FAIL", "an exception (above)"))
                 ok = False
+    # the rows that failed first too: a log cut after its head keeps them
+    for shape, fig, rtv, truth, err, verdict, note in table:
+        if verdict != "ok":
+            print("FAILED: %s %s: rt %.2f, truth %.2f (%+.2f%%), %s" % (shape, fig, rtv, truth, err, note))
     print("%-10s %-17s %10s %10s %8s  %-4s %s" % ("shape", "figure", "rt", "truth", "error", "", "truth from"))
     for shape, fig, rtv, truth, err, verdict, note in table:
         print("%-10s %-17s %10.2f %10.2f %+7.2f%%  %-4s %s" % (shape, fig, rtv, truth, err, verdict, note))
