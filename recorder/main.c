@@ -329,12 +329,9 @@ static int run_begin(struct run *r)
 /* Signals arrive on a descriptor the sampling wait polls; in wrapper mode
  * the guardian passes them on to the job, and the recorder only reaps its
  * exporters and hears from the guardian (the same wait). */
-static void run_signals(struct run *r)
+static void run_signals(struct run *r, const sigset_t *sigs)
 {
-	sigset_t sigs;
-	recorder_signals(&sigs, r->wrapper);
-	sigprocmask(SIG_BLOCK, &sigs, NULL);
-	r->sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	r->sfd = signalfd(-1, sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	r->wfd = r->sfd;
 	if (r->wrapper && (r->wfd = epoll_create1(EPOLL_CLOEXEC)) >= 0) {
 		struct epoll_event ev = {.events = EPOLLIN};
@@ -656,9 +653,16 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 		}
 		r->cg = &cgrun;
 	}
+	/* blocked before the run is stored as running: a stop that comes
+	 * while it starts (a tracker stopped at once, a short step) waits on
+	 * the descriptor and ends the run as any stop does, never killing a
+	 * recorder whose run then reads "crashed" */
+	sigset_t sigs;
+	recorder_signals(&sigs, r->wrapper);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	int fail = run_begin(r);
 	if (!fail) {
-		run_signals(r);
+		run_signals(r, &sigs);
 		fail = run_first_sample(r);
 	}
 	if (fail) {

@@ -118,3 +118,23 @@ ok "TSTP, TTIN and TTOU sent to the process group: each reached the job once ($r
 seen=$("$PY" "$PJ" "0.8:1a" "$RT" --quiet -i 0.2 -- sleep 1.5 | tr '\n' ' ')
 [ "$seen" = "stopped 20 exit 0 " ] || fail "Ctrl-Z: the shell saw '$seen', not 'stopped 20 exit 0' (148, then fg)"
 ok "Ctrl-Z: the shell sees the job stopped by SIGTSTP (148, as without rt), and fg resumes it to exit 0"
+
+# a tracker stopped while it starts (a Python tracker stopped at once, a
+# step shorter than its first sample): the run is never left "running",
+# to be listed as crashed. Stops from 1 to 50 ms after the start: each
+# either ends a stored run as finished or comes before any run is stored.
+ST="$T/starts"
+for d in 0.001 0.002 0.003 0.005 0.008 0.01 0.015 0.02 0.03 0.05; do
+	for k in 1 2; do
+		"$REC" --store "$ST" --pid $$ -i 1 -o /dev/null 2>/dev/null &
+		p=$!
+		sleep $d
+		kill -TERM $p
+		set +e; wait $p; set -e
+	done
+done
+"$EXP" --store "$ST" runs > "$T/starts.txt"
+n=$(awk 'NR > 1' "$T/starts.txt" | wc -l)
+bad=$(awk 'NR > 1 && $6 != "finished"' "$T/starts.txt" | wc -l)
+[ "$n" -ge 10 ] && [ "$bad" -eq 0 ] || fail "trackers stopped as they started: $bad of $n runs not finished: $(cat "$T/starts.txt")"
+ok "20 trackers stopped 1-50 ms after their start: $n runs stored, every one finished (none crashed)"
