@@ -686,9 +686,19 @@ static int set_format(struct args *a)
 	return 0;
 }
 
+/* Started by the recorder (live output, budget): lines carry the name of
+ * the program the user ran (RT_SAY_AS, one of the recorder's two names). */
+static void say_as_recorder(void)
+{
+	const char *as = getenv("RT_SAY_AS");
+	if (as && (!strcmp(as, "resource-tracker") || !strcmp(as, "rt-recorder")))
+		rt_prog = as;
+}
+
 int main(int argc, char **argv)
 {
 	rt_std_fds();
+	say_as_recorder();
 	struct args a;
 	int pr = parse_args(argc, argv, &a);
 	if (pr == 1) {

@@ -82,6 +82,8 @@ pid_t spawn_export(const char *const *args, const char *runid, int out_fd, int i
 		int in = in_fd >= 0 ? fcntl(in_fd, F_DUPFD, 10) : -1;
 		if ((o >= 0 && dup2(o, 1) < 0) || (in >= 0 && dup2(in, 3) < 0))
 			_exit(127);
+		/* its lines name the program the user ran */
+		setenv("RT_SAY_AS", prog, 1);
 		if (strchr(exe, '/'))
 			execv(exe, (char **)argv);
 		else

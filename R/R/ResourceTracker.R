@@ -166,7 +166,9 @@ ResourceTracker <- R6::R6Class("ResourceTracker",
         is.null(private$over)) {
         # over its budget: rt-export budget said it in one line
         said <- readLines(private$errfile, warn = FALSE)
-        private$over <- if (length(said)) said[[length(said)]] else "over budget"
+        line <- if (length(said)) said[[length(said)]] else "over budget"
+        # (said in the recorder's name: the user ran R)
+        private$over <- sub("^(rt-recorder|resource-tracker|rt-export): ", "", line)
         warning("resource.tracker: ", private$over, call. = FALSE)
       }
       private$stopped <- TRUE

@@ -18,6 +18,7 @@ import gzip
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import statistics
@@ -345,7 +346,8 @@ class ResourceTracker:
                     p.kill()
                     p.wait()
             if p.returncode == 3:  # its budget: rt-export budget said it in one line
-                self.over_budget = self._last_stderr_line()
+                line = self._last_stderr_line()  # (in the recorder's name: the user ran Python)
+                self.over_budget = re.sub(r"^(rt-recorder|resource-tracker|rt-export): ", "", line)
                 warnings.warn("rt_tracker: %s" % self.over_budget, RtBudgetWarning, stacklevel=2)
             elif p.returncode not in (0, -signal.SIGTERM):
                 self._recorder_died()

@@ -599,6 +599,8 @@ def test_a_budget_gone_over_is_said_once(tmp_path):
     over = [x for x in w if issubclass(x.category, rt_tracker.RtBudgetWarning)]
     assert len(over) == 1 and "over budget: memory 32 MiB: peak" in str(over[0].message), \
         [str(x.message) for x in w]
+    # rt's line without a program's name: the user ran Python
+    assert t.over_budget.startswith("over budget: memory"), t.over_budget
     assert t.over_budget.endswith("CPU 4 cores: mean %s, within" % t.over_budget.split(
         "mean ")[-1].split(",")[0]), t.over_budget  # within its 4 cores
     ok = ResourceTracker(interval=0.2, max_memory="4GiB")

@@ -116,6 +116,8 @@ test_that("a budget gone over is said once, and the script runs on", {
   tracker$wait_for_samples(3)
   expect_warning(tracker$stop(), "over budget: memory 64 MiB: peak")
   expect_match(tracker$over_budget, "over by")
+  # rt's line without a program's name: the user ran R
+  expect_match(tracker$over_budget, "^over budget: memory")
   rm(x)
   ok <- ResourceTracker$new(interval = 0.2, max_memory = "8GiB", max_cpu = 64)
   ok$wait_for_samples(2)
