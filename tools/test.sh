@@ -13,7 +13,7 @@ command -v chromium >/dev/null 2>&1 || need="$need chromium"
 # the metrics engine the fleet sinks are tested against
 command -v prometheus >/dev/null 2>&1 || need="$need prometheus"
 # the R package's check: R and the libraries it uses, from Debian
-for p in r-base-core r-cran-r6 r-cran-processx r-cran-jsonlite r-cran-testthat; do
+for p in r-base-core r-cran-r6 r-cran-processx r-cran-jsonlite r-cran-testthat r-cran-reticulate; do
 	dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done
 # a real single-node Slurm for the node mode's test (it_slurm)

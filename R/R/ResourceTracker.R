@@ -9,19 +9,59 @@
 #'
 #' @param name The program: `"rt-recorder"` or `"rt-export"`.
 #' @return Its path: under `RT_PREFIX/bin` (or in `RT_PREFIX`, a build
-#'   directory) when that is set, else on `PATH`; `""` when not found.
+#'   directory) when that is set, else on `PATH`, else the programs of a
+#'   pip-installed rt (`python3 -m rt_tracker --prefix`, with the Python of
+#'   `RETICULATE_PYTHON` first when set); `""` when not found.
 #' @export
 find_binary <- function(name) {
   prefix <- Sys.getenv("RT_PREFIX")
   if (nzchar(prefix)) {
-    for (p in c(file.path(prefix, "bin", name), file.path(prefix, name))) {
-      if (file.access(p, 1L) == 0L) {
-        return(p)
-      }
-    }
+    return(program_in(prefix, name))
+  }
+  path <- unname(Sys.which(name))
+  if (nzchar(path)) {
+    return(path)
+  }
+  program_in(pip_programs(), name)
+}
+
+# name under dir/bin or in dir; "" when neither is there.
+program_in <- function(dir, name) {
+  if (!nzchar(dir)) {
     return("")
   }
-  unname(Sys.which(name))
+  for (p in c(file.path(dir, "bin", name), file.path(dir, name))) {
+    if (file.access(p, 1L) == 0L) {
+      return(p)
+    }
+  }
+  ""
+}
+
+# The directory of a pip-installed rt's programs, asked of Python once per
+# session (rt_tracker answers `python3 -m rt_tracker --prefix`); "" if no
+# Python here has rt_tracker.
+rt_found <- new.env(parent = emptyenv())
+pip_programs <- function() {
+  if (!is.null(rt_found$pip)) {
+    return(rt_found$pip)
+  }
+  rt_found$pip <- ""
+  pythons <- unique(c(Sys.getenv("RETICULATE_PYTHON"), unname(Sys.which("python3"))))
+  for (py in pythons[nzchar(pythons)]) {
+    res <- tryCatch(
+      processx::run(py, c("-m", "rt_tracker", "--prefix"),
+        error_on_status = FALSE, timeout = 20, encoding = "UTF-8"
+      ),
+      error = function(e) list(status = -1L, stdout = "")
+    )
+    dir <- trimws(res$stdout)
+    if (identical(res$status, 0L) && nzchar(dir) && dir.exists(dir)) {
+      rt_found$pip <- dir
+      break
+    }
+  }
+  rt_found$pip
 }
 
 rt_missing_warning <- function(what) {

@@ -48,6 +48,14 @@ def _project():
     return fields
 
 
+# rt's commands on the venv's PATH: each execs the package's program
+ENTRY_POINTS = """[console_scripts]
+resource-tracker = rt_tracker.__main__:resource_tracker
+rt-recorder = rt_tracker.__main__:rt_recorder
+rt-export = rt_tracker.__main__:rt_export
+"""
+
+
 def _dist_name(p):
     return re.sub(r"[-_.]+", "_", p["name"]).lower()
 
@@ -91,6 +99,7 @@ def _write_wheel(wheel_directory, files, platform=None):
                            "Tag: %s\n" % ("false" if platform else "true", tag)).encode(),
          False),
         (info + "/top_level.txt", ("\n".join(PACKAGES) + "\n").encode(), False),
+        (info + "/entry_points.txt", ENTRY_POINTS.encode(), False),
     ]
     record = [_record_line(n, d) for n, d, _ in files] + [info + "/RECORD,,"]
     files.append((info + "/RECORD", ("\n".join(record) + "\n").encode(), False))

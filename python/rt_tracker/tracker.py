@@ -12,6 +12,7 @@ raises RuntimeError, as the reference does).
 """
 
 import atexit
+import collections
 import ctypes
 import fcntl
 import gzip
@@ -97,15 +98,19 @@ _HOW = ("pip install ./python from a clone of rt builds them into the package; o
         "RT_PREFIX to its install prefix")
 
 
-class Recommendation(dict):
+class Recommendation(collections.OrderedDict):
     """recommend_resources()'s dict, the reference's keys, and rt's word on
     it: `raised_because`, why a value is above the use measured (a peak
     between samples, CPU the job waited for, an OOM kill...), None when
-    nothing raised one."""
+    nothing raised one. An OrderedDict, shown as a dict: reticulate hands
+    R a named list for it (a plain dict's subclass stays a Python object)."""
 
-    def __init__(self, values, raised_because=None):
+    def __init__(self, values=(), raised_because=None):  # (pickle and copy call it bare)
         super().__init__(values)
         self.raised_because = raised_because
+
+    def __repr__(self):
+        return dict.__repr__(self)
 
 
 class Report(str):

@@ -35,6 +35,33 @@ ok "pip install ./python (and -e) offline into a plain venv without setuptools o
 (cd "$T" && "$T/venv/bin/python" -c 'import rt_tracker, sys; assert rt_tracker.__file__.startswith(sys.prefix), rt_tracker.__file__') ||
 	fail "rt_tracker is not importable from the venv"
 ok "pip install ./python into a venv, offline: rt_tracker imports from it"
+# pip gives the commands: resource-tracker, rt-recorder and rt-export on the
+# venv's PATH with nothing else set, each the program itself (exec: the
+# wrapped job's exit code is the command's), and python -m rt_tracker
+V="$T/venv/bin"
+(cd "$T" && env -i HOME="$T" PATH="$V:/usr/bin:/bin" RT_IMDS_ADDR=127.0.0.1:1 RT_STORE="$T/pipstore" \
+	RT_SHM_DIR="$RT_SHM_DIR" sh -c '
+set -eu
+[ "$(command -v resource-tracker)" = "$0/resource-tracker" ] || { echo "not on PATH"; exit 1; }
+resource-tracker --version | grep -q "^resource-tracker " || { echo "no version"; exit 1; }
+set +e; resource-tracker --quiet -i 0.2 -- sh -c "sleep 0.5; exit 4"; rc=$?; set -e
+[ $rc -eq 4 ] || { echo "the job exit 4 came back as $rc"; exit 1; }
+rt-recorder --version > /dev/null
+python -m rt_tracker --quiet -i 0.2 -- true
+own=$(python -c "import os, rt_tracker; print(os.path.dirname(rt_tracker.__file__))")/bin
+[ "$(python -m rt_tracker --prefix)" = "$own" ] || { echo "--prefix: $(python -m rt_tracker --prefix)"; exit 1; }
+[ "$(rt-export runs | grep -cE " (failed|finished) ")" -eq 2 ] || { rt-export runs; exit 1; }
+[ "$(python -m rt_tracker rt-export runs | grep -cE " (failed|finished) ")" -eq 2 ]' "$V") > "$T/cmds.out" 2>&1 ||
+	fail "the commands pip installs: $(cat "$T/cmds.out")"
+# an install without the programs (the editable one of a copy with no
+# build beside it) says so in one line: its command never runs itself
+set +e
+env -i HOME="$T" PATH="$T/plain/bin:/usr/bin:/bin" "$T/plain/bin/resource-tracker" --version > "$T/none.out" 2>&1
+rc=$?
+set -e
+[ $rc -eq 127 ] && [ "$(wc -l < "$T/none.out")" -eq 1 ] && grep -q "rt's programs are not in this install" "$T/none.out" ||
+	fail "a command without rt's programs: exit $rc, $(cat "$T/none.out")"
+ok "pip puts resource-tracker, rt-recorder and rt-export on the venv's PATH (the job's exit code passes), python -m rt_tracker runs and --prefix finds them; without the programs: one line, exit 127"
 # pip install ./python from the clone itself just works (issue 46 item 3):
 # it builds rt's programs into the package (./build, configured by the
 # README's first command: an incremental build), the same as ./build's, and
