@@ -29,11 +29,16 @@ extern int rt_csv_extended;
 /* summary, recommend, report (answer.h; parsed by main.c in both builds) */
 struct rt_answer_opts {
 	const char *run, *job;
+	const char *stage;       /* --stage NAME: the job's runs of that stage (step) */
+	const char *ext_run;     /* --external-run-id ID: of that run of the
+	                          * orchestrator (a Metaflow run's tasks of a step:
+	                          * its foreach branches) */
 	unsigned long last;      /* --last N */
 	int json, markdown;      /* summary --format json | markdown */
 	unsigned servers;        /* --servers N */
 	const char *output;      /* report -o */
 	int failed;              /* report --failed: the caller says the job failed */
+	unsigned branches;       /* report --branches N: the caller says its step has N */
 	const char *integration; /* report --integration NAME: made from R, Metaflow... */
 };
 

@@ -85,6 +85,9 @@ enum opt_id {
 	O_CSV_MS,
 	O_NO_WAIT,
 	O_INTEGRATION,
+	O_STAGE,
+	O_EXT_RUN,
+	O_BRANCHES,
 	O_N
 };
 static const struct opt {
@@ -118,6 +121,9 @@ static const struct opt {
     [O_NO_WAIT] = {"--no-wait", NULL, 0, ON(TAIL)},
     [O_INTEGRATION] = {"--integration", NULL, 1, ON(REPORT)},
     [O_URL] = {"--url", NULL, 1, ON(PUSH)},
+    [O_STAGE] = {"--stage", NULL, 1, ANSWERS},
+    [O_EXT_RUN] = {"--external-run-id", NULL, 1, ANSWERS},
+    [O_BRANCHES] = {"--branches", NULL, 1, ON(REPORT)},
 };
 
 static int need(int i, int argc, const char *opt)
@@ -212,14 +218,20 @@ static int set_option(struct args *a, int id, const char *o, const char *v)
 	case O_INTEGRATION: a->ans.integration = v; break;
 	case O_CSV_MS: a->csv_ms = 1; break;
 	case O_JOB: a->ans.job = v; break;
+	case O_STAGE: a->ans.stage = v; break;
+	case O_EXT_RUN: a->ans.ext_run = v; break;
 	case O_LAST:
+	case O_BRANCHES:
 	case O_SERVERS:
-		if (parse_u64(v, &n) || n == 0 || n > 1000) {
-			rt_say("%s must be a number from 1 to 1000 (got '%s')", o, v);
+		if (parse_u64(v, &n) || n == 0 || n > (id == O_BRANCHES ? 1000000 : 1000)) {
+			rt_say("%s must be a number from 1 to %s (got '%s')", o,
+			       id == O_BRANCHES ? "1000000" : "1000", v);
 			return -1;
 		}
 		if (id == O_LAST)
 			a->ans.last = (unsigned long)n;
+		else if (id == O_BRANCHES)
+			a->ans.branches = (unsigned)n;
 		else
 			a->ans.servers = (unsigned)n;
 		break;
@@ -453,8 +465,10 @@ static int verb_answer(const struct args *a, struct rt_store *s)
 		rt_say("--servers is for the report of a run");
 		return 2;
 	}
-	if (o.last && !o.job) {
-		rt_say("--last N goes with --job NAME");
+	if ((o.last || o.stage || o.ext_run) && !o.job) {
+		rt_say("%s goes with --job NAME", o.last    ? "--last N"
+		                                  : o.stage ? "--stage NAME"
+		                                            : "--external-run-id ID");
 		return 2;
 	}
 	if (report)

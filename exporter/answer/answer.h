@@ -33,12 +33,32 @@ struct rt_answer {
 /* Resolve spec and compute (errors already said). keep_series keeps the
  * lines for the report. Returns 0 or 1. */
 int rt_answer_run(struct rt_store *s, const char *spec, int keep_series, struct rt_answer *a);
-/* Every stored run of job (the last `last` of them when last > 0), oldest
- * first. Returns 0 or 1 (no such job: said, with the hint). */
+/* Every stored run of o->job (of its stage o->stage and external run
+ * o->ext_run when set; the last o->last of them when > 0), oldest first.
+ * Returns 0 or 1 (no such run: said, with the hint). */
 /* The aggregate of a job's runs (summary, recommend and report --job). */
 int rt_answer_job_stats(const struct rt_answer *runs, size_t n, struct rt_runstats *agg);
-int rt_answer_job(struct rt_store *s, const char *job, unsigned long last, struct rt_answer **out,
+int rt_answer_job(struct rt_store *s, const struct rt_answer_opts *o, struct rt_answer **out,
                   size_t *n);
+/* The same, saying nothing when there is no such run (1, *n = 0). */
+int rt_answer_job_quiet(struct rt_store *s, const struct rt_answer_opts *o, struct rt_answer **out,
+                        size_t *n);
+/* Which runs the largest of branches took each figure from (branches.c). */
+struct rt_largest {
+	size_t measured, running; /* branches with a sample; still running of them */
+	uint64_t cpu_run, memory_run;
+};
+/* The step's need from its branches (the runs of one stage in one external
+ * run): each resource the largest any one branch needs by rt_recommend, its
+ * reason with it; a branch without a sample has no say. */
+void rt_recommend_largest(const struct rt_answer *runs, size_t n, struct rt_recommendation *out,
+                          struct rt_largest *by);
+/* The branches of a's step: every stored run with a's job, stage and
+ * external run id, a itself among them, oldest first; none (0, *n = 0)
+ * when a has no stage or external run id, or the store cannot be listed.
+ * Returns 0. */
+int rt_answer_branches(struct rt_store *s, const struct rt_answer *a, struct rt_answer **out,
+                       size_t *n);
 /* A run whose lines came from elsewhere (live --summary): takes meta_json
  * and the series over. */
 int rt_answer_from_series(const char *meta_json, size_t len, struct rt_series *ser,

@@ -341,6 +341,65 @@ static void scheduler_section(struct rt_buf *b, const struct rt_answer *a,
 	                     "recorded).</p></section>\n");
 }
 
+static void free_answers(struct rt_answer *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		rt_answer_free(&v[i]);
+	free(v);
+}
+
+/* "so far of the 3 recorded (1 still running)", or "of all 3, every one
+ * ended" when the caller's count of branches (--branches) is reached. */
+static void branches_so_far(char *out, size_t cap, const struct rt_largest *by, size_t n,
+                            unsigned total)
+{
+	if (total && n >= total && !by->running)
+		snprintf(out, cap, "of all %zu branches, every one ended", n);
+	else if (total)
+		snprintf(out, cap, "so far of %u branches (%zu recorded, %zu still running)", total,
+		         n, by->running);
+	else
+		snprintf(out, cap, "so far of the %zu branches recorded (%zu still running)", n,
+		         by->running);
+}
+
+/* A branch of a step (a Metaflow foreach's task): the step's one line, the
+ * largest any of its branches needs, beside this task's own above; and the
+ * branches, each with its task. */
+static void branches_section(struct rt_buf *b, struct rt_store *s, const struct rt_answer *a,
+                             unsigned total)
+{
+	struct rt_answer *br;
+	size_t n;
+	rt_answer_branches(s, a, &br, &n);
+	if (n < 2 && total < 2) {
+		free_answers(br, n);
+		return;
+	}
+	struct rt_recommendation r;
+	struct rt_largest by;
+	rt_recommend_largest(br, n, &r, &by);
+	char line[256], sofar[160], note[600];
+	const char *name;
+	rt_buf_puts(b, "<section class=wide><h2>For the step, all its branches</h2>");
+	if (by.measured && rt_scheduler_line(a->meta, &r, line, sizeof(line), &name)) {
+		rt_buf_puts(b, "<p class=reco><code id=step-line>");
+		rep_html(b, line);
+		rt_buf_puts(b, "</code></p>");
+	}
+	branches_so_far(sofar, sizeof(sofar), &by, n, total);
+	snprintf(note, sizeof(note),
+	         "The largest any one branch needs, resource by resource, %s: CPU from run "
+	         "%llu, memory from run %llu. Each branch runs on a server of its own, so the "
+	         "step needs its largest; the decorator's line above is this branch's own.",
+	         sofar, (unsigned long long)by.cpu_run, (unsigned long long)by.memory_run);
+	rt_buf_puts(b, "<p class=note>");
+	rep_html(b, note);
+	rt_buf_puts(b, "</p></section>\n");
+	rep_runs_table(b, "The step's branches", br, n);
+	free_answers(br, n);
+}
+
 /* What held the job back, a line each (none: no section). */
 static void findings_section(struct rt_buf *b, const struct rt_answer *a)
 {
@@ -417,6 +476,7 @@ int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o)
 	rep_gpu_section(&b, &a.st);
 	reco_or_none(&b, &a, &r, &off);
 	scheduler_section(&b, &a, &r);
+	branches_section(&b, s, &a, o->branches);
 	history_section(&b, s, &a);
 	rt_buf_puts(&b, "<div id=charts style=\"display:contents\"></div>\n");
 	rep_left_out_line(&b, &a);

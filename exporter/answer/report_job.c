@@ -82,19 +82,72 @@ static double t_dur(const struct rt_answer *a, int d)
 	return a->st.duration;
 }
 
-/* The job report's table: a row per run (start, duration, status, CPU
- * mean and p95, peak PSS, RSS peak). */
+/* Whether any of the runs names its task (an orchestrator's: a Metaflow
+ * task's pathspec); "Metaflow task" when Metaflow's. */
+static const char *task_header(const struct rt_answer *runs, size_t n)
+{
+	const char *head = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!rt_meta_str(runs[i].meta, "metadata", "task_name"))
+			continue;
+		const char *orch = rt_meta_str(runs[i].meta, "metadata", "orchestrator");
+		if (orch && !strcmp(orch, "metaflow"))
+			return "Metaflow run/step/task";
+		head = "task";
+	}
+	return head;
+}
+
+/* The run's task, its job's name left off the front (Flow/17/work/5 ->
+ * 17/work/5: the run and task ids Metaflow's client takes). */
+static void task_cell(struct rt_buf *b, const struct rt_answer *a)
+{
+	const char *t = rt_meta_str(a->meta, "metadata", "task_name");
+	size_t j = a->ri.job_name ? strlen(a->ri.job_name) : 0;
+	if (t && j && !strncmp(t, a->ri.job_name, j) && t[j] == '/')
+		t += j + 1;
+	rt_buf_puts(b, "</td><td>");
+	rep_html(b, t ? t : "-");
+}
+
+/* What the run alone needs, by rt's rules: "2 vCPUs, 512 MiB". */
+static void needs_cell(struct rt_buf *b, const struct rt_answer *a)
+{
+	char v[96] = "-";
+	if (a->st.lines) {
+		struct rt_recommendation r;
+		rt_recommend(&a->st, &r);
+		snprintf(v, sizeof(v), "%ld vCPU%s, %s%ld MiB", r.cpu, r.cpu == 1 ? "" : "s",
+		         r.memory_at_least ? "at least " : "", r.memory_mib);
+	}
+	rt_buf_puts(b, "</td><td>");
+	rep_html(b, v);
+}
+
+/* The job report's table: a row per run (its task when one is named,
+ * start, duration, status, CPU mean and p95, peak PSS, RSS peak, what it
+ * alone needs). */
 void rep_runs_table(struct rt_buf *b, const char *title, const struct rt_answer *runs, size_t n)
 {
 	char t[64], v[96];
+	const char *task = task_header(runs, n);
 	rt_buf_puts(b, "<section class=wide><h2>");
 	rep_html(b, title);
-	rt_buf_puts(b, "</h2><table class=runs>\n<tr><th>run</th>"
-	               "<th>start</th><th>duration</th><th>status</th><th>CPU mean</th>"
-	               "<th>CPU p95</th><th>peak PSS MiB</th><th>RSS peak MiB</th></tr>\n");
+	rt_buf_puts(b, "</h2><table class=runs>\n<tr><th>run</th>");
+	if (task) {
+		rt_buf_puts(b, "<th>");
+		rep_html(b, task);
+		rt_buf_puts(b, "</th>");
+	}
+	rt_buf_puts(b, "<th>start</th><th>duration</th><th>status</th><th>CPU mean</th>"
+	               "<th>CPU p95</th><th>peak PSS MiB</th><th>RSS peak MiB</th>"
+	               "<th>needs alone</th></tr>\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct rt_answer *a = &runs[i];
-		rt_buf_printf(b, "<tr><td>%llu</td><td>", (unsigned long long)a->ri.id);
+		rt_buf_printf(b, "<tr><td>%llu", (unsigned long long)a->ri.id);
+		if (task)
+			task_cell(b, a);
+		rt_buf_puts(b, "</td><td>");
 		rt_fmt_iso8601(t, sizeof(t), a->ri.start_ns);
 		rep_html(b, t);
 		snprintf(v, sizeof(v), "%.1f s", a->st.duration);
@@ -112,6 +165,7 @@ void rep_runs_table(struct rt_buf *b, const char *title, const struct rt_answer 
 			rt_buf_puts(b, "</td><td>");
 			rep_html(b, v);
 		}
+		needs_cell(b, a);
 		rt_buf_puts(b, "</td></tr>\n");
 	}
 	rt_buf_puts(b, "</table></section>\n");
@@ -137,7 +191,7 @@ int rep_job_report(struct rt_store *s, const struct rt_answer_opts *o)
 		return 1;
 	struct rt_answer *runs;
 	size_t n;
-	if (rt_answer_job(s, o->job, o->last, &runs, &n)) {
+	if (rt_answer_job(s, o, &runs, &n)) {
 		rt_buf_free(&lib);
 		return 1;
 	}

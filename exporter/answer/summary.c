@@ -134,16 +134,33 @@ void rt_answer_free(struct rt_answer *a)
 }
 
 struct job_ctx {
-	const char *job;
+	const struct rt_answer_opts *o;
 	uint64_t *ids;
 	size_t n, cap;
 };
 
+/* Whether a run's metadata is one of the runs o selects: its job, and its
+ * stage and external run id when o names them. */
+static int selected(const struct rt_answer_opts *o, const char *meta, size_t len)
+{
+	struct rt_run_fields f;
+	if (rt_runmeta_read(meta, len, &f) || !f.has_job_name || strcmp(f.job_name, o->job))
+		return 0;
+	if (!o->stage && !o->ext_run)
+		return 1;
+	cJSON *m = cJSON_ParseWithLength(meta, len);
+	const char *stage = rt_meta_str(m, "metadata", "stage_name");
+	const char *ext = rt_meta_str(m, "metadata", "external_run_id");
+	int ok = (!o->stage || (stage && !strcmp(stage, o->stage))) &&
+	         (!o->ext_run || (ext && !strcmp(ext, o->ext_run)));
+	cJSON_Delete(m);
+	return ok;
+}
+
 static int job_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 {
 	struct job_ctx *c = vctx;
-	struct rt_run_fields f;
-	if (rt_runmeta_read(meta, len, &f) || !f.has_job_name || strcmp(f.job_name, c->job))
+	if (!selected(c->o, meta, len))
 		return 0;
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 16;
@@ -157,10 +174,22 @@ static int job_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 	return 0;
 }
 
-int rt_answer_job(struct rt_store *s, const char *job, unsigned long last, struct rt_answer **out,
-                  size_t *n)
+/* "job 'J'", with the stage and the external run id o names. */
+static void selection_name(const struct rt_answer_opts *o, char *out, size_t cap)
 {
-	struct job_ctx c = {job, NULL, 0, 0};
+	snprintf(out, cap, "job '%s'%s%s%s%s%s", o->job, o->stage ? ", stage '" : "",
+	         o->stage ? o->stage : "", o->stage ? "'" : "",
+	         o->ext_run ? ", external run id " : "", o->ext_run ? o->ext_run : "");
+}
+
+/* rt_answer_job; quiet: nothing said when no run is there. */
+static int answer_job(struct rt_store *s, const struct rt_answer_opts *o, struct rt_answer **out,
+                      size_t *n, int quiet)
+{
+	struct job_ctx c = {o, NULL, 0, 0};
+	unsigned long last = o->last;
+	char what[600];
+	selection_name(o, what, sizeof(what));
 	*out = NULL;
 	*n = 0;
 	int rc = rt_store_list_runs(s, job_cb, &c);
@@ -170,8 +199,9 @@ int rt_answer_job(struct rt_store *s, const char *job, unsigned long last, struc
 		return 1;
 	}
 	if (!c.n) {
-		rt_say("no stored run of job '%s' in %s (see rt-export runs)", job,
-		       rt_store_dir(s));
+		if (!quiet)
+			rt_say("no stored run of %s in %s (see rt-export runs)", what,
+			       rt_store_dir(s));
 		free(c.ids);
 		return 1;
 	}
@@ -201,13 +231,26 @@ int rt_answer_job(struct rt_store *s, const char *job, unsigned long last, struc
 	free(c.ids);
 	if (!k) {
 		free(v);
-		rt_say("no readable run of job '%s' in %s (see rt-export runs)", job,
-		       rt_store_dir(s));
+		if (!quiet)
+			rt_say("no readable run of %s in %s (see rt-export runs)", what,
+			       rt_store_dir(s));
 		return 1;
 	}
 	*out = v;
 	*n = k;
 	return 0;
+}
+
+int rt_answer_job(struct rt_store *s, const struct rt_answer_opts *o, struct rt_answer **out,
+                  size_t *n)
+{
+	return answer_job(s, o, out, n, 0);
+}
+
+int rt_answer_job_quiet(struct rt_store *s, const struct rt_answer_opts *o, struct rt_answer **out,
+                        size_t *n)
+{
+	return answer_job(s, o, out, n, 1);
 }
 
 /* ---- formatting helpers ------------------------------------------------- */

@@ -90,7 +90,7 @@ static int cmd_job_summary(struct rt_store *s, const struct rt_answer_opts *o)
 	struct rt_answer *runs;
 	size_t n;
 	struct rt_runstats agg;
-	if (rt_answer_job(s, o->job, o->last, &runs, &n))
+	if (rt_answer_job(s, o, &runs, &n))
 		return 1;
 	if (rt_answer_job_stats(runs, n, &agg)) {
 		free_runs(runs, n);
@@ -170,18 +170,37 @@ int rt_cmd_summary(struct rt_store *s, const struct rt_answer_opts *o)
 
 /* recommend --json: the run (or the job's runs), its allocation,
  * findings, recommendation and offers. */
+/* --external-run-id: the branches the answer is the largest of. */
+static void branches_json(cJSON *j, size_t n, const struct rt_largest *by)
+{
+	cJSON *x = cJSON_AddObjectToObject(j, "branches");
+	cJSON_AddNumberToObject(x, "count", (double)n);
+	cJSON_AddNumberToObject(x, "measured", (double)by->measured);
+	cJSON_AddNumberToObject(x, "running", (double)by->running);
+	cJSON_AddNumberToObject(x, "cpu_from_run", (double)by->cpu_run);
+	cJSON_AddNumberToObject(x, "memory_from_run", (double)by->memory_run);
+	cJSON_AddStringToObject(x, "rule",
+	                        "the largest any one branch needs, resource by resource");
+}
+
 static int recommend_json(const struct rt_answer_opts *o, const struct rt_answer *runs, size_t n,
                           const struct rt_runstats *st, const struct rt_recommendation *r,
-                          const struct rt_offer *off)
+                          const struct rt_offer *off, const struct rt_largest *by)
 {
 	cJSON *j = cJSON_CreateObject();
 	if (o->job) {
 		cJSON *x = cJSON_AddObjectToObject(j, "job");
 		cJSON_AddStringToObject(x, "name", o->job);
+		if (o->stage)
+			cJSON_AddStringToObject(x, "stage", o->stage);
+		if (o->ext_run)
+			cJSON_AddStringToObject(x, "external_run_id", o->ext_run);
 		cJSON *ids = cJSON_AddArrayToObject(x, "runs");
 		for (size_t i = 0; i < n; i++)
 			cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)runs[i].ri.id));
 		cJSON_AddNumberToObject(x, "duration_secs", st->duration);
+		if (o->ext_run)
+			branches_json(j, n, by);
 	} else {
 		cJSON_AddItemToObject(j, "run", rt_json_run(&runs[0]));
 	}
@@ -203,7 +222,7 @@ static int recommend_json(const struct rt_answer_opts *o, const struct rt_answer
  * against what it used; the offers. */
 static void recommend_text(const struct rt_answer_opts *o, const struct rt_answer *runs, size_t n,
                            const struct rt_runstats *st, const struct rt_recommendation *r,
-                           const struct rt_offer *off)
+                           const struct rt_offer *off, const struct rt_largest *by)
 {
 	const struct rt_answer *one = &runs[0];
 	char what[320], name[128];
@@ -220,6 +239,11 @@ static void recommend_text(const struct rt_answer_opts *o, const struct rt_answe
 	/* (for --job: as its latest run's scheduler takes it) */
 	if (rt_scheduler_line(one->meta, r, line, sizeof(line), &sched))
 		printf("  %-19s %s\n", rt_scheduler_label(sched), line);
+	if (o->ext_run)
+		printf("  %-19s the largest any one of %zu branches needs (%zu still running): CPU "
+		       "from run %llu, memory from run %llu\n",
+		       "branches", n, by->running, (unsigned long long)by->cpu_run,
+		       (unsigned long long)by->memory_run);
 	if (!o->job) { /* the reasons: what it was given against what it used */
 		struct rt_efficiency e;
 		char eff[6][RT_EFF_LEN];
@@ -238,7 +262,7 @@ int rt_cmd_recommend(struct rt_store *s, const struct rt_answer_opts *o)
 	size_t n = 1;
 	struct rt_runstats st;
 	if (o->job) {
-		if (rt_answer_job(s, o->job, o->last, &runs, &n))
+		if (rt_answer_job(s, o, &runs, &n))
 			return 1;
 		if (rt_answer_job_stats(runs, n, &st)) {
 			free_runs(runs, n);
@@ -266,7 +290,11 @@ int rt_cmd_recommend(struct rt_store *s, const struct rt_answer_opts *o)
 		return 1;
 	}
 	struct rt_recommendation r;
-	rt_recommend(&st, &r);
+	struct rt_largest by = {0};
+	if (o->ext_run) /* branches, each on a server of its own */
+		rt_recommend_largest(runs, n, &r, &by);
+	else
+		rt_recommend(&st, &r);
 	struct rt_offer off = {0};
 	if (o->servers) {
 		/* the run's cost: the newest run of a job says where it ran */
@@ -276,9 +304,9 @@ int rt_cmd_recommend(struct rt_store *s, const struct rt_answer_opts *o)
 	}
 	int rc = 0;
 	if (o->json) {
-		rc = recommend_json(o, runs, n, &st, &r, &off);
+		rc = recommend_json(o, runs, n, &st, &r, &off, &by);
 	} else {
-		recommend_text(o, runs, n, &st, &r, &off);
+		recommend_text(o, runs, n, &st, &r, &off, &by);
 	}
 	rt_offer_free(&off);
 	if (o->job)

@@ -652,11 +652,13 @@ class ResourceTracker:
         return servers[0]
 
     def report(self, integration="standalone", historical_stats=[], status_failed=False,
-               integration_version=None, servers=0):
+               integration_version=None, servers=0, branches=0):
         """rt's HTML report of the run: text with save() and browse().
         servers=N adds the N cheapest cloud servers that fit (Keeper), or
         one line saying Keeper did not answer; an integration other than
-        "standalone" (Metaflow, R) is named in its footer."""
+        "standalone" (Metaflow, R) is named in its footer; branches=N says
+        the run is one of N branches of its step (a foreach's), whose
+        largest need the page then gives for the step."""
         if self._resolve_run() is None:
             page = Report("")
             page.error = ("a tracker made from a snapshot has no run to report (the report is "
@@ -672,6 +674,7 @@ class ResourceTracker:
                 "report", str(self._run), "-o", path,
                 *(["--failed"] if status_failed else []),
                 *(["--servers", str(int(servers))] if servers else []),
+                *(["--branches", str(int(branches))] if branches else []),
                 *(["--integration", integration]
                   if integration and integration != "standalone" else []),
                 timeout=120)

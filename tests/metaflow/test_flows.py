@@ -180,3 +180,55 @@ def test_a_report_that_fails_reaches_the_card_and_the_steps_log(work, tmp_path):
     assert data["rt"]["report_error"] == line and data["tracker"], data.get("rt")
     page = rt_card(task_of("MinimalFlow", "start"))
     assert line in page and "no report was stored" not in page, page[:800]
+
+
+def step_line(page, which):
+    """The decorator line a card shows: its own (scheduler-line) or the
+    step's (step-line)."""
+    import re
+    m = re.search(r"<code id=%s>([^<]*)</code>" % which, page)
+    return m.group(1) if m else None
+
+
+def test_a_foreachs_branches_each_say_their_line_and_the_last_the_steps(work):
+    """@resources is what the step was given; each branch's card its own
+    line; the branch that ends last, after the others, the step's line: the
+    largest any branch needs. The branches are named by Metaflow's ids."""
+    run_flow(work, "branches_flow.py")
+    from metaflow import Flow
+    run = Flow("BranchesFlow").latest_run
+    tasks = sorted(run["work"].tasks(), key=lambda t: t.data.resource_tracker_data["rt"]["run"])
+    assert len(tasks) == 3
+    own, steps = {}, {}
+    for t in tasks:
+        data = t.data.resource_tracker_data
+        assert data["rt"]["asked"] == {"cpu": 2.0, "memory": 3000.0, "by": "@resources"}, data["rt"]
+        show = json.loads(export("show", str(data["rt"]["run"])))
+        assert show["allocation"]["memory_from"] == "request", show["allocation"]
+        page = rt_card(t)
+        assert "given 2 cores (asked)" in page and "given 2.9 GiB (asked)" in page, page[:600]
+        assert "the whole host; nothing was asked" not in page
+        own[t.id] = step_line(page, "scheduler-line")
+        steps[t.id] = (data["rt"]["step"], page)
+    mems = sorted(int(line.split("memory=")[1].rstrip(")")) for line in own.values())
+    assert len(set(mems)) == 3, ("the branches' own lines differ", own)
+    largest = "@resources(cpu=1, memory=%d)" % mems[-1]
+    done = [(s, p) for s, p in steps.values() if s["all_ended"]]
+    assert done, ("the last branch to end saw every branch ended", [s for s, _ in steps.values()])
+    step, page = done[-1]
+    assert step["line"] == largest and step["branches"] == 3 and step["recorded"] == 3, step
+    assert step_line(page, "step-line") == largest, page[page.find("For the step, all"):][:600]
+    assert "of all 3 branches, every one ended" in page
+    # the branches' table names them by Metaflow's run and task ids
+    assert "Metaflow run/step/task" in page
+    for t in tasks:
+        assert "%s/work/%s" % (run.id, t.id) in page, t.id
+    # every branch's step line is at least its own
+    for tid, (s, _) in steps.items():
+        m = int(s["line"].split("memory=")[1].rstrip(")"))
+        assert m >= int(own[tid].split("memory=")[1].rstrip(")")), (s, own[tid])
+    browse(work, page, "foreach")
+    # rt-export gives the same line for the step
+    js = json.loads(export("recommend", "--job", "BranchesFlow", "--stage", "work",
+                           "--external-run-id", str(run.id), "--json"))
+    assert js["scheduler"]["line"] == largest and js["branches"]["count"] == 3, js

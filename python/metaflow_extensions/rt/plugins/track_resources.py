@@ -22,6 +22,7 @@ shows. Nothing here measures or computes: rt's programs do, through
 rt_tracker. A failure of the tracker never fails the step: the artifact
 then holds `error`, as the reference's does.
 """
+import json
 import os
 import time
 import warnings
@@ -31,6 +32,54 @@ from metaflow.decorators import StepDecorator
 
 ARTIFACT = "resource_tracker_data"
 HISTORY_RUNS = 5
+#: the decorators that say what a step is given, combined as Metaflow
+#: combines them: the larger of each
+GIVING = ("resources", "kubernetes", "batch")
+
+
+def _number(v):
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return None
+    return v if v > 0 else None
+
+
+def asked(decorators):
+    """What the step asks for: cpu, memory (MiB: Metaflow's MB, as its
+    platforms take them) and gpu of its @resources, @kubernetes and @batch,
+    the larger of each; {} when it has none of them."""
+    got = {}
+    for d in decorators:
+        if getattr(d, "name", None) not in GIVING:
+            continue
+        attrs = getattr(d, "attributes", None) or {}
+        for k in ("cpu", "memory", "gpu"):
+            v = _number(attrs.get(k))
+            if v is not None and v > got.get(k, 0):
+                got[k] = v
+    return got
+
+
+def request_of(got):
+    """rt's --request for what the step asks for (None: nothing asked)."""
+    parts = []
+    if "cpu" in got:
+        parts.append("cpu=" + ("%.3f" % got["cpu"]).rstrip("0").rstrip("."))
+    if "memory" in got:
+        parts.append("memory=%dMiB" % round(got["memory"]))
+    if "gpu" in got:
+        parts.append("gpu=%d" % round(got["gpu"]))
+    return ",".join(parts) or None
+
+
+def branches_of(flow):
+    """How many tasks the step has in this run: the product of the foreach
+    splits it is inside (0: not inside a foreach)."""
+    n = 0
+    for frame in getattr(flow, "_foreach_stack", None) or []:
+        n = (n or 1) * int(getattr(frame, "num_splits", 0) or 0)
+    return n
 
 
 def _error(exc):
@@ -67,13 +116,14 @@ class TrackResourcesDecorator(StepDecorator):
                       retry_count, max_user_code_retries, ubf_context, inputs):
         self.tracker, self.error, self.started = None, None, time.time()
         self.run_id = run_id
+        self.asked = asked(graph[step_name].decorators)
         try:
             from rt_tracker import DEFAULT_STORE, ResourceTracker
 
             flow_name = flow.__class__.__name__
             self.tracker = ResourceTracker(
                 pid=os.getpid(), interval=float(self.attributes["interval"]),
-                store=DEFAULT_STORE, job_name=flow_name,
+                store=DEFAULT_STORE, job_name=flow_name, request=request_of(self.asked),
                 run_metadata={"stage_name": step_name, "orchestrator": "metaflow",
                               "task_name": "%s/%s/%s/%s" % (flow_name, run_id, step_name,
                                                             task_id),
@@ -147,10 +197,15 @@ class TrackResourcesDecorator(StepDecorator):
                               "traceback": "-"}}
         t.server_info, t.cloud_info  # looked up now: the snapshot carries them
         run = t._resolve_run()
+        branches = branches_of(flow)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # said below, once, in the step's log
-            page = t.report(integration="Metaflow", status_failed=failed, servers=3)
-        rt = {"store": t.store, "run": run, "report_html": str(page)}
+            page = t.report(integration="Metaflow", status_failed=failed, servers=3,
+                            branches=branches)
+        rt = {"store": t.store, "run": run, "report_html": str(page),
+              "asked": dict(self.asked, by="@resources") if self.asked else {}}
+        if branches:
+            rt["step"] = self._step_answer(t, flow, step_name, branches)
         if page.error:
             rt["report_error"] = page.error
             self._say("*WARNING* [@track_resources] no report for the card: %s" % page.error)
@@ -160,6 +215,26 @@ class TrackResourcesDecorator(StepDecorator):
             "historical_stats": self._history(flow, step_name),
             "rt": rt,
         }
+
+    def _step_answer(self, t, flow, step_name, branches):
+        """The step's one line so far: the largest any of its branches in
+        this run needs (rt-export recommend --external-run-id), with how
+        many branches it covers."""
+        out = t._export("recommend", "--job", flow.__class__.__name__, "--stage", step_name,
+                        "--external-run-id", str(self.run_id), "--json")
+        try:
+            js = json.loads(out) if out else {}
+        except ValueError:
+            js = {}
+        if not js:
+            return {"branches": branches, "error": "rt-export recommend gave no answer"}
+        b = js.get("branches") or {}
+        return {"branches": branches, "recorded": b.get("count"), "running": b.get("running"),
+                "all_ended": b.get("count") == branches and not b.get("running"),
+                "recommendation": js.get("recommendation"),
+                "line": (js.get("scheduler") or {}).get("line"),
+                "cpu_from_run": b.get("cpu_from_run"),
+                "memory_from_run": b.get("memory_from_run")}
 
     def _history(self, flow, step_name):
         """stats() of this step in up to five earlier successful runs of the
@@ -183,8 +258,28 @@ class TrackResourcesDecorator(StepDecorator):
                 if not r.successful:
                     continue
                 data = getattr(next(iter(r[step_name].tasks())).data, name)
-                if "tracker" in data:
-                    out.append(ResourceTracker.from_snapshot(data["tracker"]).stats())
             except Exception:
                 continue  # that run did not track this step
+            if not isinstance(data, dict) or "tracker" not in data:
+                continue  # tracked, but its tracker failed: nothing to read
+            stats = self._read_snapshot(r, data["tracker"], ResourceTracker)
+            if stats is not None:
+                out.append(stats)
         return out
+
+    def _read_snapshot(self, run, snap, tracker_class):
+        """stats() of an earlier run's snapshot, rt's or the reference
+        extension's; None, said in the step's log, when it cannot be read
+        or holds no sample (never left out without a word)."""
+        try:
+            t = tracker_class.from_snapshot(snap)
+            if t.n_samples == 0:
+                raise ValueError("it holds no sample")
+            return t.stats()
+        except Exception as e:
+            made = ((snap.get("metadata") or {}).get("resource_tracker") or {}) \
+                if isinstance(snap, dict) else {}
+            self._say("*NOTE* [@track_resources] run %s's resource data is left out of the "
+                      "history: %s (%s%s)" % (run.id, e, "written by resource-tracker " if made
+                                              else "", made.get("version", "")))
+            return None
