@@ -546,7 +546,7 @@ static const struct verb {
                 "resumes where a previous push stopped; every sample reaches the engine once",
                 NEEDS_RUN, FULL(verb_push)},
     [V_SUMMARY] =
-        {"summary", "(RUN | --job NAME [--last N]) [--json | --format text|markdown|json]",
+        {"summary", "(RUN | --job NAME [SELECT]) [--json | --format text|markdown|json]",
          "what the run needed: duration, exit status, CPU, memory, GPU, disk and network of the "
          "process tree and the host, the server allocation and the recommended resources; with "
          "--job, one row per stored run of that job and their aggregate; --format markdown "
@@ -558,18 +558,23 @@ static const struct verb {
                   "when within too",
                   NEEDS_RUN, FULL(verb_budget)},
     [V_RECOMMEND] =
-        {"recommend", "(RUN | --job NAME [--last N]) [--json] [--servers N]",
+        {"recommend", "(RUN | --job NAME [SELECT]) [--json] [--servers N]",
          "vCPUs, memory, GPUs and VRAM for the next run, from one run or from the job's history; "
-         "--servers N adds the N cheapest cloud servers that fit (Spare Cores Keeper API, "
-         "TRACKER_KEEPER_URL) and what the run cost",
+         "with --external-run-id, the largest any one of the selected runs needs (the branches "
+         "of one step: a Metaflow foreach's tasks); --servers N adds the N cheapest cloud "
+         "servers that fit (Spare Cores Keeper API, TRACKER_KEEPER_URL) and what the run cost",
          0, FULL(verb_answer)},
     [V_REPORT] =
         {"report",
-         "(RUN [--servers N] [--failed] [--integration NAME] | --job NAME [--last N]) [-o FILE]",
+         "(RUN [--servers N] [--failed] [--integration NAME] [--branches N] | --job NAME "
+         "[SELECT]) [-o FILE]",
          "write one self-contained HTML page (default rt-report-RUN.html) with the job, host, "
          "summary, recommendation and charts over time; it opens offline; --failed shows the "
          "run as failed (the caller's word: rt_tracker's report(status_failed=True)); "
-         "--integration NAME says in its footer it was made from NAME (R, Metaflow); with --job, "
+         "--integration NAME says in its footer it was made from NAME (R, Metaflow); a run that "
+         "is one branch of a step (the same job, --stage-name and --external-run-id as others) "
+         "also gets the step's line, the largest any branch needs, and --branches N says how "
+         "many the step has; with --job, "
          "the job's history (a row per run, trends of CPU, peak memory and duration, the "
          "recommendation from history; default rt-report-job-NAME.html)",
          0, FULL(verb_answer)},
@@ -615,6 +620,8 @@ static void usage(FILE *f)
 	}
 	fputs("\nRUN is a run id or 'latest'. T is ISO 8601 (2026-11-21T10:00:00Z) or epoch "
 	      "seconds.\n"
+	      "SELECT picks the job's runs: [--stage NAME] (their --stage-name, a Metaflow step),\n"
+	      "[--external-run-id ID] (of one run of the orchestrator), [--last N] (the newest N).\n"
 	      "--csv-columns extended (or TRACKER_CSV_COLUMNS=extended) appends the saturation,\n"
 	      "pressure and cgroup columns to the 32 of CSV output (replay, tail, live, upload).\n"
 	      "The store is --store DIR, else $RT_STORE, else $XDG_DATA_HOME/resource-tracker,\n"
