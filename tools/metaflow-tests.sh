@@ -63,3 +63,24 @@ for flow, failed in (("MinimalFlow", False), ("MinimalFailedFlow", True)):
     print("%s: artifact %s, peak memory %.0f MiB (500 MiB allocated), card %d bytes%s"
           % (flow, sorted(data), peak, len(cards[0].get()), " (failed step)" if failed else ""))
 PY
+# a flow first run with the reference's extension alone, then with rt's:
+# the reference's snapshot is read into rt's historical_stats
+mkdir "$T/mixed" && cp "$R/examples/metaflow/1-minimal.py" "$T/mixed/"
+cd "$T/mixed"
+export RT_STORE="$T/mixed/store"
+PYTHONPATH="${MFP:+$MFP:}$R/src" "$PY" 1-minimal.py --no-pylint run > ref.log 2>&1 || { tail -20 ref.log; exit 1; }
+"$PY" 1-minimal.py --no-pylint run > rt.log 2>&1 || { tail -20 rt.log; exit 1; }
+"$PY" - <<'PY'
+from metaflow import Flow
+runs = list(Flow("MinimalFlow").runs())
+newest = next(iter(runs[0]["do_heavy_computation"].tasks())).data.resource_tracker_data
+oldest = next(iter(runs[-1]["do_heavy_computation"].tasks())).data.resource_tracker_data
+assert "rt" in newest and "rt" not in oldest, "the first run was the reference's, the second rt's"
+hist = newest["historical_stats"]
+assert len(hist) == 1 and hist[0]["process_memory_mib"]["max"] >= 400, hist
+print("the reference's run read into rt's history: peak %.0f MiB" % hist[0]["process_memory_mib"]["max"])
+PY
+# both extensions installed: rt's says which @track_resources runs
+PYTHONPATH="$PYTHONPATH:$R/src" "$PY" 1-minimal.py --no-pylint run > both.log 2>&1 || { tail -20 both.log; exit 1; }
+[ "$(grep -c '^rt: @track_resources is' both.log)" -eq 1 ] || { echo "which decorator runs: not said once"; tail -20 both.log; exit 1; }
+grep '^rt: @track_resources is' both.log
