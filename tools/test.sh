@@ -16,6 +16,11 @@ command -v prometheus >/dev/null 2>&1 || need="$need prometheus"
 for p in r-base-core r-cran-r6 r-cran-processx r-cran-jsonlite r-cran-testthat r-cran-reticulate; do
 	dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done
+# a real IPython kernel and nbconvert for the notebook test (it_notebook),
+# and pandas for to_pandas()
+for p in python3-ipykernel jupyter-nbconvert python3-pandas; do
+	dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
+done
 # a real single-node Slurm for the node mode's test (it_slurm)
 for p in slurmctld slurmd slurm-client munge; do
 	dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"

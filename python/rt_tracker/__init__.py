@@ -8,6 +8,14 @@ from .tracker import (DEFAULT_STORE, Report, ResourceTracker, RtBudgetWarning, R
 from .writers import ProcessTracker, SystemTracker
 
 __version__ = "0.1.0"
+
+
+def load_ipython_extension(ip):
+    """`%load_ext rt_tracker`: the %%track cell magic (rt_tracker.notebook)."""
+    from .notebook import load
+
+    load(ip)
+
 __all__ = [
     "ResourceTracker", "ProcessTracker", "SystemTracker", "Report", "RtMissingWarning", "Table",
     "find_binary", "track", "get_server_info", "get_cloud_info", "DEFAULT_STORE", "StatSpec", "RtBudgetWarning",

@@ -1,8 +1,8 @@
 """A small table of rows (the reference package's TinyDataFrame's shape):
 len(), a row by index as a dict, a column by name as a list, slices,
 to_dict(), to_csv(). No dependency beyond the standard library."""
-
 import csv
+import html
 import io
 from typing import Callable, NamedTuple, Optional
 
@@ -96,6 +96,38 @@ class Table:
         if len(self._rows) > len(shown):
             lines.append("... %d more rows" % (len(self._rows) - len(shown)))
         return "\n".join(lines)
+
+    def _repr_html_(self):
+        """Jupyter's view: the first 10 rows as an HTML table under the
+        same title as print()'s."""
+        title = "Table with %d rows and %d columns" % (len(self._rows), len(self._cols))
+        shown = self._rows[:10]
+
+        def td(v):
+            right = isinstance(v, (int, float)) and not isinstance(v, bool)
+            return "<td style='text-align:%s'>%s</td>" % (
+                "right" if right else "left", html.escape("" if v is None else str(v)))
+        rows = "".join("<tr>%s</tr>" % "".join(td(v) for v in r) for r in shown)
+        more = ("<p>... %d more rows</p>" % (len(self._rows) - len(shown))
+                if len(self._rows) > len(shown) else "")
+        return ("<div class=rt-table><p><b>%s</b></p><table><thead><tr>%s</tr></thead>"
+                "<tbody>%s</tbody></table>%s</div>"
+                % (html.escape(title),
+                   "".join("<th>%s</th>" % html.escape(str(c)) for c in self._cols), rows, more))
+
+    def to_pandas(self):
+        """A pandas DataFrame of the rows, `timestamp` as UTC datetimes.
+        pandas is not a dependency: without it, ImportError says so."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("rt_tracker: to_pandas() needs pandas, which is not installed "
+                              "here (pip install pandas); to_dict() and to_columns() give the "
+                              "same data without it") from None
+        df = pd.DataFrame(self._rows, columns=self._cols)
+        if "timestamp" in df.columns:
+            df["timestamp"] = pd.to_datetime(df["timestamp"], unit="s", utc=True)
+        return df
 
     def head(self, n=5):
         """The first n rows (all but the last -n when n is negative)."""

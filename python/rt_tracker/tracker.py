@@ -16,6 +16,7 @@ import collections
 import ctypes
 import fcntl
 import gzip
+import html
 import json
 import os
 import platform
@@ -123,6 +124,14 @@ class Report(str):
         with open(path, "w", encoding="utf-8") as f:
             f.write(self)
         return path
+
+    def _repr_html_(self):
+        """Jupyter's view: the page in a frame of its own (its styles and
+        scripts stay in it), or the error when there is none."""
+        if not self:
+            return "<p>rt_tracker: no report: %s</p>" % html.escape(str(self.error or ""))
+        return ("<iframe srcdoc=\"%s\" style='width:100%%;height:720px;border:1px solid #ccc'>"
+                "</iframe>" % html.escape(str(self), quote=True))
 
     def browse(self):
         fd, path = tempfile.mkstemp(prefix="rt-report-", suffix=".html")
@@ -561,6 +570,17 @@ class ResourceTracker:
             if per_gpu:
                 out["process_gpu_vram_mib_per_gpu"] = {"max": round(max(per_gpu), 2)}
         return out
+
+    def _repr_html_(self):
+        """Jupyter's view: the tracker's state, and rt's answer with a small
+        chart once it has samples (rt_tracker.notebook lays it out)."""
+        from .notebook import answer_html
+
+        state = ("running" if self.running else "stopped" if hasattr(self, "stop_time")
+                 else "not started")
+        head = "<p><b>ResourceTracker</b> (rt): %s, %d samples every %g s</p>" % (
+            state, self.n_samples, self.interval)
+        return head + (answer_html(self) if self.n_samples else "")
 
     def summary(self):
         """rt's summary of the run: (text, dict of summary --json)."""

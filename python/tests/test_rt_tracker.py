@@ -763,3 +763,25 @@ def test_stats_take_the_references_statspec_and_cleanup_removes_the_store():
     assert os.path.isdir(store)
     t.cleanup()
     assert not os.path.exists(store)
+
+
+def test_views_for_jupyter_and_to_pandas_without_pandas(monkeypatch):
+    """Tables, reports and trackers render as HTML in Jupyter (escaped);
+    to_pandas() without pandas says what to do in one line."""
+    from rt_tracker.table import Table
+    from rt_tracker.tracker import Report
+    t = Table([{"timestamp": 1.5, "name": "<b>x</b>"}] * 12)
+    page = t._repr_html_()
+    assert "Table with 12 rows and 2 columns" in page and "... 2 more rows" in page
+    assert "&lt;b&gt;x&lt;/b&gt;" in page and "<b>x</b>" not in page.replace("<b>Table", "")
+    rep = Report("<html><body>\"quoted\" & more</body></html>")
+    frame = rep._repr_html_()
+    assert frame.startswith("<iframe srcdoc=\"") and "&quot;quoted&quot; &amp; more" in frame
+    empty = Report("")
+    empty.error = "rt-export: <nothing>"
+    assert "rt-export: &lt;nothing&gt;" in empty._repr_html_()
+    tracker = ResourceTracker(interval=0.2)
+    assert "not started, 0 samples" in tracker._repr_html_()
+    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas: ImportError
+    with pytest.raises(ImportError, match="to_pandas\\(\\) needs pandas, which is not installed"):
+        t.to_pandas()
