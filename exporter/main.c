@@ -618,15 +618,16 @@ static void usage(FILE *f)
 				h++;
 		}
 	}
-	fputs("\nRUN is a run id or 'latest'. T is ISO 8601 (2026-11-21T10:00:00Z) or epoch "
-	      "seconds.\n"
-	      "SELECT picks the job's runs: [--stage NAME] (their --stage-name, a Metaflow step),\n"
-	      "[--external-run-id ID] (of one run of the orchestrator), [--last N] (the newest N).\n"
-	      "--csv-columns extended (or TRACKER_CSV_COLUMNS=extended) appends the saturation,\n"
-	      "pressure and cgroup columns to the 32 of CSV output (replay, tail, live, upload).\n"
-	      "The store is --store DIR, else $RT_STORE, else $XDG_DATA_HOME/resource-tracker,\n"
-	      "else ~/.local/share/resource-tracker. -o - writes to stdout.\n",
-	      f);
+	fputs(
+	    "\nRUN is a run id or 'latest'. T is ISO 8601 (2026-11-21T10:00:00Z) or epoch "
+	    "seconds.\n"
+	    "SELECT picks the job's runs: [--stage NAME] (their --stage-name, a Metaflow step),\n"
+	    "[--external-run-id ID] (of one run of the orchestrator), [--last N] (the newest N).\n"
+	    "--csv-columns extended (or TRACKER_CSV_COLUMNS=extended) appends the saturation,\n"
+	    "pressure and cgroup columns to the 32 of CSV output (replay, tail, live, upload).\n"
+	    "The store is --store DIR, else $RT_STORE, else $XDG_DATA_HOME/resource-tracker,\n"
+	    "else ~/.local/share/resource-tracker. -o - writes to stdout.\n",
+	    f);
 }
 
 #ifndef RT_EXPORT_FULL

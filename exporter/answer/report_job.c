@@ -98,8 +98,8 @@ static const char *task_header(const struct rt_answer *runs, size_t n)
 	return head;
 }
 
-/* The run's task, its job's name left off the front (Flow/17/work/5 ->
- * 17/work/5: the run and task ids Metaflow's client takes). */
+/* The run's task, its job's name left off the front (Flow/17/train/5 ->
+ * 17/train/5: the run and task ids Metaflow's client takes). */
 static void task_cell(struct rt_buf *b, const struct rt_answer *a)
 {
 	const char *t = rt_meta_str(a->meta, "metadata", "task_name");

@@ -197,7 +197,7 @@ def test_a_foreachs_branches_each_say_their_line_and_the_last_the_steps(work):
     run_flow(work, "branches_flow.py")
     from metaflow import Flow
     run = Flow("BranchesFlow").latest_run
-    tasks = sorted(run["work"].tasks(), key=lambda t: t.data.resource_tracker_data["rt"]["run"])
+    tasks = sorted(run["train"].tasks(), key=lambda t: t.data.resource_tracker_data["rt"]["run"])
     assert len(tasks) == 3
     own, steps = {}, {}
     for t in tasks:
@@ -222,13 +222,13 @@ def test_a_foreachs_branches_each_say_their_line_and_the_last_the_steps(work):
     # the branches' table names them by Metaflow's run and task ids
     assert "Metaflow run/step/task" in page
     for t in tasks:
-        assert "%s/work/%s" % (run.id, t.id) in page, t.id
+        assert "%s/train/%s" % (run.id, t.id) in page, t.id
     # every branch's step line is at least its own
     for tid, (s, _) in steps.items():
         m = int(s["line"].split("memory=")[1].rstrip(")"))
         assert m >= int(own[tid].split("memory=")[1].rstrip(")")), (s, own[tid])
     browse(work, page, "foreach")
     # rt-export gives the same line for the step
-    js = json.loads(export("recommend", "--job", "BranchesFlow", "--stage", "work",
+    js = json.loads(export("recommend", "--job", "BranchesFlow", "--stage", "train",
                            "--external-run-id", str(run.id), "--json"))
     assert js["scheduler"]["line"] == largest and js["branches"]["count"] == 3, js

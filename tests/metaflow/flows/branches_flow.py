@@ -11,12 +11,12 @@ class BranchesFlow(FlowSpec):
     @step
     def start(self):
         self.items = [60, 150, 400]
-        self.next(self.work, foreach="items")
+        self.next(self.train, foreach="items")
 
     @track_resources(interval=0.2)
     @resources(cpu=2, memory=3000)
     @step
-    def work(self):
+    def train(self):
         block = bytearray(self.input << 20)
         block[::4096] = b"\x01" * len(block[::4096])
         time.sleep(0.8 + 1.2 * self.index)
