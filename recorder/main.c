@@ -538,6 +538,8 @@ static void run_sample_loop(struct run *r)
 		if (r->stopped || r->cmd_done)
 			break;
 		uint64_t took_from = rt_clock_mono_real();
+		if (r->cg) /* its OOM kills and parts, every 5 s */
+			rt_cgrun_read_parts(r->cg, &r->s.col, 0);
 		int rc = rt_sampler_take(&r->s, 0, r->warn, sizeof(r->warn));
 		took_ns = rt_clock_mono_real() - took_from;
 		say_lines(r->warn);
@@ -575,6 +577,8 @@ static void run_final_sample(struct run *r)
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
 	}
+	if (r->cg)
+		rt_cgrun_read_parts(r->cg, &r->s.col, 1);
 	if (rt_sampler_take(&r->s, RT_REC_FINAL, r->warn, sizeof(r->warn)) == 0)
 		say_lines(r->warn);
 }
@@ -677,8 +681,12 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 	run_sample_loop(r);
 	run_final_sample(r);
 	run_status(r);
-	if (r->cg) /* the group's CPU that no interval holds */
+	if (r->cg) { /* the group's CPU that no interval holds; its memory's end */
 		r->cg->meta.cpu_before = r->s.cg_before;
+		rt_cgrun_read_parts(r->cg, &r->s.col, 1);
+		if (rt_cgrun_end(r->cg)) /* the kernel killed some of it: OOM */
+			r->meta.status = rt_run_status_name(RT_RUN_KILLED);
+	}
 	finish_run(&r->sc, &r->s, &r->meta, &r->mb, &r->pipe_out, r->exporter, r->uploader,
 	           r->pusher);
 	rt_proctree_close(r->tree);

@@ -204,6 +204,53 @@ static void write_allocation(struct rt_buf *b, const struct rt_alloc *a)
 	rt_buf_putc(b, '}');
 }
 
+/* The end's figures of a job's group: its memory, its parts. */
+static void write_cgroup_end(struct rt_buf *b, const struct rt_run_cgroup *g)
+{
+	if (g->array_job_id && g->array_task_id) {
+		key(b, "array_job_id");
+		str_or_null(b, g->array_job_id);
+		key(b, "array_task_id");
+		str_or_null(b, g->array_task_id);
+	}
+	if (!g->ended || !g->mem_known)
+		return; /* (older runs' metadata unchanged) */
+	key(b, "oom_kills");
+	rt_buf_u64(b, g->oom_kills);
+	key(b, "mem_peak_bytes");
+	rt_buf_u64(b, g->mem_peak);
+	key(b, "mem_limit_bytes");
+	if (g->mem_limit >= 0)
+		rt_buf_i64(b, g->mem_limit);
+	else
+		rt_buf_puts(b, "null");
+	key(b, "limit_hits");
+	rt_buf_u64(b, g->limit_hits);
+	key(b, "parts");
+	rt_buf_putc(b, '[');
+	for (unsigned i = 0; i < g->nparts; i++) {
+		const struct rt_run_part *p = &g->parts[i];
+		rt_buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
+		str_or_null(b, p->name);
+		key(b, "cpu_secs");
+		if (p->cpu_secs >= 0)
+			rt_buf_f64_json(b, p->cpu_secs);
+		else
+			rt_buf_puts(b, "null");
+		key(b, "mem_peak_bytes");
+		rt_buf_u64(b, p->mem_peak);
+		key(b, "mem_limit_bytes");
+		if (p->mem_limit >= 0)
+			rt_buf_i64(b, p->mem_limit);
+		else
+			rt_buf_puts(b, "null");
+		key(b, "oom_kills");
+		rt_buf_u64(b, p->oom_kills);
+		rt_buf_putc(b, '}');
+	}
+	rt_buf_putc(b, ']');
+}
+
 /* "cgroup": the job's group and who it is in its scheduler's terms. */
 static void write_cgroup(struct rt_buf *b, const struct rt_run_cgroup *g)
 {
@@ -239,6 +286,7 @@ static void write_cgroup(struct rt_buf *b, const struct rt_run_cgroup *g)
 			}
 		rt_buf_putc(b, ']');
 	}
+	write_cgroup_end(b, g);
 	rt_buf_putc(b, '}');
 }
 

@@ -166,6 +166,9 @@ struct rt_note {
 };
 #define RT_NOTES_MAX 40
 size_t rt_summary_notes(const struct rt_answer *a, struct rt_note *out, size_t max);
+/* Kills elsewhere on the host during the run, said as the host's (never
+ * among what held the job back): 1 with the line in out, else 0. */
+int rt_host_oom_text(const struct rt_runstats *st, uint64_t start_ns, char *out, size_t cap);
 size_t rt_findings_text(const struct rt_runstats *st, uint64_t start_ns, char out[][RT_FINDING_LEN],
                         size_t max);
 /* "servers" and "cost" into obj */

@@ -284,6 +284,7 @@ double rt_stats_secs(const struct rt_runstats *st, unsigned id)
 void rt_stats_compute(struct rt_series *s, struct rt_runstats *st)
 {
 	memset(st, 0, sizeof(*st));
+	st->job_oom_kills = st->job_mem_peak_mib = st->job_mem_limit_mib = st->job_limit_hits = -1;
 	rt_series_flush(s);
 	fold_short_tail(s);
 	double(*orig)[2] = s->tail_orig;
@@ -358,6 +359,8 @@ void rt_stats_aggregate(const struct rt_runstats *runs, size_t n, struct rt_runs
 {
 	memset(out, 0, sizeof(*out));
 	out->rss_max_mib = out->mem_peak_mib = out->hwm_max_mib = -1;
+	out->job_oom_kills = out->job_mem_peak_mib = out->job_mem_limit_mib = -1;
+	out->job_limit_hits = -1;
 	size_t measured = 0; /* a run that ended before its first sample has no say */
 	for (size_t r = 0; r < n; r++)
 		measured += runs[r].lines > 0;
@@ -374,6 +377,15 @@ void rt_stats_aggregate(const struct rt_runstats *runs, size_t n, struct rt_runs
 			out->hwm_max_mib = runs[r].hwm_max_mib;
 		if (runs[r].hwm_before_mib > out->hwm_before_mib)
 			out->hwm_before_mib = runs[r].hwm_before_mib;
+		/* the job's group: the run that was killed, or peaked the most */
+		if (runs[r].job_oom_kills > out->job_oom_kills)
+			out->job_oom_kills = runs[r].job_oom_kills;
+		if (runs[r].job_limit_hits > out->job_limit_hits)
+			out->job_limit_hits = runs[r].job_limit_hits;
+		if (runs[r].job_mem_peak_mib > out->job_mem_peak_mib)
+			out->job_mem_peak_mib = runs[r].job_mem_peak_mib;
+		if (runs[r].job_mem_limit_mib > out->job_mem_limit_mib)
+			out->job_mem_limit_mib = runs[r].job_mem_limit_mib;
 		out->has_proc |= runs[r].has_proc;
 		rt_gpustat_merge(out->gpu, &out->ngpu, runs[r].gpu, runs[r].ngpu);
 	}
@@ -482,6 +494,34 @@ static const struct rt_colstat *xcol(const struct rt_runstats *st, unsigned name
 	return c >= 0 && st->col[c].present ? &st->col[c] : NULL;
 }
 
+/* OOM kills: a job known by its cgroup counts its whole subtree's (its
+ * metadata's, from the group's making: kills before the first sample
+ * too); else its cgroup's counter moved during the run. The host's
+ * per-interval count beyond those is the host's, kept apart. */
+static void find_oom(const struct rt_runstats *st, struct rt_findings *f)
+{
+	const struct rt_colstat *c = xcol(st, RT_V_CG_OOM_KILLS);
+	const struct rt_colstat *h = xcol(st, RT_V_OOM_KILLS);
+	if (st->job_oom_kills > 0) {
+		f->oom_kills = st->job_oom_kills;
+		f->oom_in_cgroup = 1;
+		f->oom_at = c && c->first_nonzero >= 0 ? c->first_nonzero
+		            : h                        ? h->first_nonzero
+		                                       : -1;
+	} else if (st->job_oom_kills < 0 && c && c->last > c->first) {
+		f->oom_kills = c->last - c->first;
+		f->oom_in_cgroup = 1;
+		f->oom_at = c->first_nonzero >= 0 && c->first == 0 ? c->first_nonzero : -1;
+	}
+	double host = h && h->sum > 0 ? h->sum : 0;
+	if (host > f->oom_kills && !f->oom_in_cgroup) {
+		f->host_oom_kills = host;
+		f->oom_at = h->first_nonzero;
+	} else if (host > f->oom_kills) {
+		f->host_oom_kills = host - f->oom_kills;
+	}
+}
+
 void rt_findings(const struct rt_runstats *st, struct rt_findings *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -489,16 +529,7 @@ void rt_findings(const struct rt_runstats *st, struct rt_findings *f)
 	f->throttled_pct = f->psi_cpu = f->psi_mem = f->psi_io = -1;
 	f->disk_rlat = f->disk_rlat_p95 = f->disk_wlat = f->disk_wlat_p95 = f->gpus_throttled = -1;
 	const struct rt_colstat *c;
-	/* OOM kills: the job's cgroup counter moved during the run; else the
-	 * host's per-interval count (someone on the host was killed) */
-	if ((c = xcol(st, RT_V_CG_OOM_KILLS)) && c->last > c->first) {
-		f->oom_kills = c->last - c->first;
-		f->oom_in_cgroup = 1;
-		f->oom_at = c->first_nonzero >= 0 && c->first == 0 ? c->first_nonzero : -1;
-	} else if ((c = xcol(st, RT_V_OOM_KILLS)) && c->sum > 0) {
-		f->oom_kills = c->sum;
-		f->oom_at = c->first_nonzero;
-	}
+	find_oom(st, f);
 	/* the cgroup the job ended in (it may have moved into it mid-run) */
 	if ((c = xcol(st, RT_V_CG_MEM_LIMIT)))
 		f->mem_limit_mib = c->last;
@@ -509,6 +540,12 @@ void rt_findings(const struct rt_runstats *st, struct rt_findings *f)
 	 * during the run, so a peak from before the job is not the job's */
 	if ((c = xcol(st, RT_V_CG_MEM_PEAK)) && c->last > c->first && c->max > f->mem_used_max_mib)
 		f->mem_used_max_mib = c->max;
+	/* a job's own group: its high-water mark since it was made is the job's */
+	if (st->job_mem_peak_mib > f->mem_used_max_mib)
+		f->mem_used_max_mib = st->job_mem_peak_mib;
+	if (st->job_mem_limit_mib > 0)
+		f->mem_limit_mib = st->job_mem_limit_mib;
+	f->limit_hits = st->job_limit_hits;
 	if (f->mem_limit_mib > 0 && f->mem_used_max_mib > f->mem_limit_mib)
 		f->mem_used_max_mib = f->mem_limit_mib;
 	/* killed in its cgroup: it was at its limit then, whatever a sample
@@ -632,6 +669,27 @@ static void raise_for_quota(struct rt_recommendation *r, double limit, long most
 	}
 }
 
+/* Killed in its cgroup: it wanted more than it could have, and how much
+ * more was not seen. At least its limit x 1.2 on the usual steps (its
+ * peak's where no limit is known). */
+static void raise_for_oom(struct rt_recommendation *r, const struct rt_findings *f)
+{
+	double base = f->mem_limit_mib > 0 ? f->mem_limit_mib : f->mem_used_max_mib;
+	long m = rt_round_memory(base * 1.2);
+	char b[200];
+	if (m <= (long)ceil(base))
+		m = rt_round_memory(base + 1); /* never the limit that killed it */
+	if (m < r->memory_mib)
+		return;
+	r->memory_mib = m;
+	r->memory_at_least = 1;
+	snprintf(b, sizeof(b),
+	         "memory: OOM-killed in its cgroup at its %.0f MiB limit, so its need was not "
+	         "seen: at least that x 1.2",
+	         base);
+	why(r, b);
+}
+
 void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
 {
 	memset(r, 0, sizeof(*r)); /* every field set below or left 0 (memory_at_least) */
@@ -649,10 +707,17 @@ void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
 	const struct rt_colstat *pss = xcol(st, RT_V_PROC_PSS);
 	if (!sys && pss && peak > pss->max * 1.05 && peak >= 1) {
 		char b[160];
-		snprintf(b, sizeof(b),
-		         "memory: from the %.0f MiB one process reached between samples (its "
-		         "high-water mark), above the %.0f MiB the samples saw",
-		         peak, pss->max);
+		if (st->job_mem_peak_mib >= peak) /* (killed: its group's, summary.c) */
+			snprintf(b, sizeof(b),
+			         "memory: from the %.0f MiB its cgroup reached (the group's "
+			         "high-water mark), above the %.0f MiB the samples saw",
+			         peak, pss->max);
+		else
+			snprintf(
+			    b, sizeof(b),
+			    "memory: from the %.0f MiB one process reached between samples (its "
+			    "high-water mark), above the %.0f MiB the samples saw",
+			    peak, pss->max);
 		why(r, b);
 	}
 	if (!sys && st->hwm_before_mib > 0 && !r->why_mem[0])
@@ -684,17 +749,8 @@ void rt_recommend(const struct rt_runstats *st, struct rt_recommendation *r)
 	/* what it used is not what it needed when something held it back */
 	struct rt_findings f;
 	rt_findings(st, &f);
-	if (f.oom_kills > 0 && f.oom_in_cgroup) {
-		/* it wanted more than it could have: twice its limit (or peak) */
-		double base = f.mem_limit_mib > 0 ? f.mem_limit_mib : f.mem_used_max_mib;
-		long m = rt_round_memory(base * 2);
-		if (m >= r->memory_mib) {
-			r->memory_mib = m;
-			r->memory_at_least = 1;
-			why(r, "memory: OOM-killed at its limit while it grew, so its need was not "
-			       "seen: at least twice that");
-		}
-	}
+	if (f.oom_kills > 0 && f.oom_in_cgroup)
+		raise_for_oom(r, &f);
 	if (f.throttled_pct >= RT_THROTTLED_PCT && f.cpu_limit > 0)
 		raise_for_quota(r, f.cpu_limit, most);
 	if (f.psi_mem >= RT_MEM_STALL_PCT && !(f.oom_kills > 0 && f.oom_in_cgroup)) {

@@ -106,6 +106,11 @@ struct rt_runstats {
 	double hwm_before_mib;
 	double shared_min_mib; /* the least RSS - PSS of a live tree, -1: unknown */
 	int has_proc;          /* process columns present (wrapper or --pid) */
+	/* a job known by its cgroup, as its metadata said at the end (rt 0.5;
+	 * -1: not recorded): the OOM kills in its whole subtree of groups, its
+	 * group's high-water mark since it was made and its limit (MiB, 0:
+	 * none), the times it reached that limit */
+	double job_oom_kills, job_mem_peak_mib, job_mem_limit_mib, job_limit_hits;
 	/* The tracked tree's life: the job's columns cover its lines only (a
 	 * --pid process that ended before the tracker did). job_duration is
 	 * the seconds they cover; tail_after the seconds the tracker ran on
@@ -175,6 +180,8 @@ struct rt_findings {
 	double oom_kills;        /* during the run: its cgroup's, else the host's */
 	double oom_at;           /* seconds into the run of the first, -1: none or unknown */
 	int oom_in_cgroup;       /* counted in the job's cgroup (not just somewhere) */
+	double host_oom_kills;   /* kills elsewhere on the host during the run */
+	double limit_hits;       /* times the job's group reached its limit, -1: unknown */
 	double mem_limit_mib;    /* the job's cgroup, 0: none or unknown */
 	double mem_used_max_mib; /* its peak use seen, 0: unknown */
 	double throttled_pct;    /* % of the run its CPU quota held it back, -1: unknown */

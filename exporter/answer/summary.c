@@ -43,11 +43,32 @@ static void partial_tree_memory(struct rt_answer *a)
 		a->st.mem_peak_mib = a->st.col[k].max;
 }
 
+/* A job known by its cgroup: what its group said at the run's end. */
+static void job_group_memory(struct rt_answer *a)
+{
+	double kills = rt_meta_num(a->meta, "cgroup", "oom_kills");
+	double peak = rt_meta_num(a->meta, "cgroup", "mem_peak_bytes");
+	double limit = rt_meta_num(a->meta, "cgroup", "mem_limit_bytes");
+	double hits = rt_meta_num(a->meta, "cgroup", "limit_hits");
+	if (!isfinite(kills) || kills < 0)
+		return; /* a run of an older rt, or a group whose memory was unread */
+	a->st.job_oom_kills = kills;
+	a->st.job_limit_hits = isfinite(hits) && hits >= 0 ? hits : -1;
+	a->st.job_mem_limit_mib = isfinite(limit) && limit > 0 ? limit / 1048576.0 : 0;
+	a->st.job_mem_peak_mib = isfinite(peak) && peak > 0 ? peak / 1048576.0 : -1;
+	/* the group's high-water mark since it was made is the job's peak
+	 * when it was killed (a growth killed between samples); otherwise it
+	 * holds the page cache the kernel let fill the limit, said beside */
+	if (kills > 0 && a->st.job_mem_peak_mib > a->st.mem_peak_mib)
+		a->st.mem_peak_mib = a->st.job_mem_peak_mib;
+}
+
 static void answer_finish(struct rt_answer *a)
 {
 	rt_stats_compute(&a->series, &a->st);
 	a->meta = a->ri.meta_json ? cJSON_Parse(a->ri.meta_json) : NULL;
 	partial_tree_memory(a);
+	job_group_memory(a);
 	double before = rt_meta_num(a->meta, NULL, "peak_before_tracking_mib");
 	a->st.hwm_before_mib = isfinite(before) && before > 0 ? before : 0;
 	a->has_exit_code = a->ri.has_exit_code;

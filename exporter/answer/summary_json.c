@@ -102,6 +102,7 @@ cJSON *rt_json_findings(const struct rt_runstats *st)
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddNumberToObject(o, "oom_kills", x.oom_kills);
 	cJSON_AddBoolToObject(o, "oom_in_job_cgroup", x.oom_in_cgroup);
+	cJSON_AddNumberToObject(o, "host_oom_kills", x.host_oom_kills);
 	if (x.oom_at >= 0)
 		cJSON_AddNumberToObject(o, "oom_at_secs", x.oom_at);
 	else
@@ -115,6 +116,7 @@ cJSON *rt_json_findings(const struct rt_runstats *st)
 	} while (0)
 	NUM_OR_NULL("cgroup_memory_limit_mib", x.mem_limit_mib, x.mem_limit_mib > 0);
 	NUM_OR_NULL("cgroup_memory_peak_mib", x.mem_used_max_mib, x.mem_used_max_mib > 0);
+	NUM_OR_NULL("cgroup_memory_limit_hits", x.limit_hits, x.limit_hits >= 0);
 	NUM_OR_NULL("cpu_throttled_pct", x.throttled_pct, x.throttled_pct >= 0);
 	NUM_OR_NULL("cgroup_cpu_limit_cores", x.cpu_limit, x.cpu_limit > 0);
 	NUM_OR_NULL("cpu_pressure_pct", x.psi_cpu, x.psi_cpu >= 0);

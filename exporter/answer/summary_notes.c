@@ -177,32 +177,67 @@ void ans_reco_text(char *buf, size_t cap, const struct rt_recommendation *r)
 		snprintf(buf + n, cap - n, " (from the whole system: this run tracked no process)");
 }
 
+/* " at hh:mm:ss" of a moment secs into the run, "" when unknown. */
+static void at_clock(char *buf, size_t cap, uint64_t start_ns, double secs)
+{
+	char iso[32];
+	buf[0] = '\0';
+	if (secs < 0 || !start_ns)
+		return;
+	rt_fmt_iso8601(iso, sizeof(iso), start_ns + (uint64_t)(secs * 1e9));
+	snprintf(buf, cap, " at %.8s", iso + 11); /* hh:mm:ss */
+}
+
+/* The job OOM-killed in its cgroup: when, and what its limit was. */
+static void oom_text(const struct rt_runstats *st, const struct rt_findings *x, uint64_t start_ns,
+                     char *out)
+{
+	char when[32], used[64] = "";
+	at_clock(when, sizeof(when), start_ns, x->oom_at);
+	if (st->job_oom_kills > 0 && x->mem_limit_mib > 0) /* (a job's own group) */
+		snprintf(out, RT_FINDING_LEN,
+		         "OOM-killed in its cgroup%s: its %.0f MiB limit was too small (%.0f "
+		         "kill%s)",
+		         when, x->mem_limit_mib, x->oom_kills, x->oom_kills == 1 ? "" : "s");
+	else {
+		if (x->mem_used_max_mib > 0 && x->mem_limit_mib > 0)
+			snprintf(used, sizeof(used), " with %.2f of %.2f GiB in use",
+			         x->mem_used_max_mib / 1024.0, x->mem_limit_mib / 1024.0);
+		snprintf(out, RT_FINDING_LEN,
+		         "the job was OOM-killed%s%s (%.0f kill%s in its cgroup)", when, used,
+		         x->oom_kills, x->oom_kills == 1 ? "" : "s");
+	}
+}
+
+int rt_host_oom_text(const struct rt_runstats *st, uint64_t start_ns, char *out, size_t cap)
+{
+	struct rt_findings x;
+	char when[32];
+	rt_findings(st, &x);
+	if (x.host_oom_kills <= 0)
+		return 0;
+	at_clock(when, sizeof(when), start_ns, x.oom_in_cgroup ? -1 : x.oom_at);
+	snprintf(out, cap,
+	         "%.0f process%s elsewhere on the host %s OOM-killed during the run%s (not "
+	         "this job's)",
+	         x.host_oom_kills, x.host_oom_kills == 1 ? "" : "es",
+	         x.host_oom_kills == 1 ? "was" : "were", when);
+	return 1;
+}
+
 size_t rt_findings_text(const struct rt_runstats *st, uint64_t start_ns, char out[][RT_FINDING_LEN],
                         size_t max)
 {
 	struct rt_findings x;
 	rt_findings(st, &x);
 	size_t n = 0;
-	if (x.oom_kills > 0 && n < max) {
-		char when[32] = "", used[64] = "";
-		if (x.oom_at >= 0 && start_ns) {
-			char iso[32];
-			rt_fmt_iso8601(iso, sizeof(iso), start_ns + (uint64_t)(x.oom_at * 1e9));
-			snprintf(when, sizeof(when), " at %.8s", iso + 11); /* hh:mm:ss */
-		}
-		if (x.mem_used_max_mib > 0 && x.mem_limit_mib > 0)
-			snprintf(used, sizeof(used), " with %.2f of %.2f GiB in use",
-			         x.mem_used_max_mib / 1024.0, x.mem_limit_mib / 1024.0);
-		if (x.oom_in_cgroup)
-			snprintf(out[n++], RT_FINDING_LEN,
-			         "the job was OOM-killed%s%s (%.0f kill%s in its cgroup)", when,
-			         used, x.oom_kills, x.oom_kills == 1 ? "" : "s");
-		else
-			snprintf(out[n++], RT_FINDING_LEN,
-			         "%.0f process%s on the host %s OOM-killed during the run%s",
-			         x.oom_kills, x.oom_kills == 1 ? "" : "es",
-			         x.oom_kills == 1 ? "was" : "were", when);
-	}
+	if (x.oom_kills > 0 && x.oom_in_cgroup && n < max)
+		oom_text(st, &x, start_ns, out[n++]);
+	if (x.limit_hits > 0 && !x.oom_kills && n < max)
+		snprintf(out[n++], RT_FINDING_LEN,
+		         "reached its %.0f MiB limit %.0f time%s (the kernel reclaimed its page "
+		         "cache to stay under it; no process was killed)",
+		         x.mem_limit_mib, x.limit_hits, x.limit_hits == 1 ? "" : "s");
 	if (x.throttled_pct >= RT_THROTTLED_PCT && n < max)
 		snprintf(out[n++], RT_FINDING_LEN,
 		         "CPU throttled %.0f %% of the run: the quota (%.2g cores), not the work, "
@@ -334,6 +369,9 @@ size_t rt_summary_notes(const struct rt_answer *a, struct rt_note *out, size_t m
 	for (size_t i = 0; i < nf; i++)
 		if ((x = note(out, &n, max, "!")))
 			snprintf(x->text, sizeof(x->text), "%.*s", RT_FINDING_LEN, found[i]);
+	if ((x = note(out, &n, max, "on the host")) &&
+	    !rt_host_oom_text(st, a->ri.start_ns, x->text, sizeof(x->text)))
+		n--;
 	if ((x = note(out, &n, max, "recommended")))
 		ans_reco_text(x->text, sizeof(x->text), &r);
 	if (r.mem_note[0] && (x = note(out, &n, max, "")))

@@ -66,6 +66,16 @@ struct rt_run_meta {
 	const struct rt_run_cgroup *cgroup;
 };
 
+/* A part of a job known by its cgroup (a group right below the job's: a
+ * Slurm step, a pod's container), as its own counters said at the end. */
+struct rt_run_part {
+	const char *name;   /* its group's directory name */
+	double cpu_secs;    /* -1: unknown */
+	uint64_t mem_peak;  /* its high-water mark, bytes; 0: unknown */
+	int64_t mem_limit;  /* bytes, -1: none */
+	uint64_t oom_kills; /* in its subtree */
+};
+
 struct rt_run_cgroup {
 	const char *path;      /* relative to the hierarchies */
 	const char *scheduler; /* "slurm", "kubernetes", "systemd", NULL */
@@ -77,6 +87,16 @@ struct rt_run_cgroup {
 	double cpu_before;     /* its CPU seconds before the first sample, < 0: unknown */
 	unsigned bounds;       /* what the member walk's bounds left unread (1 depth,
 	                        * 2 groups, 4 members, 8 environment): "bounds_hit" */
+	const char *array_job_id, *array_task_id; /* a Slurm array's task, NULL */
+	/* at the run's end (ended 1), the kernel's word on its memory */
+	int ended;
+	int mem_known;       /* its memory group was read */
+	uint64_t oom_kills;  /* OOM kills in its whole subtree of groups */
+	uint64_t mem_peak;   /* its group's high-water mark since it was made, bytes */
+	int64_t mem_limit;   /* bytes, -1: none */
+	uint64_t limit_hits; /* times it reached its limit (v1 failcnt, v2 "max") */
+	const struct rt_run_part *parts;
+	unsigned nparts;
 };
 
 /* Serialize m as one JSON object (no newline). */

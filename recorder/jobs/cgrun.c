@@ -76,24 +76,51 @@ static int events_say_empty(struct rt_cgrun *g)
 	return pop == -ENOENT || (pop == 0 && g->had_members);
 }
 
+/* A Slurm array's task, from the environment that names the job: its
+ * SLURM_ARRAY_JOB_ID and SLURM_ARRAY_TASK_ID (digits only), "J_T". */
+static void take_array(struct rt_cgrun *g)
+{
+	const char *aj = NULL, *at = NULL;
+	g->array_id[0] = g->array_job[0] = g->array_task[0] = '\0';
+	if (g->who.named && !strcmp(g->job.scheduler, "slurm")) {
+		aj = rt_env_lookup(g->who.env, g->who.envlen, "SLURM_ARRAY_JOB_ID");
+		at = rt_env_lookup(g->who.env, g->who.envlen, "SLURM_ARRAY_TASK_ID");
+	}
+	if (!aj || !at || !*aj || !*at || strspn(aj, "0123456789") != strlen(aj) ||
+	    strspn(at, "0123456789") != strlen(at) || strlen(aj) >= sizeof(g->array_job) ||
+	    strlen(at) >= sizeof(g->array_task))
+		return;
+	snprintf(g->array_job, sizeof(g->array_job), "%s", aj);
+	snprintf(g->array_task, sizeof(g->array_task), "%s", at);
+	snprintf(g->array_id, sizeof(g->array_id), "%s_%s", aj, at);
+}
+
 /* The metadata and the allocation's view of who runs in the group. */
 static void take_identity(struct rt_cgrun *g)
 {
 	const struct rt_cgjob *j = &g->job;
+	take_array(g);
+	rt_copy_text(g->ext_id, sizeof(g->ext_id), g->array_id[0] ? g->array_id : j->job_id);
 	const char *last = strrchr(j->path, '/');
 	rt_copy_text(g->job_name, sizeof(g->job_name),
 	             g->who.name[0] ? g->who.name
 	             : last         ? last + 1
 	                            : j->path);
+	unsigned bounds = g->meta.bounds; /* (what the walks met so far stays said) */
 	g->meta = (struct rt_run_cgroup){
+	    .bounds = bounds,
 	    .path = j->path,
 	    .scheduler = j->scheduler[0] ? j->scheduler : NULL,
-	    .job_id = j->job_id[0] ? j->job_id : NULL,
+	    .job_id = g->array_id[0] ? g->array_id
+	              : j->job_id[0] ? j->job_id
+	                             : NULL,
 	    .user = g->who.user[0] ? g->who.user : NULL,
 	    .name = g->who.name[0] ? g->who.name : NULL,
 	    .qos = j->qos[0] ? j->qos : NULL,
 	    .idle = !g->had_members,
 	    .cpu_before = -1,
+	    .array_job_id = g->array_id[0] ? g->array_job : NULL,
+	    .array_task_id = g->array_id[0] ? g->array_task : NULL,
 	};
 	g->alloc = (struct rt_alloc_job){
 	    .cp = j->cp,
@@ -218,8 +245,8 @@ void rt_cgrun_describe(struct rt_cgrun *g, struct rt_run_meta *m, const char **m
 		meta[RT_META_JOB_NAME] = g->job_name; /* kept current by rt_cgrun_refresh */
 	if (!meta[RT_META_ORCHESTRATOR] && j->scheduler[0])
 		meta[RT_META_ORCHESTRATOR] = j->scheduler;
-	if (!meta[RT_META_EXTERNAL_RUN_ID] && j->job_id[0])
-		meta[RT_META_EXTERNAL_RUN_ID] = j->job_id;
+	if (!meta[RT_META_EXTERNAL_RUN_ID] && j->job_id[0]) /* (kept current too) */
+		meta[RT_META_EXTERNAL_RUN_ID] = g->ext_id;
 }
 
 int rt_cgrun_tree(struct rt_cgrun *g, struct rt_proctree **tree)
@@ -295,12 +322,45 @@ int rt_cgrun_emptied(struct rt_cgrun *g, struct rt_collector *c)
 			}
 	if (!exited)
 		return 0;
-	/* the group's CPU now, while it is there; and who is left to watch */
+	/* the group's CPU now, while it is there (and its OOM counters: a
+	 * killed task's group goes with its step); who is left to watch */
 	rt_cgroup_job_cpu_now(c);
+	rt_cgrun_read_parts(g, c, 1);
 	rt_cgrun_watch(g, NULL);
 	pid_t one;
 	ssize_t m = rt_cgjob_members(&g->job, &one, 1);
 	return m == -ENOENT || (g->had_members && m == 0 && !g->job.walk.cut && !g->job.walk.err);
+}
+
+void rt_cgrun_read_parts(struct rt_cgrun *g, struct rt_collector *c, int force)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (!force && g->parts_at && ts.tv_sec - g->parts_at < 5)
+		return;
+	g->parts_at = ts.tv_sec ? ts.tv_sec : 1;
+	rt_cgparts_read(&g->parts, &g->job);
+	c->cg_oom_below = g->parts.below_oom;
+}
+
+int rt_cgrun_end(struct rt_cgrun *g)
+{
+	static struct rt_run_part part[RT_CGPARTS_MAX];
+	const struct rt_cgparts *p = &g->parts;
+	struct rt_run_cgroup *m = &g->meta;
+	for (unsigned i = 0; i < p->npart; i++)
+		part[i] =
+		    (struct rt_run_part){p->part[i].name, p->part[i].cpu_secs, p->part[i].mem_peak,
+		                         p->part[i].mem_limit, p->part[i].oom_kills};
+	m->ended = 1;
+	m->mem_known = p->known;
+	m->oom_kills = rt_cgparts_oom(p);
+	m->mem_peak = p->mem_peak;
+	m->mem_limit = p->known ? p->mem_limit : -1;
+	m->limit_hits = p->limit_hits;
+	m->parts = part;
+	m->nparts = p->npart;
+	return p->known && m->oom_kills > 0;
 }
 
 void rt_cgrun_close(struct rt_cgrun *g)

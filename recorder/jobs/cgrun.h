@@ -9,6 +9,7 @@
 
 #include "alloc_detect.h"
 #include "cgjob.h"
+#include "cgparts.h"
 #include "collect.h"
 #include "proctree.h"
 #include "rt/runmeta.h"
@@ -19,6 +20,9 @@ struct rt_cgrun {
 	struct rt_run_cgroup meta;
 	struct rt_alloc_job alloc;
 	char job_name[256]; /* the run's job name when the user gave none */
+	/* a Slurm array's task: "J_T" as Slurm names it, and its two parts */
+	char array_id[48], array_job[24], array_task[16];
+	char ext_id[96]; /* the run's external run id when the user gave none */
 	int had_members;
 	long opened;   /* monotonic seconds at the start: young for 10 s */
 	int events_fd; /* v2 cgroup.events (its "populated" wakes the wait), -1 */
@@ -31,6 +35,8 @@ struct rt_cgrun {
 		int fd;
 	} watch[64];
 	int nwatch;
+	struct rt_cgparts parts; /* the kernel's word on its memory, its parts */
+	long parts_at;           /* monotonic seconds of the parts' last read, 0 */
 	int said_err;  /* the listing's error last said (-errno), 0 */
 	int env_tries; /* samples whose environments were read to name it */
 };
@@ -64,6 +70,13 @@ void rt_cgrun_watch(struct rt_cgrun *g, struct rt_proctree *tree);
  * says so; v1: a member exited and none is left; its CPU counter is read
  * then, the members watched again). */
 int rt_cgrun_emptied(struct rt_cgrun *g, struct rt_collector *c);
+/* The job's OOM kills over its subtree, its group's peak and its parts
+ * (cgparts.h) read again when due (every 5 s; now when force), the kills
+ * below its group handed to the collector for the next record. */
+void rt_cgrun_read_parts(struct rt_cgrun *g, struct rt_collector *c, int force);
+/* At the run's end: the figures into the run's metadata ("cgroup"), and
+ * whether the kernel OOM-killed any of its processes. */
+int rt_cgrun_end(struct rt_cgrun *g);
 void rt_cgrun_close(struct rt_cgrun *g);
 
 #endif

@@ -350,7 +350,7 @@ static void cg_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 	if ((valid & RT_SYS_X_CG_MEM) && (valid & RT_SYS_X_CG_PEAK) && s->cg_mem_used > st->peak)
 		st->peak = s->cg_mem_used;
 	s->cg_mem_peak = st->peak;
-	s->cg_oom_kills = st->oom;
+	s->cg_oom_kills = st->oom + (st->v2 ? 0 : c->cg_oom_below);
 	s->cg_pids = st->pids;
 	s->cg_pids_max = st->pids_max;
 	s->cg_cpu_quota_usec = st->quota;

@@ -40,6 +40,10 @@ struct rt_collector {
 	pid_t job_pid; /* the tracked job (0: none yet): whose cgroup to read */
 	/* a job's group named (--cgroup): read it, whoever is in it */
 	const struct rt_cgroup_paths *cg_fixed;
+	/* v1: the OOM kills counted in the groups below that group (its own
+	 * counter holds only its own tasks'), added to its own; set by the
+	 * job's run (cgparts.c) */
+	uint64_t cg_oom_below;
 	/* every source keeps its state to itself: its `self`, by source */
 	void *own[RT_MAX_SOURCES];
 

@@ -1,0 +1,59 @@
+/*
+ * cgparts.h - the kernel's word on a job's memory and its parts: the OOM
+ * kills in the job's whole subtree of groups, its group's high-water mark
+ * and limit, and each part's own figures (the groups right below the
+ * job's: a Slurm job's steps, a pod's containers).
+ *
+ * Why a walk: on cgroup v1 the kernel counts an OOM kill only in the
+ * killed task's own group (memory.oom_control's oom_kill is not
+ * hierarchical), and Slurm's tasks live two levels below the job. On v2
+ * memory.events is hierarchical, so the job's own counter is the
+ * subtree's; the parts are read the same way on both.
+ *
+ * Read at the slow cadence (every 5 s), on a member's exit and at the
+ * run's last sample; a group removed keeps what was last read of it, so
+ * a kill counted in a step's group still counts after Slurm removes it.
+ * Read-only; bounded (64 levels, 512 groups, 16 parts).
+ */
+#ifndef RT_CGPARTS_H
+#define RT_CGPARTS_H
+
+#include <stdint.h>
+
+#include "cgjob.h"
+
+#define RT_CGPARTS_MAX 16
+#define RT_CGPARTS_GROUPS 512
+
+struct rt_cgpart {
+	char name[64];     /* the group's directory name */
+	double cpu_secs;   /* CPU charged to it, -1: unknown */
+	uint64_t mem_peak; /* its high-water mark, bytes; 0: unknown */
+	int64_t mem_limit; /* bytes, -1: none */
+	uint64_t oom_kills;
+};
+
+struct rt_cgparts {
+	/* each group read below the job's (v1): its inode, last oom_kill, part */
+	struct {
+		uint64_t ino, oom;
+		int part;
+	} seen[RT_CGPARTS_GROUPS];
+	unsigned nseen;
+	struct rt_cgpart part[RT_CGPARTS_MAX];
+	unsigned npart;
+	int known;           /* the job's memory group was read at least once */
+	uint64_t own_oom;    /* the job's own group's counter (v2: its subtree's) */
+	uint64_t below_oom;  /* v1: the kills its own counter does not hold */
+	uint64_t mem_peak;   /* the job's group's high-water mark since it was made */
+	int64_t mem_limit;   /* -1: none */
+	uint64_t limit_hits; /* v1 memory.failcnt, v2 memory.events "max" */
+};
+
+/* Read the job's group and the groups below it now (see above). */
+void rt_cgparts_read(struct rt_cgparts *p, const struct rt_cgjob *j);
+
+/* Every OOM kill counted in the job's subtree so far. */
+uint64_t rt_cgparts_oom(const struct rt_cgparts *p);
+
+#endif
