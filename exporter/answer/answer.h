@@ -201,6 +201,26 @@ size_t rt_idle_text(const cJSON *meta, char *buf, size_t cap);
 const char *rt_scheduler_label(const char *name);
 
 /* Meta helpers (NULL / NAN when absent). */
+/* A job's parts (cgroup.parts of a run of a job's group, parts.c): a
+ * Slurm job's steps, a pod's containers, each its own group's figures. */
+struct rt_job_part {
+	char name[64];   /* "batch", "0", a container id's first 12 characters */
+	double cpu_secs; /* -1: unknown */
+	double peak_mib, limit_mib, oom_kills; /* limit 0: none */
+};
+size_t rt_job_parts(const cJSON *meta, struct rt_job_part *out, size_t max);
+/* "steps" (Slurm), "containers" (Kubernetes), else "parts". */
+const char *rt_job_parts_label(const cJSON *meta);
+/* "0: CPU 1.63 s, peak 7 MiB of 300 MiB" */
+size_t rt_job_part_text(const struct rt_job_part *p, char *buf, size_t cap);
+/* A container's own resources block from its own figures over the run's
+ * duration: CPU requested in millicores (its mean, up to 100m), memory
+ * requested and limited alike (its peak x 1.2; killed: its limit x 1.2). */
+size_t rt_container_resources(const struct rt_job_part *p, double duration, char *buf, size_t cap);
+/* "<id>: resources: {...}", said "at least" for a container OOM-killed. */
+size_t rt_container_line(const struct rt_job_part *p, double duration, char *buf, size_t cap);
+/* The parts as JSON ("parts"), a pod's containers with their "resources". */
+cJSON *rt_json_parts(const cJSON *meta, double duration);
 const char *rt_meta_str(const cJSON *meta, const char *section, const char *key);
 double rt_meta_num(const cJSON *meta, const char *section, const char *key);
 

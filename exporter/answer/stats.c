@@ -684,9 +684,9 @@ static void raise_for_oom(struct rt_recommendation *r, const struct rt_findings 
 	r->memory_mib = m;
 	r->memory_at_least = 1;
 	snprintf(b, sizeof(b),
-	         "memory: OOM-killed in its cgroup at its %.0f MiB limit, so its need was not "
-	         "seen: at least that x 1.2",
-	         base);
+	         "memory: OOM-killed in its cgroup at %s %.0f MiB, so its need was not seen: at "
+	         "least that x 1.2",
+	         f->mem_limit_mib > 0 ? "its limit of" : "the peak of its group,", base);
 	why(r, b);
 }
 

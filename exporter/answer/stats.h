@@ -111,6 +111,11 @@ struct rt_runstats {
 	 * group's high-water mark since it was made and its limit (MiB, 0:
 	 * none), the times it reached that limit */
 	double job_oom_kills, job_mem_peak_mib, job_mem_limit_mib, job_limit_hits;
+	/* the part (a step, a container) killed under a limit of its own
+	 * below the job's: its name, kind and limit ("": none) */
+	char oom_part[64];
+	const char *oom_part_kind;
+	double oom_part_limit_mib;
 	/* The tracked tree's life: the job's columns cover its lines only (a
 	 * --pid process that ended before the tracker did). job_duration is
 	 * the seconds they cover; tail_after the seconds the tracker ran on

@@ -18,6 +18,7 @@
 #include "answer/answer.h"
 #include "summary_int.h"
 #include "rt/common.h"
+#include "rt/fmt.h"
 #include "rt/runmeta.h"
 #include "rt/sysroot.h"
 
@@ -43,6 +44,25 @@ static void partial_tree_memory(struct rt_answer *a)
 		a->st.mem_peak_mib = a->st.col[k].max;
 }
 
+/* The part killed under a limit of its own, below the job's (a pod's
+ * container): the one the kill is said of. */
+static void killed_part(struct rt_answer *a, double job_limit_mib)
+{
+	struct rt_job_part p[16];
+	size_t n = rt_job_parts(a->meta, p, 16);
+	const char *label = rt_job_parts_label(a->meta);
+	for (size_t i = 0; i < n; i++)
+		if (p[i].oom_kills > 0 && p[i].limit_mib > 0 &&
+		    (job_limit_mib <= 0 || p[i].limit_mib < job_limit_mib)) {
+			rt_copy_text(a->st.oom_part, sizeof(a->st.oom_part), p[i].name);
+			a->st.oom_part_limit_mib = p[i].limit_mib;
+			a->st.oom_part_kind = !strcmp(label, "steps")        ? "step"
+			                      : !strcmp(label, "containers") ? "container"
+			                                                     : "part";
+			return;
+		}
+}
+
 /* A job known by its cgroup: what its group said at the run's end. */
 static void job_group_memory(struct rt_answer *a)
 {
@@ -52,6 +72,7 @@ static void job_group_memory(struct rt_answer *a)
 	double hits = rt_meta_num(a->meta, "cgroup", "limit_hits");
 	if (!isfinite(kills) || kills < 0)
 		return; /* a run of an older rt, or a group whose memory was unread */
+	killed_part(a, limit > 0 ? limit / 1048576.0 : 0);
 	a->st.job_oom_kills = kills;
 	a->st.job_limit_hits = isfinite(hits) && hits >= 0 ? hits : -1;
 	a->st.job_mem_limit_mib = isfinite(limit) && limit > 0 ? limit / 1048576.0 : 0;

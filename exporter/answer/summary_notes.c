@@ -194,7 +194,14 @@ static void oom_text(const struct rt_runstats *st, const struct rt_findings *x, 
 {
 	char when[32], used[64] = "";
 	at_clock(when, sizeof(when), start_ns, x->oom_at);
-	if (st->job_oom_kills > 0 && x->mem_limit_mib > 0) /* (a job's own group) */
+	if (st->oom_part[0]) /* (a part's own limit, below the job's) */
+		snprintf(
+		    out, RT_FINDING_LEN,
+		    "OOM-killed in its %s %s's cgroup%s: its %.0f MiB limit was too small (%.0f "
+		    "kill%s)",
+		    st->oom_part_kind, st->oom_part, when, st->oom_part_limit_mib, x->oom_kills,
+		    x->oom_kills == 1 ? "" : "s");
+	else if (st->job_oom_kills > 0 && x->mem_limit_mib > 0) /* (a job's own group) */
 		snprintf(out, RT_FINDING_LEN,
 		         "OOM-killed in its cgroup%s: its %.0f MiB limit was too small (%.0f "
 		         "kill%s)",
@@ -324,6 +331,25 @@ static struct rt_note *note(struct rt_note *out, size_t *n, size_t max, const ch
 	return &out[(*n)++];
 }
 
+/* A job's steps or containers, a line each (their own groups' figures),
+ * and a pod's containers' own resources. */
+static size_t parts_notes(const struct rt_answer *a, struct rt_note *out, size_t max)
+{
+	struct rt_job_part p[16];
+	size_t np = rt_job_parts(a->meta, p, 16), n = 0;
+	const char *label = rt_job_parts_label(a->meta);
+	struct rt_note *x;
+	for (size_t i = 0; i < np; i++)
+		if ((x = note(out, &n, max, i ? "" : label)) &&
+		    !rt_job_part_text(&p[i], x->text, sizeof(x->text)))
+			n--;
+	for (size_t i = 0; i < np && !strcmp(label, "containers"); i++)
+		if ((x = note(out, &n, max, i ? "" : "per container")) &&
+		    !rt_container_line(&p[i], a->st.duration, x->text, sizeof(x->text)))
+			n--;
+	return n;
+}
+
 size_t rt_summary_notes(const struct rt_answer *a, struct rt_note *out, size_t max)
 {
 	const struct rt_runstats *st = &a->st;
@@ -346,6 +372,7 @@ size_t rt_summary_notes(const struct rt_answer *a, struct rt_note *out, size_t m
 		snprintf(x->text, sizeof(x->text), "not recorded (a run of an rt before 0.3)");
 	if (e.known && e.whole_host && e.note && *e.note && (x = note(out, &n, max, "given")))
 		snprintf(x->text, sizeof(x->text), "the whole host; %s", e.note); /* a claim */
+	n += parts_notes(a, out + n, max - n);
 	if ((x = note(out, &n, max, "processes read")) &&
 	    !bounds_text(a->meta, x->text, sizeof(x->text)))
 		n--;

@@ -143,6 +143,9 @@ static cJSON *json_run_summary(const struct rt_answer *a)
 	ans_add_allocation(j, &a->st);
 	cJSON_AddItemToObject(j, "findings", rt_json_findings(&a->st));
 	cJSON_AddItemToObject(j, "gpus", rt_json_gpus(&a->st));
+	if (cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(a->meta, "cgroup"),
+	                                     "parts")) /* (a job's group: its steps, containers) */
+		cJSON_AddItemToObject(j, "parts", rt_json_parts(a->meta, a->st.duration));
 	if (a->st.lines)
 		cJSON_AddItemToObject(j, "recommendation", rt_json_recommendation(&r));
 	else /* nothing was measured: nothing to recommend */
@@ -213,9 +216,24 @@ static int recommend_json(const struct rt_answer_opts *o, const struct rt_answer
 		cJSON *x = cJSON_AddObjectToObject(j, "scheduler"); /* the same, as it takes it */
 		cJSON_AddStringToObject(x, "name", name);
 		cJSON_AddStringToObject(x, "line", line);
+		if (!strcmp(name, "kubernetes") && n == 1) /* each container its own */
+			cJSON_AddItemToObject(x, "containers",
+			                      rt_json_parts(runs[0].meta, runs[0].st.duration));
 	}
 	rt_json_offer(j, off);
 	return print_json(j);
+}
+
+/* A pod's containers, each its own resources block (Kubernetes asks per
+ * container; the pod's line above is their sum). */
+static void print_containers(const struct rt_answer *a)
+{
+	struct rt_job_part p[16];
+	size_t n = rt_job_parts(a->meta, p, 16);
+	char line[256];
+	for (size_t i = 0; i < n; i++)
+		if (rt_container_line(&p[i], a->st.duration, line, sizeof(line)))
+			printf("  %-19s %s\n", i ? "" : "per container", line);
 }
 
 /* recommend: the recommendation's lines; for one run, what it was given
@@ -239,6 +257,8 @@ static void recommend_text(const struct rt_answer_opts *o, const struct rt_answe
 	/* (for --job: as its latest run's scheduler takes it) */
 	if (rt_scheduler_line(one->meta, r, line, sizeof(line), &sched))
 		printf("  %-19s %s\n", rt_scheduler_label(sched), line);
+	if (sched && !strcmp(sched, "kubernetes") && !o->job)
+		print_containers(one);
 	if (o->ext_run)
 		printf("  %-19s the largest any one of %zu branches needs (%zu still running): CPU "
 		       "from run %llu, memory from run %llu\n",

@@ -62,6 +62,10 @@ def mk(path, mem=None):
         if mem and m.endswith("/memory"):
             with open(os.path.join(m, path.strip("/"), "memory.limit_in_bytes"), "w") as f:
                 f.write(str(mem))
+            sw = os.path.join(m, path.strip("/"), "memory.memsw.limit_in_bytes")
+            if os.path.exists(sw):  # no swapping past the limit: an OOM kill
+                with open(sw, "w") as f:
+                    f.write(str(mem))
         if mem and m == v2_mount() and os.path.exists(os.path.join(m, path.strip("/"), "memory.max")):
             with open(os.path.join(m, path.strip("/"), "memory.max"), "w") as f:
                 f.write(str(mem))

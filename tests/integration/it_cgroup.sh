@@ -289,6 +289,50 @@ assert attrs.get("rt.job.id") == "1f2e3d4c-5b6a-4798-8a7b-6c5d4e3f2a10", attrs
 assert attrs.get("rt.scheduler") == "kubernetes", attrs
 PY
 	ok "the pod's points pushed over OTLP carry rt.job.id and rt.scheduler (Prometheus: rt_job_id, rt_scheduler)"
+	# a pod of two containers, one OOM-killed in its own group (100 MiB)
+	# while the other works on: the kill is the pod's, its run ends when
+	# its last container empties (its groups are left, as a kubelet does
+	# for a while), and each container gets its own resources
+	export RT_STORE="$T/pod2"
+	UID2=2a2b2c2d_3e3f_4a4b_8c8d_9e9f0a0b0c0d
+	POD2=$KP/kubepods-burstable.slice/kubepods-burstable-pod$UID2.slice
+	$CG mk $POD2/cri-containerd-aaaa1111aaaa1111.scope $((100 << 20))
+	$CG mk $POD2/cri-containerd-bbbb2222bbbb2222.scope
+	"$REC" --jobs kubernetes -i 0.5 2> "$T/pod2.err" &
+	NODE=$!
+	track $NODE
+	$CG job $POD2/cri-containerd-bbbb2222bbbb2222.scope 0.2 2.5 40 HOSTNAME=etl-5c6d-q9 > /dev/null
+	$CG job $POD2/cri-containerd-aaaa1111aaaa1111.scope 0.5 1 300 HOSTNAME=etl-5c6d-q9 > /dev/null
+	for _ in $(seq 40); do
+		"$EXP" runs 2> /dev/null | grep -q "killed\|finished" && break
+		sleep 0.25
+	done
+	kill -TERM $NODE
+	wait_pid $NODE 15 || fail "the node mode did not stop"
+	oomk=$(python3 -c "
+import re
+print(re.search(r'oom_kill (\d+)', open('/sys/fs/cgroup/memory$POD2/cri-containerd-aaaa1111aaaa1111.scope/memory.oom_control').read()).group(1))")
+	"$EXP" runs > "$T/pod2.txt"
+	grep -q " killed " "$T/pod2.txt" || fail "the pod's run ended with its containers' groups still there: $(cat "$T/pod2.txt")"
+	"$EXP" summary latest > "$T/pod2.sum"
+	"$EXP" recommend latest > "$T/pod2.rec"
+	"$EXP" summary latest --format json > "$T/pod2.json"
+	python3 -c "
+import json, sys
+j = json.load(open('$T/pod2.json')); f = j['findings']
+assert f['oom_in_job_cgroup'] and f['oom_kills'] == $oomk, f
+parts = {p['name']: p for p in j['parts']}
+a, b = parts['aaaa1111aaaa'], parts['bbbb2222bbbb']
+assert a['oom_kills'] == $oomk and a['memory_limit_mib'] == 100, a
+assert b['oom_kills'] == 0 and b['cpu_secs'] > a['cpu_secs'] and b['cpu_secs'] > 1.5, (a, b)
+assert a['resources'].startswith('{requests: {cpu: 100m, memory: 128Mi}'), a
+assert b['resources'].startswith('{requests: {cpu:'), b" || fail "the pod's parts: $(python3 -c "import json; j = json.load(open('$T/pod2.json')); print(j['findings'], j['parts'])")"
+	grep -q "OOM-killed in its container aaaa1111aaaa's cgroup at [0-9:]*: its 100 MiB limit was too small ($oomk kill" "$T/pod2.sum" ||
+		fail "the pod's OOM: $(cat "$T/pod2.sum")"
+	grep -q "^  per container  *bbbb2222bbbb: resources: {requests: {cpu: [0-9]*m" "$T/pod2.rec" && grep -q "^  *aaaa1111aaaa: resources: {requests: {cpu: 100m, memory: 128Mi}, limits: {memory: 128Mi}} (OOM-killed: at least)" "$T/pod2.rec" ||
+		fail "the pod's containers: $(cat "$T/pod2.rec")"
+	ok "a pod whose container was OOM-killed in its own group ($oomk kill, read there by the test): the pod's run killed at its last container's end, each container's own figures and resources: $(grep -A1 'per container' "$T/pod2.rec" | sed 's/^ *//' | tr '\n' ' ')"
+	$CG rm $POD2
 else
 	echo "skip part 6: this machine has a kubepods.slice of its own"
 fi
