@@ -29,11 +29,15 @@ extern int rt_csv_extended;
 /* summary, recommend, report (answer.h; parsed by main.c in both builds) */
 struct rt_answer_opts {
 	const char *run, *job;
-	const char *stage;       /* --stage NAME: the job's runs of that stage (step) */
-	const char *ext_run;     /* --external-run-id ID: of that run of the
+	const char *stage;   /* --stage NAME: the job's runs of that stage (step) */
+	const char *ext_run; /* --external-run-id ID: of that run of the
 	                          * orchestrator (a Metaflow run's tasks of a step:
 	                          * its foreach branches) */
-	unsigned long last;      /* --last N */
+	unsigned long last;  /* --last N */
+	/* who ran it (a job known by its cgroup): --job-id ID (its job id, or
+	 * its array's: 5 selects 5_1, 5_2...), --user NAME, --scheduler S */
+	const char *job_id, *user, *scheduler;
+	int any_name;            /* selected by those alone (no --job): job stands for them */
 	int json, markdown;      /* summary --format json | markdown */
 	unsigned servers;        /* --servers N */
 	const char *output;      /* report -o */
@@ -68,7 +72,12 @@ int rt_run_newest_live(struct rt_store *s, struct rt_runinfo *ri, int quiet);
 void rt_run_free(struct rt_runinfo *ri);
 /* Whether run's recorder is alive (its ring is held). */
 int rt_run_recorder_alive(struct rt_store *s, uint64_t run);
-int rt_cmd_runs(struct rt_store *s);
+int rt_cmd_runs(struct rt_store *s, const struct rt_answer_opts *o);
+/* Whether a run's metadata matches o's who-filters (--job-id, --user,
+ * --scheduler); 1 when none is set. */
+int rt_run_who_matches(const struct rt_answer_opts *o, const char *meta, size_t len);
+/* Whether o sets any of them. */
+int rt_run_who_set(const struct rt_answer_opts *o);
 /* wall clock ns of sample seq of run (0 when it cannot be read) */
 uint64_t rt_run_sample_wall(struct rt_store *s, uint64_t run, uint64_t seq);
 /* A run's first and last seq: the store's, extended by the samples its live

@@ -88,6 +88,9 @@ enum opt_id {
 	O_STAGE,
 	O_EXT_RUN,
 	O_BRANCHES,
+	O_JOB_ID,
+	O_USER,
+	O_SCHEDULER,
 	O_N
 };
 static const struct opt {
@@ -124,6 +127,9 @@ static const struct opt {
     [O_STAGE] = {"--stage", NULL, 1, ANSWERS},
     [O_EXT_RUN] = {"--external-run-id", NULL, 1, ANSWERS},
     [O_BRANCHES] = {"--branches", NULL, 1, ON(REPORT)},
+    [O_JOB_ID] = {"--job-id", NULL, 1, ANSWERS | ON(RUNS)},
+    [O_USER] = {"--user", NULL, 1, ANSWERS | ON(RUNS)},
+    [O_SCHEDULER] = {"--scheduler", NULL, 1, ANSWERS | ON(RUNS)},
 };
 
 static int need(int i, int argc, const char *opt)
@@ -220,6 +226,9 @@ static int set_option(struct args *a, int id, const char *o, const char *v)
 	case O_JOB: a->ans.job = v; break;
 	case O_STAGE: a->ans.stage = v; break;
 	case O_EXT_RUN: a->ans.ext_run = v; break;
+	case O_JOB_ID: a->ans.job_id = v; break;
+	case O_USER: a->ans.user = v; break;
+	case O_SCHEDULER: a->ans.scheduler = v; break;
 	case O_LAST:
 	case O_BRANCHES:
 	case O_SERVERS:
@@ -405,8 +414,7 @@ int cli_finish(struct rt_sink *k, int rc)
 
 static int verb_runs(const struct args *a, struct rt_store *s)
 {
-	(void)a;
-	return rt_cmd_runs(s) ? 1 : 0;
+	return rt_cmd_runs(s, &a->ans) ? 1 : 0;
 }
 
 #ifdef RT_EXPORT_FULL
@@ -457,8 +465,14 @@ static int verb_answer(const struct args *a, struct rt_store *s)
 	o.output = a->output;
 	const char *v = a->verb;
 	int report = a->id == V_REPORT;
+	if (!o.job && !o.run && rt_run_who_set(&o)) { /* the runs of who ran them */
+		o.job = o.job_id ? o.job_id : o.user ? o.user : o.scheduler;
+		o.any_name = 1;
+	}
 	if (!o.job == !o.run) {
-		rt_say("%s needs a RUN or --job NAME (see rt-export runs)", v);
+		rt_say("%s needs a RUN, or --job NAME, --job-id ID, --user NAME or --scheduler S "
+		       "(see rt-export runs)",
+		       v);
 		return 2;
 	}
 	if (report && o.job && o.servers) {

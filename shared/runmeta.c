@@ -559,6 +559,48 @@ static int parse_i64_text(const char *t, int64_t *out)
 	return 0;
 }
 
+/* A key of an object whose string value is wanted, into buf. */
+struct flat_want {
+	const char *key;
+	char *buf;
+	size_t cap;
+};
+
+/* The object at s->p skipped; a second pass takes the string values of
+ * the wanted keys at its top level (*got: 1 when the first was found).
+ * -1 when the object itself is malformed; a value that is not a string,
+ * or a malformed member, ends the pass quietly. */
+static int flat_strings(struct scan *s, const struct flat_want *w, size_t nw, int *got)
+{
+	struct scan m = *s;
+	if (skip_value(s, 1))
+		return -1;
+	m.p++;
+	for (;;) {
+		ws(&m);
+		char key[32];
+		if (m.p >= m.end || *m.p == '}' || string(&m, key, sizeof(key)) < 0)
+			return 0;
+		ws(&m);
+		if (m.p >= m.end || *m.p++ != ':')
+			return 0;
+		ws(&m);
+		size_t i = 0;
+		while (i < nw && strcmp(key, w[i].key))
+			i++;
+		if (i < nw && m.p < m.end && *m.p == '"') {
+			if (string(&m, w[i].buf, w[i].cap) < 0)
+				return 0;
+			*got |= i == 0;
+		} else if (skip_value(&m, 2)) {
+			return 0;
+		}
+		ws(&m);
+		if (m.p >= m.end || *m.p++ != ',')
+			return 0;
+	}
+}
+
 /* Top-level key k with its value at s->p: record what we know. */
 static int field(struct scan *s, const char *k, struct rt_run_fields *f)
 {
@@ -579,30 +621,19 @@ static int field(struct scan *s, const char *k, struct rt_run_fields *f)
 		return 0;
 	}
 	if (!strcmp(k, "metadata") && *at == '{') {
-		struct scan m = *s;
-		if (skip_value(s, 1))
+		const struct flat_want w[] = {{"job_name", f->job_name, sizeof(f->job_name)}};
+		if (flat_strings(s, w, 1, &f->has_job_name))
 			return -1;
-		/* second pass over the object for job_name (flat string values) */
-		m.p++;
-		for (;;) {
-			ws(&m);
-			char key[32];
-			if (m.p >= m.end || *m.p == '}' || string(&m, key, sizeof(key)) < 0)
-				return 0;
-			ws(&m);
-			if (m.p >= m.end || *m.p++ != ':')
-				return 0;
-			ws(&m);
-			if (!strcmp(key, "job_name") && m.p < m.end && *m.p == '"') {
-				if (string(&m, f->job_name, sizeof(f->job_name)) >= 0)
-					f->has_job_name = 1;
-			} else if (skip_value(&m, 2)) {
-				return 0;
-			}
-			ws(&m);
-			if (m.p >= m.end || *m.p++ != ',')
-				return 0;
-		}
+		return 0;
+	}
+	if (!strcmp(k, "cgroup") && *at == '{') {
+		int got = 0;
+		const struct flat_want w[] = {
+		    {"scheduler", f->cg_scheduler, sizeof(f->cg_scheduler)},
+		    {"job_id", f->cg_job_id, sizeof(f->cg_job_id)},
+		    {"user", f->cg_user, sizeof(f->cg_user)},
+		    {"array_job_id", f->cg_array_job, sizeof(f->cg_array_job)}};
+		return flat_strings(s, w, 4, &got);
 	}
 	if (*at != '-' && (*at < '0' || *at > '9'))
 		return skip_value(s, 1);

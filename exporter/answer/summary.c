@@ -186,7 +186,9 @@ struct job_ctx {
 static int selected(const struct rt_answer_opts *o, const char *meta, size_t len)
 {
 	struct rt_run_fields f;
-	if (rt_runmeta_read(meta, len, &f) || !f.has_job_name || strcmp(f.job_name, o->job))
+	if (rt_runmeta_read(meta, len, &f) || !rt_run_who_matches(o, meta, len))
+		return 0;
+	if (!o->any_name && (!f.has_job_name || strcmp(f.job_name, o->job)))
 		return 0;
 	if (!o->stage && !o->ext_run)
 		return 1;
@@ -219,6 +221,13 @@ static int job_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 /* "job 'J'", with the stage and the external run id o names. */
 static void selection_name(const struct rt_answer_opts *o, char *out, size_t cap)
 {
+	if (o->any_name) { /* (selected by who ran it: --job-id, --user, --scheduler) */
+		snprintf(out, cap, "%s%s%s%s%s%s", o->job_id ? "job id " : "",
+		         o->job_id ? o->job_id : "", o->user ? " of user " : "",
+		         o->user ? o->user : "", o->scheduler ? " under " : "",
+		         o->scheduler ? o->scheduler : "");
+		return;
+	}
 	snprintf(out, cap, "job '%s'%s%s%s%s%s", o->job, o->stage ? ", stage '" : "",
 	         o->stage ? o->stage : "", o->stage ? "'" : "",
 	         o->ext_run ? ", external run id " : "", o->ext_run ? o->ext_run : "");

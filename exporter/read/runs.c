@@ -237,13 +237,45 @@ struct list_ctx {
 	struct rt_store *s;
 	int n;
 	char damaged[256]; /* ids of runs whose samples are missing */
+	const struct rt_answer_opts *o;
+	int who; /* the store holds jobs known by their cgroups: their id, user */
 };
+
+int rt_run_who_set(const struct rt_answer_opts *o)
+{
+	return o && (o->job_id || o->user || o->scheduler);
+}
+
+int rt_run_who_matches(const struct rt_answer_opts *o, const char *meta, size_t len)
+{
+	struct rt_run_fields f;
+	if (!rt_run_who_set(o))
+		return 1;
+	if (rt_runmeta_read(meta, len, &f))
+		return 0;
+	if (o->job_id && strcmp(f.cg_job_id, o->job_id) && strcmp(f.cg_array_job, o->job_id))
+		return 0;
+	if (o->user && strcmp(f.cg_user, o->user))
+		return 0;
+	return !o->scheduler || !strcmp(f.cg_scheduler, o->scheduler);
+}
+
+/* Whether any run is a job known by its cgroup (the columns then shown). */
+static int who_cb(void *vctx, uint64_t run, const char *meta, size_t len)
+{
+	struct rt_run_fields f;
+	(void)run;
+	if (rt_runmeta_read(meta, len, &f) == 0 && f.cg_job_id[0])
+		*(int *)vctx = 1;
+	return 0;
+}
 
 static int list_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 {
 	struct list_ctx *c = vctx;
-	(void)len;
 	struct rt_runinfo ri;
+	if (!rt_run_who_matches(c->o, meta, len))
+		return 0;
 	if (parse_meta(c->s, run, meta, &ri)) {
 		printf("%-6llu (unreadable metadata)\n", (unsigned long long)run);
 		rt_run_free(&ri);
@@ -253,8 +285,10 @@ static int list_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 	int have = rt_run_bounds(c->s, run, &first, &last) == 0;
 	/* a finished run that names its last sample but lacks it is damaged */
 	struct rt_run_fields f;
-	if (rt_runmeta_read(meta, len, &f) == 0 && f.has_last_seq && !f.samples_not_stored &&
-	    (!have || last != f.last_seq)) {
+	int fields = rt_runmeta_read(meta, len, &f) == 0;
+	if (!fields)
+		memset(&f, 0, sizeof(f));
+	if (fields && f.has_last_seq && !f.samples_not_stored && (!have || last != f.last_seq)) {
 		size_t n = strlen(c->damaged);
 		if (n + 24 < sizeof(c->damaged))
 			snprintf(c->damaged + n, sizeof(c->damaged) - n, "%s%llu", n ? ", " : "",
@@ -272,21 +306,34 @@ static int list_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 		rt_fmt_iso8601(end_s, sizeof(end_s), end);
 	if (end > ri.start_ns && ri.start_ns)
 		fmt_duration(dur, sizeof(dur), end - ri.start_ns);
-	char job[1024], status[64];
+	char job[1024], status[64], id[200] = "", user[140] = "";
 	rt_fmt_printable(job, sizeof(job), ri.job_name ? ri.job_name : "-");
 	rt_fmt_printable(status, sizeof(status), ri.status);
-	printf("%-6llu %-20s %-20s %10s %8llu  %-9s %s\n", (unsigned long long)run, start_s, end_s,
-	       dur, (unsigned long long)samples, status, job);
+	if (c->who) {
+		rt_fmt_printable(id, sizeof(id), f.cg_job_id[0] ? f.cg_job_id : "-");
+		rt_fmt_printable(user, sizeof(user), f.cg_user[0] ? f.cg_user : "-");
+		printf("%-6llu %-20s %-20s %10s %8llu  %-9s %-10s %-10s %s\n",
+		       (unsigned long long)run, start_s, end_s, dur, (unsigned long long)samples,
+		       status, id, user, job);
+	} else {
+		printf("%-6llu %-20s %-20s %10s %8llu  %-9s %s\n", (unsigned long long)run, start_s,
+		       end_s, dur, (unsigned long long)samples, status, job);
+	}
 	c->n++;
 	rt_run_free(&ri);
 	return 0;
 }
 
-int rt_cmd_runs(struct rt_store *s)
+int rt_cmd_runs(struct rt_store *s, const struct rt_answer_opts *o)
 {
-	printf("%-6s %-20s %-20s %10s %8s  %-9s %s\n", "ID", "START", "END", "DURATION", "SAMPLES",
-	       "STATUS", "JOB");
-	struct list_ctx c = {s, 0, ""};
+	struct list_ctx c = {s, 0, "", o, 0};
+	rt_store_list_runs(s, who_cb, &c.who);
+	if (c.who) /* the node mode's store: each job's id and user too */
+		printf("%-6s %-20s %-20s %10s %8s  %-9s %-10s %-10s %s\n", "ID", "START", "END",
+		       "DURATION", "SAMPLES", "STATUS", "JOBID", "USER", "JOB");
+	else
+		printf("%-6s %-20s %-20s %10s %8s  %-9s %s\n", "ID", "START", "END", "DURATION",
+		       "SAMPLES", "STATUS", "JOB");
 	int rc = rt_store_list_runs(s, list_cb, &c);
 	if (c.damaged[0])
 		rt_say("samples are missing from run%s %s (the store is damaged): see rt-export "

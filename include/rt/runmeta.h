@@ -122,6 +122,8 @@ struct rt_run_fields {
 	uint64_t samples_not_stored;
 	int has_job_name;
 	char job_name[256]; /* metadata.job_name, unescaped, truncated to fit */
+	/* a job known by its cgroup: who it is ("" when absent or too long) */
+	char cg_scheduler[16], cg_job_id[96], cg_user[64], cg_array_job[24];
 };
 
 /* Read f from json[0..len). Returns 0 or RT_E_SYNTAX (not a JSON object). */

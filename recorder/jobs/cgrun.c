@@ -111,8 +111,10 @@ static void take_identity(struct rt_cgrun *g)
 	    .bounds = bounds,
 	    .path = j->path,
 	    .scheduler = j->scheduler[0] ? j->scheduler : NULL,
+	    /* (a custom glob's job: its group's name) */
 	    .job_id = g->array_id[0] ? g->array_id
 	              : j->job_id[0] ? j->job_id
+	              : last         ? last + 1
 	                             : NULL,
 	    .user = g->who.user[0] ? g->who.user : NULL,
 	    .name = g->who.name[0] ? g->who.name : NULL,
@@ -219,18 +221,22 @@ int rt_cgrun_refresh(struct rt_cgrun *g)
 	int moved = rt_cgjob_recheck(&g->job, young); /* in more hierarchies now */
 	if (moved)
 		g->alloc.cp = g->job.cp; /* (its limits: the allocation again) */
-	if (g->who.named || !g->job.scheduler[0] || !strcmp(g->job.scheduler, "systemd"))
+	if (g->who.named || !strcmp(g->job.scheduler, "systemd"))
 		return moved;
 	/* a few tries (up to 64 environments of 32 KiB each), then never: a
 	 * job that never names itself costs no more */
 	if (g->env_tries >= ENV_TRIES) {
-		g->meta.bounds |= RT_CGWALK_ENV;
+		if (g->job.scheduler[0]) /* (a custom glob's names nothing: no bound) */
+			g->meta.bounds |= RT_CGWALK_ENV;
 		return moved;
 	}
 	g->env_tries++;
 	static struct rt_cgjob_who now;
 	rt_cgjob_identify(&g->job, &now);
-	if (!now.named)
+	/* a custom glob's job names nothing: who owns it may be known better
+	 * once its members have dropped to their user */
+	int owner = !g->job.scheduler[0] && now.user[0] && strcmp(now.user, g->who.user);
+	if (!now.named && !owner)
 		return moved;
 	g->who = now;
 	take_identity(g);

@@ -150,6 +150,7 @@ m = json.load(sys.stdin); c = m['cgroup']
 # (the user is the path's uid_0, never the environment's SLURM_JOB_USER)
 assert c['scheduler'] == 'slurm' and c['job_id'] == '302' and c['name'] == 'two' and c['user'] == 'root', c
 assert m['allocation']['slurm_job_id'] == '302'" || fail "job 302's metadata"
+[ "$("$EXP" runs --job-id 302 | awk 'NR > 1' | wc -l)" = 1 ] || fail "runs --job-id 302: $("$EXP" runs --job-id 302)"
 ok "--jobs slurm: jobs 301 (0.1 s), 302 (two steps, CPU $c302 s against $cpu302 s) and 303 (removed between samples) are three runs; 302's answer as sbatch options"
 
 # --- 3. 100 groups at once ---
@@ -222,6 +223,33 @@ import json, sys
 c = json.load(sys.stdin)['cgroup']
 assert c['job_id'] == '401' and c['name'].startswith('x'), c" || fail "their job's identity"
 ok "another user's job group (24 levels deep, a hostile job name): one run, valid UTF-8 and JSON, nothing of theirs changed"
+
+# --- 4b. a custom glob's job run by a plain user, found by who ran it ---
+export RT_STORE="$T/custom"
+$CG mk $TOP/custom/etl-42
+"$REC" --jobs "$TOP/custom/*" -i 0.25 2> "$T/custom.err" &
+NODE=$!
+track $NODE
+$CG job $TOP/custom/etl-42 0.3 1 5 AS=rtcgother > /dev/null
+sleep 2.5
+$CG rm $TOP/custom
+kill -TERM $NODE
+wait_pid $NODE 15 || fail "the node mode did not stop"
+"$EXP" show latest | python3 -c "
+import json, sys
+c = json.load(sys.stdin)['cgroup']
+assert c['job_id'] == 'etl-42' and c['user'] == 'rtcgother' and c['scheduler'] is None, c" ||
+	fail "a custom glob's job: $("$EXP" show latest)"
+"$EXP" runs --user rtcgother > "$T/who.txt"
+awk 'NR == 1 && $7 == "JOBID" && $8 == "USER" {h = 1} NR == 2 && $7 == "etl-42" && $8 == "rtcgother" {r = 1} END {exit !(h && r && NR == 2)}' "$T/who.txt" ||
+	fail "runs --user rtcgother: $(cat "$T/who.txt")"
+[ "$("$EXP" runs --user root | wc -l)" = 1 ] || fail "runs --user root lists runs of others: $("$EXP" runs --user root)"
+[ "$("$EXP" runs --job-id etl-42 --scheduler slurm | wc -l)" = 1 ] || fail "runs --scheduler slurm lists a custom glob's job"
+"$EXP" recommend --job-id etl-42 > "$T/who.rec" || fail "recommend --job-id etl-42: $(cat "$T/who.rec")"
+grep -q "job etl-42 (1 run)" "$T/who.rec" || fail "recommend --job-id: $(cat "$T/who.rec")"
+"$EXP" summary --user nobody-here > /dev/null 2> "$T/who.err" && fail "a summary of no run"
+grep -q "no stored run of .*user nobody-here" "$T/who.err" || fail "no run: $(cat "$T/who.err")"
+ok "a custom glob's job run by a plain user: named by its group (etl-42), owned by its members' user; runs --user/--job-id/--scheduler and recommend --job-id find it by who ran it"
 
 # --- 5. a v2 group alone ---
 V2=$($CG v2)

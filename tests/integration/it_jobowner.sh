@@ -152,7 +152,7 @@ kill -9 $W1
 W2=$!
 track $W2
 sleep 2
-running=$("$EXP" runs | awk 'NR > 1 && $6 == "running" {print $7}' | sort | tr '\n' ' ')
+running=$("$EXP" runs | awk 'NR > 1 && $6 == "running" {print $NF}' | sort | tr '\n' ' ')
 [ "$running" = "j1 j2 " ] || fail "running runs after the watcher's kill -9 and a restart: '$running' ($("$EXP" runs))"
 recs=$(pgrep -f -- "--cgroup $TOP/pd/" | wc -l)
 [ "$recs" -eq 2 ] || fail "$recs recorders for 2 jobs after the restart: $(pgrep -af -- "--cgroup $TOP/pd/")"
@@ -174,7 +174,7 @@ $CG job $TOP/self/j1 0 1 1 > /dev/null
 sleep 2
 kill -TERM $W
 wait_pid $W 15 || fail "the watcher in a matching group did not stop"
-jobs_seen=$("$EXP" runs | awk 'NR > 1 && $1 ~ /^[0-9]+$/ {print $7}' | sort | tr '\n' ' ')
+jobs_seen=$("$EXP" runs | awk 'NR > 1 && $1 ~ /^[0-9]+$/ {print $NF}' | sort | tr '\n' ' ')
 [ "$jobs_seen" = "j1 " ] || fail "runs of a watcher inside a matching group: '$jobs_seen'"
 grep -q "holds this watcher itself: not tracked as a job" "$T/self.err" || fail "not said: $(cat "$T/self.err")"
 ok "a watcher inside a group its glob matches: its own group is no job (said once), the other job tracked"
