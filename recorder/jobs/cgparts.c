@@ -29,6 +29,13 @@ static int open_dir(const char *mount, const char *path)
 	return open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
+/* The group rel below the one open in dfd ("." itself), read-only. */
+static int open_sub(int dfd, const char *rel)
+{
+	/* raw: a job's cgroup directory (cgroupfs: no links), read-only */
+	return openat(dfd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
 /* A small file of the group open in dfd, NUL-terminated; its length or -1. */
 static ssize_t read_at(int dfd, const char *file, char *buf, size_t cap)
 {
@@ -145,9 +152,7 @@ static void walk_oom(struct rt_cgparts *p, int top)
 		char rel[PATH_MAX];
 		snprintf(rel, sizeof(rel), "%s", q.p + head + 1);
 		head += strlen(q.p + head + 1) + 2;
-		/* raw: a group of the job (cgroupfs: no links), read-only */
-		int dfd =
-		    openat(top, *rel ? rel : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int dfd = open_sub(top, *rel ? rel : ".");
 		if (dfd < 0)
 			continue;
 		if (*rel)
@@ -182,10 +187,7 @@ static void walk_oom(struct rt_cgparts *p, int top)
 static double part_cpu(int cpu_top, int v2, const char *name)
 {
 	uint64_t v;
-	/* raw: a part's group (cgroupfs), read-only */
-	int dfd = cpu_top >= 0
-	              ? openat(cpu_top, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-	              : -1;
+	int dfd = cpu_top >= 0 ? open_sub(cpu_top, name) : -1;
 	if (dfd < 0)
 		return -1;
 	int rc = v2 ? read_u64(dfd, "cpu.stat", "usage_usec ", &v)
@@ -199,8 +201,7 @@ static double part_cpu(int cpu_top, int v2, const char *name)
 static void read_parts(struct rt_cgparts *p, int top, int cpu_top, int v2)
 {
 	DIR *d;
-	/* raw: the job's group again, to list its parts (read-only) */
-	int dfd = openat(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dfd = open_sub(top, "."); /* (again: the listing closes it) */
 	if (dfd < 0 || !(d = fdopendir(dfd))) {
 		if (dfd >= 0)
 			close(dfd);
@@ -211,8 +212,7 @@ static void read_parts(struct rt_cgparts *p, int top, int cpu_top, int v2)
 		struct memfig m;
 		if (e->d_type != DT_DIR || e->d_name[0] == '.' || !(pt = part_of(p, e->d_name)))
 			continue;
-		/* raw: a part's group (cgroupfs), read-only */
-		int pfd = openat(top, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int pfd = open_sub(top, e->d_name);
 		if (pfd >= 0 && read_memfig(pfd, v2, &m) == 0) {
 			pt->mem_peak = m.peak > pt->mem_peak ? m.peak : pt->mem_peak;
 			pt->mem_limit = m.limit;
