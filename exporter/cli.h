@@ -33,6 +33,7 @@ enum verb_id {
 	V_COMPACT,
 	V_DELETE,
 	V_BUDGET,
+	V_LEARN,
 	V_N
 };
 
@@ -56,6 +57,7 @@ struct args {
 	const char *url;    /* push --url URL (its --to is the sink) */
 	const char *format; /* -f: json|csv (streams), text|markdown|json (summary) */
 	int compact;        /* delete --compact */
+	unsigned wait_s;    /* learn --wait S */
 };
 
 /* main.c: the end of a verb (its store closed, its exit code); a short
@@ -71,5 +73,7 @@ int verb_recover(const struct args *a, struct rt_store *s);
 int verb_compact(const struct args *a, struct rt_store *s);
 int verb_delete(const struct args *a, struct rt_store *none);
 int verb_stream(const struct args *a, struct rt_store *s);
+/* learn.c: how a Slurm job ended, into its stored run */
+int verb_learn(const struct args *a, struct rt_store *s);
 
 #endif

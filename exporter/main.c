@@ -91,6 +91,7 @@ enum opt_id {
 	O_JOB_ID,
 	O_USER,
 	O_SCHEDULER,
+	O_WAIT,
 	O_N
 };
 static const struct opt {
@@ -130,6 +131,7 @@ static const struct opt {
     [O_JOB_ID] = {"--job-id", NULL, 1, ANSWERS | ON(RUNS)},
     [O_USER] = {"--user", NULL, 1, ANSWERS | ON(RUNS)},
     [O_SCHEDULER] = {"--scheduler", NULL, 1, ANSWERS | ON(RUNS)},
+    [O_WAIT] = {"--wait", NULL, 1, ON(LEARN)},
 };
 
 static int need(int i, int argc, const char *opt)
@@ -229,6 +231,13 @@ static int set_option(struct args *a, int id, const char *o, const char *v)
 	case O_JOB_ID: a->ans.job_id = v; break;
 	case O_USER: a->ans.user = v; break;
 	case O_SCHEDULER: a->ans.scheduler = v; break;
+	case O_WAIT:
+		if (parse_u64(v, &n) || n == 0 || n > 3600) {
+			rt_say("--wait must be seconds from 1 to 3600 (got '%s')", v);
+			return -1;
+		}
+		a->wait_s = (unsigned)n;
+		break;
 	case O_LAST:
 	case O_BRANCHES:
 	case O_SERVERS:
@@ -571,6 +580,12 @@ static const struct verb {
                   "line and exit 3 when its peak memory or mean CPU went over; -v says it "
                   "when within too",
                   NEEDS_RUN, FULL(verb_budget)},
+    [V_LEARN] = {"learn", "RUN [--wait S]",
+                 "ask Slurm how the run's job ended (scontrol show job, else sacct; for up "
+                 "to S seconds, default 120, while it is still ending) and add its state, exit "
+                 "code, time limit, elapsed time and allocation to the run (\"scheduler\"); "
+                 "the node mode starts it at each Slurm job's end",
+                 NEEDS_RUN, FULL(verb_learn)},
     [V_RECOMMEND] =
         {"recommend", "(RUN | --job NAME [SELECT]) [--json] [--servers N]",
          "vCPUs, memory, GPUs and VRAM for the next run, from one run or from the job's history; "

@@ -639,6 +639,21 @@ static int check_budget(struct run *r)
 	return 0;
 }
 
+/* A Slurm job's run: how Slurm saw its end (state, exit code, time limit)
+ * is asked by `rt-export learn`, started here and not waited for (it asks
+ * for up to two minutes while slurmctld still says COMPLETING, and adds
+ * what it learns to the stored run). */
+static void learn_end(struct run *r)
+{
+	if (!r->sc.dir[0] || !r->sc.run || !r->cg->alloc.slurm_job_id ||
+	    !r->cg->alloc.slurm_job_id[0] || getenv("RT_NO_LEARN"))
+		return;
+	char runid[32];
+	snprintf(runid, sizeof(runid), "%llu", (unsigned long long)r->sc.run);
+	const char *args[] = {"learn", runid, "--store", r->sc.dir, NULL};
+	spawn_export(args, NULL, -1, -1); /* (reaped by whoever inherits it) */
+}
+
 /* Record one run: its metadata and store, the first sample, the job
  * started (wrapper mode), the exporters, the sampling loop, a final
  * sample and how it ended. Returns 1 when the run could not start,
@@ -692,6 +707,8 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 	rt_proctree_close(r->tree);
 	if (r->wfd >= 0 && r->wfd != r->sfd && (!g || r->wfd != g->fd))
 		close(r->wfd);
+	if (r->cg)
+		learn_end(r);
 	if (r->cg)
 		rt_cgrun_close(r->cg);
 	return check_budget(r);

@@ -221,6 +221,28 @@ size_t rt_container_resources(const struct rt_job_part *p, double duration, char
 size_t rt_container_line(const struct rt_job_part *p, double duration, char *buf, size_t cap);
 /* The parts as JSON ("parts"), a pod's containers with their "resources". */
 cJSON *rt_json_parts(const cJSON *meta, double duration);
+/* How a Slurm job ended, as `rt-export learn` added it ("scheduler"). */
+struct rt_slurm_end {
+	int known;
+	char state[32], exit_code[16];
+	double time_limit, elapsed, cpus, mem_bytes; /* NAN or < 0: unknown */
+};
+int rt_slurm_end(const cJSON *meta, struct rt_slurm_end *e); /* 1 when known */
+/* "OUT_OF_MEMORY, exit code 0:125; ran 0:00:02 of its 1:00:00 time limit" */
+size_t rt_slurm_end_text(const struct rt_slurm_end *e, char *buf, size_t cap);
+/* The --time to ask, minutes (0: not known): the job's elapsed x 1.2; a
+ * job stopped at its limit (TIMEOUT), at least the limit x 1.5. */
+long rt_slurm_time_minutes(const struct rt_slurm_end *e, double run_secs, int *at_least);
+/* seff's two figures, computed seff's way (seff.c). */
+struct rt_seff {
+	int known;
+	double total_cpu, alloc_cpus, elapsed, cpu_pct; /* pct: NAN unknown */
+	const char *elapsed_from;                       /* "Slurm's", "the run's" */
+	double req_mem_mib, peak_mib, mem_pct;
+};
+int rt_seff(const struct rt_runstats *st, const cJSON *meta, struct rt_seff *f);
+size_t rt_seff_text(const struct rt_seff *f, char *buf, size_t cap);
+cJSON *rt_json_seff(const struct rt_seff *f);
 const char *rt_meta_str(const cJSON *meta, const char *section, const char *key);
 double rt_meta_num(const cJSON *meta, const char *section, const char *key);
 

@@ -26,15 +26,22 @@ static int metaflow_line(const struct rt_recommendation *r, char *buf, size_t ca
 }
 
 /* Slurm's sbatch options: --cpus-per-task, --mem (whole GiB as G, else M:
- * Slurm reads both in 1024s), --gres=gpu:N when GPUs were used. --time is
- * left out: the job's time limit is not recorded. */
-static int slurm_line(const struct rt_recommendation *r, char *buf, size_t cap)
+ * Slurm reads both in 1024s), --gres=gpu:N when GPUs were used, and
+ * --time when Slurm said how the job ended (rt-export learn): its elapsed
+ * x 1.2 in whole minutes, HH:MM:SS (Slurm takes hours past 24 there); a
+ * job stopped by its limit, at least the limit x 1.5. */
+static int slurm_line(const cJSON *meta, const struct rt_recommendation *r, char *buf, size_t cap)
 {
 	long m = r->memory_mib;
 	int n = m % 1024 ? snprintf(buf, cap, "--cpus-per-task=%ld --mem=%ldM", r->cpu, m)
 	                 : snprintf(buf, cap, "--cpus-per-task=%ld --mem=%ldG", r->cpu, m / 1024);
 	if (r->gpu && n > 0 && (size_t)n < cap)
 		n += snprintf(buf + n, cap - (size_t)n, " --gres=gpu:%ld", r->gpu);
+	struct rt_slurm_end e;
+	int at_least = 0;
+	long t = rt_slurm_end(meta, &e) ? rt_slurm_time_minutes(&e, 0, &at_least) : 0;
+	if (t > 0 && n > 0 && (size_t)n < cap) /* */
+		n += snprintf(buf + n, cap - (size_t)n, " --time=%ld:%02ld:00", t / 60, t % 60);
 	return n;
 }
 
@@ -71,7 +78,7 @@ size_t rt_scheduler_line(const cJSON *meta, const struct rt_recommendation *r, c
 		n = metaflow_line(r, buf, cap);
 	} else if (slurm && *slurm) {
 		*name = "slurm";
-		n = slurm_line(r, buf, cap);
+		n = slurm_line(meta, r, buf, cap);
 	} else if (sched && !strcmp(sched, "kubernetes")) {
 		*name = "kubernetes";
 		n = kubernetes_line(r, buf, cap);

@@ -350,6 +350,22 @@ static size_t parts_notes(const struct rt_answer *a, struct rt_note *out, size_t
 	return n;
 }
 
+/* A Slurm job: how Slurm saw its end, and seff's figures beside rt's. */
+static size_t slurm_notes(const struct rt_answer *a, struct rt_note *out, size_t max)
+{
+	struct rt_slurm_end e;
+	struct rt_seff f;
+	size_t n = 0;
+	struct rt_note *x;
+	if (rt_slurm_end(a->meta, &e) && (x = note(out, &n, max, "Slurm says")) &&
+	    !rt_slurm_end_text(&e, x->text, sizeof(x->text)))
+		n--;
+	if (rt_seff(&a->st, a->meta, &f) && (x = note(out, &n, max, "seff's way")) &&
+	    !rt_seff_text(&f, x->text, sizeof(x->text)))
+		n--;
+	return n;
+}
+
 size_t rt_summary_notes(const struct rt_answer *a, struct rt_note *out, size_t max)
 {
 	const struct rt_runstats *st = &a->st;
@@ -373,6 +389,7 @@ size_t rt_summary_notes(const struct rt_answer *a, struct rt_note *out, size_t m
 	if (e.known && e.whole_host && e.note && *e.note && (x = note(out, &n, max, "given")))
 		snprintf(x->text, sizeof(x->text), "the whole host; %s", e.note); /* a claim */
 	n += parts_notes(a, out + n, max - n);
+	n += slurm_notes(a, out + n, max - n);
 	if ((x = note(out, &n, max, "processes read")) &&
 	    !bounds_text(a->meta, x->text, sizeof(x->text)))
 		n--;

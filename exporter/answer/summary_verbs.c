@@ -143,6 +143,9 @@ static cJSON *json_run_summary(const struct rt_answer *a)
 	ans_add_allocation(j, &a->st);
 	cJSON_AddItemToObject(j, "findings", rt_json_findings(&a->st));
 	cJSON_AddItemToObject(j, "gpus", rt_json_gpus(&a->st));
+	struct rt_seff seff;
+	if (rt_seff(&a->st, a->meta, &seff)) /* (a Slurm job's, as seff says it) */
+		cJSON_AddItemToObject(j, "seff", rt_json_seff(&seff));
 	if (cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(a->meta, "cgroup"),
 	                                     "parts")) /* (a job's group: its steps, containers) */
 		cJSON_AddItemToObject(j, "parts", rt_json_parts(a->meta, a->st.duration));
