@@ -339,6 +339,13 @@ static size_t parts_notes(const struct rt_answer *a, struct rt_note *out, size_t
 	size_t np = rt_job_parts(a->meta, p, 16), n = 0;
 	const char *label = rt_job_parts_label(a->meta);
 	struct rt_note *x;
+	const struct rt_runstats *st = &a->st;
+	if (st->job_mem_peak_mib > 0 && st->job_oom_kills <= 0 &&
+	    st->job_mem_peak_mib > st->mem_peak_mib + 1 && (x = note(out, &n, max, "cgroup peak")))
+		snprintf(x->text, sizeof(x->text),
+		         "%.0f MiB: its group's high-water mark since it was made, page cache "
+		         "included (the answer goes by its processes' %.0f MiB)",
+		         st->job_mem_peak_mib, st->mem_peak_mib > 0 ? st->mem_peak_mib : 0);
 	for (size_t i = 0; i < np; i++)
 		if ((x = note(out, &n, max, i ? "" : label)) &&
 		    !rt_job_part_text(&p[i], x->text, sizeof(x->text)))
