@@ -59,16 +59,24 @@ static int run_capture(char *const argv[], char *out, size_t cap, int timeout_ms
 	return pid > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* A figure as kept: -1 for anything not a finite number >= 0. */
+static double figure(double v)
+{
+	return v >= 0 && v < 1e18 ? v : -1;
+}
+
 /* "[D-]HH:MM:SS", "MM:SS" (scontrol's times): seconds, -1 otherwise. */
 static double slurm_secs(const char *v)
 {
-	int d = 0, a = 0, b = 0, c = 0;
-	if (sscanf(v, "%d-%d:%d:%d", &d, &a, &b, &c) == 4)
-		return ((d * 24.0 + a) * 60 + b) * 60 + c;
-	if (sscanf(v, "%d:%d:%d", &a, &b, &c) == 3)
-		return (a * 60.0 + b) * 60 + c;
-	if (sscanf(v, "%d:%d", &b, &c) == 2)
-		return b * 60.0 + c;
+	unsigned d = 0, a = 0, b = 0, c = 0;
+	if (*v == '-')
+		return -1;
+	if (sscanf(v, "%u-%u:%u:%u", &d, &a, &b, &c) == 4)
+		return figure(((d * 24.0 + a) * 60 + b) * 60 + c);
+	if (sscanf(v, "%u:%u:%u", &a, &b, &c) == 3)
+		return figure((a * 60.0 + b) * 60 + c);
+	if (sscanf(v, "%u:%u", &b, &c) == 2)
+		return figure(b * 60.0 + c);
 	return -1;
 }
 
@@ -119,7 +127,7 @@ static int plausible(const struct rt_slurm_said *e)
 {
 	unsigned a, b;
 	char tail;
-	return strspn(e->state, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") == strlen(e->state) &&
+	return e->state[0] && strspn(e->state, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") == strlen(e->state) &&
 	       sscanf(e->exit_code, "%u:%u%c", &a, &b, &tail) == 2;
 }
 
@@ -131,8 +139,8 @@ static int plausible(const struct rt_slurm_said *e)
 static int parse_scontrol(char *text, struct rt_slurm_said *e)
 {
 	char runtime[32] = "", limit[32] = "", cpus[16] = "", mem[32] = "", tres[160] = "";
-	static const char *const once[] = {"JobState", "ExitCode", "RunTime", "TimeLimit",
-	                                   "UserId", NULL};
+	static const char *const once[] = {"JobState",  "ExitCode", "RunTime",
+	                                   "TimeLimit", "UserId",   NULL};
 	for (int i = 0; once[i]; i++)
 		if (count_token(text, once[i]) != 1)
 			return -1;
@@ -155,9 +163,9 @@ static int parse_scontrol(char *text, struct rt_slurm_said *e)
 		return -1;
 	e->elapsed = slurm_secs(runtime);
 	e->time_limit = slurm_secs(limit); /* (UNLIMITED: none) */
-	e->cpus = cpus[0] ? strtod(cpus, NULL) : -1;
+	e->cpus = cpus[0] ? figure(strtod(cpus, NULL)) : -1;
 	const char *m = strstr(tres, "mem=");
-	e->mem_bytes = m ? slurm_bytes(m + 4) : mem[0] ? slurm_bytes(mem) : -1;
+	e->mem_bytes = figure(m ? slurm_bytes(m + 4) : mem[0] ? slurm_bytes(mem) : -1);
 	snprintf(e->from, sizeof(e->from), "scontrol");
 	return 0;
 }
@@ -173,10 +181,10 @@ static int parse_sacct(char *text, struct rt_slurm_said *e)
 		return -1;
 	snprintf(e->state, sizeof(e->state), "%.*s", (int)strcspn(f[0], " "), f[0]);
 	snprintf(e->exit_code, sizeof(e->exit_code), "%s", f[1]);
-	e->time_limit = f[2][0] && strcmp(f[2], "UNLIMITED") ? strtod(f[2], NULL) * 60 : -1;
-	e->cpus = f[3][0] ? strtod(f[3], NULL) : -1;
-	e->mem_bytes = slurm_bytes(f[4]);
-	e->elapsed = f[5][0] ? strtod(f[5], NULL) : -1;
+	e->time_limit = f[2][0] && strcmp(f[2], "UNLIMITED") ? figure(strtod(f[2], NULL) * 60) : -1;
+	e->cpus = f[3][0] ? figure(strtod(f[3], NULL)) : -1;
+	e->mem_bytes = figure(slurm_bytes(f[4]));
+	e->elapsed = f[5][0] ? figure(strtod(f[5], NULL)) : -1;
 	snprintf(e->from, sizeof(e->from), "sacct");
 	return plausible(e) ? 0 : -1;
 }
@@ -218,7 +226,6 @@ int rt_slurm_ask(const char *job, struct rt_slurm_said *e, char *why, size_t cap
 		return 0;
 	return rc == 127 && rc2 == 127 ? -1 : 1; /* (127: the command is not there) */
 }
-
 
 /* A NUL-terminated copy of at most 64 KiB of text (the parsers cut it). */
 static char *copy_text(const char *text, size_t len)

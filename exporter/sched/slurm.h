@@ -14,8 +14,8 @@
 /* How a job ended, as Slurm said it. */
 struct rt_slurm_said {
 	char state[32], exit_code[16], from[16]; /* from: "scontrol", "sacct" */
-	double time_limit, elapsed; /* seconds; -1: unknown or none */
-	double cpus, mem_bytes;     /* what it allocated; -1: unknown */
+	double time_limit, elapsed;              /* seconds; -1: unknown or none */
+	double cpus, mem_bytes;                  /* what it allocated; -1: unknown */
 };
 
 /* `scontrol show job`'s lines; `sacct -X -n -P -o

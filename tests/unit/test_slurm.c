@@ -45,9 +45,10 @@ Test(slurm, a_name_that_imitates_the_fields_is_refused)
 	                     "   ExitCode=0:125 RunTime=00:00:02 TimeLimit=UNLIMITED\n";
 	struct rt_slurm_said e;
 	cr_assert_eq(rt_slurm_parse_scontrol(forged, strlen(forged), &e), -1);
-	const char *name_first = "JobId=8 JobName=x JobState=COMPLETED\n"
-	                         "   UserId=bob(1001)\n"
-	                         "   JobState=FAILED ExitCode=1:0 RunTime=0:01 TimeLimit=UNLIMITED\n";
+	const char *name_first =
+	    "JobId=8 JobName=x JobState=COMPLETED\n"
+	    "   UserId=bob(1001)\n"
+	    "   JobState=FAILED ExitCode=1:0 RunTime=0:01 TimeLimit=UNLIMITED\n";
 	cr_assert_eq(rt_slurm_parse_scontrol(name_first, strlen(name_first), &e), -1);
 }
 
