@@ -531,8 +531,11 @@ static const struct verb {
 	unsigned flags;
 	int (*run)(const struct args *a, struct rt_store *s);
 } verbs[] = {
-    [V_RUNS] = {"runs", "", "list runs (id, start, end, duration, samples, status, job)", 0,
-                verb_runs},
+    [V_RUNS] = {"runs", "[--job-id ID] [--user NAME] [--scheduler S]",
+                "list runs (id, start, end, duration, samples, status, job; a node's jobs also "
+                "their job id and user), or those of a job id (an array's: all its tasks), a "
+                "user or a scheduler (slurm, kubernetes, systemd)",
+                0, verb_runs},
     [V_VERIFY] = {"verify", "",
                   "read every run of the store (each in a process of its own) and say whether it "
                   "is intact, damaged from sample N, or unreadable; exit 1 when one is damaged",
@@ -651,7 +654,9 @@ static void usage(FILE *f)
 	    "\nRUN is a run id or 'latest'. T is ISO 8601 (2026-11-21T10:00:00Z) or epoch "
 	    "seconds.\n"
 	    "SELECT picks the job's runs: [--stage NAME] (their --stage-name, a Metaflow step),\n"
-	    "[--external-run-id ID] (of one run of the orchestrator), [--last N] (the newest N).\n"
+	    "[--external-run-id ID] (of one run of the orchestrator), [--last N] (the newest N);\n"
+	    "--job-id ID, --user NAME, --scheduler S pick runs by who ran them, with --job or\n"
+	    "in its place.\n"
 	    "--csv-columns extended (or TRACKER_CSV_COLUMNS=extended) appends the saturation,\n"
 	    "pressure and cgroup columns to the 32 of CSV output (replay, tail, live, upload).\n"
 	    "The store is --store DIR, else $RT_STORE, else $XDG_DATA_HOME/resource-tracker,\n"
