@@ -22,6 +22,24 @@ static double meta_alloc(const cJSON *meta, const char *key)
 	return rt_meta_num(meta, "allocation", key);
 }
 
+/* What Slurm allocated, once `rt-export learn` asked it: it outranks the
+ * group's limits and the environment (the cgroup can be wider than the
+ * allocation where Slurm does not constrain cores). */
+static void slurm_given(const cJSON *meta, struct rt_efficiency *e)
+{
+	struct rt_slurm_end se;
+	if (!rt_slurm_end(meta, &se))
+		return;
+	if (se.cpus > 0) {
+		e->cpu_given = se.cpus;
+		e->cpu_from = "slurm";
+	}
+	if (se.mem_bytes > 0) {
+		e->mem_given_mib = se.mem_bytes / 1048576.0;
+		e->mem_from = "slurm";
+	}
+}
+
 void rt_efficiency(const struct rt_runstats *st, const cJSON *meta, struct rt_efficiency *e)
 {
 	memset(e, 0, sizeof(*e));
@@ -40,11 +58,13 @@ void rt_efficiency(const struct rt_runstats *st, const cJSON *meta, struct rt_ef
 	double d = p ? rt_stats_secs(st, RT_V_PROC_UTIME) : st->duration;
 	d = d > 0 ? d : 1;
 	e->cpu_given = meta_alloc(meta, "cpu");
+	slurm_given(meta, e); /* (before the shares below) */
 	double secs = p ? ans_sum_of(st, RT_V_PROC_UTIME) + ans_sum_of(st, RT_V_PROC_STIME)
 	                : ans_sum_of(st, RT_V_UTIME) + ans_sum_of(st, RT_V_STIME);
 	e->cpu_mean = secs / d;
 	e->cpu_pct = e->cpu_given > 0 ? secs / (e->cpu_given * d) * 100.0 : NAN;
-	e->mem_given_mib = meta_alloc(meta, "memory_bytes") / 1048576.0;
+	if (!e->mem_given_mib)
+		e->mem_given_mib = meta_alloc(meta, "memory_bytes") / 1048576.0;
 	/* the answer's peak: peaks between samples included */
 	e->mem_peak_mib = st->mem_peak_mib >= 0 ? st->mem_peak_mib : NAN;
 	e->mem_pct = e->mem_given_mib > 0 && isfinite(e->mem_peak_mib)

@@ -337,8 +337,49 @@ static void scheduler_section(struct rt_buf *b, const struct rt_answer *a,
 	                     "resources: the CPU requested and not limited (a limit throttles "
 	                     "bursts), memory requested and limited alike.</p></section>\n"
 	                   : "</code></p><p class=note>The recommendation above, as Slurm's "
-	                     "options (--time is left out: the job's time limit is not "
-	                     "recorded).</p></section>\n");
+	                     "options (--time once Slurm said how the job ended: its elapsed "
+	                     "time x 1.2).</p></section>\n");
+}
+
+/* A line of the job section's list, escaped. */
+static void item(struct rt_buf *b, const char *label, const char *text)
+{
+	rt_buf_puts(b, "<li>");
+	if (label) {
+		rt_buf_puts(b, "<b>");
+		rep_html(b, label);
+		rt_buf_puts(b, "</b> ");
+	}
+	rep_html(b, text);
+	rt_buf_puts(b, "</li>");
+}
+
+/* A job known by its cgroup: how Slurm saw its end and seff's figures,
+ * its steps or containers (each its own figures; a container its own
+ * resources). None when the run says none of it. */
+static void parts_section(struct rt_buf *b, const struct rt_answer *a)
+{
+	struct rt_job_part p[16];
+	struct rt_slurm_end e;
+	struct rt_seff f;
+	char line[400];
+	size_t n = rt_job_parts(a->meta, p, 16);
+	int said = rt_slurm_end(a->meta, &e), seff = rt_seff(&a->st, a->meta, &f);
+	const char *label = rt_job_parts_label(a->meta);
+	if (!n && !said && !seff)
+		return;
+	rt_buf_puts(b, "<section class=wide><h2>The job as its scheduler ran it</h2><ul>");
+	if (said && rt_slurm_end_text(&e, line, sizeof(line)))
+		item(b, "Slurm says", line);
+	if (seff && rt_seff_text(&f, line, sizeof(line)))
+		item(b, "seff's way", line);
+	for (size_t i = 0; i < n; i++)
+		if (rt_job_part_text(&p[i], line, sizeof(line)))
+			item(b, i ? NULL : label, line);
+	for (size_t i = 0; i < n && !strcmp(label, "containers"); i++)
+		if (rt_container_line(&p[i], a->st.duration, line, sizeof(line)))
+			item(b, i ? NULL : "per container", line);
+	rt_buf_puts(b, "</ul></section>\n");
 }
 
 static void free_answers(struct rt_answer *v, size_t n)
@@ -476,6 +517,7 @@ int rt_cmd_report(struct rt_store *s, const struct rt_answer_opts *o)
 	rep_gpu_section(&b, &a.st);
 	reco_or_none(&b, &a, &r, &off);
 	scheduler_section(&b, &a, &r);
+	parts_section(&b, &a);
 	branches_section(&b, s, &a, o->branches);
 	history_section(&b, s, &a);
 	rt_buf_puts(&b, "<div id=charts style=\"display:contents\"></div>\n");
