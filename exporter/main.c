@@ -181,6 +181,28 @@ static int parse_every(const char *v, uint64_t *every, double *secs)
 	return 0;
 }
 
+/* A count option (--last, --branches, --servers, --wait) into a: 0, or
+ * -1 with one line said. */
+static int set_count(struct args *a, int id, const char *o, const char *v)
+{
+	uint64_t n;
+	uint64_t most = id == O_BRANCHES ? 1000000 : id == O_WAIT ? 3600 : 1000;
+	if (parse_u64(v, &n) || n == 0 || n > most) {
+		rt_say("%s must be a number from 1 to %llu (got '%s')", o, (unsigned long long)most,
+		       v);
+		return -1;
+	}
+	if (id == O_LAST)
+		a->ans.last = (unsigned long)n;
+	else if (id == O_BRANCHES)
+		a->ans.branches = (unsigned)n;
+	else if (id == O_WAIT)
+		a->wait_s = (unsigned)n;
+	else
+		a->ans.servers = (unsigned)n;
+	return 0;
+}
+
 /* Take option id (o as given, v its value or NULL) into a: 0, 1 for
  * --help, -1 with one line said. */
 static int set_option(struct args *a, int id, const char *o, const char *v)
@@ -231,28 +253,11 @@ static int set_option(struct args *a, int id, const char *o, const char *v)
 	case O_JOB_ID: a->ans.job_id = v; break;
 	case O_USER: a->ans.user = v; break;
 	case O_SCHEDULER: a->ans.scheduler = v; break;
-	case O_WAIT:
-		if (parse_u64(v, &n) || n == 0 || n > 3600) {
-			rt_say("--wait must be seconds from 1 to 3600 (got '%s')", v);
-			return -1;
-		}
-		a->wait_s = (unsigned)n;
-		break;
+
 	case O_LAST:
 	case O_BRANCHES:
 	case O_SERVERS:
-		if (parse_u64(v, &n) || n == 0 || n > (id == O_BRANCHES ? 1000000 : 1000)) {
-			rt_say("%s must be a number from 1 to %s (got '%s')", o,
-			       id == O_BRANCHES ? "1000000" : "1000", v);
-			return -1;
-		}
-		if (id == O_LAST)
-			a->ans.last = (unsigned long)n;
-		else if (id == O_BRANCHES)
-			a->ans.branches = (unsigned)n;
-		else
-			a->ans.servers = (unsigned)n;
-		break;
+	case O_WAIT: return set_count(a, id, o, v);
 	case O_CSV_COLUMNS:
 		if (rt_parse_csv_columns(v, &a->csv_extended)) {
 			rt_say("--csv-columns must be reference or extended (got '%s')", v);
