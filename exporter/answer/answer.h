@@ -159,7 +159,7 @@ cJSON *rt_json_findings(const struct rt_runstats *st);
  * and why it was raised. label is the text form's left column ("" where a
  * line goes on the one above).
  */
-#define RT_NOTE_LEN 400
+#define RT_NOTE_LEN 700
 struct rt_note {
 	const char *label;
 	char text[RT_NOTE_LEN];

@@ -215,8 +215,8 @@ struct rt_recommendation {
 	int memory_at_least; /* killed while growing: its true need was not seen */
 	long gpu;
 	long vram_mib;
-	char why[320]; /* what raised it above the use measured ("" when nothing did) */
-	char why_cpu[200], why_mem[200]; /* the same for the vCPUs, the memory */
+	char why[640]; /* what raised it above the use measured ("" when nothing did) */
+	char why_cpu[400], why_mem[400]; /* the same for the vCPUs, the memory */
 	/* what the memory could not know ("" when nothing): a peak between
 	 * samples before tracking began */
 	char mem_note[200];
