@@ -41,7 +41,7 @@ enum verb_id {
 struct args {
 	const char *store, *verb, *run, *output, *from, *to;
 	enum verb_id id; /* of verb, once it is known */
-	unsigned seen;   /* options given, by opt_id */
+	uint64_t seen;   /* options given, by opt_id (at most 64) */
 	enum rt_format fmt;
 	uint64_t every, last_n;
 	double every_secs; /* --every with a unit: a time, made samples per run */

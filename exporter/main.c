@@ -94,6 +94,7 @@ enum opt_id {
 	O_WAIT,
 	O_N
 };
+_Static_assert(O_N <= 64, "the options given are a 64-bit set");
 static const struct opt {
 	const char *name, *alias;
 	int value; /* takes a value */
@@ -301,7 +302,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 			}
 			continue;
 		}
-		a->seen |= 1u << id;
+		a->seen |= 1ull << id;
 		if (opts[id].value && need(i, argc, o))
 			return -1;
 		const char *v = opts[id].value ? argv[++i] : NULL;
