@@ -109,6 +109,14 @@ void rt_collector_close(struct rt_collector *c)
 	c->inv = c->scratch = NULL;
 }
 
+/* Whether source i is read in this collector's samples: a host's part
+ * leaves the job's cgroup out, a job's part is its cgroup alone. */
+static int takes(const struct rt_collector *c, size_t i)
+{
+	int cg = sources[i] == &rt_source_cgroup;
+	return c->part == RT_PART_HOST ? !cg : c->part == RT_PART_JOB ? cg : 1;
+}
+
 int rt_collector_sample(struct rt_collector *c, void *buf, size_t cap, struct rt_record *rec,
                         int *inv_changed)
 {
@@ -121,7 +129,7 @@ int rt_collector_sample(struct rt_collector *c, void *buf, size_t cap, struct rt
 	if (c->slow)
 		c->slow_next_ns = now.mono_ns + RT_SLOW_PERIOD_NS;
 	for (size_t i = 0; i < NSOURCES; i++)
-		if (sources[i]->read)
+		if (sources[i]->read && takes(c, i))
 			sources[i]->read(c, c->own[i], &changed);
 	*inv_changed = 0;
 	if (changed) {
@@ -144,7 +152,59 @@ int rt_collector_sample(struct rt_collector *c, void *buf, size_t cap, struct rt
 		return rc;
 	rec->h->inv_gen = inv->gen;
 	for (size_t i = 0; i < NSOURCES; i++)
-		if (sources[i]->fill)
+		if (sources[i]->fill && takes(c, i))
 			sources[i]->fill(c, c->own[i], rec);
+	return 0;
+}
+
+int rt_collector_open_job(struct rt_collector *job, struct rt_collector *host)
+{
+	memset(job, 0, sizeof(*job));
+	job->part = RT_PART_JOB;
+	job->host = host;
+	job->buf = host->buf; /* (read by one thread at a time: the host's) */
+	job->bufcap = host->bufcap;
+	for (size_t i = 0; i < NSOURCES; i++)
+		if (sources[i] == &rt_source_cgroup && sources[i]->open) {
+			int rc = sources[i]->open(job, &job->own[i]);
+			if (rc)
+				return rc;
+		}
+	return 0;
+}
+
+void rt_collector_close_job(struct rt_collector *job)
+{
+	for (size_t i = 0; i < NSOURCES; i++)
+		if (sources[i] == &rt_source_cgroup && sources[i]->close)
+			sources[i]->close(job, job->own[i]);
+	memset(job, 0, sizeof(*job));
+}
+
+int rt_collector_sample_job(struct rt_collector *job, const struct rt_record *hostrec, void *buf,
+                            size_t cap, struct rt_record *rec)
+{
+	struct rt_collector *host = job->host;
+	size_t size = hostrec->h->size;
+	if (size > cap)
+		return -ENOSPC;
+	memcpy(buf, hostrec->h, size); /* (sealed: its checksum binds the copy) */
+	int rc = rt_record_decode(buf, size, rec);
+	if (rc)
+		return rc;
+	job->buf = host->buf; /* (the host's may have grown) */
+	job->bufcap = host->bufcap;
+	job->slow = host->slow;
+	job->wall_ns = host->wall_ns;
+	for (size_t i = 0; i < NSOURCES; i++)
+		if (takes(job, i)) {
+			int changed = 0;
+			if (sources[i]->read)
+				sources[i]->read(job, job->own[i], &changed);
+			if (sources[i]->fill)
+				sources[i]->fill(job, job->own[i], rec);
+		}
+	host->buf = job->buf; /* (a job's file may have grown it) */
+	host->bufcap = job->bufcap;
 	return 0;
 }

@@ -31,7 +31,14 @@
 struct rt_source;
 #define RT_MAX_SOURCES 12
 
+/* Which sources a collector reads: all of them (a run's own sampler), the
+ * host's alone (the node reads them once a tick), or a job's cgroup alone
+ * (each job's part, over a copy of the host's record). */
+enum rt_collector_part { RT_PART_ALL, RT_PART_HOST, RT_PART_JOB };
+
 struct rt_collector {
+	enum rt_collector_part part;
+	struct rt_collector *host; /* a job's part: the node's host collector */
 	/* this sample refreshes what rarely changes (operstate, mounts, the
 	 * process count, cgroup limits): the first, then once a second */
 	int slow, force_slow;
@@ -85,6 +92,18 @@ int rt_cgroup_job_cpu(struct rt_collector *c, uint64_t *user_us, uint64_t *sys_u
  * removed before the next sample can read it). */
 void rt_cgroup_job_cpu_now(struct rt_collector *c);
 void rt_collector_close(struct rt_collector *c);
+
+/* A job's part of the node's samples (c->part RT_PART_JOB): its cgroup's
+ * state, the host collector's read buffer borrowed. 0 or -ENOMEM. */
+int rt_collector_open_job(struct rt_collector *job, struct rt_collector *host);
+void rt_collector_close_job(struct rt_collector *job);
+/* The job's sample: the host's sealed record (one sample of a collector
+ * with part RT_PART_HOST, taken this tick) copied into buf, then the job's
+ * cgroup read into it, as one full sample of a collector with the job's
+ * cg_fixed would have it. The caller sets seq and times, then seals it.
+ * 0, -ENOSPC, or an RT_E_* of the host's record. */
+int rt_collector_sample_job(struct rt_collector *job, const struct rt_record *hostrec, void *buf,
+                            size_t cap, struct rt_record *rec);
 
 /*
  * Take one sample into buf (8-byte aligned, cap bytes): reads every source,
