@@ -77,8 +77,14 @@ struct rt_store {
 	void *scratch; /* 8-byte aligned copy of a value */
 	size_t scratch_cap;
 	/* samples packed and waiting for the next group commit */
-	struct rt_pack_state wst; /* the run's last packed record */
-	uint64_t wrun;            /* run wst belongs to */
+	/* each run's last packed record (its samples are packed against it):
+	 * one writer may append several runs' samples to one group (the
+	 * node's sampler); the first entry is made at open */
+	struct run_pack {
+		uint64_t run; /* 0: free */
+		struct rt_pack_state st;
+	} * packs;
+	unsigned npacks;
 	struct pending {
 		uint64_t run, seq;
 		uint32_t off, len;

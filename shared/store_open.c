@@ -383,11 +383,14 @@ int store_open_held(const char *dir, int held, int flags, struct rt_store **out)
 	s->dirfd = -1;
 	s->group_max = 1;
 	snprintf(s->dir, sizeof(s->dir), "%s", dir);
-	int rc = rt_pack_state_init(&s->wst);
+	s->packs = calloc(1, sizeof(*s->packs));
+	int rc = s->packs ? rt_pack_state_init(&s->packs[0].st) : -ENOMEM;
 	if (rc) {
+		free(s->packs);
 		free(s);
 		return rc;
 	}
+	s->npacks = 1;
 	if ((rc = open_dir(s, dir, held)) || (rc = check_files(s, dir, s->rdwr))) {
 		rt_store_close(s);
 		return rc;
@@ -450,7 +453,9 @@ void rt_store_close(struct rt_store *s)
 	 * transaction the fault cut short (a few hundred bytes) is left */
 	if (s->env)
 		mdb_env_close(s->env);
-	rt_pack_state_free(&s->wst);
+	for (unsigned i = 0; i < s->npacks; i++)
+		rt_pack_state_free(&s->packs[i].st);
+	free(s->packs);
 	if (s->wlock >= 0)
 		close(s->wlock);
 	if (s->dirfd >= 0)

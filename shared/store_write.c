@@ -255,9 +255,10 @@ static int commit_group(struct rt_store *s, int sync)
 	if (!s->npend)
 		return 0;
 	int rc = store_with_write(s, do_commit, NULL);
-	if (rc) { /* the group is lost; the next sample starts afresh, full */
+	if (rc) { /* the group is lost; each run's next sample starts afresh, full */
 		s->dropped += s->npend;
-		rt_pack_state_reset(&s->wst);
+		for (unsigned i = 0; i < s->npacks; i++)
+			rt_pack_state_reset(&s->packs[i].st);
 	} else if (sync) {
 		zero_ahead(s);
 		rc = rt_store_sync(s);
@@ -292,6 +293,51 @@ static int grow(void **p, size_t *cap, size_t need, size_t unit)
 	return 0;
 }
 
+/* The pack state of run's samples: its own, made on its first append (a
+ * free one taken first); NULL without memory. */
+static struct rt_pack_state *run_pack(struct rt_store *s, uint64_t run)
+{
+	struct run_pack *free_one = NULL;
+	for (unsigned i = 0; i < s->npacks; i++) {
+		if (s->packs[i].run == run)
+			return &s->packs[i].st;
+		if (!s->packs[i].run && !free_one)
+			free_one = &s->packs[i];
+	}
+	if (!free_one) {
+		struct run_pack *p = realloc(s->packs, (s->npacks + 1) * sizeof(*p));
+		if (!p)
+			return NULL;
+		s->packs = p;
+		free_one = &p[s->npacks];
+		memset(free_one, 0, sizeof(*free_one));
+		if (rt_pack_state_init(&free_one->st))
+			return NULL;
+		s->npacks++;
+	}
+	rt_pack_state_reset(&free_one->st); /* (a run ended before: afresh) */
+	free_one->run = run;
+	return &free_one->st;
+}
+
+void rt_store_end_run(struct rt_store *s, uint64_t run)
+{
+	for (unsigned i = 0; i < s->npacks; i++)
+		if (s->packs[i].run == run) {
+			s->packs[i].run = 0;
+			rt_pack_state_reset(&s->packs[i].st);
+		}
+}
+
+/* Whether samples of run wait for the group commit. */
+static int run_pending(const struct rt_store *s, uint64_t run)
+{
+	for (unsigned i = 0; i < s->npend; i++)
+		if (s->pend[i].run == run)
+			return 1;
+	return 0;
+}
+
 static __attribute__((noinline)) int store_append_impl(struct rt_store *s, uint64_t run,
                                                        uint64_t seq, const void *rec, size_t len)
 {
@@ -301,16 +347,15 @@ static __attribute__((noinline)) int store_append_impl(struct rt_store *s, uint6
 	int rc = rt_record_decode(rec, len, &r);
 	if (rc)
 		return rc;
-	if (run != s->wrun) {
-		rt_pack_state_reset(&s->wst);
-		s->wrun = run;
-	}
+	struct rt_pack_state *st = run_pack(s, run);
+	if (!st)
+		return -ENOMEM;
 	size_t pc = s->pend_cap;
 	if ((rc = grow((void **)&s->pend, &pc, s->npend + 1, sizeof(*s->pend))) ||
 	    (rc = grow((void **)&s->pbytes, &s->pbytes_cap, s->pbytes_len + rt_pack_bound(&r), 1)))
 		return rc;
 	s->pend_cap = (unsigned)pc;
-	size_t n = rt_pack(&s->wst, seq, &r, s->pbytes + s->pbytes_len);
+	size_t n = rt_pack(st, seq, &r, s->pbytes + s->pbytes_len);
 	s->pend[s->npend++] = (struct pending){run, seq, (uint32_t)s->pbytes_len, (uint32_t)n};
 	s->pbytes_len += n;
 	uint64_t now = r.h->mono_ns; /* the samples' clock: a fake one in tests */
@@ -396,7 +441,7 @@ static __attribute__((noinline)) int store_salvage_impl(struct rt_store *s, stru
 {
 	struct salvage_ctx c = {.ring = ring, .run = rt_ring_run_id(ring)};
 	*added = 0;
-	if (s->npend && (s->wrun == c.run))
+	if (run_pending(s, c.run))
 		rt_store_flush(s);
 	int rc = rt_pack_state_init(&c.st);
 	if (rc)

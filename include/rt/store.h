@@ -112,6 +112,10 @@ int rt_store_get_inventory(struct rt_store *s, uint64_t run, uint32_t gen, void 
  * counted by rt_store_dropped).
  */
 int rt_store_append(struct rt_store *s, uint64_t run, uint64_t seq, const void *rec, size_t len);
+/* Run's samples are over (its last committed): what packs them is freed
+ * for another run's. A writer may append several runs' samples, each
+ * packed against its own last one, to one group. */
+void rt_store_end_run(struct rt_store *s, uint64_t run);
 /* Commit when max_samples wait, or when the oldest waited max_age_ns of the
  * samples' own clock (0: no age limit); sync after each commit if asked. */
 void rt_store_set_group(struct rt_store *s, unsigned max_samples, uint64_t max_age_ns,
