@@ -56,6 +56,26 @@ int rt_sampler_init(struct rt_sampler *s, struct rt_store *store, uint64_t run, 
 	return rt_collector_open(&s->col);
 }
 
+int rt_sampler_init_job(struct rt_sampler *s, struct rt_store *store, uint64_t run,
+                        uint32_t ring_slots, struct rt_collector *host)
+{
+	memset(s, 0, sizeof(*s));
+	s->store = store;
+	s->run = run;
+	s->cg_before = -1;
+	s->ring_slots = ring_slots ? ring_slots : 64;
+	s->rec_cap = rt_record_max_size();
+	s->inv_cap = rt_inventory_encoded_max();
+	if (posix_memalign(&s->rec, 64, s->rec_cap)) {
+		s->rec = NULL;
+		return -ENOMEM;
+	}
+	s->inv_buf = malloc(s->inv_cap);
+	if (!s->inv_buf)
+		return -ENOMEM;
+	return rt_collector_open_job(&s->col, host);
+}
+
 /* Add one line to the caller's warnings of this sample. */
 static void note(char *warn, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -402,9 +422,15 @@ int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t war
 	s->col.job_pid = s->tracked_pid > 0 ? s->tracked_pid : 0; /* whose cgroup */
 	s->col.force_slow = (flags & RT_REC_FINAL) != 0; /* the last sample sees everything */
 	s->col.wall_ns = t.wall_ns;
-	int rc = rt_collector_sample(&s->col, s->rec, s->rec_cap, &rec, &inv_changed);
+	int rc = s->host_rec
+	             ? rt_collector_sample_job(&s->col, s->host_rec, s->rec, s->rec_cap, &rec)
+	             : rt_collector_sample(&s->col, s->rec, s->rec_cap, &rec, &inv_changed);
 	if (rc)
 		return rc;
+	if (s->host_rec) { /* the host's devices changed since its run's last */
+		inv_changed = s->inv_gen != s->col.inv->gen;
+		s->inv_gen = s->col.inv->gen;
+	}
 	if (s->tree)
 		sample_tree(s, &rec, flags, &t);
 	rec.h->seq = s->seq;
@@ -516,7 +542,10 @@ void rt_sampler_close(struct rt_sampler *s, int unlink_ring)
 	free(s->wait);
 	s->wait = NULL;
 	s->wait_len = s->wait_cap = 0;
-	rt_collector_close(&s->col);
+	if (s->col.part == RT_PART_JOB)
+		rt_collector_close_job(&s->col);
+	else
+		rt_collector_close(&s->col);
 	free(s->rec);
 	free(s->inv_buf);
 	s->rec = s->inv_buf = NULL;

@@ -53,11 +53,22 @@ struct rt_sampler {
 	uint64_t nwait, waited; /* waiting now; waited at some point, in all */
 	unsigned since_drain;
 	int parked; /* what still waits is in a ring left behind: keep it */
+	/* a job of the node's one sampler: its col is the job's part, its
+	 * samples copies of the host's record of the tick (NULL: its own) */
+	const struct rt_record *host_rec;
+	uint32_t inv_gen; /* the host's inventory generation its run has */
 };
 
 /* Open the collectors. ring_slots: 0 for the default. */
 int rt_sampler_init(struct rt_sampler *s, struct rt_store *store, uint64_t run,
                     uint32_t ring_slots);
+
+/* A job's sampler in the node's one sampler: its collector is the job's
+ * part over host (rt_collector_open_job), its samples copies of the host's
+ * record of the tick, set in s->host_rec before each take. The store is
+ * the node's, shared (its group is set by the node). */
+int rt_sampler_init_job(struct rt_sampler *s, struct rt_store *store, uint64_t run,
+                        uint32_t ring_slots, struct rt_collector *host);
 
 /*
  * Take sample s->seq now. Publishes it in the ring, creating the ring on

@@ -61,8 +61,8 @@ _Static_assert(sizeof(sources) / sizeof(sources[0]) <= RT_MAX_SOURCES, "c->own i
 void *rt_collector_own(struct rt_collector *c, const struct rt_source *src)
 {
 	for (size_t i = 0; i < NSOURCES; i++)
-		if (sources[i] == src)
-			return c->own[i];
+		if (sources[i] == src) /* (a job's part: the host's sources are the node's) */
+			return c->own[i] || !c->host ? c->own[i] : c->host->own[i];
 	return NULL;
 }
 
@@ -164,6 +164,7 @@ int rt_collector_open_job(struct rt_collector *job, struct rt_collector *host)
 	job->host = host;
 	job->buf = host->buf; /* (read by one thread at a time: the host's) */
 	job->bufcap = host->bufcap;
+	job->inv = host->inv;
 	for (size_t i = 0; i < NSOURCES; i++)
 		if (sources[i] == &rt_source_cgroup && sources[i]->open) {
 			int rc = sources[i]->open(job, &job->own[i]);
@@ -194,6 +195,7 @@ int rt_collector_sample_job(struct rt_collector *job, const struct rt_record *ho
 		return rc;
 	job->buf = host->buf; /* (the host's may have grown) */
 	job->bufcap = host->bufcap;
+	job->inv = host->inv; /* (the host's devices are every job's) */
 	job->slow = host->slow;
 	job->wall_ns = host->wall_ns;
 	for (size_t i = 0; i < NSOURCES; i++)

@@ -16,6 +16,8 @@
  */
 #include "bench.h"
 
+#include "nodesampler.h"
+
 #define WARM_S 4
 
 struct jobs {
@@ -161,9 +163,63 @@ static long family_pss_kb(const pid_t *fam, int n)
 	return sum;
 }
 
+/* (the child) the one sampler's core over the jobs' groups at 1 Hz on the
+ * real clock, until killed */
+static void one_sampler(const struct bench_ctx *c, const struct jobs *j)
+{
+	char store[4200], err[256], group[128];
+	struct rt_store *st;
+	struct rt_nodesampler n;
+	static char warn[65536];
+	snprintf(store, sizeof(store), "%s/node1-%d", c->tmp ? c->tmp : "/tmp", j->n);
+	if (rt_store_open(store, RT_STORE_RDWR, &st) || rt_nodesampler_open(&n, st, 0))
+		_exit(1);
+	for (int i = 0; i < j->n; i++) {
+		snprintf(group, sizeof(group), "%s/g%d", j->top, i);
+		if (rt_nodesampler_add(&n, group, "{}", 2, err, sizeof(err)) < 0)
+			_exit(1);
+	}
+	for (double deadline = wall_now();; deadline += 1.0) {
+		rt_nodesampler_tick(&n, warn, sizeof(warn));
+		struct timespec ts = {
+		    (time_t)(deadline + 1.0),
+		    (long)((deadline + 1.0 - (double)(time_t)(deadline + 1.0)) * 1e9)};
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	}
+}
+
+/* The one sampler's core (nodesampler.c) over the same groups, in a
+ * process of its own, measured over secs after the warm-up: its CPU per
+ * job and sample and its PSS, beside the floor of the same run. */
+static void measure_one(const struct bench_ctx *c, struct jobs *j, int secs, double floor_us)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0)
+		one_sampler(c, j);
+	if (pid < 0)
+		return;
+	sleep(WARM_S);
+	long long ns0 = sched_ns(pid);
+	double w0 = wall_now();
+	sleep((unsigned)secs);
+	long long ns1 = sched_ns(pid);
+	double wall = wall_now() - w0;
+	long pss = smaps_kb(pid, "Pss:");
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	double us = (double)(ns1 - ns0) / 1e3 / (wall * j->n);
+	double goal_kb = 3072 + 100.0 * j->n;
+	printf("            one sampler (its core, 1 process): CPU %7.1f us/job/sample  %5.1fx the "
+	       "floor (goal <= 1.2x: %s); PSS %6.1f MiB (goal < %.1f MiB: %s)\n",
+	       us, us / floor_us, us <= 1.2 * floor_us ? "met" : "missed", pss / 1024.0,
+	       goal_kb / 1024.0, pss < goal_kb ? "met" : "missed");
+}
+
 /* The watcher over the jobs' groups, its recorders warm: measured over
- * secs beside the floor. 0, or -1 (said) when it could not run. */
-static int measure(const struct bench_ctx *c, struct jobs *j, int secs)
+ * secs beside the floor (into *floor_us). 0, or -1 (said) when it could
+ * not run. */
+static int measure(const struct bench_ctx *c, struct jobs *j, int secs, double *floor_us_out)
 {
 	char glob[96], store[4200];
 	snprintf(glob, sizeof(glob), "%s/*", j->top);
@@ -199,6 +255,7 @@ static int measure(const struct bench_ctx *c, struct jobs *j, int secs)
 	double samples = wall * j->n; /* job-samples at 1 Hz */
 	double rt_us = (double)(ns1 - ns0) / 1e3 / samples;
 	double floor_us = fr.cpu_s * 1e6 / ((double)fr.samples * j->n);
+	*floor_us_out = floor_us;
 	double goal_kb = 3072 + 100.0 * j->n;
 	printf("  %3d job%s  %3d recorders  CPU %7.1f us/job/sample  floor %5.1f us (%d files)  "
 	       "%5.1fx (goal <= 1.2x: %s)\n",
@@ -236,8 +293,11 @@ int bench_node_mode(const struct bench_ctx *c)
 			struct join_arg a = {j.top, i};
 			j.member[i] = fork_ready(join_group, &a);
 		}
-		if (measure(c, &j, c->secs))
+		double floor_us = 0;
+		if (measure(c, &j, c->secs, &floor_us))
 			rc = 1;
+		if (floor_us > 0)
+			measure_one(c, &j, c->secs, floor_us);
 		bench_cg_remove(j.top, j.n, j.member, j.n);
 		free(j.member);
 	}
