@@ -221,7 +221,9 @@ int rt_cgrun_refresh(struct rt_cgrun *g)
 	int moved = rt_cgjob_recheck(&g->job, young); /* in more hierarchies now */
 	if (moved)
 		g->alloc.cp = g->job.cp; /* (its limits: the allocation again) */
-	if (g->who.named || !strcmp(g->job.scheduler, "systemd"))
+	/* (a custom glob's job: until its owner is known as a user of its own) */
+	if (g->who.named || !strcmp(g->job.scheduler, "systemd") ||
+	    (!g->job.scheduler[0] && g->who.user[0] && strcmp(g->who.user, "root") != 0))
 		return moved;
 	/* a few tries (up to 64 environments of 32 KiB each), then never: a
 	 * job that never names itself costs no more */
