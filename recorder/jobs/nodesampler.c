@@ -28,7 +28,10 @@ int rt_nodesampler_open(struct rt_nodesampler *n, struct rt_store *store, uint32
 {
 	memset(n, 0, sizeof(*n));
 	n->store = store;
-	n->ring_slots = ring_slots ? ring_slots : 64;
+	/* a job's ring keeps 16 samples (a recorder's a minute): the node's
+	 * group commit comes every 8 ticks for all runs at once, one sync, and
+	 * each ring's shared memory is most of a job's PSS */
+	n->ring_slots = ring_slots ? ring_slots : 16;
 	n->host_cap = rt_record_max_size();
 	if (posix_memalign(&n->host_buf, 64, n->host_cap)) {
 		n->host_buf = NULL;
