@@ -642,6 +642,16 @@ static void job_user(const struct rt_cgjob *j, const pid_t *pids, ssize_t n, cha
 		uid_text(uid, out, cap);
 }
 
+void rt_cgjob_who_copy(struct rt_cgjob_who *to, const struct rt_cgjob_who *from)
+{
+	to->member = from->member;
+	to->envlen = from->envlen;
+	memcpy(to->env, from->env, from->envlen);
+	memcpy(to->name, from->name, sizeof(to->name));
+	memcpy(to->user, from->user, sizeof(to->user));
+	to->named = from->named;
+}
+
 void rt_cgjob_identify(struct rt_cgjob *j, struct rt_cgjob_who *who)
 {
 	pid_t pids[64];
@@ -658,8 +668,8 @@ void rt_cgjob_identify(struct rt_cgjob *j, struct rt_cgjob_who *who)
 		if (read_environ(pids[i], &one))
 			continue;
 		int named = want && rt_env_lookup(one.env, one.envlen, want);
-		if (!who->member || named) {
-			*who = one;
+		if (!who->member || named) { /* (the bytes read, not the whole buffer) */
+			rt_cgjob_who_copy(who, &one);
 			who->named = named;
 		}
 		if (named || !want)

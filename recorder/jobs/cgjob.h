@@ -89,6 +89,9 @@ struct rt_cgjob_who {
 	int named;      /* env is the scheduler's job's (it names the job) */
 };
 void rt_cgjob_identify(struct rt_cgjob *j, struct rt_cgjob_who *who);
+/* *to = *from, the environment's bytes read only (a job's run touches
+ * what its environment holds, not the 32 KiB it may). */
+void rt_cgjob_who_copy(struct rt_cgjob_who *to, const struct rt_cgjob_who *from);
 
 /* A variable of a NUL-separated environment block of len bytes whose
  * value ends within it, or NULL. */

@@ -14,6 +14,7 @@
 #include "cgrun.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -137,7 +138,12 @@ static void take_identity(struct rt_cgrun *g)
 
 int rt_cgrun_open(struct rt_cgrun *g, const char *spec, char *err, size_t cap)
 {
-	memset(g, 0, sizeof(*g));
+	/* zeroed but the environment's buffer (envlen says what it holds):
+	 * its 32 KiB stay untouched until a member's is read */
+	size_t env_at = offsetof(struct rt_cgrun, who) + offsetof(struct rt_cgjob_who, env);
+	size_t env_end = env_at + sizeof(g->who.env);
+	memset(g, 0, env_at);
+	memset((char *)g + env_end, 0, sizeof(*g) - env_end);
 	g->events_fd = -1;
 	if (rt_cgjob_resolve(spec, &g->job, err, cap))
 		return -1;
@@ -240,7 +246,7 @@ int rt_cgrun_refresh(struct rt_cgrun *g)
 	int owner = !g->job.scheduler[0] && now.user[0] && strcmp(now.user, g->who.user);
 	if (!now.named && !owner)
 		return moved;
-	g->who = now;
+	rt_cgjob_who_copy(&g->who, &now);
 	take_identity(g);
 	return 1;
 }
