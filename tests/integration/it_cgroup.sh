@@ -131,7 +131,7 @@ assert j['recommendation']['memory_mib'] == 128 and not j['recommendation']['mem
 	# cache was reclaimed in time; said when it counts)
 	[ "$hits" = 0 ] || grep -q "reached its 64 MiB limit $hits times (the kernel reclaimed its page cache" "$T/cache.sum" ||
 		fail "the limit hits: $(cat "$T/cache.sum")"
-	grep -q "on the host .*elsewhere on the host was OOM-killed during the run.*(not this job's)" "$T/cache.sum" || fail "the host's kill: $(cat "$T/cache.sum")"
+	grep -q "on the host .*elsewhere on the host \(was\|were\) OOM-killed during the run.*(not this job's)" "$T/cache.sum" || fail "the host's kill: $(cat "$T/cache.sum")"
 	! grep -q "^  ! .*OOM" "$T/cache.sum" || fail "the host's kill said as the job's: $(cat "$T/cache.sum")"
 	"$EXP" report latest -o "$T/cache.html" > /dev/null 2>&1 || fail "report"
 	! grep -q "What held the job back.*OOM" "$T/cache.html" || fail "the report holds the host's kill against the job"
