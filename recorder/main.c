@@ -539,7 +539,7 @@ static void run_sample_loop(struct run *r)
 			break;
 		uint64_t took_from = rt_clock_mono_real();
 		if (r->cg) /* its OOM kills and parts, every 5 s */
-			rt_cgrun_read_parts(r->cg, &r->s.col, 0);
+			rt_cgrun_read_parts(r->cg, &r->s.col, 5);
 		int rc = rt_sampler_take(&r->s, 0, r->warn, sizeof(r->warn));
 		took_ns = rt_clock_mono_real() - took_from;
 		say_lines(r->warn);
@@ -578,7 +578,7 @@ static void run_final_sample(struct run *r)
 			;
 	}
 	if (r->cg)
-		rt_cgrun_read_parts(r->cg, &r->s.col, 1);
+		rt_cgrun_read_parts(r->cg, &r->s.col, 0);
 	if (rt_sampler_take(&r->s, RT_REC_FINAL, r->warn, sizeof(r->warn)) == 0)
 		say_lines(r->warn);
 }
@@ -698,8 +698,8 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 	run_status(r);
 	if (r->cg) { /* the group's CPU that no interval holds; its memory's end */
 		r->cg->meta.cpu_before = r->s.cg_before;
-		rt_cgrun_read_parts(r->cg, &r->s.col, 1);
-		if (rt_cgrun_end(r->cg)) /* the kernel killed some of it: OOM */
+		rt_cgrun_read_parts(r->cg, &r->s.col, 1); /* (unless the final sample just did) */
+		if (rt_cgrun_end(r->cg))                  /* the kernel killed some of it: OOM */
 			r->meta.status = rt_run_status_name(RT_RUN_KILLED);
 	}
 	finish_run(&r->sc, &r->s, &r->meta, &r->mb, &r->pipe_out, r->exporter, r->uploader,

@@ -34,16 +34,15 @@
 #define TRIM_EVERY 16 /* samples between RSS trims (each commit maps ~3 new pages) */
 #define CAP_EVERY 256 /* samples between size-cap checks */
 
-int rt_sampler_init(struct rt_sampler *s, struct rt_store *store, uint64_t run, uint32_t ring_slots)
+/* The sampler's own state and buffers, before its collector opens. */
+static int sampler_setup(struct rt_sampler *s, struct rt_store *store, uint64_t run,
+                         uint32_t ring_slots)
 {
 	memset(s, 0, sizeof(*s));
 	s->store = store;
 	s->run = run;
 	s->cg_before = -1;
 	s->ring_slots = ring_slots ? ring_slots : 64;
-	if (store) /* a group waits in the ring too: never more than half of it */
-		rt_store_set_group(store, s->ring_slots / 2 ? s->ring_slots / 2 : 1, GROUP_AGE_NS,
-		                   1);
 	s->rec_cap = rt_record_max_size();
 	s->inv_cap = rt_inventory_encoded_max();
 	if (posix_memalign(&s->rec, 64, s->rec_cap)) {
@@ -51,29 +50,25 @@ int rt_sampler_init(struct rt_sampler *s, struct rt_store *store, uint64_t run, 
 		return -ENOMEM;
 	}
 	s->inv_buf = malloc(s->inv_cap);
-	if (!s->inv_buf)
-		return -ENOMEM;
+	return s->inv_buf ? 0 : -ENOMEM;
+}
+
+int rt_sampler_init(struct rt_sampler *s, struct rt_store *store, uint64_t run, uint32_t ring_slots)
+{
+	int rc = sampler_setup(s, store, run, ring_slots);
+	if (rc)
+		return rc;
+	if (store) /* a group waits in the ring too: never more than half of it */
+		rt_store_set_group(store, s->ring_slots / 2 ? s->ring_slots / 2 : 1, GROUP_AGE_NS,
+		                   1);
 	return rt_collector_open(&s->col);
 }
 
 int rt_sampler_init_job(struct rt_sampler *s, struct rt_store *store, uint64_t run,
                         uint32_t ring_slots, struct rt_collector *host)
 {
-	memset(s, 0, sizeof(*s));
-	s->store = store;
-	s->run = run;
-	s->cg_before = -1;
-	s->ring_slots = ring_slots ? ring_slots : 64;
-	s->rec_cap = rt_record_max_size();
-	s->inv_cap = rt_inventory_encoded_max();
-	if (posix_memalign(&s->rec, 64, s->rec_cap)) {
-		s->rec = NULL;
-		return -ENOMEM;
-	}
-	s->inv_buf = malloc(s->inv_cap);
-	if (!s->inv_buf)
-		return -ENOMEM;
-	return rt_collector_open_job(&s->col, host);
+	int rc = sampler_setup(s, store, run, ring_slots);
+	return rc ? rc : rt_collector_open_job(&s->col, host);
 }
 
 /* Add one line to the caller's warnings of this sample. */

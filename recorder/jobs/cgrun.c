@@ -339,18 +339,18 @@ int rt_cgrun_emptied(struct rt_cgrun *g, struct rt_collector *c)
 	/* the group's CPU now, while it is there (and its OOM counters: a
 	 * killed task's group goes with its step); who is left to watch */
 	rt_cgroup_job_cpu_now(c);
-	rt_cgrun_read_parts(g, c, 1);
+	rt_cgrun_read_parts(g, c, 0);
 	rt_cgrun_watch(g, NULL);
 	pid_t one;
 	ssize_t m = rt_cgjob_members(&g->job, &one, 1);
 	return m == -ENOENT || (g->had_members && m == 0 && !g->job.walk.cut && !g->job.walk.err);
 }
 
-void rt_cgrun_read_parts(struct rt_cgrun *g, struct rt_collector *c, int force)
+void rt_cgrun_read_parts(struct rt_cgrun *g, struct rt_collector *c, long every_s)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	if (!force && g->parts_at && ts.tv_sec - g->parts_at < 5)
+	if (every_s && g->parts_at && ts.tv_sec - g->parts_at < every_s)
 		return;
 	g->parts_at = ts.tv_sec ? ts.tv_sec : 1;
 	rt_cgparts_read(&g->parts, &g->job);

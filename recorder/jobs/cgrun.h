@@ -37,8 +37,8 @@ struct rt_cgrun {
 	int nwatch;
 	struct rt_cgparts parts; /* the kernel's word on its memory, its parts */
 	long parts_at;           /* monotonic seconds of the parts' last read, 0 */
-	int said_err;  /* the listing's error last said (-errno), 0 */
-	int env_tries; /* samples whose environments were read to name it */
+	int said_err;            /* the listing's error last said (-errno), 0 */
+	int env_tries;           /* samples whose environments were read to name it */
 };
 
 /* Find the group spec names and who runs in it. 0, or -1 with one line. */
@@ -71,9 +71,11 @@ void rt_cgrun_watch(struct rt_cgrun *g, struct rt_proctree *tree);
  * then, the members watched again). */
 int rt_cgrun_emptied(struct rt_cgrun *g, struct rt_collector *c);
 /* The job's OOM kills over its subtree, its group's peak and its parts
- * (cgparts.h) read again when due (every 5 s; now when force), the kills
- * below its group handed to the collector for the next record. */
-void rt_cgrun_read_parts(struct rt_cgrun *g, struct rt_collector *c, int force);
+ * (cgparts.h) read again when the last read is every_s seconds old (0:
+ * now), the kills below its group handed to the collector for the next
+ * record. Every 5 s a sample, on each member's exit (a killed task's
+ * group goes with its step), and at the end unless it was just read. */
+void rt_cgrun_read_parts(struct rt_cgrun *g, struct rt_collector *c, long every_s);
 /* At the run's end: the figures into the run's metadata ("cgroup"), and
  * whether the kernel OOM-killed any of its processes. */
 int rt_cgrun_end(struct rt_cgrun *g);

@@ -118,7 +118,7 @@ static void end_job(struct rt_nodesampler *n, struct rt_node_job *j)
 static int sample_job(struct rt_nodesampler *n, struct rt_node_job *j, char *warn, size_t cap)
 {
 	size_t at = strlen(warn);
-	rt_cgrun_read_parts(&j->cg, &j->s.col, 0);
+	rt_cgrun_read_parts(&j->cg, &j->s.col, 5);
 	j->s.host_rec = &n->host_rec;
 	if (rt_sampler_take(&j->s, 0, warn + at, cap - at))
 		return 0;
