@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,12 +19,19 @@
 
 #define WALK_DEPTH 64
 
+/* The path of fs/cgroup<mount><path> under the system's root. 0 or -1. */
+static int group_path(char *p, size_t cap, const char *mount, const char *path)
+{
+	char rel[700];
+	int n = snprintf(rel, sizeof(rel), "fs/cgroup%s%s", mount, path);
+	return n < 0 || (size_t)n >= sizeof(rel) || rt_path(p, cap, RT_SYS, rel) ? -1 : 0;
+}
+
 /* The directory fs/cgroup<mount><path> (read-only), -1 when it is not. */
 static int open_dir(const char *mount, const char *path)
 {
-	char rel[700], p[4800];
-	int n = snprintf(rel, sizeof(rel), "fs/cgroup%s%s", mount, path);
-	if (n < 0 || (size_t)n >= sizeof(rel) || rt_path(p, sizeof(p), RT_SYS, rel))
+	char p[4800];
+	if (group_path(p, sizeof(p), mount, path))
 		return -1;
 	/* raw: a job's cgroup directory (cgroupfs, the kernel's), read-only */
 	return open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -228,10 +236,11 @@ static void read_parts(struct rt_cgparts *p, int top, int cpu_top, int v2)
 	closedir(d);
 }
 
+static const char *const v2mounts[] = {"", "/unified", NULL};
+
 /* The job's group in the memory hierarchy and the CPU one (v1 cpuacct). */
 static void open_tops(const struct rt_cgjob *j, int *mem, int *cpu, int *v2)
 {
-	static const char *const v2mounts[] = {"", "/unified", NULL};
 	static const char *const acct[] = {"/cpuacct", "/cpu,cpuacct", "/cpuacct,cpu", NULL};
 	*mem = *cpu = -1;
 	*v2 = !j->cp.memory[0] && j->cp.v2[0];
@@ -267,6 +276,37 @@ void rt_cgparts_read(struct rt_cgparts *p, const struct rt_cgjob *j)
 	}
 	if (cpu_top >= 0)
 		close(cpu_top);
+}
+
+/* The path of the job's group in the memory hierarchy (v2: its one). */
+static int memory_path(const struct rt_cgjob *j, char *p, size_t cap)
+{
+	if (j->cp.memory[0])
+		return group_path(p, cap, "/memory", j->cp.memory);
+	for (int i = 0; j->cp.v2[0] && v2mounts[i]; i++)
+		if (rt_cgroup_exists(v2mounts[i], j->cp.v2))
+			return group_path(p, cap, v2mounts[i], j->cp.v2);
+	return -1;
+}
+
+int rt_cgparts_watch(const struct rt_cgjob *j)
+{
+	char p[4800];
+	int fd = memory_path(j, p, sizeof(p)) ? -1 : inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (fd >= 0 && inotify_add_watch(fd, p, IN_CREATE | IN_ONLYDIR) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+int rt_cgparts_made(int fd)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	int made = 0;
+	for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;)
+		made = 1; /* (drained: which group is read by the listing) */
+	return made;
 }
 
 uint64_t rt_cgparts_oom(const struct rt_cgparts *p)

@@ -10,9 +10,13 @@
  * memory.events is hierarchical, so the job's own counter is the
  * subtree's; the parts are read the same way on both.
  *
- * Read at the slow cadence (every 5 s), on a member's exit and at the
- * run's last sample; a group removed keeps what was last read of it, so
- * a kill counted in a step's group still counts after Slurm removes it.
+ * Read at the slow cadence (every 5 s), when a part's group is made (an
+ * inotify watch on the job's group: a step that lives a second is listed
+ * too), on a member's exit and at the run's last sample; a group removed
+ * keeps what was last read of it, so a kill counted in a step's group
+ * still counts after Slurm removes it. A part whose last process exits
+ * as its group is removed (a step's one task) may go before the read its
+ * exit wakes: its figures are then those of the read before.
  * Read-only; bounded (64 levels, 512 groups, 16 parts).
  */
 #ifndef RT_CGPARTS_H
@@ -52,6 +56,12 @@ struct rt_cgparts {
 
 /* Read the job's group and the groups below it now (see above). */
 void rt_cgparts_read(struct rt_cgparts *p, const struct rt_cgjob *j);
+
+/* An inotify descriptor (non-blocking) that becomes readable when a
+ * group is made right below the job's (memory hierarchy on v1), or -1. */
+int rt_cgparts_watch(const struct rt_cgjob *j);
+/* Drain it: 1 when a group was made since the last call, else 0. */
+int rt_cgparts_made(int fd);
 
 /* Every OOM kill counted in the job's subtree so far. */
 uint64_t rt_cgparts_oom(const struct rt_cgparts *p);

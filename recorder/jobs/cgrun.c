@@ -144,7 +144,7 @@ int rt_cgrun_open(struct rt_cgrun *g, const char *spec, char *err, size_t cap)
 	size_t env_end = env_at + sizeof(g->who.env);
 	memset(g, 0, env_at);
 	memset((char *)g + env_end, 0, sizeof(*g) - env_end);
-	g->events_fd = -1;
+	g->events_fd = g->made_fd = -1;
 	if (rt_cgjob_resolve(spec, &g->job, err, cap))
 		return -1;
 	rt_cgjob_identify(&g->job, &g->who);
@@ -158,6 +158,12 @@ int rt_cgrun_open(struct rt_cgrun *g, const char *spec, char *err, size_t cap)
 		struct epoll_event pri = {.events = EPOLLPRI, .data.fd = g->events_fd};
 		epoll_ctl(g->epfd, EPOLL_CTL_ADD, g->events_fd, &pri);
 		events_say_empty(g); /* read once: the next change wakes the wait */
+	}
+	g->made_fd = g->epfd >= 0 ? rt_cgparts_watch(&g->job) : -1;
+	struct epoll_event in = {.events = EPOLLIN, .data.fd = g->made_fd};
+	if (g->made_fd >= 0 && epoll_ctl(g->epfd, EPOLL_CTL_ADD, g->made_fd, &in) < 0) {
+		close(g->made_fd);
+		g->made_fd = -1;
 	}
 	return 0;
 }
@@ -321,19 +327,34 @@ int rt_cgrun_over(struct rt_cgrun *g, const struct rt_proctree *tree, char *warn
 	return pop == 0 || pop == -ENOENT;
 }
 
-int rt_cgrun_emptied(struct rt_cgrun *g, struct rt_collector *c)
+/* The wait's events: a part's group made (read at once: a step that
+ * lives a second is listed too), members that exited (unwatched). 1 when
+ * one exited. */
+static int wait_events(struct rt_cgrun *g, struct rt_collector *c)
 {
-	if (g->events_fd >= 0)
-		return events_say_empty(g);
 	struct epoll_event ev[16];
 	int n = g->epfd >= 0 ? epoll_wait(g->epfd, ev, 16, 0) : 0, exited = 0;
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		if (ev[i].data.fd == g->made_fd) {
+			if (rt_cgparts_made(g->made_fd))
+				rt_cgrun_read_parts(g, c, 0);
+			continue;
+		}
 		for (int k = 0; k < g->nwatch; k++)
 			if (g->watch[k].fd == ev[i].data.fd) {
 				unwatch(g, k); /* it exited */
 				exited = 1;
 				break;
 			}
+	}
+	return exited;
+}
+
+int rt_cgrun_emptied(struct rt_cgrun *g, struct rt_collector *c)
+{
+	int exited = wait_events(g, c);
+	if (g->events_fd >= 0)
+		return events_say_empty(g);
 	if (!exited)
 		return 0;
 	/* the group's CPU now, while it is there (and its OOM counters: a
@@ -384,7 +405,9 @@ void rt_cgrun_close(struct rt_cgrun *g)
 		unwatch(g, 0);
 	if (g->events_fd >= 0)
 		close(g->events_fd);
+	if (g->made_fd >= 0)
+		close(g->made_fd);
 	if (g->epfd >= 0)
 		close(g->epfd);
-	g->events_fd = g->epfd = -1;
+	g->events_fd = g->made_fd = g->epfd = -1;
 }

@@ -35,6 +35,7 @@ struct rt_cgrun {
 		int fd;
 	} watch[64];
 	int nwatch;
+	int made_fd;             /* an inotify watch: a group made below the job's, -1 */
 	struct rt_cgparts parts; /* the kernel's word on its memory, its parts */
 	long parts_at;           /* monotonic seconds of the parts' last read, 0 */
 	int said_err;            /* the listing's error last said (-errno), 0 */
@@ -68,7 +69,8 @@ int rt_cgrun_wait_fd(const struct rt_cgrun *g);
 void rt_cgrun_watch(struct rt_cgrun *g, struct rt_proctree *tree);
 /* The wait woke: whether the group emptied now (v2: its cgroup.events
  * says so; v1: a member exited and none is left; its CPU counter is read
- * then, the members watched again). */
+ * then, the members watched again). A group made below the job's (a
+ * step, a container) has the parts read at once. */
 int rt_cgrun_emptied(struct rt_cgrun *g, struct rt_collector *c);
 /* The job's OOM kills over its subtree, its group's peak and its parts
  * (cgparts.h) read again when the last read is every_s seconds old (0:
