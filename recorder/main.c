@@ -39,6 +39,7 @@
 #include "alloc_detect.h"
 #include "cgrun.h"
 #include "node.h"
+#include "noderec.h"
 #include "proctree.h"
 #include "recording.h"
 #include "sampler.h"
@@ -281,6 +282,27 @@ struct run {
 	int stopped, cmd_done; /* a signal that ends the run; the job's end */
 };
 
+/* What every run's metadata starts from: running, the host, the
+ * interval, the tags. */
+static void base_meta(const struct rt_config *cfg, const struct rt_host_info *h,
+                      struct rt_run_meta *m)
+{
+	*m = (struct rt_run_meta){
+	    .status = rt_run_status_name(RT_RUN_RUNNING),
+	    .interval_secs = cfg->interval,
+	    .recorder_pid = getpid(),
+	    .tags = cfg->tags,
+	    .ntags = cfg->ntags,
+	    .hostname = h->hostname[0] ? h->hostname : NULL,
+	    .cpu_model = h->cpu_model[0] ? h->cpu_model : NULL,
+	    .vcpus = h->vcpus,
+	    .memory_mib = h->memory_mib,
+	    .host_id = h->host_id[0] ? h->host_id : NULL,
+	    .ip = h->ip[0] ? h->ip : NULL,
+	    .storage_gb = h->storage_gb,
+	};
+}
+
 /* The run's metadata (host, command, tags) and the store it goes to:
  * nonzero when there is none and the run cannot start. */
 static int run_begin(struct run *r)
@@ -294,25 +316,11 @@ static int run_begin(struct run *r)
 	char **pid_command =
 	    r->wrapper ? NULL
 	               : tracked_command(r->cfg.pid, pid_cmd, sizeof(pid_cmd), pid_argv, &pid_argc);
-	const struct rt_host_info *h = &r->host;
-	r->meta = (struct rt_run_meta){
-	    .status = rt_run_status_name(RT_RUN_RUNNING),
-	    .start_ns = t0.wall_ns,
-	    .interval_secs = r->cfg.interval,
-	    .recorder_pid = getpid(),
-	    .tracked_pid = r->cfg.pid,
-	    .command = r->wrapper ? r->cfg.command : pid_command,
-	    .ncommand = r->wrapper ? r->cfg.ncommand : pid_argc,
-	    .tags = r->cfg.tags,
-	    .ntags = r->cfg.ntags,
-	    .hostname = h->hostname[0] ? h->hostname : NULL,
-	    .cpu_model = h->cpu_model[0] ? h->cpu_model : NULL,
-	    .vcpus = h->vcpus,
-	    .memory_mib = h->memory_mib,
-	    .host_id = h->host_id[0] ? h->host_id : NULL,
-	    .ip = h->ip[0] ? h->ip : NULL,
-	    .storage_gb = h->storage_gb,
-	};
+	base_meta(&r->cfg, &r->host, &r->meta);
+	r->meta.start_ns = t0.wall_ns;
+	r->meta.tracked_pid = r->cfg.pid;
+	r->meta.command = r->wrapper ? r->cfg.command : pid_command;
+	r->meta.ncommand = r->wrapper ? r->cfg.ncommand : pid_argc;
 	if (r->cg)
 		rt_cgrun_describe(r->cg, &r->meta, r->cfg.meta);
 	memcpy(r->meta.meta, r->cfg.meta, sizeof(r->meta.meta));
@@ -714,6 +722,66 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 	return check_budget(r);
 }
 
+/* The node mode's store, named as a run's (its fallbacks too). */
+static struct store_choice node_sc;
+
+/* A node's run started: its uploader and pushers, as a recorder's. */
+static int node_run_started(void *arg, uint64_t run, pid_t *pid, int cap)
+{
+	const struct rt_config *cfg = arg;
+	int n = 0;
+	node_sc.run = run;
+	pid_t got[3] = {spawn_uploader(&node_sc, cfg->verbose, cfg->csv_extended),
+	                spawn_pusher(&node_sc, "prometheus"), spawn_pusher(&node_sc, "otlp")};
+	for (int i = 0; i < 3 && n < cap; i++)
+		if (got[i] > 0)
+			pid[n++] = got[i];
+	return n;
+}
+
+/* A node's run ended: a Slurm job's end asked of Slurm (learn_end). */
+static void node_run_ended(void *arg, uint64_t run, const char *slurm_job)
+{
+	(void)arg;
+	if (!slurm_job || !slurm_job[0] || getenv("RT_NO_LEARN"))
+		return;
+	char runid[32];
+	snprintf(runid, sizeof(runid), "%llu", (unsigned long long)run);
+	const char *args[] = {"learn", runid, "--store", node_sc.dir, NULL};
+	spawn_export(args, NULL, -1, -1); /* (reaped by the node) */
+}
+
+/* The node mode (--jobs): its store, what every run starts from, then
+ * the node's one sampler until INT or TERM. */
+static int run_node(const struct rt_config *cfg, int argc, char **argv)
+{
+	static struct rt_host_info host;
+	static struct rt_run_meta meta;
+	unsigned long limit;
+	if (rt_noderec_needed(&limit)) {
+		say("warning: at most %lu descriptors here (ulimit -Hn): each job gets a recorder "
+		    "of "
+		    "its own (one process for all jobs needs %d)",
+		    limit, RT_NODEREC_BELOW);
+		struct rt_node_env env = {.argc = argc, .argv = argv};
+		return rt_node_run(cfg, &env, prog);
+	}
+	rt_host_info(&host);
+	base_meta(cfg, &host, &meta);
+	memcpy(meta.meta, cfg->meta, sizeof(meta.meta));
+	if (choose_store(cfg, 0, NULL, &node_sc))
+		return 1;
+	meta.store_note = node_sc.note[0] ? node_sc.note : NULL;
+	struct rt_node_env env = {.store = node_sc.store,
+	                          .meta = &meta,
+	                          .started = node_run_started,
+	                          .ended = node_run_ended,
+	                          .arg = (void *)cfg};
+	int rc = rt_node_run(cfg, &env, prog);
+	rt_store_close(node_sc.store);
+	return rc;
+}
+
 /*
  * The tests' fake clock (RT_TEST_CLOCK=EPOCH_SECONDS: every sample a
  * whole interval after the last, no waiting). A test hook, never set by
@@ -788,7 +856,7 @@ int main(int argc, char **argv)
 	if (wrapper)
 		return rt_guardian_run(&cfg, out_fd, record, prog);
 	if (cfg.jobs)
-		return rt_node_run(&cfg, argc, argv, prog);
+		return run_node(&cfg, argc, argv);
 	int code = record(&cfg, out_fd, NULL);
 	rt_config_free(&cfg);
 	return code;

@@ -50,7 +50,8 @@ struct store_choice {
 };
 
 /* store_choice.c: the store for this run (0), or nonzero when there is
- * none worth recording without (said). */
+ * none worth recording without (said). mb NULL: the store only, no run
+ * made (the node mode's, which makes its jobs' runs). */
 int choose_store(const struct rt_config *cfg, int wrapper, const struct rt_buf *mb,
                  struct store_choice *c);
 

@@ -32,7 +32,7 @@
 #include "sigpass.h"
 #include "wrapper.h"
 
-/* Open dir and create the run there. */
+/* Open dir and create the run there (mb NULL: no run, the node's). */
 static int try_store(const char *dir, const struct rt_config *cfg, const struct rt_buf *mb,
                      struct store_choice *c, char *why, size_t whycap)
 {
@@ -54,7 +54,7 @@ static int try_store(const char *dir, const struct rt_config *cfg, const struct 
 	}
 	rt_store_set_cap(st, (cfg->store_max_mb ? cfg->store_max_mb : DEFAULT_STORE_MAX_MB) << 20);
 	rt_salvage_dead_runs(st, NULL, NULL);
-	if ((rc = rt_store_new_run(st, mb->p, mb->len, &c->run))) {
+	if (mb && (rc = rt_store_new_run(st, mb->p, mb->len, &c->run))) {
 		snprintf(why, whycap, "%s",
 		         rc == RT_E_STORE ? rt_store_last_error(st) : rt_strerror(rc));
 		rt_store_close(st);

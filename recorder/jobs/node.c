@@ -1,16 +1,19 @@
 /*
- * node.c - the node mode: one watcher, one recorder per job (node.h).
+ * node.c - the node mode: one process finds the job groups and samples
+ * them all, each into its own run (node.h, nodesampler.h).
  *
- * Why a recorder per job: a job's run is then like any other (its own
- * ring, group commits, salvage, uploads and pushes, exactly once), one
- * job's trouble (a huge tree, a stuck /proc read) never delays another's
- * samples, and a job that ends ends its own process. What it costs is
- * measured by rt-bench node (docs/architecture.md).
+ * Why one process: every job's recorder re-read the host's files and
+ * carried its own copy of everything (rt-bench node: 459 us a job and
+ * sample and 0.7 MiB a job at 100 jobs, against 80 us and 0.15 MiB); a
+ * job's run stays like any other (its own ring, metadata, salvage,
+ * uploads and pushes), in the node's one store.
  *
  * A job is a group that matches, identified by its path and the inode of
  * its directory in the first hierarchy it is found in: a group removed and
- * made again at the same path (a restarted unit) is a new job. A job whose recorder ended (its group
- * emptied) is not started again while its group stays.
+ * made again at the same path (a restarted unit) is a new job. A job whose
+ * run ended (its group emptied) is not started again while its group
+ * stays; one that could not start (no descriptor, no memory) is tried
+ * again at the next scan.
  */
 #define _GNU_SOURCE
 #include "node.h"
@@ -22,7 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
+#include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -30,12 +33,14 @@
 #include <unistd.h>
 
 #include "cgjob.h"
+#include "noderec.h"
+#include "nodesampler.h"
 #include "rt/clock.h"
 #include "rt/sysroot.h"
 
-#define MAX_JOBS 4096  /* recorders at once; more is said once */
+#define MAX_JOBS 4096  /* jobs at once; more is said once */
 #define MAX_DEPTH 16   /* components of a glob */
-#define STOP_WAIT_S 10 /* for the recorders to finish their runs */
+#define STOP_WAIT_S 10 /* for the sinks to send the runs' ends */
 
 static const char *const slurm[] = {"slurm/uid_*/job_*", "slurm_*/uid_*/job_*",
                                     "system.slice/slurmstepd.scope/job_*",
@@ -162,7 +167,8 @@ struct job {
 	char path[512];
 	const char *mount; /* the hierarchy it was found in, and its inode there */
 	ino_t ino;
-	pid_t pid;    /* its recorder, 0: ended */
+	int live;     /* its run is being recorded */
+	pid_t pid;    /* its recorder (noderec.h), 0: none */
 	uint64_t gen; /* the last scan that found it */
 };
 
@@ -170,18 +176,21 @@ struct node {
 	struct job *jobs;
 	size_t n, cap;
 	uint64_t gen;
-	char self[4096];
-	char **args; /* the recorders' command line; the path goes in args[at] */
-	int at;
-	int full_said, spawn_said;
+	int full_said, add_said;
 	const char *prog;
+	const struct rt_node_env *env;
+	struct rt_nodesampler ns;
+	struct rt_noderec *rec; /* each job a recorder of its own; NULL: none */
 	/* the jobs by path: an index into jobs + 1 per slot, 0 empty */
 	uint32_t *slot;
 	size_t nslot;
-	/* the watcher's own groups (/proc/self/cgroup, one a hierarchy): a
-	 * group holding the watcher is never a job */
+	/* the node's own groups (/proc/self/cgroup, one a hierarchy): a
+	 * group holding the node's process is never a job */
 	char own[16][512];
 	int nown, own_said;
+	pid_t *sink; /* the sinks started for the runs (uploads, pushes) */
+	size_t nsink, sinkcap;
+	char warn[16384];
 };
 
 /* The groups this process is in, from /proc/self/cgroup ("N:ctl:/path"). */
@@ -259,40 +268,54 @@ static struct job *find_job(struct node *nd, const char *path)
 	return NULL;
 }
 
-/* A recorder for the group at path; 0 or -1. It ends its run when the
- * watcher dies, however (SIGTERM at its parent's death, even a SIGKILL'd
- * one): a watcher started again finds the job's group free and starts
- * the job's one running run, never a second beside an orphan. */
-static pid_t start_recorder(struct node *nd, const char *path)
+/* Warnings of the sampler, a line each, in the node's name. */
+static void say_warn(const struct node *nd, const char *warn)
 {
-	nd->args[nd->at] = (char *)path;
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid == 0) {
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
-			_exit(0); /* the watcher died already: the next one starts it */
-		execv(nd->self, nd->args);
-		_exit(127);
+	for (const char *p = warn, *e; *p; p = *e ? e + 1 : e) {
+		e = strchr(p, '\n');
+		if (!e)
+			e = p + strlen(p);
+		if (e > p)
+			fprintf(stderr, "%s: warning: %.*s\n", nd->prog, (int)(e - p), p);
 	}
-	if (pid < 0 && !nd->spawn_said) {
-		nd->spawn_said = 1;
-		fprintf(stderr, "%s: warning: cannot start a recorder for %s (%s); trying again\n",
-		        nd->prog, path, strerror(errno));
-	}
-	return pid < 0 ? 0 : pid;
 }
 
-/* A group the scan found: a new job gets its recorder. */
+/* A new job's run started; 0, or -1 when it could not start (said once:
+ * tried again at the next scan). */
+static int start_job(struct node *nd, const char *path)
+{
+	char err[2048];
+	long k = rt_nodesampler_add(&nd->ns, path, err, sizeof(err));
+	if (k < 0) {
+		if (!nd->add_said)
+			fprintf(stderr, "%s: warning: %s; trying again\n", nd->prog, err);
+		nd->add_said = 1;
+		return -1;
+	}
+	say_warn(nd, err);
+	pid_t pid[4];
+	int got = nd->env->started ? nd->env->started(nd->env->arg, nd->ns.job[k]->run, pid, 4) : 0;
+	if (got > 0 && nd->nsink + (size_t)got > nd->sinkcap) {
+		size_t cap = nd->sinkcap ? nd->sinkcap * 2 : 64;
+		pid_t *p = realloc(nd->sink, cap * sizeof(*p));
+		if (p) {
+			nd->sink = p;
+			nd->sinkcap = cap;
+		}
+	}
+	for (int i = 0; i < got && nd->nsink < nd->sinkcap; i++)
+		nd->sink[nd->nsink++] = pid[i];
+	return 0;
+}
+
+/* A group the scan found: a new job gets its run. */
 static void found(void *arg, const char *mount, const char *path, ino_t listed)
 {
 	struct node *nd = arg;
 	if (holds_self(nd, path)) {
 		if (!nd->own_said)
 			fprintf(stderr,
-			        "%s: warning: %s holds this watcher itself: not tracked as a job\n",
+			        "%s: warning: %s holds this process itself: not tracked as a job\n",
 			        nd->prog, path);
 		nd->own_said = 1;
 		return;
@@ -302,7 +325,7 @@ static void found(void *arg, const char *mount, const char *path, ino_t listed)
 	/* the same group: seen already, running, or its directory the same
 	 * (one seen in another hierarchy, while its scheduler removes it from
 	 * one after another, is the same too) */
-	if (j && (j->gen == nd->gen || j->pid || j->ino == ino || strcmp(j->mount, mount))) {
+	if (j && (j->gen == nd->gen || j->live || j->ino == ino || strcmp(j->mount, mount))) {
 		j->gen = nd->gen;
 		return;
 	}
@@ -329,9 +352,22 @@ static void found(void *arg, const char *mount, const char *path, ino_t listed)
 		index_jobs(nd); /* (the array may have moved too) */
 	}
 	j->mount = mount;
-	j->ino = ino;
 	j->gen = nd->gen;
-	j->pid = start_recorder(nd, path);
+	j->pid = nd->rec ? rt_noderec_start(nd->rec, path) : 0;
+	j->live = nd->rec ? j->pid != 0 : start_job(nd, path) == 0;
+	j->ino = j->live ? ino : 0; /* (one that did not start is tried again) */
+}
+
+/* A job's run ended: its group's entry let go when it goes; a Slurm
+ * job's end asked of Slurm (env->ended). */
+static void job_ended(void *arg, const struct rt_node_job *nj)
+{
+	struct node *nd = arg;
+	struct job *j = find_job(nd, nj->group);
+	if (j)
+		j->live = 0;
+	if (nd->env->ended)
+		nd->env->ended(nd->env->arg, nj->run, nj->cg.alloc.slurm_job_id);
 }
 
 /* One look at the node: new groups started, vanished ones forgotten. */
@@ -341,7 +377,7 @@ static size_t scan(struct node *nd, const struct rt_node_globs *g)
 	index_jobs(nd); /* (the last scan forgot some) */
 	size_t n = rt_node_expand(g, found, nd);
 	for (size_t i = 0; i < nd->n;) {
-		if (nd->jobs[i].gen != nd->gen && !nd->jobs[i].pid) {
+		if (nd->jobs[i].gen != nd->gen && !nd->jobs[i].live) {
 			nd->jobs[i] = nd->jobs[--nd->n]; /* gone and its run over */
 			continue;
 		}
@@ -350,87 +386,171 @@ static size_t scan(struct node *nd, const struct rt_node_globs *g)
 	return n;
 }
 
-static void reap(struct node *nd)
+/* The children that ended (recorders, sinks, learn): their jobs' runs
+ * over, the sinks among them let go. */
+static void reap_children(struct node *nd)
 {
 	pid_t pid;
-	while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+	while ((pid = waitpid(-1, NULL, WNOHANG)) > 0) {
 		for (size_t i = 0; i < nd->n; i++)
 			if (nd->jobs[i].pid == pid)
-				nd->jobs[i].pid = 0;
+				nd->jobs[i].pid = nd->jobs[i].live = 0;
+		for (size_t i = 0; i < nd->nsink; i++)
+			if (nd->sink[i] == pid) {
+				nd->sink[i] = nd->sink[--nd->nsink];
+				break;
+			}
+	}
 }
 
-/* INT or TERM: each recorder finishes its run; a stuck one is killed. */
+/* The recorders still running (noderec.h). */
+static size_t recorders(const struct node *nd)
+{
+	size_t live = 0;
+	for (size_t i = 0; i < nd->n; i++)
+		live += nd->jobs[i].pid != 0;
+	return live;
+}
+
+/* Each of the children still running signalled. */
+static void signal_children(struct node *nd, int sig)
+{
+	for (size_t i = 0; i < nd->n; i++)
+		if (nd->jobs[i].pid)
+			kill(nd->jobs[i].pid, sig);
+	for (size_t i = 0; i < nd->nsink; i++)
+		kill(nd->sink[i], sig);
+}
+
+/* The node stops: every run ended (a final sample each; the recorders
+ * told to end theirs); the recorders and sinks given up to 10 s to end
+ * theirs and send the runs they follow to their ends, then stopped.
+ * (`learn`, asking Slurm, is left to finish.) */
 static void stop_all(struct node *nd)
 {
+	if (!nd->rec) {
+		rt_nodesampler_stop(&nd->ns, nd->warn, sizeof(nd->warn));
+		say_warn(nd, nd->warn);
+	}
 	for (size_t i = 0; i < nd->n; i++)
 		if (nd->jobs[i].pid)
 			kill(nd->jobs[i].pid, SIGTERM);
-	for (int t = 0; t < STOP_WAIT_S * 20; t++) {
-		reap(nd);
-		size_t live = 0;
-		for (size_t i = 0; i < nd->n; i++)
-			live += nd->jobs[i].pid != 0;
-		if (!live)
-			return;
+	for (int t = 0; t < STOP_WAIT_S * 20 && (nd->nsink || recorders(nd)); t++) {
 		struct timespec ts = {0, 50000000};
 		nanosleep(&ts, NULL);
+		reap_children(nd);
 	}
-	for (size_t i = 0; i < nd->n; i++)
-		if (nd->jobs[i].pid)
-			kill(nd->jobs[i].pid, SIGKILL);
-	reap(nd);
+	signal_children(nd, SIGTERM);
+	for (int t = 0; t < 20 && (nd->nsink || recorders(nd)); t++) {
+		struct timespec ts = {0, 50000000};
+		nanosleep(&ts, NULL);
+		reap_children(nd);
+	}
+	signal_children(nd, SIGKILL);
+	reap_children(nd);
 }
 
-/* The recorders' command line: the node's, less --jobs and the output
- * (each run is stored; replay or export it), plus --cgroup PATH --quiet. */
-static char **recorder_args(int argc, char **argv, int *at)
+/* Signals: nonzero on INT, TERM or HUP; children reaped. */
+static int read_signals(struct node *nd, int sfd)
 {
-	char **a = calloc((size_t)argc + 5, sizeof(*a));
-	if (!a)
-		return NULL;
-	int n = 0;
-	a[n++] = argv[0];
-	for (int i = 1; i < argc; i++) {
-		const char *s = argv[i];
-		int drop = !strcmp(s, "--jobs") || !strncmp(s, "--jobs=", 7) || !strcmp(s, "-o") ||
-		           !strcmp(s, "--output") || !strncmp(s, "--output=", 9) ||
-		           (!strncmp(s, "-o", 2) && s[2]);
-		if (rt_config_takes_next(s) && i + 1 < argc) {
-			if (!drop) {
-				a[n++] = argv[i];
-				a[n++] = argv[i + 1];
-			}
-			i++;
+	struct signalfd_siginfo si;
+	int stop = 0;
+	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD)
+			reap_children(nd);
+		else if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM ||
+		         si.ssi_signo == SIGHUP)
+			stop = 1;
+	}
+	return stop;
+}
+
+/* Wait until deadline, ending the runs of groups that empty meanwhile;
+ * nonzero on INT, TERM or HUP. */
+static int wait_until(struct node *nd, int wfd, int sfd, uint64_t deadline)
+{
+	while (rt_clock_wait(deadline, wfd) == 1) {
+		if (read_signals(nd, sfd))
+			return 1;
+		if (nd->rec)
 			continue;
-		}
-		if (!drop)
-			a[n++] = argv[i];
-	}
-	a[n++] = "--quiet";
-	a[n++] = "--cgroup";
-	*at = n;
-	a[n++] = NULL; /* the path, set per job */
-	a[n] = NULL;
-	return a;
-}
-
-/* Wait for the next scan, reaping recorders; nonzero on INT or TERM. */
-static int wait_scan(struct node *nd, int sfd, uint64_t deadline)
-{
-	while (rt_clock_wait(deadline, sfd) == 1) {
-		struct signalfd_siginfo si;
-		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-			if (si.ssi_signo == SIGCHLD)
-				reap(nd);
-			else if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM ||
-			         si.ssi_signo == SIGHUP)
-				return 1;
-		}
+		rt_nodesampler_woke(&nd->ns, nd->warn, sizeof(nd->warn));
+		say_warn(nd, nd->warn);
 	}
 	return 0;
 }
 
-int rt_node_run(const struct rt_config *cfg, int argc, char **argv, const char *prog)
+/* A tick of every job's sample; deadlines it ran past are skipped and
+ * counted in each run, said once. */
+static void tick(struct node *nd, uint64_t *next, uint64_t every)
+{
+	rt_nodesampler_tick(&nd->ns, nd->warn, sizeof(nd->warn));
+	say_warn(nd, nd->warn);
+	struct rt_time now;
+	rt_clock_now(&now);
+	*next += every;
+	if (*next > now.mono_ns)
+		return;
+	uint64_t missed = (now.mono_ns - *next) / every + 1;
+	*next += missed * every;
+	rt_nodesampler_skipped(&nd->ns, missed);
+	static int said;
+	if (!said++)
+		fprintf(
+		    stderr,
+		    "%s: warning: a tick of %zu jobs took longer than the interval: %llu samples "
+		    "skipped, counted in each run\n",
+		    nd->prog, nd->ns.njob, (unsigned long long)missed);
+}
+
+/* The wait: signals and the jobs' groups emptying, one descriptor. */
+static int wait_fd(struct node *nd, int sfd)
+{
+	int w = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event in = {.events = EPOLLIN};
+	if (w < 0)
+		return sfd;
+	in.data.fd = sfd;
+	epoll_ctl(w, EPOLL_CTL_ADD, sfd, &in);
+	in.data.fd = nd->rec ? -1 : rt_nodesampler_wait_fd(&nd->ns);
+	if (in.data.fd >= 0)
+		epoll_ctl(w, EPOLL_CTL_ADD, in.data.fd, &in);
+	return w;
+}
+
+/* Scan every step, sample every interval, until INT, TERM or HUP. */
+static void watch(struct node *nd, const struct rt_node_globs *g, const struct rt_config *cfg,
+                  int sfd)
+{
+	/* a new group is found within a quarter second (or the interval,
+	 * when shorter): its job's time before its first sample is that */
+	uint64_t every = (uint64_t)(cfg->interval * 1e9 + 0.5);
+	uint64_t step = every < 250000000ull ? every : 250000000ull;
+	struct rt_time now;
+	rt_clock_now(&now);
+	uint64_t next_scan = now.mono_ns + step, next_tick = now.mono_ns + every;
+	int wfd = wait_fd(nd, sfd);
+	for (;;) {
+		uint64_t deadline = next_scan < next_tick ? next_scan : next_tick;
+		if (wait_until(nd, wfd, sfd, deadline))
+			break;
+		rt_clock_now(&now);
+		if (now.mono_ns >= next_tick && !nd->rec)
+			tick(nd, &next_tick, every);
+		else if (now.mono_ns >= next_tick)
+			next_tick = now.mono_ns + every;
+		if (now.mono_ns >= next_scan) {
+			scan(nd, g);
+			next_scan += step;
+			if (next_scan <= now.mono_ns)
+				next_scan = now.mono_ns + step;
+		}
+	}
+	if (wfd != sfd)
+		close(wfd);
+}
+
+int rt_node_run(const struct rt_config *cfg, const struct rt_node_env *env, const char *prog)
 {
 	struct rt_node_globs g;
 	char err[512];
@@ -441,13 +561,23 @@ int rt_node_run(const struct rt_config *cfg, int argc, char **argv, const char *
 	static struct node nd;
 	memset(&nd, 0, sizeof(nd));
 	nd.prog = prog;
+	nd.env = env;
 	own_groups(&nd);
-	ssize_t sl = readlink("/proc/self/exe", nd.self, sizeof(nd.self) - 1);
-	nd.args = recorder_args(argc, argv, &nd.at);
-	if (sl <= 0 || !nd.args) {
-		fprintf(stderr, "%s: --jobs: cannot find this program to start recorders\n", prog);
+	static struct rt_noderec rec;
+	if (!env->store && rt_noderec_open(&rec, env->argc, env->argv, prog))
+		return 1;
+	nd.rec = env->store ? NULL : &rec;
+	struct rt_node_base base = {.meta = env->meta,
+	                            .request = cfg->has_request ? &cfg->request : NULL,
+	                            .ended = job_ended,
+	                            .arg = &nd};
+	if (!nd.rec && rt_nodesampler_open(&nd.ns, env->store, &base)) {
+		fprintf(stderr, "%s: --jobs: cannot start sampling: %s\n", prog, strerror(ENOMEM));
+		rt_nodesampler_close(&nd.ns);
 		return 1;
 	}
+	if (!nd.rec)
+		rt_store_set_cap_budget(env->store, (uint64_t)(cfg->interval * 1e9 / 4));
 	sigset_t sigs;
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGCHLD);
@@ -456,31 +586,21 @@ int rt_node_run(const struct rt_config *cfg, int argc, char **argv, const char *
 	sigaddset(&sigs, SIGHUP);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
-	/* a new group is found within a quarter second (or the interval,
-	 * when shorter): its job's time before its first sample is that */
-	double every = cfg->interval < 0.25 ? cfg->interval : 0.25;
-	uint64_t step = (uint64_t)(every * 1e9 + 0.5);
-	struct rt_time now;
-	rt_clock_now(&now);
-	uint64_t deadline = now.mono_ns;
 	if (scan(&nd, &g) == 0)
 		fprintf(stderr,
 		        "%s: no job cgroups match --jobs %s on this node yet (looked for %s%s%s in "
 		        "every hierarchy under /sys/fs/cgroup); watching. If this node's layout "
 		        "differs, name its job groups with --jobs GLOB\n",
 		        prog, cfg->jobs, g.pat[0], g.n > 1 ? ", " : "", g.n > 1 ? g.pat[1] : "");
-	do {
-		deadline += step;
-		rt_clock_now(&now);
-		if (deadline <= now.mono_ns)
-			deadline = now.mono_ns + step;
-		if (wait_scan(&nd, sfd, deadline))
-			break;
-		scan(&nd, &g);
-	} while (1);
+	watch(&nd, &g, cfg, sfd);
 	stop_all(&nd);
-	free(nd.args);
+	if (!nd.rec)
+		rt_nodesampler_close(&nd.ns);
+	rt_noderec_free(&rec);
 	free(nd.jobs);
 	free(nd.slot);
+	free(nd.sink);
+	if (sfd >= 0)
+		close(sfd);
 	return 0;
 }

@@ -2,22 +2,41 @@
  * node.h - the node mode (--jobs WHICH): every job cgroup on the node,
  * each its own run.
  *
- * One watcher finds the job groups (a preset's layouts, or a glob of
- * cgroup paths) once an interval and starts one recorder per job
- * (`rt-recorder --cgroup PATH --quiet`, the user's other options passed
- * on), which ends when its group empties or is removed. The watcher only
- * reads directories; the recorders only read the groups.
+ * One process finds the job groups (a preset's layouts, or a glob of
+ * cgroup paths) every quarter second and samples them all each interval
+ * (nodesampler.h), each job into its own run of the node's store, which
+ * ends when its group empties or is removed. It only reads the groups,
+ * their members and the host.
  */
 #ifndef RT_NODE_H
 #define RT_NODE_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "rt/config.h"
+#include "rt/runmeta.h"
+#include "rt/store.h"
 
-/* Watch until INT or TERM (passed on to the job recorders, which finish
- * their runs). argv: the node's own command line. Returns the exit code. */
-int rt_node_run(const struct rt_config *cfg, int argc, char **argv, const char *prog);
+/* What the node's caller gives it: the store (open for writing; NULL:
+ * each job a recorder of its own, noderec.h, given the node's command
+ * line argc, argv), the metadata every run starts from (the host,
+ * interval, tags, the user's meta), and what to start with each run (its
+ * sinks: their pids into pid, their number returned) and at its end
+ * (slurm_job: the Slurm job's id, NULL: none). */
+struct rt_node_env {
+	struct rt_store *store;
+	int argc;
+	char **argv;
+	const struct rt_run_meta *meta;
+	int (*started)(void *arg, uint64_t run, pid_t *pid, int cap);
+	void (*ended)(void *arg, uint64_t run, const char *slurm_job);
+	void *arg;
+};
+
+/* Watch until INT, TERM or HUP (every run then ends, as a stopped
+ * recorder's). Returns the exit code. */
+int rt_node_run(const struct rt_config *cfg, const struct rt_node_env *env, const char *prog);
 
 /* Expand the presets' globs, or the user's: calls fn(arg, mount, path,
  * ino) for each group that matches, in each hierarchy it is in (path

@@ -1,14 +1,16 @@
 /*
- * nodesampler.c - the node's one sampler's core (see nodesampler.h).
+ * nodesampler.c - the node's one sampler (see nodesampler.h).
  *
  * A tick: the host collector (every source but a job's cgroup) takes one
  * sample and seals it; each job's sampler copies it and reads its own
  * group's counters into the copy (collect.c), then its members as a
  * process tree, then hands the record to its own ring and to the shared
- * store, which packs it against the run's own last sample (store_write.c)
+ * store, which packs it against the run's own last one (store_write.c)
  * and commits every run's waiting samples in one transaction when the
  * group is due. The group is each run's half ring times the jobs, so no
- * run's waiting samples outgrow what its ring keeps for salvage.
+ * run's waiting samples outgrow what its ring keeps for salvage. A job's
+ * first and final samples come between ticks: the host is read again for
+ * them (a record's counters are raw, so no interval loses anything).
  */
 #define _GNU_SOURCE
 #include "nodesampler.h"
@@ -18,14 +20,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
 
-#include "rt/common.h"
+#include "rt/clock.h"
 #include "rt/record.h"
+#include "rt/store.h"
 
 /* the power-loss window, as a recorder's own (sampler.c) */
 #define GROUP_AGE_NS (30ull * 1000000000ull)
 
-int rt_nodesampler_open(struct rt_nodesampler *n, struct rt_store *store, uint32_t ring_slots)
+int rt_nodesampler_open(struct rt_nodesampler *n, struct rt_store *store,
+                        const struct rt_node_base *base)
 {
 	memset(n, 0, sizeof(*n));
 	/* each job's big buffers (its record, inventory, tree, identity) are
@@ -33,10 +40,13 @@ int rt_nodesampler_open(struct rt_nodesampler *n, struct rt_store *store, uint32
 	 * memory (at 100 jobs 5 MiB less PSS); the node's process is this */
 	mallopt(M_MMAP_THRESHOLD, 16384);
 	n->store = store;
+	n->base = *base;
 	/* a job's ring keeps 16 samples (a recorder's a minute): the node's
 	 * group commit comes every 8 ticks for all runs at once, one sync, and
 	 * each ring's shared memory is most of a job's PSS */
-	n->ring_slots = ring_slots ? ring_slots : 16;
+	if (!n->base.ring_slots)
+		n->base.ring_slots = 16;
+	n->epfd = epoll_create1(EPOLL_CLOEXEC);
 	n->host_cap = rt_record_max_size();
 	if (posix_memalign(&n->host_buf, 64, n->host_cap)) {
 		n->host_buf = NULL;
@@ -47,13 +57,25 @@ int rt_nodesampler_open(struct rt_nodesampler *n, struct rt_store *store, uint32
 	return rc;
 }
 
+/* The host's sample, sealed for the jobs to copy. 0 or -errno. */
+static int sample_host(struct rt_nodesampler *n)
+{
+	int changed;
+	n->host.force_slow = 0;
+	int rc = rt_collector_sample(&n->host, n->host_buf, n->host_cap, &n->host_rec, &changed);
+	n->host_ok = rc == 0;
+	if (!rc)
+		rt_record_seal(&n->host_rec);
+	return rc;
+}
+
 /* The group commit for every job: each run's half ring, times the jobs. */
 static void set_group(struct rt_nodesampler *n)
 {
 	size_t live = 0;
 	for (size_t i = 0; i < n->njob; i++)
 		live += !n->job[i]->over;
-	unsigned per = n->ring_slots / 2 ? n->ring_slots / 2 : 1;
+	unsigned per = n->base.ring_slots / 2 ? n->base.ring_slots / 2 : 1;
 	rt_store_set_group(n->store, (unsigned)(per * (live ? live : 1)), GROUP_AGE_NS, 1);
 }
 
@@ -71,47 +93,168 @@ static int grow(struct rt_nodesampler *n)
 	return 0;
 }
 
-long rt_nodesampler_add(struct rt_nodesampler *n, const char *group, const char *meta, size_t len,
-                        char *err, size_t cap)
+/* What the job was given: the request, its cgroup, Slurm, the host. */
+static void detect_alloc(struct rt_node_job *j, const struct rt_request *req)
 {
+	rt_alloc_detect_job(req, j->meta.vcpus, j->meta.memory_mib * 1048576ull, j->meta.gpu_count,
+	                    &j->cg.alloc, &j->alloc);
+	j->meta.alloc = &j->alloc;
+}
+
+/* The job's run in the store: the node's metadata, the group's words on
+ * it (its name, scheduler, id), its start now. 0 or an RT_E_ error. */
+static int begin_run(struct rt_nodesampler *n, struct rt_node_job *j)
+{
+	struct rt_time t0;
+	rt_clock_now_steady(&t0);
+	j->meta = *n->base.meta;
+	j->meta.status = rt_run_status_name(RT_RUN_RUNNING);
+	j->meta.start_ns = t0.wall_ns;
+	j->meta.recorder_pid = getpid();
+	rt_cgrun_describe(&j->cg, &j->meta, j->meta.meta);
+	rt_buf_reset(&n->mb);
+	rt_runmeta_write(&n->mb, &j->meta);
+	int rc = n->mb.oom ? -ENOMEM : rt_store_new_run(n->store, n->mb.p, n->mb.len, &j->run);
+	j->meta.run_id = j->run;
+	return rc;
+}
+
+/* Its first sample (the base of every rate) and what it tells: its GPUs
+ * and what the job was given; its group's emptying watched. */
+static int first_sample(struct rt_nodesampler *n, struct rt_node_job *j, char *warn, size_t cap)
+{
+	if (sample_host(n)) /* (the host now, as the job's counters) */
+		return -EIO;
+	j->s.host_rec = &n->host_rec;
+	int rc = rt_sampler_take(&j->s, 0, warn, cap);
+	if (rc)
+		return rc;
+	rt_cgrun_watch(&j->cg, j->tree);
+	const struct rt_inventory *inv = j->s.col.inv;
+	struct rt_record first;
+	if (inv && inv->ngpu && rt_record_decode(j->s.rec, j->s.last_len, &first) == 0) {
+		j->meta.gpu_model = inv->gpu[0].name[0] ? inv->gpu[0].name : NULL;
+		j->meta.gpu_count = inv->ngpu;
+		for (unsigned i = 0; i < first.h->ngpu; i++)
+			j->meta.gpu_memory_mib += first.gpu[i].vram_total >> 20;
+	}
+	detect_alloc(j, n->base.request);
+	int fd = rt_cgrun_wait_fd(&j->cg);
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = j};
+	if (fd >= 0 && n->epfd >= 0)
+		epoll_ctl(n->epfd, EPOLL_CTL_ADD, fd, &ev);
+	return 0;
+}
+
+/* A job that could not start: what it holds, let go. */
+static void drop_job(struct rt_node_job *j)
+{
+	rt_proctree_close(j->tree);
+	rt_sampler_close(&j->s, 1);
+	rt_cgrun_close(&j->cg);
+	free(j);
+}
+
+long rt_nodesampler_add(struct rt_nodesampler *n, const char *group, char *err, size_t cap)
+{
+	char warn[2048] = "";
 	struct rt_node_job *j = calloc(1, sizeof(*j));
-	int rc = j && grow(n) == 0 ? 0 : -ENOMEM;
-	if (!rc && rt_cgrun_open(&j->cg, group, err, cap)) {
+	if (!j || grow(n)) {
+		free(j);
+		snprintf(err, cap, "cannot start the run of %s: %s", group, strerror(ENOMEM));
+		return -1;
+	}
+	snprintf(j->group, sizeof(j->group), "%s", group);
+	if (rt_cgrun_open(&j->cg, group, err, cap)) {
 		free(j);
 		return -1;
 	}
+	int rc = begin_run(n, j);
 	if (!rc)
-		rc = rt_store_new_run(n->store, meta, len, &j->run);
-	if (!rc)
-		rc = rt_sampler_init_job(&j->s, n->store, j->run, n->ring_slots, &n->host);
+		rc = rt_sampler_init_job(&j->s, n->store, j->run, n->base.ring_slots, &n->host);
 	if (!rc && rt_cgrun_tree(&j->cg, &j->tree))
 		j->tree = NULL; /* (its counters still read) */
-	if (rc) {
-		snprintf(err, cap, "cannot start the run of %s: %s", group, rt_strerror(rc));
-		if (j) {
-			rt_cgrun_close(&j->cg);
-			rt_sampler_close(&j->s, 1);
-		}
-		free(j);
-		return -1;
-	}
 	j->s.col.cg_fixed = &j->cg.job.cp;
 	j->s.tree = j->tree;
+	if (!rc)
+		rc = first_sample(n, j, warn, sizeof(warn));
+	if (rc) {
+		snprintf(err, cap, "cannot start the run of %s: %s", group, rt_strerror(rc));
+		if (j->run) /* a run made but never sampled: ended at once */
+			rt_store_end_run(n->store, j->run);
+		drop_job(j);
+		return -1;
+	}
+	snprintf(err, cap, "%s", warn);
 	n->job[n->njob] = j;
 	set_group(n);
 	return (long)n->njob++;
 }
 
-/* A job's run is over: what waits committed and synced, its ring
- * finished (a reader stops there), its pack state freed. */
+/* Its metadata at the end, as a --cgroup recorder's: how it ended, the
+ * kernel's word on its memory, the samples' tally; stored (or parked
+ * beside its ring when samples still wait for the store). */
+static void end_meta(struct rt_nodesampler *n, struct rt_node_job *j)
+{
+	struct rt_run_meta *m = &j->meta;
+	struct rt_time end;
+	m->status = rt_run_status_name(RT_RUN_FINISHED);
+	j->cg.meta.cpu_before = j->s.cg_before;
+	rt_cgrun_read_parts(&j->cg, &j->s.col, 1); /* (unless the final sample just did) */
+	if (rt_cgrun_end(&j->cg))                  /* the kernel killed some of it: OOM */
+		m->status = rt_run_status_name(RT_RUN_KILLED);
+	rt_sampler_commit(&j->s);
+	rt_clock_now_steady(&end);
+	m->end_ns = end.wall_ns;
+	m->has_last_seq = j->s.seq > 0;
+	m->last_seq = j->s.seq ? j->s.seq - 1 : 0;
+	m->samples_not_stored = j->s.unstored;
+	m->samples_waited = j->s.waited;
+	m->peak_before_kb = rt_proctree_hwm_before_kb(j->s.tree);
+	rt_buf_reset(&n->mb);
+	rt_runmeta_write(&n->mb, m);
+	if (j->s.nwait)
+		rt_sampler_park_meta(&j->s, n->mb.p, n->mb.len);
+	else
+		rt_store_put_meta(n->store, j->run, n->mb.p, n->mb.len);
+}
+
+/* A job's run is over: its metadata, what waits committed and synced, its
+ * ring finished (a reader stops there), its pack state freed; the caller
+ * told. */
 static void end_job(struct rt_nodesampler *n, struct rt_node_job *j)
 {
-	j->over = 1;
+	int fd = rt_cgrun_wait_fd(&j->cg);
+	if (fd >= 0 && n->epfd >= 0)
+		epoll_ctl(n->epfd, EPOLL_CTL_DEL, fd, NULL);
+	end_meta(n, j);
 	rt_sampler_finish(&j->s);
 	rt_store_end_run(n->store, j->run);
+	j->over = 1;
+	if (n->base.ended)
+		n->base.ended(n->base.arg, j);
 	rt_proctree_close(j->tree);
 	j->tree = j->s.tree = NULL;
 	rt_cgrun_close(&j->cg);
+}
+
+/* The ended jobs out of the table, freed. */
+static void sweep(struct rt_nodesampler *n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n->njob; i++) {
+		struct rt_node_job *j = n->job[i];
+		if (!j->over) {
+			n->job[k++] = j;
+			continue;
+		}
+		rt_sampler_close(&j->s, 1);
+		free(j);
+	}
+	if (k != n->njob) {
+		n->njob = k;
+		set_group(n);
+	}
 }
 
 /* One job's sample of this tick; whether its run is over now. */
@@ -125,45 +268,104 @@ static int sample_job(struct rt_nodesampler *n, struct rt_node_job *j, char *war
 	at = strlen(warn);
 	if (rt_cgrun_over(&j->cg, j->tree, warn + at, cap - at))
 		return 1;
-	rt_cgrun_refresh(&j->cg);
+	if (rt_cgrun_refresh(&j->cg)) /* the job's own environment now */
+		detect_alloc(j, n->base.request);
+	rt_cgrun_watch(&j->cg, j->tree);
 	return 0;
 }
 
 size_t rt_nodesampler_tick(struct rt_nodesampler *n, char *warn, size_t cap)
 {
-	int changed;
-	size_t sampled = 0, ended = 0;
+	size_t sampled = 0;
 	warn[0] = '\0';
-	n->host.force_slow = 0;
-	if (rt_collector_sample(&n->host, n->host_buf, n->host_cap, &n->host_rec, &changed))
+	if (sample_host(n))
 		return 0;
-	rt_record_seal(&n->host_rec);
 	for (size_t i = 0; i < n->njob; i++) {
 		struct rt_node_job *j = n->job[i];
 		if (j->over)
 			continue;
 		sampled++;
-		if (sample_job(n, j, warn, cap)) {
+		if (sample_job(n, j, warn, cap))
 			end_job(n, j);
-			ended++;
-		}
 	}
-	if (ended)
-		set_group(n);
+	sweep(n);
 	return sampled;
+}
+
+int rt_nodesampler_wait_fd(const struct rt_nodesampler *n)
+{
+	return n->epfd;
+}
+
+/* A final sample (the partial last interval; what is read every 5 s read
+ * again), at least 1 ms after its last so that its rates have one. */
+static void final_sample(struct rt_nodesampler *n, struct rt_node_job *j, char *warn, size_t cap)
+{
+	struct rt_time now;
+	rt_clock_now(&now);
+	uint64_t since = now.mono_ns - j->s.last.mono_ns;
+	if (since < 1000000ull) {
+		struct timespec ts = {0, (long)(1000000ull - since)};
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
+	rt_cgrun_read_parts(&j->cg, &j->s.col, 0);
+	if (!n->host_ok)
+		return;
+	size_t at = strlen(warn);
+	j->s.host_rec = &n->host_rec;
+	rt_sampler_take(&j->s, RT_REC_FINAL, warn + at, cap - at);
+}
+
+void rt_nodesampler_woke(struct rt_nodesampler *n, char *warn, size_t cap)
+{
+	struct epoll_event ev[64];
+	warn[0] = '\0';
+	int got = n->epfd >= 0 ? epoll_wait(n->epfd, ev, 64, 0) : 0, sampled = 0;
+	for (int i = 0; i < got; i++) {
+		struct rt_node_job *j = ev[i].data.ptr;
+		if (j->over || !rt_cgrun_emptied(&j->cg, &j->s.col))
+			continue;
+		if (!sampled++)
+			sample_host(n);
+		final_sample(n, j, warn, cap);
+		end_job(n, j);
+	}
+	sweep(n);
+}
+
+void rt_nodesampler_skipped(struct rt_nodesampler *n, uint64_t missed)
+{
+	for (size_t i = 0; i < n->njob; i++)
+		if (!n->job[i]->over)
+			n->job[i]->meta.samples_skipped += missed;
+}
+
+void rt_nodesampler_stop(struct rt_nodesampler *n, char *warn, size_t cap)
+{
+	warn[0] = '\0';
+	sample_host(n);
+	for (size_t i = 0; i < n->njob; i++) {
+		struct rt_node_job *j = n->job[i];
+		if (j->over)
+			continue;
+		final_sample(n, j, warn, cap);
+		end_job(n, j);
+	}
+	sweep(n);
 }
 
 void rt_nodesampler_close(struct rt_nodesampler *n)
 {
-	for (size_t i = 0; i < n->njob; i++) {
-		struct rt_node_job *j = n->job[i];
-		if (!j->over)
-			end_job(n, j);
-		rt_sampler_close(&j->s, 0);
-		free(j);
-	}
+	for (size_t i = 0; i < n->njob; i++)
+		if (!n->job[i]->over)
+			end_job(n, n->job[i]);
+	sweep(n);
 	free(n->job);
 	rt_collector_close(&n->host);
 	free(n->host_buf);
+	rt_buf_free(&n->mb);
+	if (n->epfd >= 0)
+		close(n->epfd);
 	memset(n, 0, sizeof(*n));
 }

@@ -1,16 +1,17 @@
 /*
- * nodesampler.h - the node's one sampler (issue 55): one process reads the
- * host's files once a tick and each job's cgroup counters and members
- * into that job's own run, all runs in one store, their samples committed
- * together.
+ * nodesampler.h - the node's one sampler: one process reads the host's
+ * files once a tick and each job's cgroup counters and members into that
+ * job's own run, all runs in one store, their samples committed together.
  *
- * What is here is its core: jobs added by their group's path, each its
- * own run (its own ring, run id, metadata, samples packed against its own
- * last one); a tick samples the host once (collect.c's RT_PART_HOST) and
- * every job over a copy (rt_sampler_init_job); a job whose group emptied
- * or went is ended in its tick. Not yet the node mode's: the watcher
- * (node.c) still starts one recorder per job; rt-bench node1 measures
- * this core against that.
+ * Jobs are added by their group's path, each its own run (its own ring,
+ * run id, metadata, samples packed against its own last one), its first
+ * sample taken at once. A tick samples the host once (collect.c's
+ * RT_PART_HOST) and every job over a copy (rt_sampler_init_job). A job
+ * ends as a --cgroup recorder's run does: its group emptied (woken by its
+ * own wait descriptor, all of them in one epoll: a final sample then) or
+ * went or was found empty in a tick (that sample its last), or the node
+ * stopped (a final sample); its metadata is then the same as a --cgroup
+ * run's (status, the kernel's word on its memory, its allocation).
  */
 #ifndef RT_NODESAMPLER_H
 #define RT_NODESAMPLER_H
@@ -19,39 +20,65 @@
 #include <stdint.h>
 
 #include "cgrun.h"
+#include "rt/common.h"
+#include "rt/config.h"
+#include "rt/runmeta.h"
 #include "sampler.h"
 
 struct rt_node_job {
+	char group[512]; /* as it was added */
 	struct rt_cgrun cg;
 	struct rt_sampler s;
 	struct rt_proctree *tree;
+	struct rt_run_meta meta;
+	struct rt_alloc alloc;
 	uint64_t run;
-	int over; /* its group emptied or went: its run is ended */
+	int over; /* its run is ended */
+};
+
+/* What every job's run starts from, the node's. */
+struct rt_node_base {
+	const struct rt_run_meta *meta;   /* the host, interval, tags, the user's meta */
+	const struct rt_request *request; /* --request, NULL */
+	uint32_t ring_slots;              /* 0: 16 */
+	/* a job's run ended (its metadata stored): called before it is freed */
+	void (*ended)(void *arg, const struct rt_node_job *j);
+	void *arg;
 };
 
 struct rt_nodesampler {
 	struct rt_collector host;
 	struct rt_store *store;
+	struct rt_node_base base;
 	void *host_buf;
 	size_t host_cap;
 	struct rt_record host_rec;
+	int host_ok; /* host_rec holds a sample */
 	struct rt_node_job **job;
 	size_t njob, cap;
-	uint32_t ring_slots;
+	int epfd; /* every job's wait descriptor */
+	struct rt_buf mb;
 };
 
-/* Over store (the node's, open for writing). 0 or -ENOMEM. */
-int rt_nodesampler_open(struct rt_nodesampler *n, struct rt_store *store, uint32_t ring_slots);
+/* Over store (the node's, open for writing). 0 or -errno. */
+int rt_nodesampler_open(struct rt_nodesampler *n, struct rt_store *store,
+                        const struct rt_node_base *base);
 /* A job by its group (any form --cgroup takes): its run made in the store
- * with meta (JSON), its first sample taken at the next tick. Its index,
- * or -1 with one line in err. */
-long rt_nodesampler_add(struct rt_nodesampler *n, const char *group, const char *meta, size_t len,
-                        char *err, size_t cap);
+ * and its first sample taken. Its index, or -1 with one line in err. */
+long rt_nodesampler_add(struct rt_nodesampler *n, const char *group, char *err, size_t cap);
 /* One tick: the host once, then every live job. Jobs whose group emptied
  * or went are ended (their last sample this one). The number of jobs
  * sampled; warnings into warn, a line each. */
 size_t rt_nodesampler_tick(struct rt_nodesampler *n, char *warn, size_t cap);
-/* Commit what waits, end every job's run, close. */
+/* What wakes the node's wait when a job's group empties (-1: none). */
+int rt_nodesampler_wait_fd(const struct rt_nodesampler *n);
+/* The wait woke: jobs whose group emptied now get a final sample and end. */
+void rt_nodesampler_woke(struct rt_nodesampler *n, char *warn, size_t cap);
+/* The node ran past missed deadlines: each live job's run counts them. */
+void rt_nodesampler_skipped(struct rt_nodesampler *n, uint64_t missed);
+/* Every live job: a final sample, its run ended (the node stops). */
+void rt_nodesampler_stop(struct rt_nodesampler *n, char *warn, size_t cap);
+/* End every job's run still live (no final sample), close. */
 void rt_nodesampler_close(struct rt_nodesampler *n);
 
 #endif

@@ -140,7 +140,8 @@ grep -q "cannot list the job's processes now: Too many open files (not its end" 
 	fail "the listing's error was not said: $(cat "$T/hard.err")"
 ok "ulimit -n 20 (hard): three jobs each tracked to their real end, the error said ($(grep -c . "$T/hard.err") lines for 3 runs)"
 
-# --- 5. one running run per live job across the watcher's SIGKILL
+# --- 5. one running run per live job across the node's SIGKILL (the
+# dead node's runs salvaged as crashed; no process of it left behind)
 export RT_STORE="$T/pd"
 for i in 1 2; do $CG mk $TOP/pd/j$i; $CG job $TOP/pd/j$i 0 9 1 > /dev/null; done
 "$REC" --jobs "$TOP/pd/j*" -i 0.25 2> "$T/pd1.err" &
@@ -153,13 +154,15 @@ W2=$!
 track $W2
 sleep 2
 running=$("$EXP" runs | awk 'NR > 1 && $6 == "running" {print $NF}' | sort | tr '\n' ' ')
-[ "$running" = "j1 j2 " ] || fail "running runs after the watcher's kill -9 and a restart: '$running' ($("$EXP" runs))"
-recs=$(pgrep -f -- "--cgroup $TOP/pd/" | wc -l)
-[ "$recs" -eq 2 ] || fail "$recs recorders for 2 jobs after the restart: $(pgrep -af -- "--cgroup $TOP/pd/")"
+[ "$running" = "j1 j2 " ] || fail "running runs after the node's kill -9 and a restart: '$running' ($("$EXP" runs))"
+crashed=$("$EXP" runs | awk 'NR > 1 && $6 == "crashed" {print $NF}' | sort | tr '\n' ' ')
+[ "$crashed" = "j1 j2 " ] || fail "the dead node's runs: '$crashed' ($("$EXP" runs))"
+procs=$(pgrep -f -- "$TOP/pd/" | wc -l)
+[ "$procs" -eq 1 ] || fail "$procs processes for 2 jobs after the restart: $(pgrep -af -- "$TOP/pd/")"
 kill -TERM $W2
-wait_pid $W2 15 || fail "the second watcher did not stop"
-[ -z "$(pgrep -f -- "--cgroup $TOP/pd/")" ] || fail "recorders outlived their watcher: $(pgrep -af -- "--cgroup $TOP/pd/")"
-ok "a watcher killed with SIGKILL and started again: one running run per live job, no orphan recorder"
+wait_pid $W2 15 || fail "the second node did not stop"
+[ -z "$(pgrep -f -- "$TOP/pd/")" ] || fail "processes outlived the node: $(pgrep -af -- "$TOP/pd/")"
+ok "the node's process killed with SIGKILL and started again: its runs salvaged as crashed, one running run per live job, one process"
 
 # --- 6. a watcher inside a group its own glob matches
 export RT_STORE="$T/self"
@@ -176,7 +179,7 @@ kill -TERM $W
 wait_pid $W 15 || fail "the watcher in a matching group did not stop"
 jobs_seen=$("$EXP" runs | awk 'NR > 1 && $1 ~ /^[0-9]+$/ {print $NF}' | sort | tr '\n' ' ')
 [ "$jobs_seen" = "j1 " ] || fail "runs of a watcher inside a matching group: '$jobs_seen'"
-grep -q "holds this watcher itself: not tracked as a job" "$T/self.err" || fail "not said: $(cat "$T/self.err")"
+grep -q "holds this process itself: not tracked as a job" "$T/self.err" || fail "not said: $(cat "$T/self.err")"
 ok "a watcher inside a group its glob matches: its own group is no job (said once), the other job tracked"
 
 # --- 7. bounded work per job: 300 processes (more than the 256 read a

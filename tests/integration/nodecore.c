@@ -24,13 +24,12 @@ int main(int argc, char **argv)
 		return 2;
 	rt_sysroot_init();
 	double every = atof(argv[2]), secs = atof(argv[3]);
-	if (rt_store_open(argv[1], RT_STORE_RDWR, &st) || rt_nodesampler_open(&n, st, 0))
+	const struct rt_run_meta meta = {.interval_secs = every};
+	const struct rt_node_base base = {.meta = &meta};
+	if (rt_store_open(argv[1], RT_STORE_RDWR, &st) || rt_nodesampler_open(&n, st, &base))
 		return 1;
 	for (int i = 4; i < argc; i++) {
-		char meta[128];
-		int len = snprintf(meta, sizeof(meta),
-		                   "{\"interval_secs\":%g,\"status\":\"running\"}", every);
-		long k = rt_nodesampler_add(&n, argv[i], meta, (size_t)len, err, sizeof(err));
+		long k = rt_nodesampler_add(&n, argv[i], err, sizeof(err));
 		if (k < 0) {
 			fprintf(stderr, "nodecore: %s\n", err);
 			return 1;

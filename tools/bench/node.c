@@ -190,11 +190,13 @@ static void one_sampler(const struct bench_ctx *c, const struct jobs *j)
 	struct rt_nodesampler n;
 	static char warn[65536];
 	snprintf(store, sizeof(store), "%s/node1-%d", c->tmp ? c->tmp : "/tmp", j->n);
-	if (rt_store_open(store, RT_STORE_RDWR, &st) || rt_nodesampler_open(&n, st, 0))
+	static const struct rt_run_meta meta = {.interval_secs = 1};
+	const struct rt_node_base base = {.meta = &meta};
+	if (rt_store_open(store, RT_STORE_RDWR, &st) || rt_nodesampler_open(&n, st, &base))
 		_exit(1);
 	for (int i = 0; i < j->n; i++) {
 		snprintf(group, sizeof(group), "%s/g%d", j->top, i);
-		if (rt_nodesampler_add(&n, group, "{}", 2, err, sizeof(err)) < 0)
+		if (rt_nodesampler_add(&n, group, err, sizeof(err)) < 0)
 			_exit(1);
 	}
 	for (double deadline = wall_now();; deadline += 1.0) {
