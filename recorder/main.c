@@ -748,7 +748,10 @@ static void node_run_ended(void *arg, uint64_t run, const char *slurm_job)
 	char runid[32];
 	snprintf(runid, sizeof(runid), "%llu", (unsigned long long)run);
 	const char *args[] = {"learn", runid, "--store", node_sc.dir, NULL};
-	spawn_export(args, NULL, -1, -1); /* (reaped by the node) */
+	if (spawn_export(args, NULL, -1, -1) < 0) /* (reaped by the node) */
+		say("warning: cannot ask Slurm how job %s ended (%s); later: rt-export learn %s "
+		    "--store %s",
+		    slurm_job, strerror(errno), runid, node_sc.dir);
 }
 
 /* The node mode (--jobs): its store, what every run starts from, then

@@ -8,6 +8,8 @@
                                       touches MB MiB, spins BURN s; prints its pid
     cgjobs.py many PATH N SECS        N groups PATH/g0.. each with a process
                                       asleep SECS s; prints their pids
+    cgjobs.py sleepers PATH N K SECS  N groups PATH/g0.. each with K `sleep SECS`
+                                      processes (N 1, K 3000: a crowd)
     cgjobs.py rm PATH                 the group and those below it, everywhere
     cgjobs.py cpu PATH                the group's CPU seconds (cpuacct.usage,
                                       else v2 cpu.stat usage_usec)
@@ -174,6 +176,18 @@ def main():
         for i in range(int(args[1])):
             mk("%s/g%d" % (args[0], i))
             job("%s/g%d" % (args[0], i), args[2], 0, 1, [])
+    elif cmd == "sleepers":
+        for i in range(int(args[1])):
+            mk("%s/g%d" % (args[0], i))
+            for _ in range(int(args[2])):
+                pid = os.fork()
+                if pid == 0:
+                    join("%s/g%d" % (args[0], i), os.getpid())
+                    devnull = os.open(os.devnull, os.O_RDWR)
+                    for fd in (0, 1, 2):
+                        os.dup2(devnull, fd)
+                    os.setsid()
+                    os.execvp("sleep", ["sleep", args[3]])
     elif cmd == "run":  # run PATH CMD...: CMD in the group, its pid printed
         r, w = os.pipe()
         pid = os.fork()

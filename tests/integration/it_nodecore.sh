@@ -1,10 +1,11 @@
 #!/bin/sh
-# The node's one sampler's core (issue 55, recorder/jobs/nodesampler.c)
+# The node mode's one process (issue 55, recorder/jobs/nodesampler.c)
 # against a job's own recorder: one job recorded at once by `--cgroup` and
-# by the core gives the same figures (the job's CPU, each within 2 % of
-# its group's counter read by the test; its PSS peak within the two
-# readings' timing), and the core keeps two jobs' runs apart while it
-# reads the host once a tick. Needs root (cgroups; skips without).
+# by `--jobs` cannot be told apart (the same replay columns and metadata
+# keys, the same summary lines and recommendation; the job's CPU, each
+# within 2 % of its group's counter read by the test; its PSS peak within
+# the two readings' timing), and the node keeps two jobs' runs apart while
+# it reads the host once a tick. Needs root (cgroups; skips without).
 . "$(dirname "$0")/lib.sh"
 if [ "$(id -u)" != 0 ]; then
 	echo "skip: needs root (cgroups)"
@@ -28,17 +29,24 @@ $CG mk $B 1073741824
 RT_STORE="$T/rec" "$REC" --cgroup $A -i 0.5 --quiet 2> "$T/rec.err" &
 R=$!
 track $R
-"$BUILD/nodecore" "$T/core" 0.5 30 $A $B > "$T/core.out" 2> "$T/core.err" &
+RT_STORE="$T/core" "$REC" --jobs "$TOP/[ab]" -i 0.5 2> "$T/core.err" &
 N=$!
 track $N
 sleep 0.6
 $CG job $A 0.3 2.0 150 > /dev/null
 $CG job $B 0.2 1.0 40 > /dev/null
 wait_pid $R 20 || fail "the recorder did not end with its group"
-wait_pid $N 30 || fail "the core did not end its jobs: $(cat "$T/core.err")"
-ra=$(awk -v g=$A '$1 == "run" && $3 == g {print $2}' "$T/core.out")
-rb=$(awk -v g=$B '$1 == "run" && $3 == g {print $2}' "$T/core.out")
-[ -n "$ra" ] && [ -n "$rb" ] && [ "$ra" != "$rb" ] || fail "the core's runs: $(cat "$T/core.out")"
+for _ in $(seq 100); do
+	[ "$(RT_STORE="$T/core" "$EXP" runs | awk 'NR > 1 && $6 == "finished"' | wc -l)" -eq 2 ] && break
+	sleep 0.1
+done
+kill -TERM $N
+wait_pid $N 15 || fail "the node did not stop: $(cat "$T/core.err")"
+RT_STORE="$T/core" "$EXP" runs > "$T/core.out"
+ra=$(awk 'NR > 1 && $NF == "a" {print $1}' "$T/core.out")
+rb=$(awk 'NR > 1 && $NF == "b" {print $1}' "$T/core.out")
+[ -n "$ra" ] && [ -n "$rb" ] && [ "$ra" != "$rb" ] || fail "the node's runs: $(cat "$T/core.out")"
+[ ! -s "$T/core.err" ] || fail "the node said: $(cat "$T/core.err")"
 truth_a=$($CG cpu $A)
 truth_b=$($CG cpu $B)
 rec_a=$(cpu_of "$T/rec" latest)
@@ -52,4 +60,57 @@ pr=$(pss_of "$T/rec" latest)
 pc=$(pss_of "$T/core" "$ra")
 echo "job a: PSS peak its recorder $pr MiB, the core $pc MiB"
 near "$pc" "$pr" 0.05 2 || fail "PSS peaks: the core $pc MiB, the recorder $pr MiB"
-ok "one job recorded by its own recorder and by the one sampler's core: CPU $core_a s (recorder $rec_a s, group $truth_a s), PSS peak $pc MiB (recorder $pr MiB); a second job's run apart ($core_b s, group $truth_b s)"
+# cannot be told apart: the replay's columns, the metadata's keys (all
+# but the recorder's pid and times), the summary's lines, the answer
+RT_STORE="$T/rec" "$EXP" replay latest --format csv | head -1 > "$T/rec.cols"
+RT_STORE="$T/core" "$EXP" replay "$ra" --format csv | head -1 > "$T/core.cols"
+cmp -s "$T/rec.cols" "$T/core.cols" || fail "replay columns differ: $(diff "$T/rec.cols" "$T/core.cols")"
+keys() { RT_STORE="$1" "$EXP" show "$2" | python3 -c "
+import json, sys
+def walk(o, p=''):
+    if isinstance(o, dict):
+        for k, v in o.items():
+            yield from walk(v, p + '.' + k)
+    else:
+        yield p
+print('\n'.join(sorted(set(walk(json.load(sys.stdin))))))"; }
+keys "$T/rec" latest > "$T/rec.keys"
+keys "$T/core" "$ra" > "$T/core.keys"
+cmp -s "$T/rec.keys" "$T/core.keys" || fail "metadata keys differ: $(diff "$T/rec.keys" "$T/core.keys")"
+heads() { RT_STORE="$1" "$EXP" summary "$2" | sed -n '2,$p' | cut -c1-27 | sed 's/ *$//'; }
+heads "$T/rec" latest > "$T/rec.heads"
+heads "$T/core" "$ra" > "$T/core.heads"
+cmp -s "$T/rec.heads" "$T/core.heads" || fail "summary lines differ: $(diff "$T/rec.heads" "$T/core.heads")"
+RT_STORE="$T/rec" "$EXP" recommend latest | sed 1d > "$T/rec.ans"
+RT_STORE="$T/core" "$EXP" recommend "$ra" | sed 1d > "$T/core.ans"
+cmp -s "$T/rec.ans" "$T/core.ans" || fail "the answers differ: $(diff "$T/rec.ans" "$T/core.ans")"
+ok "one job recorded by its own recorder (--cgroup) and by the node mode's one process (--jobs): the same replay columns, metadata keys, summary lines and answer; CPU $core_a s (recorder $rec_a s, group $truth_a s), PSS peak $pc MiB (recorder $pr MiB); a second job's run apart ($core_b s, group $truth_b s)"
+
+# 100 jobs beside one whose 3,000-process tree is slow to read (256 of its
+# processes read a sample, its PSS every 5 s): every job's samples on time,
+# none skipped, one an interval
+M=$TOP/m
+$CG sleepers $M 100 1 30
+$CG sleepers $M/crowd 1 3000 30
+RT_STORE="$T/many" "$REC" --jobs "$M/*" -i 1 2> "$T/many.err" &
+N=$!
+track $N
+sleep 7
+kill -TERM $N
+wait_pid $N 30 || fail "the node of 101 jobs did not stop"
+RT_STORE="$T/many" "$EXP" runs | awk 'NR > 1 && $1 ~ /^[0-9]+$/ {print $1}' > "$T/many.runs"
+[ "$(wc -l < "$T/many.runs")" -eq 101 ] || fail "$(wc -l < "$T/many.runs") runs for 101 jobs: $(RT_STORE="$T/many" "$EXP" runs)"
+RT_STORE="$T/many" python3 -c "
+import json, subprocess, sys
+late = []
+for r in open('$T/many.runs').read().split():
+    m = json.loads(subprocess.run(['$EXP', 'show', r], capture_output=True, check=True).stdout)
+    n = m['last_seq'] + 1
+    secs = (m['end_ns'] - m['start_ns']) / 1e9
+    if m.get('samples_skipped', 0) or n < int(secs) + 1:
+        late.append('%s: %d samples in %.1f s, %d skipped' % (m['cgroup']['path'], n, secs, m.get('samples_skipped', 0)))
+    if m['cgroup']['path'].endswith('/crowd'):
+        assert 'members' in (m['cgroup'].get('bounds_hit') or []), m['cgroup']
+assert not late, late
+print('101 runs, none late')" || fail "jobs beside the 3,000-process one: $(cat "$T/many.err")"
+ok "100 jobs beside one of 3,000 processes, in one process at 1 Hz: every run's samples on time, none skipped (the big one's bound said)"

@@ -9,14 +9,15 @@
  * its cgroup.procs and its member's /proc stat, parsing nothing. Its CPU
  * is the thread's own (CLOCK_THREAD_CPUTIME_ID).
  *
- * rt's CPU is the watcher's and every job recorder's (their schedstat),
- * over the same seconds after a warm-up; its memory the PSS of them all
- * (smaps_rollup), after a 12 s warm-up, against the issue's goals: at most 1.2x the floor per
- * job and sample, under 3 MiB plus 100 KiB a job.
+ * rt's CPU is the node process's (and, under a hard limit of 1,000
+ * descriptors, every job recorder's: the design before, the anchor),
+ * their schedstat over the same seconds after a 12 s warm-up; its memory
+ * the PSS of them all (smaps_rollup), against the issue's goals: at most
+ * 1.2x the floor per job and sample, under 3 MiB plus 100 KiB a job.
  */
 #include "bench.h"
 
-#include "nodesampler.h"
+#include <sys/resource.h>
 
 /* past a job's first 10 s (its group looked for again in every hierarchy
  * while its scheduler makes it, its environment read while no member
@@ -41,7 +42,7 @@ static void join_group(void *arg)
 	bench_cg_join(a->top, a->i);
 }
 
-/* The recorders the watcher started, and the watcher itself. */
+/* The node's process and the recorders it started (none in one process). */
 static int family(pid_t node, pid_t *out, int cap)
 {
 	char file[64], buf[65536];
@@ -86,7 +87,7 @@ static void floor_add(struct floor_files *f, const char *path)
 
 static void floor_open(struct floor_files *f, const pid_t *fam, int nfam, const struct jobs *j)
 {
-	for (int k = 1; k < nfam; k++) { /* each recorder's group files */
+	for (int k = 0; k < nfam; k++) { /* the group files it keeps open */
 		char dir[64];
 		snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)fam[k]);
 		DIR *d = opendir(dir);
@@ -181,82 +182,51 @@ static long family_pss_kb(const pid_t *fam, int n)
 	return sum;
 }
 
-/* (the child) the one sampler's core over the jobs' groups at 1 Hz on the
- * real clock, until killed */
-static void one_sampler(const struct bench_ctx *c, const struct jobs *j)
-{
-	char store[4200], err[256], group[128];
-	struct rt_store *st;
-	struct rt_nodesampler n;
-	static char warn[65536];
-	snprintf(store, sizeof(store), "%s/node1-%d", c->tmp ? c->tmp : "/tmp", j->n);
-	static const struct rt_run_meta meta = {.interval_secs = 1};
-	const struct rt_node_base base = {.meta = &meta};
-	if (rt_store_open(store, RT_STORE_RDWR, &st) || rt_nodesampler_open(&n, st, &base))
-		_exit(1);
-	for (int i = 0; i < j->n; i++) {
-		snprintf(group, sizeof(group), "%s/g%d", j->top, i);
-		if (rt_nodesampler_add(&n, group, err, sizeof(err)) < 0)
-			_exit(1);
-	}
-	for (double deadline = wall_now();; deadline += 1.0) {
-		rt_nodesampler_tick(&n, warn, sizeof(warn));
-		struct timespec ts = {
-		    (time_t)(deadline + 1.0),
-		    (long)((deadline + 1.0 - (double)(time_t)(deadline + 1.0)) * 1e9)};
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-	}
-}
-
-/* The one sampler's core (nodesampler.c) over the same groups, in a
- * process of its own, measured over secs after the warm-up: its CPU per
- * job and sample and its PSS, beside the floor of the same run. */
-static void measure_one(const struct bench_ctx *c, struct jobs *j, int secs,
-                        const double floor_us[2])
+/* The node mode over the jobs' glob, quiet; recorders: under a hard
+ * limit of 1,000 descriptors, where each job gets a recorder of its own
+ * (noderec.h: the design before the one process, the anchor). */
+static pid_t start_node(char *const argv[], int recorders)
 {
 	fflush(NULL);
 	pid_t pid = fork();
-	if (pid == 0)
-		one_sampler(c, j);
-	if (pid < 0)
-		return;
-	sleep(WARM_S);
-	long long ns0 = sched_ns(pid);
-	double w0 = wall_now();
-	sleep((unsigned)secs);
-	long long ns1 = sched_ns(pid);
-	double wall = wall_now() - w0;
-	long pss = smaps_kb(pid, "Pss:");
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	double us = (double)(ns1 - ns0) / 1e3 / (wall * j->n);
-	double goal_kb = 3072 + 100.0 * j->n;
-	printf("            one sampler (its core, 1 process): CPU %7.1f us/job/sample  %5.1fx the "
-	       "floor (goal <= 1.2x: %s), %5.1fx with PSS; PSS %6.1f MiB (goal < %.1f MiB: %s)\n",
-	       us, us / floor_us[0], us <= 1.2 * floor_us[0] ? "met" : "missed", us / floor_us[1],
-	       pss / 1024.0, goal_kb / 1024.0, pss < goal_kb ? "met" : "missed");
+	if (pid == 0) {
+		struct rlimit rl = {1000, 1000};
+		if (recorders && setrlimit(RLIMIT_NOFILE, &rl))
+			_exit(127);
+		int null = open("/dev/null", O_RDWR);
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
 }
 
-/* The watcher over the jobs' groups, its recorders warm: measured over
- * secs beside the floor (into floor_us_out: without and with the members'
- * PSS). 0, or -1 (said) when it could not run. */
-static int measure(const struct bench_ctx *c, struct jobs *j, int secs, double floor_us_out[2])
+/* The floor of what it reads and its measure, in one run. */
+struct measured {
+	double rt_us, floor_us, floor2_us;
+	long pss_kb;
+	int procs, files;
+};
+
+/* The node mode over the jobs' groups, warm: its CPU per job and sample
+ * and its PSS (its process and any recorders of its own) over secs,
+ * beside the floor read in the same seconds. 0, or -1 when it did not
+ * run as it should. */
+static int measure(const struct bench_ctx *c, struct jobs *j, int secs, int recorders,
+                   struct measured *m)
 {
 	char glob[96], store[4200];
 	snprintf(glob, sizeof(glob), "%s/*", j->top);
-	snprintf(store, sizeof(store), "%s/node-%d", c->tmp ? c->tmp : "/tmp", j->n);
+	snprintf(store, sizeof(store), "%s/node-%d-%d", c->tmp ? c->tmp : "/tmp", j->n, recorders);
 	char *argv[] = {(char *)c->rec_bin, "--jobs", glob, "-i", "1", "--store", store, NULL};
-	pid_t node = spawn_quiet(argv);
+	pid_t node = start_node(argv, recorders);
 	if (node < 0)
 		return -1;
 	pid_t fam[1024];
-	int nfam = 0;
-	for (int t = 0; t < WARM_S * 10 && nfam < j->n + 1; t++) {
-		usleep(100000);
-		nfam = family(node, fam, 1024);
-	}
-	sleep(WARM_S); /* every recorder past its first samples */
-	nfam = family(node, fam, 1024);
+	sleep(WARM_S); /* every job past its first samples */
+	int nfam = family(node, fam, 1024);
 	struct floor_files ff = {0};
 	floor_open(&ff, fam, nfam, j);
 	struct floor_run fr = {.f = &ff, .secs = secs};
@@ -267,7 +237,7 @@ static int measure(const struct bench_ctx *c, struct jobs *j, int secs, double f
 	pthread_join(th, NULL);
 	long long ns1 = family_ns(fam, nfam);
 	double wall = wall_now() - w0;
-	long pss = family_pss_kb(fam, nfam);
+	m->pss_kb = family_pss_kb(fam, nfam);
 	kill(node, SIGTERM);
 	waitpid(node, NULL, 0);
 	for (int i = 0; i < ff.n; i++)
@@ -276,21 +246,25 @@ static int measure(const struct bench_ctx *c, struct jobs *j, int secs, double f
 	for (int i = 0; i < ff.npss; i++)
 		close(ff.pss[i]);
 	free(ff.pss);
-	double samples = wall * j->n; /* job-samples at 1 Hz */
-	double rt_us = (double)(ns1 - ns0) / 1e3 / samples;
-	double floor_us = (fr.cpu_s - fr.pss_s) * 1e6 / ((double)fr.samples * j->n);
-	double floor2_us = fr.cpu_s * 1e6 / ((double)fr.samples * j->n);
-	floor_us_out[0] = floor_us;
-	floor_us_out[1] = floor2_us;
+	m->rt_us = (double)(ns1 - ns0) / 1e3 / (wall * j->n); /* job-samples at 1 Hz */
+	m->floor_us = (fr.cpu_s - fr.pss_s) * 1e6 / ((double)fr.samples * j->n);
+	m->floor2_us = fr.cpu_s * 1e6 / ((double)fr.samples * j->n);
+	m->procs = nfam;
+	m->files = ff.n;
+	return recorders ? (nfam - 1 == j->n ? 0 : -1) : (nfam == 1 ? 0 : -1);
+}
+
+/* One line of the table: the mode's figures beside its floor. */
+static void say_measured(const struct jobs *j, const char *what, const struct measured *m)
+{
 	double goal_kb = 3072 + 100.0 * j->n;
-	printf("  %3d job%s  %3d recorders  CPU %7.1f us/job/sample  floor %5.1f us (%d files)  "
-	       "%5.1fx (goal <= 1.2x: %s); with the members' PSS every 5 s %5.1f us, %5.1fx\n",
-	       j->n, j->n == 1 ? " " : "s", nfam - 1, rt_us, floor_us, ff.n, rt_us / floor_us,
-	       rt_us <= 1.2 * floor_us ? "met" : "missed", floor2_us, rt_us / floor2_us);
-	printf("            memory PSS %6.1f MiB (the watcher and its recorders; goal < %.1f MiB: "
-	       "%s)\n",
-	       pss / 1024.0, goal_kb / 1024.0, pss < goal_kb ? "met" : "missed");
-	return nfam - 1 == j->n ? 0 : -1;
+	printf("  %4d job%s  %-22s %4d proc  CPU %7.1f us/job/sample  floor %5.1f us (%d "
+	       "files)  %5.1fx (goal <= 1.2x: %s); with PSS %5.1f us, %5.1fx; PSS %6.1f MiB "
+	       "(goal < %.1f MiB: %s)\n",
+	       j->n, j->n == 1 ? " " : "s", what, m->procs, m->rt_us, m->floor_us, m->files,
+	       m->rt_us / m->floor_us, m->rt_us <= 1.2 * m->floor_us ? "met" : "missed",
+	       m->floor2_us, m->rt_us / m->floor2_us, m->pss_kb / 1024.0, goal_kb / 1024.0,
+	       m->pss_kb < goal_kb ? "met" : "missed");
 }
 
 int bench_node_mode(const struct bench_ctx *c)
@@ -299,10 +273,11 @@ int bench_node_mode(const struct bench_ctx *c)
 		printf("node: skipped (needs root: it makes cgroups)\n");
 		return 0;
 	}
-	static const int sizes[] = {1, 10, 100};
-	printf("node mode at 1 Hz: each job its own recorder (--jobs GLOB), %d s each after a "
-	       "%d s warm-up; the floor reads each job's group files, its cgroup.procs and its "
-	       "member's stat once a second in the same run\n",
+	static const int sizes[] = {1, 10, 100, 1000};
+	printf("node mode at 1 Hz (--jobs GLOB): one process for all jobs, and under a hard "
+	       "limit of 1,000 descriptors a recorder per job; %d s each after a %d s warm-up; "
+	       "the floor reads each job's group files, its cgroup.procs and its member's stat "
+	       "once a second in the same run\n",
 	       c->secs, WARM_S);
 	int rc = 0;
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
@@ -319,11 +294,14 @@ int bench_node_mode(const struct bench_ctx *c)
 			struct join_arg a = {j.top, i};
 			j.member[i] = fork_ready(join_group, &a);
 		}
-		double floor_us[2] = {0, 0};
-		if (measure(c, &j, c->secs, floor_us))
+		struct measured one = {0}, rec = {0};
+		if (measure(c, &j, c->secs, 0, &one))
 			rc = 1;
-		if (floor_us[0] > 0)
-			measure_one(c, &j, c->secs, floor_us);
+		say_measured(&j, "one process", &one);
+		if (j.n <= 100 && measure(c, &j, c->secs, 1, &rec))
+			rc = 1;
+		if (j.n <= 100)
+			say_measured(&j, "a recorder per job", &rec);
 		bench_cg_remove(j.top, j.n, j.member, j.n);
 		free(j.member);
 	}
