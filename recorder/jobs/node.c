@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/inotify.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -100,7 +101,18 @@ struct expand {
 	void (*fn)(void *arg, const char *mount, const char *path, ino_t ino);
 	void *arg;
 	size_t found;
+	int ino_fd; /* an inotify instance the directories looked in join, -1 */
 };
+
+/* The directory path of the hierarchy watched for groups made in it
+ * (before it is listed: one made meanwhile is an event, not missed). */
+static void watch_dir(const struct expand *x, const char *path)
+{
+	char rel[700], p[4800];
+	snprintf(rel, sizeof(rel), "fs/cgroup%s%s", x->mount, path);
+	if (x->ino_fd >= 0 && rt_path(p, sizeof(p), RT_SYS, rel) == 0)
+		inotify_add_watch(x->ino_fd, p, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
+}
 
 /* The groups under path (a group of mount) that match comps[i..n); ino:
  * path's directory's, as its listing said (0: not listed, looked at). */
@@ -115,6 +127,7 @@ static void expand_at(struct expand *x, char *path, size_t plen, char **comps, i
 		return;
 	}
 	char rel[700], p[4800];
+	watch_dir(x, path);
 	if (!strpbrk(comps[i], "*?[")) { /* a plain name: no listing */
 		if (plen + strlen(comps[i]) + 2 >= 512)
 			return;
@@ -141,9 +154,9 @@ static void expand_at(struct expand *x, char *path, size_t plen, char **comps, i
 
 size_t rt_node_expand(const struct rt_node_globs *g,
                       void (*fn)(void *arg, const char *mount, const char *path, ino_t ino),
-                      void *arg)
+                      void *arg, int ino_fd)
 {
-	struct expand x = {.fn = fn, .arg = arg};
+	struct expand x = {.fn = fn, .arg = arg, .ino_fd = ino_fd};
 	for (int k = 0; k < g->n; k++) {
 		char buf[512], *comps[MAX_DEPTH], path[512];
 		snprintf(buf, sizeof(buf), "%s", g->pat[k]);
@@ -188,6 +201,7 @@ struct node {
 	 * group holding the node's process is never a job */
 	char own[16][512];
 	int nown, own_said;
+	int ino;     /* inotify: a group made where jobs are looked for, -1 */
 	pid_t *sink; /* the sinks started for the runs (uploads, pushes) */
 	size_t nsink, sinkcap;
 	char warn[16384];
@@ -375,7 +389,7 @@ static size_t scan(struct node *nd, const struct rt_node_globs *g)
 {
 	nd->gen++;
 	index_jobs(nd); /* (the last scan forgot some) */
-	size_t n = rt_node_expand(g, found, nd);
+	size_t n = rt_node_expand(g, found, nd, nd->ino);
 	for (size_t i = 0; i < nd->n;) {
 		if (nd->jobs[i].gen != nd->gen && !nd->jobs[i].live) {
 			nd->jobs[i] = nd->jobs[--nd->n]; /* gone and its run over */
@@ -465,13 +479,26 @@ static int read_signals(struct node *nd, int sfd)
 	return stop;
 }
 
-/* Wait until deadline, ending the runs of groups that empty meanwhile;
- * nonzero on INT, TERM or HUP. */
+/* Whether a group was made where jobs are looked for (drained). */
+static int made(const struct node *nd)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	int any = 0;
+	while (nd->ino >= 0 && read(nd->ino, buf, sizeof(buf)) > 0)
+		any = 1;
+	return any;
+}
+
+/* Wait until deadline, ending the runs of groups that empty meanwhile:
+ * 0 at the deadline, 1 on INT, TERM or HUP, 2 when a group was made
+ * where jobs are looked for (a scan is due now). */
 static int wait_until(struct node *nd, int wfd, int sfd, uint64_t deadline)
 {
 	while (rt_clock_wait(deadline, wfd) == 1) {
 		if (read_signals(nd, sfd))
 			return 1;
+		if (made(nd))
+			return 2;
 		if (nd->rec)
 			continue;
 		rt_nodesampler_woke(&nd->ns, nd->warn, sizeof(nd->warn));
@@ -515,35 +542,41 @@ static int wait_fd(struct node *nd, int sfd)
 	in.data.fd = nd->rec ? -1 : rt_nodesampler_wait_fd(&nd->ns);
 	if (in.data.fd >= 0)
 		epoll_ctl(w, EPOLL_CTL_ADD, in.data.fd, &in);
+	in.data.fd = nd->ino;
+	if (in.data.fd >= 0)
+		epoll_ctl(w, EPOLL_CTL_ADD, in.data.fd, &in);
 	return w;
 }
 
-/* Scan every step, sample every interval, until INT, TERM or HUP. */
+/* Scan when a group is made where jobs are looked for (and every 5 s,
+ * in case; every quarter second, or the interval when shorter, where
+ * inotify is not to be had), sample every interval, until INT, TERM or
+ * HUP. */
 static void watch(struct node *nd, const struct rt_node_globs *g, const struct rt_config *cfg,
                   int sfd)
 {
-	/* a new group is found within a quarter second (or the interval,
-	 * when shorter): its job's time before its first sample is that */
 	uint64_t every = (uint64_t)(cfg->interval * 1e9 + 0.5);
-	uint64_t step = every < 250000000ull ? every : 250000000ull;
+	uint64_t step = nd->ino >= 0 ? 5000000000ull : every < 250000000ull ? every : 250000000ull;
 	struct rt_time now;
 	rt_clock_now(&now);
 	uint64_t next_scan = now.mono_ns + step, next_tick = now.mono_ns + every;
 	int wfd = wait_fd(nd, sfd);
 	for (;;) {
 		uint64_t deadline = next_scan < next_tick ? next_scan : next_tick;
-		if (wait_until(nd, wfd, sfd, deadline))
+		int why = wait_until(nd, wfd, sfd, deadline);
+		if (why == 1)
 			break;
 		rt_clock_now(&now);
 		if (now.mono_ns >= next_tick && !nd->rec)
 			tick(nd, &next_tick, every);
 		else if (now.mono_ns >= next_tick)
 			next_tick = now.mono_ns + every;
-		if (now.mono_ns >= next_scan) {
+		if (why == 2 && next_scan > now.mono_ns + 20000000ull)
+			next_scan = now.mono_ns + 20000000ull; /* (a scheduler makes a job's
+			                                         * groups in a burst) */
+		else if (now.mono_ns >= next_scan) {
 			scan(nd, g);
-			next_scan += step;
-			if (next_scan <= now.mono_ns)
-				next_scan = now.mono_ns + step;
+			next_scan = now.mono_ns + step;
 		}
 	}
 	if (wfd != sfd)
@@ -562,6 +595,8 @@ int rt_node_run(const struct rt_config *cfg, const struct rt_node_env *env, cons
 	memset(&nd, 0, sizeof(nd));
 	nd.prog = prog;
 	nd.env = env;
+	/* (first: one instance of the user's 128 for the node itself) */
+	nd.ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	own_groups(&nd);
 	static struct rt_noderec rec;
 	if (!env->store && rt_noderec_open(&rec, env->argc, env->argv, prog))
@@ -600,6 +635,8 @@ int rt_node_run(const struct rt_config *cfg, const struct rt_node_env *env, cons
 	free(nd.jobs);
 	free(nd.slot);
 	free(nd.sink);
+	if (nd.ino >= 0)
+		close(nd.ino);
 	if (sfd >= 0)
 		close(sfd);
 	return 0;

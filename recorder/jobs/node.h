@@ -3,7 +3,8 @@
  * each its own run.
  *
  * One process finds the job groups (a preset's layouts, or a glob of
- * cgroup paths) every quarter second and samples them all each interval
+ * cgroup paths: looked for again when inotify says a group was made where
+ * they are looked for, and every 5 s) and samples them all each interval
  * (nodesampler.h), each job into its own run of the node's store, which
  * ends when its group empties or is removed. It only reads the groups,
  * their members and the host.
@@ -41,7 +42,8 @@ int rt_node_run(const struct rt_config *cfg, const struct rt_node_env *env, cons
 /* Expand the presets' globs, or the user's: calls fn(arg, mount, path,
  * ino) for each group that matches, in each hierarchy it is in (path
  * relative to the hierarchies, ino its directory's there, 0 when
- * unknown). The number of matches. */
+ * unknown). Each directory looked in is watched by ino_fd (inotify; -1:
+ * none) for groups made in it. The number of matches. */
 struct rt_node_globs {
 	const char *pat[8];
 	int n;
@@ -49,6 +51,6 @@ struct rt_node_globs {
 int rt_node_globs(const char *which, struct rt_node_globs *g, char *err, size_t cap);
 size_t rt_node_expand(const struct rt_node_globs *g,
                       void (*fn)(void *arg, const char *mount, const char *path, ino_t ino),
-                      void *arg);
+                      void *arg, int ino_fd);
 
 #endif
