@@ -212,29 +212,42 @@ struct measured {
 	long pss_kb;
 	int procs, files;
 	double store_bytes; /* the store's bytes in use per job and sample stored */
+	uint64_t skipped;   /* samples skipped, every run's */
+};
+
+struct tally {
+	uint64_t samples, skipped;
 };
 
 static int count_samples(void *ctx, uint64_t run, const char *meta, size_t len)
 {
 	struct rt_run_fields f;
+	struct tally *t = ctx;
 	(void)run;
 	if (rt_runmeta_read(meta, len, &f) == 0 && f.has_last_seq)
-		*(uint64_t *)ctx += f.last_seq + 1;
+		t->samples += f.last_seq + 1;
+	const char *k = memmem(meta, len, "\"samples_skipped\":", 18);
+	if (k && (size_t)(k - meta) + 18 < len)
+		t->skipped += strtoull(k + 18, NULL, 10);
 	return 0;
 }
 
 /* The store's bytes in use (every page of every database) per sample it
- * holds: what a job's sample costs on disk, its metadata included. */
-static double store_bytes(const char *dir)
+ * holds (what a job's sample costs on disk, its metadata included), and
+ * the samples its runs skipped. */
+static void store_figures(const char *dir, struct measured *m)
 {
 	struct rt_store *st;
-	uint64_t used = 0, samples = 0;
+	uint64_t used = 0;
+	struct tally t = {0, 0};
+	m->store_bytes = -1;
 	if (rt_store_open(dir, RT_STORE_RDONLY, &st))
-		return -1;
+		return;
 	rt_store_used_bytes(st, &used);
-	rt_store_list_runs(st, count_samples, &samples);
+	rt_store_list_runs(st, count_samples, &t);
 	rt_store_close(st);
-	return samples ? (double)used / (double)samples : -1;
+	m->store_bytes = t.samples ? (double)used / (double)t.samples : -1;
+	m->skipped = t.skipped;
 }
 
 /* The node mode over the jobs' groups, warm: its CPU per job and sample
@@ -278,7 +291,7 @@ static int measure(const struct bench_ctx *c, struct jobs *j, int secs, int reco
 	m->floor2_us = fr.cpu_s * 1e6 / ((double)fr.samples * j->n);
 	m->procs = nfam;
 	m->files = ff.n;
-	m->store_bytes = store_bytes(store);
+	store_figures(store, m);
 	return recorders ? (nfam - 1 == j->n ? 0 : -1) : (nfam == 1 ? 0 : -1);
 }
 
@@ -288,12 +301,13 @@ static void say_measured(const struct jobs *j, const char *what, const struct me
 	double goal_kb = 3072 + 100.0 * j->n;
 	printf("  %4d job%s  %-22s %4d proc  CPU %7.1f us/job/sample  floor %5.1f us (%d "
 	       "files)  %5.1fx (goal <= 1.2x: %s); with PSS %5.1f us, %5.1fx; PSS %6.1f MiB "
-	       "(goal < %.1f MiB: %s); store %.0f bytes a job and sample (goal <= 100: %s)\n",
+	       "(goal < %.1f MiB: %s); store %.0f bytes a job and sample (goal <= 100: %s); %llu "
+	       "samples skipped\n",
 	       j->n, j->n == 1 ? " " : "s", what, m->procs, m->rt_us, m->floor_us, m->files,
 	       m->rt_us / m->floor_us, m->rt_us <= 1.2 * m->floor_us ? "met" : "missed",
 	       m->floor2_us, m->rt_us / m->floor2_us, m->pss_kb / 1024.0, goal_kb / 1024.0,
 	       m->pss_kb < goal_kb ? "met" : "missed", m->store_bytes,
-	       m->store_bytes <= 100 ? "met" : "missed");
+	       m->store_bytes <= 100 ? "met" : "missed", (unsigned long long)m->skipped);
 }
 
 int bench_node_mode(const struct bench_ctx *c)
