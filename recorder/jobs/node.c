@@ -101,17 +101,19 @@ struct expand {
 	void (*fn)(void *arg, const char *mount, const char *path, ino_t ino);
 	void *arg;
 	size_t found;
-	int ino_fd; /* an inotify instance the directories looked in join, -1 */
+	int ino_fd;     /* an inotify instance the directories looked in join, -1 */
+	size_t watched; /* directories it watches */
 };
 
 /* The directory path of the hierarchy watched for groups made in it
  * (before it is listed: one made meanwhile is an event, not missed). */
-static void watch_dir(const struct expand *x, const char *path)
+static void watch_dir(struct expand *x, const char *path)
 {
 	char rel[700], p[4800];
 	snprintf(rel, sizeof(rel), "fs/cgroup%s%s", x->mount, path);
-	if (x->ino_fd >= 0 && rt_path(p, sizeof(p), RT_SYS, rel) == 0)
-		inotify_add_watch(x->ino_fd, p, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
+	if (x->ino_fd >= 0 && rt_path(p, sizeof(p), RT_SYS, rel) == 0 &&
+	    inotify_add_watch(x->ino_fd, p, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR) >= 0)
+		x->watched++;
 }
 
 /* The groups under path (a group of mount) that match comps[i..n); ino:
@@ -154,7 +156,7 @@ static void expand_at(struct expand *x, char *path, size_t plen, char **comps, i
 
 size_t rt_node_expand(const struct rt_node_globs *g,
                       void (*fn)(void *arg, const char *mount, const char *path, ino_t ino),
-                      void *arg, int ino_fd)
+                      void *arg, int ino_fd, size_t *watched)
 {
 	struct expand x = {.fn = fn, .arg = arg, .ino_fd = ino_fd};
 	for (int k = 0; k < g->n; k++) {
@@ -173,6 +175,8 @@ size_t rt_node_expand(const struct rt_node_globs *g,
 			expand_at(&x, path, 0, comps, 0, n, 0);
 		}
 	}
+	if (watched)
+		*watched = x.watched;
 	return x.found;
 }
 
@@ -201,8 +205,9 @@ struct node {
 	 * group holding the node's process is never a job */
 	char own[16][512];
 	int nown, own_said;
-	int ino;     /* inotify: a group made where jobs are looked for, -1 */
-	pid_t *sink; /* the sinks started for the runs (uploads, pushes) */
+	int ino;        /* inotify: a group made where jobs are looked for, -1 */
+	size_t watched; /* the directories it watched at the last look */
+	pid_t *sink;    /* the sinks started for the runs (uploads, pushes) */
 	size_t nsink, sinkcap;
 	char warn[16384];
 };
@@ -389,7 +394,7 @@ static size_t scan(struct node *nd, const struct rt_node_globs *g)
 {
 	nd->gen++;
 	index_jobs(nd); /* (the last scan forgot some) */
-	size_t n = rt_node_expand(g, found, nd, nd->ino);
+	size_t n = rt_node_expand(g, found, nd, nd->ino, &nd->watched);
 	for (size_t i = 0; i < nd->n;) {
 		if (nd->jobs[i].gen != nd->gen && !nd->jobs[i].live) {
 			nd->jobs[i] = nd->jobs[--nd->n]; /* gone and its run over */
@@ -556,7 +561,8 @@ static void watch(struct node *nd, const struct rt_node_globs *g, const struct r
                   int sfd)
 {
 	uint64_t every = (uint64_t)(cfg->interval * 1e9 + 0.5);
-	uint64_t step = nd->ino >= 0 ? 5000000000ull : every < 250000000ull ? every : 250000000ull;
+	uint64_t poll = every < 250000000ull ? every : 250000000ull;
+	uint64_t step = nd->watched ? 5000000000ull : poll;
 	struct rt_time now;
 	rt_clock_now(&now);
 	uint64_t next_scan = now.mono_ns + step, next_tick = now.mono_ns + every;
@@ -576,6 +582,7 @@ static void watch(struct node *nd, const struct rt_node_globs *g, const struct r
 			                                         * groups in a burst) */
 		else if (now.mono_ns >= next_scan) {
 			scan(nd, g);
+			step = nd->watched ? 5000000000ull : poll; /* (no watch took: polled) */
 			next_scan = now.mono_ns + step;
 		}
 	}

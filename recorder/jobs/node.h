@@ -43,7 +43,8 @@ int rt_node_run(const struct rt_config *cfg, const struct rt_node_env *env, cons
  * ino) for each group that matches, in each hierarchy it is in (path
  * relative to the hierarchies, ino its directory's there, 0 when
  * unknown). Each directory looked in is watched by ino_fd (inotify; -1:
- * none) for groups made in it. The number of matches. */
+ * none) for groups made in it (*watched: how many took; may be NULL).
+ * The number of matches. */
 struct rt_node_globs {
 	const char *pat[8];
 	int n;
@@ -51,6 +52,6 @@ struct rt_node_globs {
 int rt_node_globs(const char *which, struct rt_node_globs *g, char *err, size_t cap);
 size_t rt_node_expand(const struct rt_node_globs *g,
                       void (*fn)(void *arg, const char *mount, const char *path, ino_t ino),
-                      void *arg, int ino_fd);
+                      void *arg, int ino_fd, size_t *watched);
 
 #endif
