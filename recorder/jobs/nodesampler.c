@@ -180,8 +180,10 @@ long rt_nodesampler_add(struct rt_nodesampler *n, const char *group, char *err, 
 		rc = first_sample(n, j, warn, sizeof(warn));
 	if (rc) {
 		snprintf(err, cap, "cannot start the run of %s: %s", group, rt_strerror(rc));
-		if (j->run) /* a run made but never sampled: ended at once */
+		if (j->run) { /* a run made but never sampled: gone (tried again) */
 			rt_store_end_run(n->store, j->run);
+			rt_store_delete_run(n->store, j->run);
+		}
 		drop_job(j);
 		return -1;
 	}
