@@ -289,11 +289,18 @@ static int memory_path(const struct rt_cgjob *j, char *p, size_t cap)
 	return -1;
 }
 
-int rt_cgparts_watch(const struct rt_cgjob *j)
+int rt_cgparts_watch_in(int ino, const struct rt_cgjob *j)
 {
 	char p[4800];
-	int fd = memory_path(j, p, sizeof(p)) ? -1 : inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (fd >= 0 && inotify_add_watch(fd, p, IN_CREATE | IN_ONLYDIR) < 0) {
+	if (ino < 0 || memory_path(j, p, sizeof(p)))
+		return -1;
+	return inotify_add_watch(ino, p, IN_CREATE | IN_ONLYDIR);
+}
+
+int rt_cgparts_watch(const struct rt_cgjob *j)
+{
+	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (fd >= 0 && rt_cgparts_watch_in(fd, j) < 0) {
 		close(fd);
 		fd = -1;
 	}

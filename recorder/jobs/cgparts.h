@@ -60,6 +60,9 @@ void rt_cgparts_read(struct rt_cgparts *p, const struct rt_cgjob *j);
 /* An inotify descriptor (non-blocking) that becomes readable when a
  * group is made right below the job's (memory hierarchy on v1), or -1. */
 int rt_cgparts_watch(const struct rt_cgjob *j);
+/* The same watch in the inotify instance ino (one for many jobs: a
+ * user's instances are few, 128 by default): its watch descriptor, -1. */
+int rt_cgparts_watch_in(int ino, const struct rt_cgjob *j);
 /* Drain it: 1 when a group was made since the last call, else 0. */
 int rt_cgparts_made(int fd);
 

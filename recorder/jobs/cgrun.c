@@ -138,13 +138,18 @@ static void take_identity(struct rt_cgrun *g)
 
 int rt_cgrun_open(struct rt_cgrun *g, const char *spec, char *err, size_t cap)
 {
+	return rt_cgrun_open_in(g, spec, -1, err, cap);
+}
+
+int rt_cgrun_open_in(struct rt_cgrun *g, const char *spec, int parts_ino, char *err, size_t cap)
+{
 	/* zeroed but the environment's buffer (envlen says what it holds):
 	 * its 32 KiB stay untouched until a member's is read */
 	size_t env_at = offsetof(struct rt_cgrun, who) + offsetof(struct rt_cgjob_who, env);
 	size_t env_end = env_at + sizeof(g->who.env);
 	memset(g, 0, env_at);
 	memset((char *)g + env_end, 0, sizeof(*g) - env_end);
-	g->events_fd = g->made_fd = -1;
+	g->events_fd = g->made_fd = g->made_wd = -1;
 	if (rt_cgjob_resolve(spec, &g->job, err, cap))
 		return -1;
 	rt_cgjob_identify(&g->job, &g->who);
@@ -158,6 +163,10 @@ int rt_cgrun_open(struct rt_cgrun *g, const char *spec, char *err, size_t cap)
 		struct epoll_event pri = {.events = EPOLLPRI, .data.fd = g->events_fd};
 		epoll_ctl(g->epfd, EPOLL_CTL_ADD, g->events_fd, &pri);
 		events_say_empty(g); /* read once: the next change wakes the wait */
+	}
+	if (parts_ino >= 0) { /* the caller's instance, which it reads */
+		g->made_wd = rt_cgparts_watch_in(parts_ino, &g->job);
+		return 0;
 	}
 	g->made_fd = g->epfd >= 0 ? rt_cgparts_watch(&g->job) : -1;
 	struct epoll_event in = {.events = EPOLLIN, .data.fd = g->made_fd};

@@ -36,6 +36,7 @@ struct rt_cgrun {
 	} watch[64];
 	int nwatch;
 	int made_fd;             /* an inotify watch: a group made below the job's, -1 */
+	int made_wd;             /* or its watch in the caller's instance (rt_cgrun_open_in), -1 */
 	struct rt_cgparts parts; /* the kernel's word on its memory, its parts */
 	long parts_at;           /* monotonic seconds of the parts' last read, 0 */
 	int said_err;            /* the listing's error last said (-errno), 0 */
@@ -44,6 +45,10 @@ struct rt_cgrun {
 
 /* Find the group spec names and who runs in it. 0, or -1 with one line. */
 int rt_cgrun_open(struct rt_cgrun *g, const char *spec, char *err, size_t cap);
+/* The same, its parts watched in the caller's inotify instance parts_ino
+ * (g->made_wd; the caller reads the parts when it fires) rather than an
+ * instance of its own. */
+int rt_cgrun_open_in(struct rt_cgrun *g, const char *spec, int parts_ino, char *err, size_t cap);
 /* The run's metadata: the "cgroup" object, and the job's name, external
  * run id and orchestrator where the user gave none (meta: cfg->meta). */
 void rt_cgrun_describe(struct rt_cgrun *g, struct rt_run_meta *m, const char **meta);

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/inotify.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +48,13 @@ int rt_nodesampler_open(struct rt_nodesampler *n, struct rt_store *store,
 	if (!n->base.ring_slots)
 		n->base.ring_slots = 16;
 	n->epfd = epoll_create1(EPOLL_CLOEXEC);
+	/* one inotify instance for every job's parts (a user has 128) */
+	n->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = n};
+	if (n->ino >= 0 && (n->epfd < 0 || epoll_ctl(n->epfd, EPOLL_CTL_ADD, n->ino, &ev) < 0)) {
+		close(n->ino);
+		n->ino = -1;
+	}
 	n->host_cap = rt_record_max_size();
 	if (posix_memalign(&n->host_buf, 64, n->host_cap)) {
 		n->host_buf = NULL;
@@ -165,7 +173,7 @@ long rt_nodesampler_add(struct rt_nodesampler *n, const char *group, char *err, 
 		return -1;
 	}
 	snprintf(j->group, sizeof(j->group), "%s", group);
-	if (rt_cgrun_open(&j->cg, group, err, cap)) {
+	if (rt_cgrun_open_in(&j->cg, group, n->ino, err, cap)) {
 		free(j);
 		return -1;
 	}
@@ -229,6 +237,8 @@ static void end_job(struct rt_nodesampler *n, struct rt_node_job *j)
 	int fd = rt_cgrun_wait_fd(&j->cg);
 	if (fd >= 0 && n->epfd >= 0)
 		epoll_ctl(n->epfd, EPOLL_CTL_DEL, fd, NULL);
+	if (j->cg.made_wd >= 0 && n->ino >= 0)
+		inotify_rm_watch(n->ino, j->cg.made_wd); /* (gone with its group, maybe) */
 	end_meta(n, j);
 	rt_sampler_finish(&j->s);
 	rt_store_end_run(n->store, j->run);
@@ -319,12 +329,32 @@ static void final_sample(struct rt_nodesampler *n, struct rt_node_job *j, char *
 	rt_sampler_take(&j->s, RT_REC_FINAL, warn + at, cap - at);
 }
 
+/* Groups made below jobs' (their parts' watches): each such job's parts
+ * read at once (a step that lives a second is listed). */
+static void parts_made(struct rt_nodesampler *n)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t got;
+	while ((got = read(n->ino, buf, sizeof(buf))) > 0)
+		for (ssize_t at = 0; at + (ssize_t)sizeof(struct inotify_event) <= got;) {
+			const struct inotify_event *e = (const void *)(buf + at);
+			for (size_t i = 0; i < n->njob; i++)
+				if (!n->job[i]->over && n->job[i]->cg.made_wd == e->wd)
+					rt_cgrun_read_parts(&n->job[i]->cg, &n->job[i]->s.col, 0);
+			at += (ssize_t)sizeof(*e) + e->len;
+		}
+}
+
 void rt_nodesampler_woke(struct rt_nodesampler *n, char *warn, size_t cap)
 {
 	struct epoll_event ev[64];
 	warn[0] = '\0';
 	int got = n->epfd >= 0 ? epoll_wait(n->epfd, ev, 64, 0) : 0, sampled = 0;
 	for (int i = 0; i < got; i++) {
+		if (ev[i].data.ptr == n) {
+			parts_made(n);
+			continue;
+		}
 		struct rt_node_job *j = ev[i].data.ptr;
 		if (j->over || !rt_cgrun_emptied(&j->cg, &j->s.col))
 			continue;
@@ -367,6 +397,8 @@ void rt_nodesampler_close(struct rt_nodesampler *n)
 	rt_collector_close(&n->host);
 	free(n->host_buf);
 	rt_buf_free(&n->mb);
+	if (n->ino >= 0)
+		close(n->ino);
 	if (n->epfd >= 0)
 		close(n->epfd);
 	memset(n, 0, sizeof(*n));

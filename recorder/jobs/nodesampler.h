@@ -56,7 +56,8 @@ struct rt_nodesampler {
 	int host_ok; /* host_rec holds a sample */
 	struct rt_node_job **job;
 	size_t njob, cap;
-	int epfd; /* every job's wait descriptor */
+	int epfd; /* every job's wait descriptor, and ino */
+	int ino;  /* inotify: every job's parts watch (a group made below its), -1 */
 	struct rt_buf mb;
 };
 
