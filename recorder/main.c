@@ -577,14 +577,7 @@ static void run_final_sample(struct run *r)
 {
 	if (!r->stopped && !r->cmd_done)
 		return;
-	struct rt_time now;
-	rt_clock_now(&now);
-	uint64_t since = now.mono_ns - r->s.last.mono_ns;
-	if (since < 1000000ull) {
-		struct timespec ts = {0, (long)(1000000ull - since)};
-		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-			;
-	}
+	rt_sampler_space_final(&r->s);
 	if (r->cg)
 		rt_cgrun_read_parts(r->cg, &r->s.col, 0);
 	if (rt_sampler_take(&r->s, RT_REC_FINAL, r->warn, sizeof(r->warn)) == 0)

@@ -17,6 +17,7 @@
 #include "sampler.h"
 
 #include <errno.h>
+#include <time.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -497,6 +498,18 @@ static void park(struct rt_sampler *s)
 		rt_ring_publish(s->ring, h->seq, h, len);
 	}
 	s->parked = 1;
+}
+
+void rt_sampler_space_final(const struct rt_sampler *s)
+{
+	struct rt_time now;
+	rt_clock_now(&now);
+	uint64_t since = now.mono_ns - s->last.mono_ns;
+	if (since >= 1000000ull)
+		return;
+	struct timespec ts = {0, (long)(1000000ull - since)};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
 }
 
 void rt_sampler_finish(struct rt_sampler *s)

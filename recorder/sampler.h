@@ -94,6 +94,9 @@ void rt_sampler_commit(struct rt_sampler *s);
  * run's ring (s->parked): the next recorder or reader on the store stores
  * them once it can, with the run's final metadata (rt_sampler_park_meta). */
 void rt_sampler_finish(struct rt_sampler *s);
+/* Before a final sample: wait until 1 ms after the last one, so that its
+ * rates have an interval (a stop within a millisecond of a sample). */
+void rt_sampler_space_final(const struct rt_sampler *s);
 /* With samples parked: keep the run's final metadata beside its ring for
  * the salvage (the store keeps the run "running" until then). 0 or -errno. */
 int rt_sampler_park_meta(struct rt_sampler *s, const char *meta, size_t len);

@@ -313,14 +313,7 @@ int rt_nodesampler_wait_fd(const struct rt_nodesampler *n)
  * again), at least 1 ms after its last so that its rates have one. */
 static void final_sample(struct rt_nodesampler *n, struct rt_node_job *j, char *warn, size_t cap)
 {
-	struct rt_time now;
-	rt_clock_now(&now);
-	uint64_t since = now.mono_ns - j->s.last.mono_ns;
-	if (since < 1000000ull) {
-		struct timespec ts = {0, (long)(1000000ull - since)};
-		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-			;
-	}
+	rt_sampler_space_final(&j->s);
 	rt_cgrun_read_parts(&j->cg, &j->s.col, 0);
 	if (!n->host_ok)
 		return;

@@ -77,6 +77,7 @@ long status_kb(pid_t pid, const char *key); /* a /proc/PID/status field, KiB */
 long long sched_ns(pid_t pid);              /* CPU ns it has run, -1 if gone */
 long smaps_kb(pid_t pid, const char *key);  /* a smaps_rollup field, KiB */
 pid_t spawn_quiet(char *const argv[]);      /* argv with stdio on /dev/null */
+pid_t spawn_quiet_limited(char *const argv[], unsigned long nofile); /* under RLIMIT_NOFILE */
 /* /proc/PID/FILE into buf, NUL-terminated: its length, <= 0 when gone. */
 ssize_t proc_text(pid_t pid, const char *file, char *buf, size_t cap);
 pid_t first_child(pid_t pid); /* its first child, or -1 */

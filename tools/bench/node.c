@@ -185,27 +185,6 @@ static long family_pss_kb(const pid_t *fam, int n)
 	return sum;
 }
 
-/* The node mode over the jobs' glob, quiet; recorders: under a hard
- * limit of 1,000 descriptors, where each job gets a recorder of its own
- * (noderec.h: the design before the one process, the anchor). */
-static pid_t start_node(char *const argv[], int recorders)
-{
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid == 0) {
-		struct rlimit rl = {1000, 1000};
-		if (recorders && setrlimit(RLIMIT_NOFILE, &rl))
-			_exit(127);
-		int null = open("/dev/null", O_RDWR);
-		dup2(null, 0);
-		dup2(null, 1);
-		dup2(null, 2);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	return pid;
-}
-
 /* The floor of what it reads and its measure, in one run. */
 struct measured {
 	double rt_us, floor_us, floor2_us;
@@ -261,7 +240,9 @@ static int measure(const struct bench_ctx *c, struct jobs *j, int secs, int reco
 	snprintf(glob, sizeof(glob), "%s/*", j->top);
 	snprintf(store, sizeof(store), "%s/node-%d-%d", c->tmp ? c->tmp : "/tmp", j->n, recorders);
 	char *argv[] = {(char *)c->rec_bin, "--jobs", glob, "-i", "1", "--store", store, NULL};
-	pid_t node = start_node(argv, recorders);
+	/* recorders: under a hard limit of 1,000 descriptors, each job gets a
+	 * recorder of its own (noderec.h: the design before, the anchor) */
+	pid_t node = spawn_quiet_limited(argv, recorders ? 1000 : 0);
 	if (node < 0)
 		return -1;
 	pid_t fam[1024];

@@ -5,6 +5,8 @@
  */
 #include "bench.h"
 
+#include <sys/resource.h>
+
 long status_kb(pid_t pid, const char *key)
 {
 	char p[64], line[256];
@@ -62,11 +64,15 @@ long smaps_kb(pid_t pid, const char *key)
 	return v;
 }
 
-/* Start argv with stdin, stdout and stderr on /dev/null. */
-pid_t spawn_quiet(char *const argv[])
+/* Start argv with stdin, stdout and stderr on /dev/null; nofile > 0:
+ * under that hard (and soft) limit on descriptors. */
+pid_t spawn_quiet_limited(char *const argv[], unsigned long nofile)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
+		struct rlimit rl = {nofile, nofile};
+		if (nofile && setrlimit(RLIMIT_NOFILE, &rl))
+			_exit(127);
 		int null = open("/dev/null", O_RDWR);
 		dup2(null, 0);
 		dup2(null, 1);
@@ -75,6 +81,11 @@ pid_t spawn_quiet(char *const argv[])
 		_exit(127);
 	}
 	return pid;
+}
+
+pid_t spawn_quiet(char *const argv[])
+{
+	return spawn_quiet_limited(argv, 0);
 }
 
 /* /proc/PID/FILE into buf, NUL-terminated: its length, <= 0 when gone. */
