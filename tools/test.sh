@@ -60,12 +60,29 @@ fuzz_build() {
 	CC=clang cmake -S . -B build-fuzz -DRT_FUZZ=ON -DBUILD_TESTING=OFF >/dev/null &&
 		cmake --build build-fuzz -j"$(nproc)" --target fuzz
 }
-stage "ctest" sh -c 'cd build && ctest --output-on-failure -j2'
+# the failed tests' own output again at the very end (the middle of a long
+# log is where a CI page cuts): the last lines of each, from ctest's log
+failed_tails=""
+ctest_in() { # DIR: the suite in DIR; its failures' tails noted for the end
+	(cd "$1" && ctest --output-on-failure -j2) && return 0
+	failed_tails="$failed_tails $1"
+	return 1
+}
+say_tails() { # DIR: the last 40 lines each failed test in DIR printed
+	[ -f "$1/Testing/Temporary/LastTestsFailed.log" ] || return 0
+	cut -d: -f2 "$1/Testing/Temporary/LastTestsFailed.log" | while read -r t; do
+		echo "== $1: $t, its last lines"
+		awk -v t="$t" '$0 ~ "^[0-9]+/[0-9]+ Test: " t "$" {on = 1; next}
+			on && /^<end of output>$/ {exit} on' "$1/Testing/Temporary/LastTest.log" | tail -40
+	done
+}
+stage "ctest" ctest_in build
 stage "build under AddressSanitizer + UndefinedBehaviorSanitizer" asan_build
-[ $ok = 1 ] && stage "ctest under AddressSanitizer + UndefinedBehaviorSanitizer" sh -c 'cd build-asan && ctest --output-on-failure -j2'
+[ $ok = 1 ] && stage "ctest under AddressSanitizer + UndefinedBehaviorSanitizer" ctest_in build-asan
 stage "build the fuzz targets (libFuzzer)" fuzz_build
 [ $ok = 1 ] && stage "fuzzing (libFuzzer, ${RT_FUZZ_SECONDS:-15} s per target)" sh tests/fuzz/run.sh build-fuzz "${RT_FUZZ_SECONDS:-15}"
 if [ -n "$failed" ]; then
+	for d in $failed_tails; do say_tails "$d"; done
 	echo "== FAILED:$failed"
 	exit 1
 fi

@@ -25,7 +25,10 @@ g, e = s["allocation_given"], s["efficiency"]
 assert g["cpu"] == cpu and g["cpu_from"] == frm, g
 assert abs(g["memory_mib"] - mem) < 0.01 and g["memory_from"] == frm, g
 secs = sum(l["cpu"]["process_utime_secs"] + l["cpu"]["process_stime_secs"] for l in lines)
-dur = s["run"]["duration_secs"]
+# CPU over the job's own life: a sample taken after the tree ended (a
+# late final sample on a loaded host) is the run's, not the job's
+dur = s["run"]["job_duration_secs"]
+assert 0 < dur <= s["run"]["duration_secs"] + 1e-9, s["run"]
 want_cpu = secs / (cpu * dur) * 100
 # the answer's peak: the largest PSS of a sample, or a process's own
 # high-water mark when it peaked between samples, less the pages the
