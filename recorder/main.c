@@ -40,6 +40,7 @@
 #include "cgrun.h"
 #include "node.h"
 #include "noderec.h"
+#include "nodewatch.h"
 #include "proctree.h"
 #include "recording.h"
 #include "sampler.h"
@@ -754,6 +755,9 @@ static int run_node(const struct rt_config *cfg, int argc, char **argv)
 	static struct rt_host_info host;
 	static struct rt_run_meta meta;
 	unsigned long limit;
+	int code;
+	if (!rt_nodewatch(prog, &code)) /* (the watcher, its sampler over) */
+		return code;
 	if (rt_noderec_needed(&limit)) {
 		say("warning: at most %lu descriptors here (ulimit -Hn): each job gets a recorder "
 		    "of "

@@ -290,6 +290,31 @@ static void write_cgroup(struct rt_buf *b, const struct rt_run_cgroup *g)
 	rt_buf_putc(b, '}');
 }
 
+/* "resume": a node job's run, to be gone on with (runmeta.h). */
+static void write_resume(struct rt_buf *b, const struct rt_run_resume *r)
+{
+	key(b, "resume");
+	rt_buf_puts(b, "{\"group_ino\":");
+	rt_buf_u64(b, r->group_ino);
+	if (r->cg_cpu) {
+		key(b, "cpu_offset_user_us");
+		rt_buf_i64(b, r->off_user_us);
+		key(b, "cpu_offset_sys_us");
+		rt_buf_i64(b, r->off_sys_us);
+	}
+	key(b, "cpu_before_us");
+	rt_buf_u64(b, r->before_us);
+	key(b, "samples_skipped");
+	rt_buf_u64(b, r->skipped);
+	key(b, "oom_below");
+	rt_buf_u64(b, r->oom_below);
+	if (r->handover) {
+		key(b, "handover");
+		rt_buf_puts(b, "1");
+	}
+	rt_buf_putc(b, '}');
+}
+
 void rt_runmeta_write(struct rt_buf *b, const struct rt_run_meta *m)
 {
 	rt_buf_puts(b, "{\"run_id\":");
@@ -339,6 +364,8 @@ void rt_runmeta_write(struct rt_buf *b, const struct rt_run_meta *m)
 		write_budget(b, m);
 	if (m->cgroup && m->cgroup->path)
 		write_cgroup(b, m->cgroup);
+	if (m->resume)
+		write_resume(b, m->resume);
 	key(b, "version");
 	rt_buf_json_str(b, RT_VERSION);
 	rt_buf_putc(b, '}');
@@ -601,6 +628,50 @@ static int flat_strings(struct scan *s, const struct flat_want *w, size_t nw, in
 	}
 }
 
+/* "resume": its integers (runmeta.h); a member that is not one ends the
+ * read quietly, as flat_strings does. -1 when the object is malformed. */
+static int read_resume(struct scan *s, struct rt_run_fields *f)
+{
+	struct scan m = *s;
+	if (skip_value(s, 1))
+		return -1;
+	struct rt_run_resume *r = &f->resume;
+	int offs = 0;
+	for (m.p++;;) {
+		char key[32], num[64];
+		uint64_t u;
+		int64_t i;
+		ws(&m);
+		if (m.p >= m.end || *m.p == '}' || string(&m, key, sizeof(key)) < 0)
+			break;
+		ws(&m);
+		if (m.p >= m.end || *m.p++ != ':')
+			break;
+		ws(&m);
+		if (m.p >= m.end || number(&m, num, sizeof(num)))
+			break;
+		if (!strcmp(key, "group_ino") && parse_u64_text(num, &u) == 0 && u)
+			r->group_ino = u, f->has_resume = 1;
+		else if (!strcmp(key, "cpu_offset_user_us") && parse_i64_text(num, &i) == 0)
+			r->off_user_us = i, offs |= 1;
+		else if (!strcmp(key, "cpu_offset_sys_us") && parse_i64_text(num, &i) == 0)
+			r->off_sys_us = i, offs |= 2;
+		else if (!strcmp(key, "cpu_before_us") && parse_u64_text(num, &u) == 0)
+			r->before_us = u;
+		else if (!strcmp(key, "samples_skipped") && parse_u64_text(num, &u) == 0)
+			r->skipped = u;
+		else if (!strcmp(key, "oom_below") && parse_u64_text(num, &u) == 0)
+			r->oom_below = u;
+		else if (!strcmp(key, "handover") && parse_u64_text(num, &u) == 0)
+			r->handover = u == 1;
+		ws(&m);
+		if (m.p >= m.end || *m.p++ != ',')
+			break;
+	}
+	r->cg_cpu = offs == 3;
+	return 0;
+}
+
 /* Top-level key k with its value at s->p: record what we know. */
 static int field(struct scan *s, const char *k, struct rt_run_fields *f)
 {
@@ -632,9 +703,12 @@ static int field(struct scan *s, const char *k, struct rt_run_fields *f)
 		    {"scheduler", f->cg_scheduler, sizeof(f->cg_scheduler)},
 		    {"job_id", f->cg_job_id, sizeof(f->cg_job_id)},
 		    {"user", f->cg_user, sizeof(f->cg_user)},
-		    {"array_job_id", f->cg_array_job, sizeof(f->cg_array_job)}};
-		return flat_strings(s, w, 4, &got);
+		    {"array_job_id", f->cg_array_job, sizeof(f->cg_array_job)},
+		    {"path", f->cg_path, sizeof(f->cg_path)}};
+		return flat_strings(s, w, 5, &got);
 	}
+	if (!strcmp(k, "resume") && *at == '{')
+		return read_resume(s, f);
 	if (*at != '-' && (*at < '0' || *at > '9'))
 		return skip_value(s, 1);
 	if (number(s, num, sizeof(num)))

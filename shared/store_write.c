@@ -50,6 +50,28 @@ int store_writers_lock(const char *dir, int how)
 	return fd;
 }
 
+int rt_store_node_lock(struct rt_store *s, unsigned wait_ms)
+{
+	for (unsigned waited = 0;; waited += 50) {
+		char p[4200];
+		snprintf(p, sizeof(p), "%s/node.lock", s->at);
+		/* raw: the store's held directory (/proc/self/fd/N), never through a link, never blocking */
+		int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
+		if (fd < 0)
+			return -errno;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return fd;
+		int e = errno;
+		close(fd);
+		if (e != EWOULDBLOCK)
+			return -e;
+		if (waited >= wait_ms)
+			return -EBUSY;
+		struct timespec ts = {0, 50000000};
+		nanosleep(&ts, NULL);
+	}
+}
+
 static int write_txn(struct rt_store *s, write_fn fn, void *ctx)
 {
 	if (s->wlock >= 0)

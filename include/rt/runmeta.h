@@ -64,6 +64,25 @@ struct rt_run_meta {
 	/* a job tracked by its cgroup (--cgroup, --jobs): "cgroup": {path,
 	 * scheduler, job_id, user, name, qos, idle, cpu_before_secs}; written only when path is set */
 	const struct rt_run_cgroup *cgroup;
+	/* a node job's run: what a node started later needs to go on with it
+	 * as the same run (written only when set) */
+	const struct rt_run_resume *resume;
+};
+
+/* "resume": {group_ino, cpu_offset_user_us, cpu_offset_sys_us,
+ * cpu_before_us, samples_skipped, oom_below, handover}: a node job's run, as a node
+ * started later finds it (recorder/jobs/nodesampler.c). The group's inode
+ * tells the same group from a new one made at its path; the offsets are
+ * what its process section's CPU is its group's counter less (so the run
+ * goes on from what it showed, the gap's CPU in the interval after it). */
+struct rt_run_resume {
+	uint64_t group_ino;
+	int64_t off_user_us, off_sys_us; /* (both 0 and cg_cpu 0: not yet read) */
+	int cg_cpu;                      /* the offsets are set */
+	uint64_t before_us;              /* CPU before the first sample */
+	uint64_t skipped;                /* samples_skipped so far */
+	uint64_t oom_below;              /* v1: kills in groups below the job's */
+	int handover;                    /* ended by its node's stop, its group live */
 };
 
 /* A part of a job known by its cgroup (a group right below the job's: a
@@ -124,6 +143,9 @@ struct rt_run_fields {
 	char job_name[256]; /* metadata.job_name, unescaped, truncated to fit */
 	/* a job known by its cgroup: who it is ("" when absent or too long) */
 	char cg_scheduler[16], cg_job_id[96], cg_user[64], cg_array_job[24];
+	char cg_path[512]; /* cgroup.path ("" when absent or too long) */
+	int has_resume;    /* "resume" with its group_ino read */
+	struct rt_run_resume resume;
 };
 
 /* Read f from json[0..len). Returns 0 or RT_E_SYNTAX (not a JSON object). */

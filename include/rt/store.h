@@ -170,6 +170,12 @@ int rt_store_seq_at_time(struct rt_store *s, uint64_t run, uint64_t wall_ns, uin
 typedef int (*rt_store_run_cb)(void *ctx, uint64_t run, const char *meta, size_t len);
 int rt_store_list_runs(struct rt_store *s, rt_store_run_cb cb, void *ctx);
 
+/* The node mode's lock (STORE/node.lock, exclusive, held while the
+ * descriptor returned is open): one node writes a store's job runs at a
+ * time, and one started while another still hands its runs over waits up
+ * to wait_ms for it. The descriptor, -EBUSY (still held then) or -errno. */
+int rt_store_node_lock(struct rt_store *s, unsigned wait_ms);
+
 /* Delete a run: samples, inventories and metadata. */
 int rt_store_delete_run(struct rt_store *s, uint64_t run);
 

@@ -180,7 +180,7 @@ static void walk_oom(struct rt_cgparts *p, int top)
 		closedir(d);
 	}
 	rt_buf_free(&q);
-	p->below_oom = 0;
+	p->below_oom = p->carried;
 	for (unsigned i = 0; i < RT_CGPARTS_MAX; i++)
 		if (i < p->npart)
 			p->part[i].oom_kills = 0;
@@ -314,6 +314,14 @@ int rt_cgparts_made(int fd)
 	for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;)
 		made = 1; /* (drained: which group is read by the listing) */
 	return made;
+}
+
+void rt_cgparts_carry(struct rt_cgparts *p, uint64_t below)
+{
+	if (below > p->below_oom) {
+		p->carried = below - p->below_oom;
+		p->below_oom = below;
+	}
 }
 
 uint64_t rt_cgparts_oom(const struct rt_cgparts *p)

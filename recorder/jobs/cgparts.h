@@ -49,6 +49,7 @@ struct rt_cgparts {
 	int known;           /* the job's memory group was read at least once */
 	uint64_t own_oom;    /* the job's own group's counter (v2: its subtree's) */
 	uint64_t below_oom;  /* v1: the kills its own counter does not hold */
+	uint64_t carried;    /* of those, the ones groups gone before this process saw */
 	uint64_t mem_peak;   /* the job's group's high-water mark since it was made */
 	int64_t mem_limit;   /* -1: none */
 	uint64_t limit_hits; /* v1 memory.failcnt, v2 memory.events "max" */
@@ -65,6 +66,10 @@ int rt_cgparts_watch(const struct rt_cgjob *j);
 int rt_cgparts_watch_in(int ino, const struct rt_cgjob *j);
 /* Drain it: 1 when a group was made since the last call, else 0. */
 int rt_cgparts_made(int fd);
+
+/* A run gone on with: below was its below_oom when last said; what the
+ * groups still there do not hold now is carried (read first). */
+void rt_cgparts_carry(struct rt_cgparts *p, uint64_t below);
 
 /* Every OOM kill counted in the job's subtree so far. */
 uint64_t rt_cgparts_oom(const struct rt_cgparts *p);

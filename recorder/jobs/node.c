@@ -42,6 +42,7 @@
 #define MAX_JOBS 4096  /* jobs at once; more is said once */
 #define MAX_DEPTH 16   /* components of a glob */
 #define STOP_WAIT_S 10 /* for the sinks to send the runs' ends */
+#define NODE_LOCK_WAIT_MS 15000 /* for a node that still hands its runs over */
 
 static const char *const slurm[] = {"slurm/uid_*/job_*", "slurm_*/uid_*/job_*",
                                     "system.slice/slurmstepd.scope/job_*",
@@ -385,7 +386,9 @@ static void job_ended(void *arg, const struct rt_node_job *nj)
 	struct job *j = find_job(nd, nj->group);
 	if (j)
 		j->live = 0;
-	if (nd->env->ended)
+	/* (a run the node's stop hands over has a job still running: Slurm is
+	 * asked when it ends, by the node that goes on with it) */
+	if (nd->env->ended && !nd->ns.stopping)
 		nd->env->ended(nd->env->arg, nj->run, nj->cg.alloc.slurm_job_id);
 }
 
@@ -613,6 +616,16 @@ int rt_node_run(const struct rt_config *cfg, const struct rt_node_env *env, cons
 	                            .request = cfg->has_request ? &cfg->request : NULL,
 	                            .ended = job_ended,
 	                            .arg = &nd};
+	/* one node at a time writes the store's job runs; a new one waits for
+	 * one that still hands its runs over (a restart) */
+	int lock = nd.rec ? -1 : rt_store_node_lock(env->store, NODE_LOCK_WAIT_MS);
+	if (!nd.rec && lock < 0) {
+		fprintf(stderr,
+		        "%s: --jobs: %s: another node mode holds this store (%s); stop it, or "
+		        "give this one a store of its own with --store\n",
+		        prog, rt_store_dir(env->store), rt_strerror(lock));
+		return 1;
+	}
 	if (!nd.rec && rt_nodesampler_open(&nd.ns, env->store, &base)) {
 		fprintf(stderr, "%s: --jobs: cannot start sampling: %s\n", prog, strerror(ENOMEM));
 		rt_nodesampler_close(&nd.ns);
@@ -646,5 +659,7 @@ int rt_node_run(const struct rt_config *cfg, const struct rt_node_env *env, cons
 		close(nd.ino);
 	if (sfd >= 0)
 		close(sfd);
+	if (lock >= 0)
+		close(lock);
 	return 0;
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -62,7 +63,41 @@ int rt_nodesampler_open(struct rt_nodesampler *n, struct rt_store *store,
 	}
 	int rc = rt_collector_open(&n->host);
 	n->host.part = RT_PART_HOST;
+	/* the runs a node before this one left; the host's inventories
+	 * numbered past theirs (a run gone on with keeps its own) */
+	if (!rc && rt_nodeadopt_find(store, &n->adopt))
+		rt_nodeadopt_free(&n->adopt); /* (none gone on with: new runs) */
+	n->host.gen_floor = n->adopt.max_gen;
 	return rc;
+}
+
+/* The job's metadata as it stands, stored. */
+static void put_meta(struct rt_nodesampler *n, struct rt_node_job *j)
+{
+	rt_buf_reset(&n->mb);
+	rt_runmeta_write(&n->mb, &j->meta);
+	if (!n->mb.oom)
+		rt_store_put_meta(n->store, j->run, n->mb.p, n->mb.len);
+}
+
+/* What a node started later needs to go on with the job's run, kept in
+ * its metadata whenever it changes (its CPU's offsets once read, a kill
+ * in a group below, samples skipped). */
+static void keep_resume(struct rt_nodesampler *n, struct rt_node_job *j, int force)
+{
+	struct rt_run_resume *r = &j->resume;
+	const struct rt_sampler *s = &j->s;
+	int same = r->cg_cpu == s->cg_cpu && r->oom_below == j->cg.parts.below_oom &&
+	           r->skipped == j->meta.samples_skipped;
+	if (same && !force)
+		return;
+	r->cg_cpu = s->cg_cpu;
+	r->off_user_us = s->cg_off_user;
+	r->off_sys_us = s->cg_off_sys;
+	r->before_us = s->cg_before > 0 ? (uint64_t)(s->cg_before * 1e6 + 0.5) : 0;
+	r->oom_below = j->cg.parts.below_oom;
+	r->skipped = j->meta.samples_skipped;
+	put_meta(n, j);
 }
 
 /* The host's sample, sealed for the jobs to copy. 0 or -errno. */
@@ -120,11 +155,59 @@ static int begin_run(struct rt_nodesampler *n, struct rt_node_job *j)
 	j->meta.start_ns = t0.wall_ns;
 	j->meta.recorder_pid = getpid();
 	rt_cgrun_describe(&j->cg, &j->meta, j->meta.meta);
+	j->meta.resume = &j->resume;
 	rt_buf_reset(&n->mb);
 	rt_runmeta_write(&n->mb, &j->meta);
 	int rc = n->mb.oom ? -ENOMEM : rt_store_new_run(n->store, n->mb.p, n->mb.len, &j->run);
 	j->meta.run_id = j->run;
 	return rc;
+}
+
+/* The run of this very group a node before this one left, gone on with:
+ * its ring salvaged, its metadata the node's again with its own start,
+ * the gap's samples skipped; *next the seq its next sample takes. 0, 1
+ * when there is none, or an error. */
+static int go_on_run(struct rt_nodesampler *n, struct rt_node_job *j, uint64_t ino,
+                     uint64_t *next)
+{
+	const struct rt_nodeadopt_run *r = rt_nodeadopt_take(&n->adopt, j->cg.job.path, ino);
+	if (!r)
+		return 1;
+	uint64_t last_mono;
+	int rc = rt_nodeadopt_prepare(n->store, r, next, &last_mono);
+	if (rc)
+		return rc;
+	j->meta = *n->base.meta;
+	j->meta.status = rt_run_status_name(RT_RUN_RUNNING);
+	j->meta.start_ns = r->start_ns;
+	j->meta.recorder_pid = getpid();
+	j->run = j->meta.run_id = r->run;
+	j->resume = r->resume;
+	j->resume.handover = 0;
+	struct rt_time now;
+	rt_clock_now_steady(&now);
+	uint64_t every = (uint64_t)(n->base.meta->interval_secs * 1e9 + 0.5);
+	/* the deadlines between its last sample and the one it takes now */
+	uint64_t gone = last_mono && every && now.mono_ns > last_mono
+	                    ? (now.mono_ns - last_mono + every - 1) / every : 0;
+	j->meta.samples_skipped = j->resume.skipped + (gone > 1 ? gone - 1 : 0);
+	rt_cgrun_describe(&j->cg, &j->meta, j->meta.meta);
+	j->meta.resume = &j->resume;
+	j->gone_on = 1;
+	return 0;
+}
+
+/* A run gone on with: its sampler's CPU against the offsets it was shown
+ * with, its kills in groups gone since carried. */
+static void restore_job(struct rt_node_job *j)
+{
+	const struct rt_run_resume *r = &j->resume;
+	j->s.cg_cpu = r->cg_cpu;
+	j->s.cg_off_user = r->off_user_us;
+	j->s.cg_off_sys = r->off_sys_us;
+	j->s.cg_before = r->cg_cpu ? (double)r->before_us / 1e6 : -1;
+	rt_cgrun_read_parts(&j->cg, &j->s.col, 0);
+	rt_cgparts_carry(&j->cg.parts, r->oom_below);
 }
 
 /* Its first sample (the base of every rate) and what it tells: its GPUs
@@ -177,9 +260,20 @@ long rt_nodesampler_add(struct rt_nodesampler *n, const char *group, char *err, 
 		free(j);
 		return -1;
 	}
-	int rc = begin_run(n, j);
+	struct stat st;
+	uint64_t next = 0;
+	int rc = j->cg.job.dfd >= 0 && fstat(j->cg.job.dfd, &st) == 0
+	             ? go_on_run(n, j, (uint64_t)st.st_ino, &next)
+	             : 1;
+	j->resume.group_ino = j->cg.job.dfd >= 0 && fstat(j->cg.job.dfd, &st) == 0 ? st.st_ino : 0;
+	if (rc == 1)
+		rc = begin_run(n, j);
 	if (!rc)
 		rc = rt_sampler_init_job(&j->s, n->store, j->run, n->base.ring_slots, &n->host);
+	if (!rc && j->gone_on) { /* numbered on, its CPU against the same offsets */
+		j->s.seq = next;
+		restore_job(j);
+	}
 	if (!rc && rt_cgrun_tree(&j->cg, &j->tree))
 		j->tree = NULL; /* (its counters still read) */
 	j->s.col.cg_fixed = &j->cg.job.cp;
@@ -188,13 +282,14 @@ long rt_nodesampler_add(struct rt_nodesampler *n, const char *group, char *err, 
 		rc = first_sample(n, j, warn, sizeof(warn));
 	if (rc) {
 		snprintf(err, cap, "cannot start the run of %s: %s", group, rt_strerror(rc));
-		if (j->run) { /* a run made but never sampled: gone (tried again) */
+		if (j->run && !j->gone_on) { /* a run made but never sampled: gone (tried again) */
 			rt_store_end_run(n->store, j->run);
 			rt_store_delete_run(n->store, j->run);
 		}
 		drop_job(j);
 		return -1;
 	}
+	keep_resume(n, j, 1); /* (a run gone on with: running again) */
 	snprintf(err, cap, "%s", warn);
 	n->job[n->njob] = j;
 	set_group(n);
@@ -221,6 +316,9 @@ static void end_meta(struct rt_nodesampler *n, struct rt_node_job *j)
 	m->samples_not_stored = j->s.unstored;
 	m->samples_waited = j->s.waited;
 	m->peak_before_kb = rt_proctree_hwm_before_kb(j->s.tree);
+	j->resume.handover = n->stopping; /* (its group lives: gone on with later) */
+	j->resume.skipped = m->samples_skipped;
+	j->resume.oom_below = j->cg.parts.below_oom;
 	rt_buf_reset(&n->mb);
 	rt_runmeta_write(&n->mb, m);
 	if (j->s.nwait)
@@ -277,6 +375,7 @@ static int sample_job(struct rt_nodesampler *n, struct rt_node_job *j, char *war
 	j->s.host_rec = &n->host_rec;
 	if (rt_sampler_take(&j->s, 0, warn + at, cap - at))
 		return 0;
+	keep_resume(n, j, 0);
 	at = strlen(warn);
 	if (rt_cgrun_over(&j->cg, j->tree, warn + at, cap - at))
 		return 1;
@@ -362,13 +461,16 @@ void rt_nodesampler_woke(struct rt_nodesampler *n, char *warn, size_t cap)
 void rt_nodesampler_skipped(struct rt_nodesampler *n, uint64_t missed)
 {
 	for (size_t i = 0; i < n->njob; i++)
-		if (!n->job[i]->over)
+		if (!n->job[i]->over) {
 			n->job[i]->meta.samples_skipped += missed;
+			keep_resume(n, n->job[i], 0);
+		}
 }
 
 void rt_nodesampler_stop(struct rt_nodesampler *n, char *warn, size_t cap)
 {
 	warn[0] = '\0';
+	n->stopping = 1;
 	sample_host(n);
 	for (size_t i = 0; i < n->njob; i++) {
 		struct rt_node_job *j = n->job[i];
@@ -387,6 +489,7 @@ void rt_nodesampler_close(struct rt_nodesampler *n)
 			end_job(n, n->job[i]);
 	sweep(n);
 	free(n->job);
+	rt_nodeadopt_free(&n->adopt);
 	rt_collector_close(&n->host);
 	free(n->host_buf);
 	rt_buf_free(&n->mb);

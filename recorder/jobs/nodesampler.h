@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "cgrun.h"
+#include "nodeadopt.h"
 #include "rt/common.h"
 #include "rt/config.h"
 #include "rt/runmeta.h"
@@ -34,6 +35,9 @@ struct rt_node_job {
 	struct rt_alloc alloc;
 	uint64_t run;
 	int over; /* its run is ended */
+	/* what a node started later needs to go on with its run (nodeadopt.h) */
+	struct rt_run_resume resume;
+	int gone_on; /* its run is one a node before this one had */
 };
 
 /* What every job's run starts from, the node's. */
@@ -59,13 +63,17 @@ struct rt_nodesampler {
 	int epfd; /* every job's wait descriptor, and ino */
 	int ino;  /* inotify: every job's parts watch (a group made below its), -1 */
 	struct rt_buf mb;
+	struct rt_nodeadopt adopt; /* the runs a node before this one left */
+	int stopping;              /* the node stops: its live jobs' runs handed over */
 };
 
 /* Over store (the node's, open for writing). 0 or -errno. */
 int rt_nodesampler_open(struct rt_nodesampler *n, struct rt_store *store,
                         const struct rt_node_base *base);
 /* A job by its group (any form --cgroup takes): its run made in the store
- * and its first sample taken. Its index, or -1 with one line in err. */
+ * (or, where a node before this one left a run of this very group, that
+ * run gone on with: nodeadopt.h) and its first sample taken. Its index, or
+ * -1 with one line in err. */
 long rt_nodesampler_add(struct rt_nodesampler *n, const char *group, char *err, size_t cap);
 /* One tick: the host once, then every live job. Jobs whose group emptied
  * or went are ended (their last sample this one). The number of jobs
@@ -77,7 +85,8 @@ int rt_nodesampler_wait_fd(const struct rt_nodesampler *n);
 void rt_nodesampler_woke(struct rt_nodesampler *n, char *warn, size_t cap);
 /* The node ran past missed deadlines: each live job's run counts them. */
 void rt_nodesampler_skipped(struct rt_nodesampler *n, uint64_t missed);
-/* Every live job: a final sample, its run ended (the node stops). */
+/* Every live job: a final sample, its run ended and handed over (the node
+ * stops: a node started later goes on with it while its group lives). */
 void rt_nodesampler_stop(struct rt_nodesampler *n, char *warn, size_t cap);
 /* End every job's run still live (no final sample), close. */
 void rt_nodesampler_close(struct rt_nodesampler *n);

@@ -139,7 +139,7 @@ int rt_collector_sample(struct rt_collector *c, void *buf, size_t cap, struct rt
 			if (sources[i]->inventory)
 				sources[i]->inventory(c, c->own[i], n);
 		if (c->inv->gen == 0 || !rt_inventory_equal(n, c->inv)) {
-			n->gen = c->inv->gen + 1;
+			n->gen = (c->inv->gen ? c->inv->gen : c->gen_floor) + 1;
 			c->scratch = c->inv;
 			c->inv = n;
 			*inv_changed = 1;

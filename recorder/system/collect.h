@@ -38,6 +38,9 @@ enum rt_collector_part { RT_PART_ALL, RT_PART_HOST, RT_PART_JOB };
 
 struct rt_collector {
 	enum rt_collector_part part;
+	/* the first inventory's generation is gen_floor + 1 (a node going on
+	 * with runs another node numbered their inventories in: 0) */
+	uint32_t gen_floor;
 	struct rt_collector *host; /* a job's part: the node's host collector */
 	/* this sample refreshes what rarely changes (operstate, mounts, the
 	 * process count, cgroup limits): the first, then once a second */

@@ -1,0 +1,164 @@
+/*
+ * nodeadopt.c - the runs a node started later goes on with (see
+ * nodeadopt.h).
+ */
+#define _GNU_SOURCE
+#include "nodeadopt.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt/common.h"
+#include "rt/record.h"
+#include "rt/ring.h"
+
+/* the inventory generations looked for in a run (a host's devices change
+ * a few times in a run's life) */
+#define MAX_GENS 4096
+
+struct find_ctx {
+	struct rt_nodeadopt *a;
+	size_t cap;
+	int rc;
+};
+
+/* Whether a run in this state may be gone on with: a dead node's (still
+ * running, or crashed once a reader salvaged it), or one a stopping node
+ * handed over. */
+static int may_go_on(const struct rt_run_fields *f)
+{
+	enum rt_run_status st = rt_run_status_of(f->status);
+	if (!f->has_resume || !f->cg_path[0])
+		return 0;
+	return st == RT_RUN_RUNNING || st == RT_RUN_CRASHED ||
+	       (f->resume.handover && (st == RT_RUN_FINISHED || st == RT_RUN_KILLED));
+}
+
+static int found_run(void *vctx, uint64_t run, const char *meta, size_t len)
+{
+	struct find_ctx *x = vctx;
+	struct rt_run_fields f;
+	if (rt_runmeta_read(meta, len, &f) || !may_go_on(&f))
+		return 0;
+	if (x->a->n == x->cap) {
+		size_t cap = x->cap ? x->cap * 2 : 16;
+		struct rt_nodeadopt_run *p = realloc(x->a->run, cap * sizeof(*p));
+		if (!p) {
+			x->rc = -ENOMEM;
+			return 1;
+		}
+		x->a->run = p;
+		x->cap = cap;
+	}
+	struct rt_nodeadopt_run *r = &x->a->run[x->a->n++];
+	r->run = run;
+	r->start_ns = f.start_ns;
+	snprintf(r->path, sizeof(r->path), "%s", f.cg_path);
+	r->resume = f.resume;
+	return 0;
+}
+
+/* The highest inventory generation stored for run. */
+static uint32_t max_gen_of(struct rt_store *s, uint64_t run)
+{
+	uint32_t g = 0;
+	for (uint32_t k = 1; k <= MAX_GENS; k++) {
+		void *buf;
+		size_t len;
+		if (rt_store_get_inventory(s, run, k, &buf, &len))
+			break;
+		free(buf);
+		g = k;
+	}
+	return g;
+}
+
+int rt_nodeadopt_find(struct rt_store *s, struct rt_nodeadopt *a)
+{
+	memset(a, 0, sizeof(*a));
+	struct find_ctx x = {.a = a};
+	int rc = rt_store_list_runs(s, found_run, &x);
+	if (x.rc)
+		rc = x.rc;
+	for (size_t i = 0; i < a->n; i++) {
+		uint32_t g = max_gen_of(s, a->run[i].run);
+		a->max_gen = g > a->max_gen ? g : a->max_gen;
+	}
+	return rc;
+}
+
+const struct rt_nodeadopt_run *rt_nodeadopt_take(struct rt_nodeadopt *a, const char *path,
+                                                 uint64_t ino)
+{
+	const struct rt_nodeadopt_run *best = NULL;
+	for (size_t i = 0; i < a->n; i++) {
+		struct rt_nodeadopt_run *r = &a->run[i];
+		/* (the newest run of the group, should there be two) */
+		if (r->run && r->resume.group_ino == ino && !strcmp(r->path, path) &&
+		    (!best || r->run > best->run))
+			best = r;
+	}
+	if (!best)
+		return NULL;
+	static struct rt_nodeadopt_run taken;
+	taken = *best;
+	((struct rt_nodeadopt_run *)best)->run = 0; /* (gone on with once) */
+	for (size_t i = 0; i < a->n; i++) /* older runs of the group: left as they are */
+		if (a->run[i].run && a->run[i].resume.group_ino == ino && !strcmp(a->run[i].path, path))
+			a->run[i].run = 0;
+	return &taken;
+}
+
+/* A dead node's ring of the run: what the store lacks copied in. 0, or
+ * -EBUSY when its writer lives. */
+static int salvage_ring(struct rt_store *s, uint64_t run)
+{
+	char path[4096];
+	struct rt_ring *ring;
+	if (rt_ring_path(path, sizeof(path), rt_store_ring_key(s), run) ||
+	    rt_ring_open(path, &ring))
+		return 0; /* none (a reader salvaged it, or it was finished) */
+	int rc = 0;
+	unsigned added;
+	if (rt_ring_writer_alive(ring))
+		rc = -EBUSY;
+	else
+		rc = rt_store_salvage(s, ring, &added);
+	rt_ring_close(ring, 0);
+	return rc;
+}
+
+int rt_nodeadopt_prepare(struct rt_store *s, const struct rt_nodeadopt_run *r, uint64_t *next,
+                         uint64_t *last_mono)
+{
+	*next = 0;
+	*last_mono = 0;
+	int rc = salvage_ring(s, r->run);
+	if (rc)
+		return rc;
+	uint64_t first, last;
+	rc = rt_store_seq_bounds(s, r->run, &first, &last);
+	if (rc == RT_E_NOTFOUND)
+		return 0;
+	if (rc)
+		return rc;
+	*next = last + 1;
+	void *buf = NULL;
+	size_t cap = rt_record_max_size(), len;
+	struct rt_record rec;
+	if (posix_memalign(&buf, 64, cap))
+		return -ENOMEM;
+	if (rt_store_get_sample(s, r->run, last, buf, cap, &len) == 0 &&
+	    rt_record_decode(buf, len, &rec) == 0)
+		*last_mono = rec.h->mono_ns;
+	free(buf);
+	return 0;
+}
+
+void rt_nodeadopt_free(struct rt_nodeadopt *a)
+{
+	free(a->run);
+	memset(a, 0, sizeof(*a));
+}
