@@ -56,7 +56,8 @@ int rt_store_node_lock(struct rt_store *s, unsigned wait_ms)
 		char p[4200];
 		snprintf(p, sizeof(p), "%s/node.lock", s->at);
 		/* raw: the store's held directory (/proc/self/fd/N), never through a link, never blocking */
-		int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
+		int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
+		              0600);
 		if (fd < 0)
 			return -errno;
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0)

@@ -39,9 +39,9 @@
 #include "rt/clock.h"
 #include "rt/sysroot.h"
 
-#define MAX_JOBS 4096  /* jobs at once; more is said once */
-#define MAX_DEPTH 16   /* components of a glob */
-#define STOP_WAIT_S 10 /* for the sinks to send the runs' ends */
+#define MAX_JOBS 4096           /* jobs at once; more is said once */
+#define MAX_DEPTH 16            /* components of a glob */
+#define STOP_WAIT_S 10          /* for the sinks to send the runs' ends */
 #define NODE_LOCK_WAIT_MS 15000 /* for a node that still hands its runs over */
 
 static const char *const slurm[] = {"slurm/uid_*/job_*", "slurm_*/uid_*/job_*",

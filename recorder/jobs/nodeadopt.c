@@ -105,8 +105,9 @@ const struct rt_nodeadopt_run *rt_nodeadopt_take(struct rt_nodeadopt *a, const c
 	static struct rt_nodeadopt_run taken;
 	taken = *best;
 	((struct rt_nodeadopt_run *)best)->run = 0; /* (gone on with once) */
-	for (size_t i = 0; i < a->n; i++) /* older runs of the group: left as they are */
-		if (a->run[i].run && a->run[i].resume.group_ino == ino && !strcmp(a->run[i].path, path))
+	for (size_t i = 0; i < a->n; i++)           /* older runs of the group: left as they are */
+		if (a->run[i].run && a->run[i].resume.group_ino == ino &&
+		    !strcmp(a->run[i].path, path))
 			a->run[i].run = 0;
 	return &taken;
 }
@@ -126,7 +127,10 @@ static int salvage_ring(struct rt_store *s, uint64_t run)
 		rc = -EBUSY;
 	else
 		rc = rt_store_salvage(s, ring, &added);
-	rt_ring_close(ring, 0);
+	/* salvaged: gone, so that until the run's new ring is made a reader
+	 * judges the run by its recorder's pid (this process), not by a dead
+	 * ring (which it would take for a crash) */
+	rt_ring_close(ring, rc == 0);
 	return rc;
 }
 

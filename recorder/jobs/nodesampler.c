@@ -167,8 +167,7 @@ static int begin_run(struct rt_nodesampler *n, struct rt_node_job *j)
  * its ring salvaged, its metadata the node's again with its own start,
  * the gap's samples skipped; *next the seq its next sample takes. 0, 1
  * when there is none, or an error. */
-static int go_on_run(struct rt_nodesampler *n, struct rt_node_job *j, uint64_t ino,
-                     uint64_t *next)
+static int go_on_run(struct rt_nodesampler *n, struct rt_node_job *j, uint64_t ino, uint64_t *next)
 {
 	const struct rt_nodeadopt_run *r = rt_nodeadopt_take(&n->adopt, j->cg.job.path, ino);
 	if (!r)
@@ -189,11 +188,15 @@ static int go_on_run(struct rt_nodesampler *n, struct rt_node_job *j, uint64_t i
 	uint64_t every = (uint64_t)(n->base.meta->interval_secs * 1e9 + 0.5);
 	/* the deadlines between its last sample and the one it takes now */
 	uint64_t gone = last_mono && every && now.mono_ns > last_mono
-	                    ? (now.mono_ns - last_mono + every - 1) / every : 0;
+	                    ? (now.mono_ns - last_mono + every - 1) / every
+	                    : 0;
 	j->meta.samples_skipped = j->resume.skipped + (gone > 1 ? gone - 1 : 0);
 	rt_cgrun_describe(&j->cg, &j->meta, j->meta.meta);
 	j->meta.resume = &j->resume;
 	j->gone_on = 1;
+	/* running again before its next sample is stored (a reader never
+	 * finds samples past a finished run's last) */
+	put_meta(n, j);
 	return 0;
 }
 

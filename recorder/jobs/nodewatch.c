@@ -108,7 +108,8 @@ int rt_nodewatch(const char *prog, int *code)
 				fprintf(stderr,
 				        "%s: --jobs: the node's sampler died %d times within %d s "
 				        "(the last by SIG%s): not started again\n",
-				        prog, RESTARTS, RESTARTS_WITHIN_S, sigabbrev_np(WTERMSIG(status)));
+				        prog, RESTARTS, RESTARTS_WITHIN_S,
+				        sigabbrev_np(WTERMSIG(status)));
 			*code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 			close(sfd);
 			return 0;

@@ -140,29 +140,34 @@ grep -q "cannot list the job's processes now: Too many open files (not its end" 
 	fail "the listing's error was not said: $(cat "$T/hard.err")"
 ok "ulimit -n 20 (hard): three jobs each tracked to their real end, the error said ($(grep -c . "$T/hard.err") lines for 3 runs)"
 
-# --- 5. one running run per live job across the node's SIGKILL (the
-# dead node's runs salvaged as crashed; no process of it left behind)
+# --- 5. one running run per live job across the node's SIGKILL: the
+# watcher killed, its sampler hands its runs over and ends; the node
+# started again goes on with them (the same runs, none crashed); no
+# process of the dead node left behind
 export RT_STORE="$T/pd"
 for i in 1 2; do $CG mk $TOP/pd/j$i; $CG job $TOP/pd/j$i 0 9 1 > /dev/null; done
 "$REC" --jobs "$TOP/pd/j*" -i 0.25 2> "$T/pd1.err" &
 W1=$!
 track $W1
 sleep 1.5
+before=$("$EXP" runs | awk 'NR > 1 && $6 == "running" {print $1 ":" $NF}' | sort | tr '\n' ' ')
 kill -9 $W1
+for _ in $(seq 50); do [ -z "$(pgrep -f -- "$TOP/pd/")" ] && break; sleep 0.1; done
+[ -z "$(pgrep -f -- "$TOP/pd/")" ] || fail "the dead watcher's sampler lives on: $(pgrep -af -- "$TOP/pd/")"
 "$REC" --jobs "$TOP/pd/j*" -i 0.25 2> "$T/pd2.err" &
 W2=$!
 track $W2
 sleep 2
-running=$("$EXP" runs | awk 'NR > 1 && $6 == "running" {print $NF}' | sort | tr '\n' ' ')
-[ "$running" = "j1 j2 " ] || fail "running runs after the node's kill -9 and a restart: '$running' ($("$EXP" runs))"
-crashed=$("$EXP" runs | awk 'NR > 1 && $6 == "crashed" {print $NF}' | sort | tr '\n' ' ')
-[ "$crashed" = "j1 j2 " ] || fail "the dead node's runs: '$crashed' ($("$EXP" runs))"
+running=$("$EXP" runs | awk 'NR > 1 && $6 == "running" {print $1 ":" $NF}' | sort | tr '\n' ' ')
+[ "$running" = "$before" ] && [ "$(echo "$running" | wc -w)" = 2 ] ||
+	fail "running runs after the node's kill -9 and a restart: '$running', before '$before' ($("$EXP" runs))"
+"$EXP" runs | awk 'NR > 1 && $6 == "crashed"' | grep -q . && fail "crashed runs: $("$EXP" runs)"
 procs=$(pgrep -f -- "$TOP/pd/" | wc -l)
-[ "$procs" -eq 1 ] || fail "$procs processes for 2 jobs after the restart: $(pgrep -af -- "$TOP/pd/")"
+[ "$procs" -eq 2 ] || fail "$procs processes for 2 jobs after the restart (a watcher and its sampler): $(pgrep -af -- "$TOP/pd/")"
 kill -TERM $W2
 wait_pid $W2 15 || fail "the second node did not stop"
 [ -z "$(pgrep -f -- "$TOP/pd/")" ] || fail "processes outlived the node: $(pgrep -af -- "$TOP/pd/")"
-ok "the node's process killed with SIGKILL and started again: its runs salvaged as crashed, one running run per live job, one process"
+ok "the node's watcher killed with SIGKILL and the node started again: its runs go on as the same runs ($running), none crashed, two processes (the watcher and its sampler)"
 
 # --- 6. a watcher inside a group its own glob matches
 export RT_STORE="$T/self"

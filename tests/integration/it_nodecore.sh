@@ -76,9 +76,14 @@ def walk(o, p=''):
 # (written only when they happen, to either reading: a skipped or waited
 # sample, a high-water mark from before the first sample)
 when = ('.samples_skipped', '.samples_waited', '.samples_not_stored', '.peak_before_tracking_mib')
-print('\n'.join(sorted(set(k for k in walk(json.load(sys.stdin)) if k not in when))))"; }
-keys "$T/rec" latest > "$T/rec.keys"
-keys "$T/core" "$ra" > "$T/core.keys"
+# (and the node's own: what a node started later needs to go on with the
+# run, "resume", no reading of the job's; checked in it_noderestart)
+m = json.load(sys.stdin)
+assert sys.argv[1] != 'core' or 'group_ino' in m.get('resume', {}), 'no resume object'
+m.pop('resume', None)
+print('\n'.join(sorted(set(k for k in walk(m) if k not in when))))" "$3"; }
+keys "$T/rec" latest rec > "$T/rec.keys"
+keys "$T/core" "$ra" core > "$T/core.keys"
 cmp -s "$T/rec.keys" "$T/core.keys" || fail "metadata keys differ: $(diff "$T/rec.keys" "$T/core.keys")"
 heads() { RT_STORE="$1" "$EXP" summary "$2" | sed -n '2,$p' | cut -c1-27 | sed 's/ *$//'; }
 heads "$T/rec" latest > "$T/rec.heads"

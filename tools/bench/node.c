@@ -45,21 +45,24 @@ static void join_group(void *arg)
 	bench_cg_join(a->top, a->i);
 }
 
-/* The node's process and the recorders it started (none in one process). */
+/* The node's processes: its watcher, the sampler below it and the
+ * recorders the sampler started (none in one process), breadth first. */
 static int family(pid_t node, pid_t *out, int cap)
 {
 	char file[64], buf[65536];
 	int n = 0;
 	out[n++] = node;
-	snprintf(file, sizeof(file), "task/%d/children", (int)node);
-	if (proc_text(node, file, buf, sizeof(buf)) <= 0)
-		return n;
-	for (char *p = buf; *p && n < cap;) {
-		long v = strtol(p, &p, 10);
-		if (v > 0)
-			out[n++] = (pid_t)v;
-		while (*p == ' ' || *p == '\n')
-			p++;
+	for (int at = 0; at < n && at < 2; at++) { /* (the watcher's child, the sampler's) */
+		snprintf(file, sizeof(file), "task/%d/children", (int)out[at]);
+		if (proc_text(out[at], file, buf, sizeof(buf)) <= 0)
+			continue;
+		for (char *p = buf; *p && n < cap;) {
+			long v = strtol(p, &p, 10);
+			if (v > 0)
+				out[n++] = (pid_t)v;
+			while (*p == ' ' || *p == '\n')
+				p++;
+		}
 	}
 	return n;
 }
