@@ -496,20 +496,34 @@ static int removed(int rc)
 	return rc == -ENOENT || rc == -ENODEV;
 }
 
-ssize_t rt_cgjob_members(struct rt_cgjob *j, pid_t *out, size_t cap)
+/* The group's directory in the hierarchy that lists its members, kept
+ * open from then on (no path walk a sample). 0 or -errno. */
+static int open_dir(struct rt_cgjob *j)
 {
 	char rel[700], p[4800];
+	if (j->dfd >= 0)
+		return 0;
+	if (rel_path(rel, sizeof(rel), j->members_mount, j->path, NULL) ||
+	    rt_path(p, sizeof(p), RT_SYS, rel))
+		return -ENAMETOOLONG;
+	/* raw: the job's cgroup directory (cgroupfs, the kernel's), read-only */
+	j->dfd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return j->dfd >= 0 ? 0 : errno == ENODEV ? -ENOENT : -errno;
+}
+
+uint64_t rt_cgjob_ino(struct rt_cgjob *j)
+{
+	struct stat st;
+	return open_dir(j) == 0 && fstat(j->dfd, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+ssize_t rt_cgjob_members(struct rt_cgjob *j, pid_t *out, size_t cap)
+{
 	struct rt_cgjob_walk *st = &j->walk;
 	memset(st, 0, sizeof(*st));
-	if (j->dfd < 0) { /* kept from then on: no path walk a sample */
-		if (rel_path(rel, sizeof(rel), j->members_mount, j->path, NULL) ||
-		    rt_path(p, sizeof(p), RT_SYS, rel))
-			return -ENAMETOOLONG;
-		/* raw: the job's cgroup directory (cgroupfs, the kernel's), read-only */
-		j->dfd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (j->dfd < 0)
-			return st->err = errno == ENODEV ? -ENOENT : -errno;
-	}
+	int orc = open_dir(j);
+	if (orc)
+		return st->err = orc;
 	struct member_walk w = {.top = j->dfd, .out = out, .st = st};
 	w.capped = cap >= MEMBER_CAP;
 	w.cap = w.capped ? MEMBER_CAP : cap;

@@ -54,6 +54,10 @@ int rt_cgjob_resolve(const char *spec, struct rt_cgjob *j, char *err, size_t cap
  * when it is in more hierarchies now. */
 int rt_cgjob_recheck(struct rt_cgjob *j, int young);
 
+/* The inode of the group's directory (in the hierarchy that lists its
+ * members): a group made anew at the same path has another. 0: unknown. */
+uint64_t rt_cgjob_ino(struct rt_cgjob *j);
+
 /* The CPUs the group's cpuset gives it (v1 cpuset.effective_cpus, v2
  * cpuset.cpus.effective), 0 when it has none. */
 unsigned rt_cgjob_cpuset_count(const struct rt_cgjob *j);

@@ -53,6 +53,7 @@ static int found_run(void *vctx, uint64_t run, const char *meta, size_t len)
 		x->cap = cap;
 	}
 	struct rt_nodeadopt_run *r = &x->a->run[x->a->n++];
+	memset(r, 0, sizeof(*r)); /* (realloc's bytes are no state) */
 	r->run = run;
 	r->start_ns = f.start_ns;
 	snprintf(r->path, sizeof(r->path), "%s", f.cg_path);
@@ -89,27 +90,38 @@ int rt_nodeadopt_find(struct rt_store *s, struct rt_nodeadopt *a)
 	return rc;
 }
 
+/* Whether entry r is a run of the group at path with inode ino. */
+static int of_group(const struct rt_nodeadopt_run *r, const char *path, uint64_t ino)
+{
+	return r->resume.group_ino == ino && !strcmp(r->path, path);
+}
+
 const struct rt_nodeadopt_run *rt_nodeadopt_take(struct rt_nodeadopt *a, const char *path,
                                                  uint64_t ino)
 {
-	const struct rt_nodeadopt_run *best = NULL;
-	for (size_t i = 0; i < a->n; i++) {
-		struct rt_nodeadopt_run *r = &a->run[i];
-		/* (the newest run of the group, should there be two) */
-		if (r->run && r->resume.group_ino == ino && !strcmp(r->path, path) &&
-		    (!best || r->run > best->run))
-			best = r;
-	}
+	struct rt_nodeadopt_run *best = NULL;
+	for (size_t i = 0; i < a->n; i++) /* (the newest, should there be two) */
+		if (!a->run[i].taken && of_group(&a->run[i], path, ino) &&
+		    (!best || a->run[i].run > best->run))
+			best = &a->run[i];
 	if (!best)
 		return NULL;
-	static struct rt_nodeadopt_run taken;
-	taken = *best;
-	((struct rt_nodeadopt_run *)best)->run = 0; /* (gone on with once) */
-	for (size_t i = 0; i < a->n; i++)           /* older runs of the group: left as they are */
-		if (a->run[i].run && a->run[i].resume.group_ino == ino &&
-		    !strcmp(a->run[i].path, path))
-			a->run[i].run = 0;
-	return &taken;
+	for (size_t i = 0; i < a->n; i++) /* older runs of the group: left as they are */
+		if (of_group(&a->run[i], path, ino))
+			a->run[i].taken = 1;
+	return best;
+}
+
+void rt_nodeadopt_put_back(struct rt_nodeadopt *a, uint64_t run)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (a->run[i].run == run) {
+			a->run[i].taken = 0;
+			for (size_t k = 0; k < a->n; k++) /* (and the older ones of its group) */
+				if (k != i && of_group(&a->run[k], a->run[i].path,
+				                       a->run[i].resume.group_ino))
+					a->run[k].taken = 0;
+		}
 }
 
 /* A dead node's ring of the run: what the store lacks copied in. 0, or

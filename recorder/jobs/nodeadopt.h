@@ -24,6 +24,7 @@ struct rt_nodeadopt_run {
 	uint64_t run, start_ns;
 	char path[512]; /* its cgroup.path */
 	struct rt_run_resume resume;
+	int taken; /* gone on with (or an older run of a group that was) */
 };
 
 struct rt_nodeadopt {
@@ -39,6 +40,9 @@ int rt_nodeadopt_find(struct rt_store *s, struct rt_nodeadopt *a);
  * of a (so that it is gone on with once), or NULL. */
 const struct rt_nodeadopt_run *rt_nodeadopt_take(struct rt_nodeadopt *a, const char *path,
                                                  uint64_t ino);
+
+/* A run taken that could not be gone on with, offered again. */
+void rt_nodeadopt_put_back(struct rt_nodeadopt *a, uint64_t run);
 
 /* Before going on with r: the samples of a dead node's ring that the store
  * lacks copied in; *next the seq its next sample takes, *last_mono the

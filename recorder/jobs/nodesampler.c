@@ -22,13 +22,16 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "rt/clock.h"
 #include "rt/record.h"
 #include "rt/store.h"
+
+/* how long a run's skipped samples may wait to be kept in its resume
+ * object (what a crash then loses of that count) */
+#define RESUME_SKIPPED_S 10
 
 /* the power-loss window, as a recorder's own (sampler.c) */
 #define GROUP_AGE_NS (30ull * 1000000000ull)
@@ -81,16 +84,26 @@ static void put_meta(struct rt_nodesampler *n, struct rt_node_job *j)
 }
 
 /* What a node started later needs to go on with the job's run, kept in
- * its metadata whenever it changes (its CPU's offsets once read, a kill
- * in a group below, samples skipped). */
+ * its metadata when it changes: its CPU's offsets once read and a kill in
+ * a group below at once, samples skipped within RESUME_SKIPPED_S (a tick
+ * that overruns skips in every run: not a metadata write for each). */
 static void keep_resume(struct rt_nodesampler *n, struct rt_node_job *j, int force)
 {
 	struct rt_run_resume *r = &j->resume;
 	const struct rt_sampler *s = &j->s;
-	int same = r->cg_cpu == s->cg_cpu && r->oom_below == j->cg.parts.below_oom &&
-	           r->skipped == j->meta.samples_skipped;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	int same = r->cg_cpu == s->cg_cpu && r->oom_below == j->cg.parts.below_oom;
+	/* a young group's members may come to be listed from another
+	 * hierarchy (cgjob.h), whose directory is another inode */
+	uint64_t ino = now.tv_sec - j->cg.opened <= 12 ? rt_cgjob_ino(&j->cg.job) : 0;
+	if (ino && ino != r->group_ino)
+		r->group_ino = ino, same = 0;
+	if (same && r->skipped != j->meta.samples_skipped)
+		same = now.tv_sec - j->resume_at < RESUME_SKIPPED_S;
 	if (same && !force)
 		return;
+	j->resume_at = now.tv_sec;
 	r->cg_cpu = s->cg_cpu;
 	r->off_user_us = s->cg_off_user;
 	r->off_sys_us = s->cg_off_sys;
@@ -200,6 +213,16 @@ static int go_on_run(struct rt_nodesampler *n, struct rt_node_job *j, uint64_t i
 	return 0;
 }
 
+/* A run that could not be gone on with: crashed, as a dead node leaves
+ * one (the next try goes on with it). */
+static void give_back(struct rt_nodesampler *n, struct rt_node_job *j)
+{
+	rt_store_end_run(n->store, j->run);
+	j->meta.status = rt_run_status_name(RT_RUN_CRASHED);
+	put_meta(n, j);
+	rt_nodeadopt_put_back(&n->adopt, j->run);
+}
+
 /* A run gone on with: its sampler's CPU against the offsets it was shown
  * with, its kills in groups gone since carried. */
 static void restore_job(struct rt_node_job *j)
@@ -263,12 +286,9 @@ long rt_nodesampler_add(struct rt_nodesampler *n, const char *group, char *err, 
 		free(j);
 		return -1;
 	}
-	struct stat st;
-	uint64_t next = 0;
-	int rc = j->cg.job.dfd >= 0 && fstat(j->cg.job.dfd, &st) == 0
-	             ? go_on_run(n, j, (uint64_t)st.st_ino, &next)
-	             : 1;
-	j->resume.group_ino = j->cg.job.dfd >= 0 && fstat(j->cg.job.dfd, &st) == 0 ? st.st_ino : 0;
+	uint64_t next = 0, ino = rt_cgjob_ino(&j->cg.job);
+	int rc = ino ? go_on_run(n, j, ino, &next) : 1;
+	j->resume.group_ino = ino;
 	if (rc == 1)
 		rc = begin_run(n, j);
 	if (!rc)
@@ -289,6 +309,8 @@ long rt_nodesampler_add(struct rt_nodesampler *n, const char *group, char *err, 
 			rt_store_end_run(n->store, j->run);
 			rt_store_delete_run(n->store, j->run);
 		}
+		if (j->gone_on) /* left for the next try, as a dead node's */
+			give_back(n, j);
 		drop_job(j);
 		return -1;
 	}

@@ -37,7 +37,8 @@ struct rt_node_job {
 	int over; /* its run is ended */
 	/* what a node started later needs to go on with its run (nodeadopt.h) */
 	struct rt_run_resume resume;
-	int gone_on; /* its run is one a node before this one had */
+	int gone_on;    /* its run is one a node before this one had */
+	long resume_at; /* monotonic seconds of its resume object's last write */
 };
 
 /* What every job's run starts from, the node's. */

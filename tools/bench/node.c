@@ -19,6 +19,7 @@
 
 #include <sys/resource.h>
 
+#include "rt/record.h"
 #include "rt/runmeta.h"
 #include "rt/store.h"
 
@@ -232,6 +233,83 @@ static void store_figures(const char *dir, struct measured *m)
 	m->skipped = t.skipped;
 }
 
+/* The longest a run went without a sample, seconds (a scan's state). */
+struct gap_scan {
+	uint64_t last, worst;
+	void *rec;
+};
+
+static int gap_cb(void *ctx, uint64_t seq, const void *rec, size_t len)
+{
+	struct gap_scan *g = ctx;
+	struct rt_record r;
+	(void)seq;
+	if (rt_record_decode(rec, len, &r))
+		return 0;
+	if (g->last && r.h->mono_ns > g->last && r.h->mono_ns - g->last > g->worst)
+		g->worst = r.h->mono_ns - g->last;
+	g->last = r.h->mono_ns;
+	return 0;
+}
+
+struct gap_tally {
+	struct rt_store *st;
+	double worst[4096];
+	int n;
+};
+
+static int run_gap(void *ctx, uint64_t run, const char *meta, size_t len)
+{
+	struct gap_tally *t = ctx;
+	struct gap_scan g = {0, 0, NULL};
+	(void)meta;
+	(void)len;
+	rt_store_scan(t->st, run, 0, UINT64_MAX, gap_cb, &g);
+	if (t->n < 4096)
+		t->worst[t->n++] = (double)g.worst / 1e9;
+	return 0;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* A crash and a restart of the node with every job live: its sampler
+ * killed (SIGKILL: the watcher starts another), then the node stopped
+ * (TERM) and a new one started. Said: the runs (one per job when every
+ * job's run went on), the longest each went without a sample, the median
+ * and worst of those. */
+static void crash_and_restart(pid_t node, char *const argv[], const char *store,
+                              const struct jobs *j)
+{
+	pid_t fam[4];
+	if (family(node, fam, 4) >= 2)
+		kill(fam[1], SIGKILL);
+	sleep(3);
+	kill(node, SIGTERM);
+	waitpid(node, NULL, 0);
+	pid_t again = spawn_quiet_limited(argv, 0);
+	sleep(3);
+	if (again > 0) {
+		kill(again, SIGTERM);
+		waitpid(again, NULL, 0);
+	}
+	static struct gap_tally t;
+	t.n = 0;
+	if (rt_store_open(store, RT_STORE_RDONLY, &t.st))
+		return;
+	rt_store_list_runs(t.st, run_gap, &t);
+	rt_store_close(t.st);
+	qsort(t.worst, (size_t)t.n, sizeof(t.worst[0]), by_value);
+	printf("  %4d job%s  a crash (the sampler's SIGKILL) and a restart (TERM, a new node): "
+	       "%d runs for %d jobs (%s); the longest a run went without a sample: median %.2f "
+	       "s, worst %.2f s (sampled every 1 s)\n",
+	       j->n, j->n == 1 ? " " : "s", t.n, j->n, t.n == j->n ? "each job one run" : "MISSED",
+	       t.n ? t.worst[t.n / 2] : 0, t.n ? t.worst[t.n - 1] : 0);
+}
+
 /* The node mode over the jobs' groups, warm: its CPU per job and sample
  * and its PSS (its process and any recorders of its own) over secs,
  * beside the floor read in the same seconds. 0, or -1 when it did not
@@ -262,8 +340,12 @@ static int measure(const struct bench_ctx *c, struct jobs *j, int secs, int reco
 	long long ns1 = family_ns(fam, nfam);
 	double wall = wall_now() - w0;
 	m->pss_kb = family_pss_kb(fam, nfam);
-	kill(node, SIGTERM);
-	waitpid(node, NULL, 0);
+	if (recorders) {
+		kill(node, SIGTERM);
+		waitpid(node, NULL, 0);
+	} else {
+		crash_and_restart(node, argv, store, j);
+	}
 	for (int i = 0; i < ff.n; i++)
 		close(ff.fd[i]);
 	free(ff.fd);
@@ -276,7 +358,8 @@ static int measure(const struct bench_ctx *c, struct jobs *j, int secs, int reco
 	m->procs = nfam;
 	m->files = ff.n;
 	store_figures(store, m);
-	return recorders ? (nfam - 1 == j->n ? 0 : -1) : (nfam == 1 ? 0 : -1);
+	/* (the watcher and its sampler; and the recorders below it) */
+	return recorders ? (nfam - 2 == j->n ? 0 : -1) : (nfam == 2 ? 0 : -1);
 }
 
 /* One line of the table: the mode's figures beside its floor. */
