@@ -276,26 +276,23 @@ static int by_value(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* A crash and a restart of the node with every job live: its sampler
- * killed (SIGKILL: the watcher starts another), then the node stopped
- * (TERM) and a new one started. Said: the runs (one per job when every
- * job's run went on), the longest each went without a sample, the median
- * and worst of those. */
-static void crash_and_restart(pid_t node, char *const argv[], const char *store,
-                              const struct jobs *j)
+/* A restart and a crash of the node with every job live: a new node on
+ * the store the measure's node left with TERM (it goes on with every
+ * run), its sampler killed after 3 s (SIGKILL: the watcher starts
+ * another), stopped 3 s later. Said: the runs (one per job when every
+ * job's run went on), the longest each went without a sample (across the
+ * TERM and across the crash), the median and worst of those. */
+static void restart_and_crash(char *const argv[], const char *store, const struct jobs *j)
 {
-	pid_t fam[4];
+	pid_t node = spawn_quiet_limited(argv, 0), fam[4];
+	if (node < 0)
+		return;
+	sleep(3);
 	if (family(node, fam, 4) >= 2)
 		kill(fam[1], SIGKILL);
 	sleep(3);
 	kill(node, SIGTERM);
 	waitpid(node, NULL, 0);
-	pid_t again = spawn_quiet_limited(argv, 0);
-	sleep(3);
-	if (again > 0) {
-		kill(again, SIGTERM);
-		waitpid(again, NULL, 0);
-	}
 	static struct gap_tally t;
 	t.n = 0;
 	if (rt_store_open(store, RT_STORE_RDONLY, &t.st))
@@ -303,7 +300,7 @@ static void crash_and_restart(pid_t node, char *const argv[], const char *store,
 	rt_store_list_runs(t.st, run_gap, &t);
 	rt_store_close(t.st);
 	qsort(t.worst, (size_t)t.n, sizeof(t.worst[0]), by_value);
-	printf("  %4d job%s  a crash (the sampler's SIGKILL) and a restart (TERM, a new node): "
+	printf("  %4d job%s  a restart (TERM, a new node) and a crash (its sampler's SIGKILL): "
 	       "%d runs for %d jobs (%s); the longest a run went without a sample: median %.2f "
 	       "s, worst %.2f s (sampled every 1 s)\n",
 	       j->n, j->n == 1 ? " " : "s", t.n, j->n, t.n == j->n ? "each job one run" : "MISSED",
@@ -321,6 +318,10 @@ static int measure(const struct bench_ctx *c, struct jobs *j, int secs, int reco
 	snprintf(glob, sizeof(glob), "%s/*", j->top);
 	snprintf(store, sizeof(store), "%s/node-%d-%d", c->tmp ? c->tmp : "/tmp", j->n, recorders);
 	char *argv[] = {(char *)c->rec_bin, "--jobs", glob, "-i", "1", "--store", store, NULL};
+	char rm[4300]; /* (a store of an earlier run of the bench's is no part of this one) */
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", store);
+	if (system(rm) != 0)
+		return -1;
 	/* recorders: under a hard limit of 1,000 descriptors, each job gets a
 	 * recorder of its own (noderec.h: the design before, the anchor) */
 	pid_t node = spawn_quiet_limited(argv, recorders ? 1000 : 0);
@@ -340,12 +341,8 @@ static int measure(const struct bench_ctx *c, struct jobs *j, int secs, int reco
 	long long ns1 = family_ns(fam, nfam);
 	double wall = wall_now() - w0;
 	m->pss_kb = family_pss_kb(fam, nfam);
-	if (recorders) {
-		kill(node, SIGTERM);
-		waitpid(node, NULL, 0);
-	} else {
-		crash_and_restart(node, argv, store, j);
-	}
+	kill(node, SIGTERM);
+	waitpid(node, NULL, 0);
 	for (int i = 0; i < ff.n; i++)
 		close(ff.fd[i]);
 	free(ff.fd);
@@ -358,6 +355,8 @@ static int measure(const struct bench_ctx *c, struct jobs *j, int secs, int reco
 	m->procs = nfam;
 	m->files = ff.n;
 	store_figures(store, m);
+	if (!recorders) /* (after the store's figures, which it would change) */
+		restart_and_crash(argv, store, j);
 	/* (the watcher and its sampler; and the recorders below it) */
 	return recorders ? (nfam - 2 == j->n ? 0 : -1) : (nfam == 2 ? 0 : -1);
 }
