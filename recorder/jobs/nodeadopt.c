@@ -58,6 +58,7 @@ static int found_run(void *vctx, uint64_t run, const char *meta, size_t len)
 	r->start_ns = f.start_ns;
 	snprintf(r->path, sizeof(r->path), "%s", f.cg_path);
 	r->resume = f.resume;
+	r->not_stored = f.samples_not_stored;
 	return 0;
 }
 

@@ -24,7 +24,8 @@ struct rt_nodeadopt_run {
 	uint64_t run, start_ns;
 	char path[512]; /* its cgroup.path */
 	struct rt_run_resume resume;
-	int taken; /* gone on with (or an older run of a group that was) */
+	uint64_t not_stored; /* its samples_not_stored so far (a stop's metadata) */
+	int taken;           /* gone on with (or an older run of a group that was) */
 };
 
 struct rt_nodeadopt {

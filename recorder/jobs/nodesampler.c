@@ -196,6 +196,7 @@ static int go_on_run(struct rt_nodesampler *n, struct rt_node_job *j, uint64_t i
 	j->run = j->meta.run_id = r->run;
 	j->resume = r->resume;
 	j->resume.handover = 0;
+	j->not_stored = r->not_stored;
 	struct rt_time now;
 	rt_clock_now_steady(&now);
 	uint64_t every = (uint64_t)(n->base.meta->interval_secs * 1e9 + 0.5);
@@ -232,6 +233,7 @@ static void restore_job(struct rt_node_job *j)
 	j->s.cg_off_user = r->off_user_us;
 	j->s.cg_off_sys = r->off_sys_us;
 	j->s.cg_before = r->cg_cpu ? (double)r->before_us / 1e6 : -1;
+	j->s.unstored = j->not_stored; /* (what a node before could not store stays said) */
 	rt_cgrun_read_parts(&j->cg, &j->s.col, 0);
 	rt_cgparts_carry(&j->cg.parts, r->oom_below);
 }

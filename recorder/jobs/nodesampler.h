@@ -37,8 +37,9 @@ struct rt_node_job {
 	int over; /* its run is ended */
 	/* what a node started later needs to go on with its run (nodeadopt.h) */
 	struct rt_run_resume resume;
-	int gone_on;    /* its run is one a node before this one had */
-	long resume_at; /* monotonic seconds of its resume object's last write */
+	int gone_on;         /* its run is one a node before this one had */
+	long resume_at;      /* monotonic seconds of its resume object's last write */
+	uint64_t not_stored; /* a run gone on with: the samples a node before lost */
 };
 
 /* What every job's run starts from, the node's. */
