@@ -83,33 +83,34 @@ static void put_meta(struct rt_nodesampler *n, struct rt_node_job *j)
 		rt_store_put_meta(n->store, j->run, n->mb.p, n->mb.len);
 }
 
+/* The resume object from the job's state now (nodeadopt.h). */
+static void fill_resume(struct rt_node_job *j)
+{
+	struct rt_run_resume *r = &j->resume;
+	r->cg_cpu = j->s.cg_cpu;
+	r->off_user_us = j->s.cg_off_user;
+	r->off_sys_us = j->s.cg_off_sys;
+	r->before_us = j->s.cg_before > 0 ? (uint64_t)(j->s.cg_before * 1e6 + 0.5) : 0;
+	r->oom_below = j->cg.parts.below_oom;
+	r->skipped = j->meta.samples_skipped;
+}
+
 /* What a node started later needs to go on with the job's run, kept in
  * its metadata when it changes: its CPU's offsets once read and a kill in
  * a group below at once, samples skipped within RESUME_SKIPPED_S (a tick
  * that overruns skips in every run: not a metadata write for each). */
 static void keep_resume(struct rt_nodesampler *n, struct rt_node_job *j, int force)
 {
-	struct rt_run_resume *r = &j->resume;
-	const struct rt_sampler *s = &j->s;
+	const struct rt_run_resume *r = &j->resume;
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	int same = r->cg_cpu == s->cg_cpu && r->oom_below == j->cg.parts.below_oom;
-	/* a young group's members may come to be listed from another
-	 * hierarchy (cgjob.h), whose directory is another inode */
-	uint64_t ino = now.tv_sec - j->cg.opened <= 12 ? rt_cgjob_ino(&j->cg.job) : 0;
-	if (ino && ino != r->group_ino)
-		r->group_ino = ino, same = 0;
+	int same = r->cg_cpu == j->s.cg_cpu && r->oom_below == j->cg.parts.below_oom;
 	if (same && r->skipped != j->meta.samples_skipped)
 		same = now.tv_sec - j->resume_at < RESUME_SKIPPED_S;
 	if (same && !force)
 		return;
 	j->resume_at = now.tv_sec;
-	r->cg_cpu = s->cg_cpu;
-	r->off_user_us = s->cg_off_user;
-	r->off_sys_us = s->cg_off_sys;
-	r->before_us = s->cg_before > 0 ? (uint64_t)(s->cg_before * 1e6 + 0.5) : 0;
-	r->oom_below = j->cg.parts.below_oom;
-	r->skipped = j->meta.samples_skipped;
+	fill_resume(j);
 	put_meta(n, j);
 }
 
@@ -205,6 +206,7 @@ static int go_on_run(struct rt_nodesampler *n, struct rt_node_job *j, uint64_t i
 	                    ? (now.mono_ns - last_mono + every - 1) / every
 	                    : 0;
 	j->meta.samples_skipped = j->resume.skipped + (gone > 1 ? gone - 1 : 0);
+	j->resume.skipped = j->meta.samples_skipped;
 	rt_cgrun_describe(&j->cg, &j->meta, j->meta.meta);
 	j->meta.resume = &j->resume;
 	j->gone_on = 1;
@@ -316,7 +318,7 @@ long rt_nodesampler_add(struct rt_nodesampler *n, const char *group, char *err, 
 		drop_job(j);
 		return -1;
 	}
-	keep_resume(n, j, 1); /* (a run gone on with: running again) */
+	keep_resume(n, j, 0); /* (its CPU's offsets, when its first sample read them) */
 	snprintf(err, cap, "%s", warn);
 	n->job[n->njob] = j;
 	set_group(n);
@@ -343,9 +345,8 @@ static void end_meta(struct rt_nodesampler *n, struct rt_node_job *j)
 	m->samples_not_stored = j->s.unstored;
 	m->samples_waited = j->s.waited;
 	m->peak_before_kb = rt_proctree_hwm_before_kb(j->s.tree);
+	fill_resume(j);
 	j->resume.handover = n->stopping; /* (its group lives: gone on with later) */
-	j->resume.skipped = m->samples_skipped;
-	j->resume.oom_below = j->cg.parts.below_oom;
 	rt_buf_reset(&n->mb);
 	rt_runmeta_write(&n->mb, m);
 	if (j->s.nwait)
@@ -406,8 +407,16 @@ static int sample_job(struct rt_nodesampler *n, struct rt_node_job *j, char *war
 	at = strlen(warn);
 	if (rt_cgrun_over(&j->cg, j->tree, warn + at, cap - at))
 		return 1;
-	if (rt_cgrun_refresh(&j->cg)) /* the job's own environment now */
+	if (rt_cgrun_refresh(&j->cg)) { /* the job's own environment now */
 		detect_alloc(j, n->base.request);
+		/* (a young group listed from another hierarchy now: its
+		 * directory there is what a node started later finds) */
+		uint64_t ino = rt_cgjob_ino(&j->cg.job);
+		if (ino && ino != j->resume.group_ino) {
+			j->resume.group_ino = ino;
+			keep_resume(n, j, 1);
+		}
+	}
 	rt_cgrun_watch(&j->cg, j->tree);
 	return 0;
 }
@@ -488,10 +497,8 @@ void rt_nodesampler_woke(struct rt_nodesampler *n, char *warn, size_t cap)
 void rt_nodesampler_skipped(struct rt_nodesampler *n, uint64_t missed)
 {
 	for (size_t i = 0; i < n->njob; i++)
-		if (!n->job[i]->over) {
+		if (!n->job[i]->over) /* (kept in its resume object by its next sample) */
 			n->job[i]->meta.samples_skipped += missed;
-			keep_resume(n, n->job[i], 0);
-		}
 }
 
 void rt_nodesampler_stop(struct rt_nodesampler *n, char *warn, size_t cap)
