@@ -34,6 +34,7 @@ enum verb_id {
 	V_DELETE,
 	V_BUDGET,
 	V_LEARN,
+	V_SINKS,
 	V_N
 };
 

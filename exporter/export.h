@@ -106,6 +106,10 @@ struct rt_value_info;
 /* The Prometheus name of a value's fleet metric (system_cpu_time_seconds_total). */
 void rt_prom_name(char *out, size_t cap, const struct rt_value_info *v);
 int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose, rt_allocation_fn allocation);
+/* rt-export sinks: every run the node mode names on descriptor 3 sent to
+ * the sinks the environment sets, in this one process (sink/nodesinks.c).
+ * 0 once the node closed it and its runs are sent; 2 without descriptor 3. */
+int rt_cmd_sinks(struct rt_store *s, rt_allocation_fn allocation);
 
 /* ---- output.c ---- */
 struct rt_sink {

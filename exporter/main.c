@@ -119,7 +119,7 @@ static const struct opt {
     [O_JOB] = {"--job", NULL, 1, ANSWERS | ON(DELETE)},
     [O_LAST] = {"--last", NULL, 1, ANSWERS},
     [O_SERVERS] = {"--servers", NULL, 1, ON(RECOMMEND) | ON(REPORT)},
-    [O_CSV_COLUMNS] = {"--csv-columns", NULL, 1, STREAMS | ON(UPLOAD)},
+    [O_CSV_COLUMNS] = {"--csv-columns", NULL, 1, STREAMS | ON(UPLOAD) | ON(SINKS)},
     [O_ALL] = {"--all", NULL, 0, ON(TAIL)},
     [O_FAILED] = {"--failed", NULL, 0, ON(REPORT)},
     [O_CSV_MS] = {"--csv-ms", NULL, 0, ON(REPLAY)},
@@ -447,6 +447,12 @@ static int verb_upload(const struct args *a, struct rt_store *s)
 {
 	return rt_cmd_upload(s, a->run, a->verbose, rt_run_allocation);
 }
+
+static int verb_sinks(const struct args *a, struct rt_store *s)
+{
+	(void)a;
+	return rt_cmd_sinks(s, rt_run_allocation);
+}
 #endif
 
 #ifdef RT_EXPORT_FULL
@@ -595,6 +601,12 @@ static const struct verb {
                  "code, time limit, elapsed time and allocation to the run (\"scheduler\"); "
                  "the node mode starts it at each Slurm job's end",
                  NEEDS_RUN, FULL(verb_learn)},
+    [V_SINKS] = {"sinks", "",
+                 "send every run the node mode names on descriptor 3 to the sinks the "
+                 "environment sets (remote write, OTLP, Sentinel), in one process, each "
+                 "exactly once (the node mode starts it; rt-export push and upload finish what "
+                 "it leaves)",
+                 0, FULL(verb_sinks)},
     [V_RECOMMEND] =
         {"recommend", "(RUN | --job NAME [SELECT]) [--json] [--servers N]",
          "vCPUs, memory, GPUs and VRAM for the next run, from one run or from the job's history; "
@@ -816,7 +828,7 @@ int main(int argc, char **argv)
 		return 1;
 	/* runs whose recorder died: their last samples into the store, marked
 	 * crashed, rings removed (the live printer's recorder is alive) */
-	if (s && a.id != V_LIVE)
+	if (s && a.id != V_LIVE && a.id != V_SINKS) /* (a node's: its node salvages) */
 		rt_salvage_dead_runs(s, NULL, NULL);
 	int rc = v->run(&a, s);
 	rt_store_close(s);

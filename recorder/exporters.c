@@ -77,6 +77,10 @@ pid_t spawn_export(const char *const *args, const char *runid, int out_fd, int i
 		 * job's `kill -TERM 0`, timeout) must not cut the output short */
 		if (!strcmp(args[0], "live"))
 			signal(SIGTERM, SIG_IGN);
+		/* the node's exporter ends with its sampler (the next one's
+		 * starts another: never two following the same runs) */
+		if (!strcmp(args[0], "sinks"))
+			prctl(PR_SET_PDEATHSIG, SIGTERM);
 		/* move both out of the way first: either may be 1 or 3 */
 		int o = out_fd >= 0 ? fcntl(out_fd, F_DUPFD, 10) : -1;
 		int in = in_fd >= 0 ? fcntl(in_fd, F_DUPFD, 10) : -1;
@@ -88,7 +92,12 @@ pid_t spawn_export(const char *const *args, const char *runid, int out_fd, int i
 			execv(exe, (char **)argv);
 		else
 			execvp(exe, (char **)argv);
-		if (runid)
+		if (!strcmp(args[0], "sinks"))
+			fprintf(stderr,
+			        "%s: cannot start %s (%s); the runs are not sent: rt-export push "
+			        "or upload RUN sends one later\n",
+			        prog, exe, strerror(errno));
+		else if (runid)
 			fprintf(stderr,
 			        "%s: cannot start %s (%s); samples are still recorded, "
 			        "replay them with: rt-export replay %s\n",

@@ -719,18 +719,80 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 /* The node mode's store, named as a run's (its fallbacks too). */
 static struct store_choice node_sc;
 
-/* A node's run started: its uploader and pushers, as a recorder's. */
-static int node_run_started(void *arg, uint64_t run, pid_t *pid, int cap)
+/* The node's one exporter for every run's sinks (rt-export sinks), and
+ * the pipe it reads the runs' ids from (its descriptor 3). */
+static struct {
+	pid_t pid;
+	int fd;            /* -1: none running */
+	uint64_t next_try; /* monotonic ns: none started before */
+	int said;
+} node_sinks = {0, -1, 0, 0};
+
+/* Whether any sink is set (the node's exporter has work). */
+static int node_sinks_wanted(void)
 {
-	const struct rt_config *cfg = arg;
-	int n = 0;
-	node_sc.run = run;
-	pid_t got[3] = {spawn_uploader(&node_sc, cfg->verbose, cfg->csv_extended),
-	                spawn_pusher(&node_sc, "prometheus"), spawn_pusher(&node_sc, "otlp")};
-	for (int i = 0; i < 3 && n < cap; i++)
-		if (got[i] > 0)
-			pid[n++] = got[i];
-	return n;
+	const char *v[] = {"TRACKER_REMOTE_WRITE_URL", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+	                   "OTEL_EXPORTER_OTLP_ENDPOINT"};
+	for (size_t i = 0; i < RT_ARRAY_LEN(v); i++)
+		if (getenv(v[i]) && *getenv(v[i]))
+			return 1;
+	return rt_sentinel_token() != NULL;
+}
+
+/* The exporter started, its pipe's end ours (never blocking: a run it
+ * misses is named again). Its pid, or -1. */
+static pid_t start_node_sinks(const struct rt_config *cfg)
+{
+	int p[2];
+	if (rt_clock_mono_real() < node_sinks.next_try || pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	const char *args[] = {"sinks", "--store", node_sc.dir, NULL, NULL, NULL};
+	if (cfg->csv_extended) {
+		args[3] = "--csv-columns";
+		args[4] = "extended";
+	}
+	pid_t pid = spawn_export(args, NULL, -1, p[0]);
+	close(p[0]);
+	node_sinks.next_try = rt_clock_mono_real() + 5000000000ull;
+	if (pid < 0) {
+		close(p[1]);
+		if (!node_sinks.said++)
+			say("warning: cannot start the runs' exporter (%s); the runs are in the "
+			    "store: rt-export push or upload RUN sends one",
+			    strerror(errno));
+		return -1;
+	}
+	fcntl(p[1], F_SETFL, O_NONBLOCK);
+	node_sinks.fd = p[1];
+	node_sinks.pid = pid;
+	return pid;
+}
+
+/* A node's run named to the exporter (started first when none runs). */
+static pid_t node_tell(void *arg, uint64_t run)
+{
+	if (!node_sinks_wanted())
+		return -1;
+	pid_t started = 0;
+	if (node_sinks.fd < 0 && (started = start_node_sinks(arg)) < 0)
+		return -1;
+	char line[32];
+	int n = snprintf(line, sizeof(line), "%llu\n", (unsigned long long)run);
+	if (write(node_sinks.fd, line, (size_t)n) != n && !node_sinks.said++)
+		say("warning: the runs' exporter is behind (%s); run %llu is named to it again "
+		    "at its end",
+		    strerror(errno), (unsigned long long)run);
+	return started;
+}
+
+/* The exporter ended (the node reaped it). */
+static void node_sinks_lost(void *arg)
+{
+	(void)arg;
+	if (node_sinks.fd >= 0)
+		close(node_sinks.fd);
+	node_sinks.fd = -1;
+	node_sinks.pid = 0;
 }
 
 /* A node's run ended: a Slurm job's end asked of Slurm (learn_end). */
@@ -774,9 +836,12 @@ static int run_node(const struct rt_config *cfg, int argc, char **argv)
 	meta.store_note = node_sc.note[0] ? node_sc.note : NULL;
 	struct rt_node_env env = {.store = node_sc.store,
 	                          .meta = &meta,
-	                          .started = node_run_started,
 	                          .ended = node_run_ended,
+	                          .tell = node_tell,
+	                          .lost = node_sinks_lost,
+	                          .close = node_sinks_lost, /* (it drains, then exits) */
 	                          .arg = (void *)cfg};
+	signal(SIGPIPE, SIG_IGN); /* (an exporter that died: its pipe's write fails) */
 	int rc = rt_node_run(cfg, &env, prog);
 	rt_store_close(node_sc.store);
 	return rc;

@@ -420,6 +420,13 @@ static int send_batch(struct rt_push *p)
 			return 0;
 		}
 		int retry = st == 0 || p->sink->retryable(st, text);
+		if (p->once) { /* (the caller says it, once an outage) */
+			p->last_status = st;
+			one_line(p->last_why, sizeof(p->last_why), st ? text : r.err);
+			rt_http_resp_free(&r);
+			rt_buf_free(&body);
+			return retry ? RT_E_NET : RT_E_HTTP;
+		}
 		if (!retry || waited >= bound) {
 			say_given_up(p, st, text, retry, waited, r.err);
 			p->failed = 1;
@@ -636,6 +643,7 @@ static int observe(void *ctx, const struct rt_derived *d)
 	if (!p->start_ns)
 		p->start_ns = (int64_t)d->prev.rec->h->wall_ns;
 	p->first_line = p->lines_seen++ == 0;
+	p->seen_seq = d->seq;
 	int send = d->seq >= p->next_seq;
 	int64_t ms = (int64_t)(d->wall_ns / 1000000u);
 	int no_gpu = !d->cur.inv || d->cur.inv->ngpu == 0;
@@ -798,37 +806,50 @@ static void push_free(struct rt_push *p)
 	free(p->dev_ser);
 }
 
-int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char *url, int verbose)
+/* The engine, its series and its headers (auth: where a header's text
+ * lives, as long as p). 0, or the exit code (said). */
+static int push_prepare(struct rt_push *p, const char *to, const char *url, char *ubuf,
+                        size_t ucap, char *auth, size_t acap, int verbose)
 {
 	const struct rt_push_sink *sink = push_sink_named(to);
-	if (!sink)
+	if (!sink || !(url = push_url(sink, url, ubuf, ucap)))
 		return 2;
-	char ubuf[2048];
-	if (!(url = push_url(sink, url, ubuf, sizeof(ubuf))))
-		return 2;
-	static struct rt_push p;
-	memset(&p, 0, sizeof(p));
-	p.ckpt_dfd = -1;
-	p.sink = sink;
-	p.url = url;
-	p.verbose = verbose;
-	p.batch_max =
+	memset(p, 0, sizeof(*p));
+	p->ckpt_dfd = -1;
+	p->sink = sink;
+	p->url = url;
+	p->verbose = verbose;
+	p->batch_max =
 	    (size_t)env_seconds("TRACKER_PUSH_BATCH_LINES", BATCH_LINES, 1, 100000); /* lines */
-	if (value_series(&p)) {
+	if (value_series(p)) {
 		rt_say("out of memory");
 		return 1;
 	}
-	p.devices = env_seconds("TRACKER_PUSH_PER_DEVICE", 0, 0, 1);
-	char auth[1200];
-	int rc = push_headers(&p, auth, sizeof(auth));
+	p->devices = env_seconds("TRACKER_PUSH_PER_DEVICE", 0, 0, 1);
+	return push_headers(p, auth, acap);
+}
+
+/* The run's attributes and its checkpoint, locked: the lock's descriptor,
+ * or -1 with the exit code in *rc (said). */
+static int push_attach(struct rt_push *p, struct rt_store *s, const struct rt_runinfo *ri, int *rc)
+{
+	int lfd = -1;
+	if (!(*rc = run_attributes(p, s, ri)) && (lfd = push_checkpoint(p, s, ri->id)) < 0)
+		*rc = 1;
+	return lfd;
+}
+
+int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char *url, int verbose)
+{
+	static struct rt_push p;
+	char ubuf[2048], auth[1200];
+	int rc = push_prepare(&p, to, url, ubuf, sizeof(ubuf), auth, sizeof(auth), verbose);
 	if (rc)
 		return rc;
 	struct rt_runinfo ri;
 	if (rt_run_resolve(s, spec, &ri))
 		return 1;
-	int lfd = -1;
-	if (!(rc = run_attributes(&p, s, &ri)) && (lfd = push_checkpoint(&p, s, ri.id)) < 0)
-		rc = 1;
+	int lfd = push_attach(&p, s, &ri, &rc);
 	if (rc) {
 		rt_run_free(&ri);
 		return rc;
@@ -841,4 +862,87 @@ int rt_cmd_push(struct rt_store *s, const char *spec, const char *to, const char
 		close(p.ckpt_dfd);
 	rt_run_free(&ri);
 	return rc ? 1 : 0;
+}
+
+/* ---- step by step: the node's exporter (sink/push.h) -------------------- */
+struct rt_push_run {
+	struct rt_push p;
+	struct rt_store *s;
+	struct rt_runinfo ri;
+	int lfd;
+	int staled, stale_waits; /* the end's markers added; not yet sent */
+	char url[2048], auth[1200];
+};
+
+struct rt_push_run *rt_push_run_open(struct rt_store *s, uint64_t run, const char *to, int *rc)
+{
+	struct rt_push_run *r = calloc(1, sizeof(*r));
+	if (!r) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	r->s = s;
+	r->lfd = -1;
+	*rc = push_prepare(&r->p, to, NULL, r->url, sizeof(r->url), r->auth, sizeof(r->auth), 0);
+	if (!*rc && (*rc = rt_run_load(s, run, &r->ri)) == 0) {
+		r->lfd = push_attach(&r->p, s, &r->ri, rc);
+		if (*rc)
+			rt_run_free(&r->ri);
+	}
+	if (*rc) {
+		push_free(&r->p);
+		free(r);
+		return NULL;
+	}
+	r->p.once = 1;
+	r->p.live = 1; /* (a request every 10 s of samples) */
+	return r;
+}
+
+int rt_push_run_step(struct rt_push_run *r, enum rt_sink_end end)
+{
+	struct rt_push *p = &r->p;
+	struct rt_emitter e;
+	int rc = rt_emitter_init(&e, r->s, &r->ri, RT_FMT_CSV, NULL);
+	if (rc)
+		return rc;
+	e.observe = observe;
+	e.observe_ctx = p;
+	rc = rt_replay_range(&e, p->seen_seq + 1, UINT64_MAX);
+	if (rc == RT_E_RANGE)
+		rc = 0; /* no lines yet */
+	rt_emitter_free(&e);
+	/* a run that ended: its series end with it (once, kept until sent);
+	 * one handed over to the node started next goes on: what waits sent */
+	if (!rc && end == RT_SINK_ENDED && !r->staled && (p->batch_lines || p->sent_lines)) {
+		if (add_stale(p))
+			return -ENOMEM;
+		r->staled = r->stale_waits = 1;
+	}
+	if (!rc && end != RT_SINK_LIVE && (p->batch_lines || r->stale_waits)) {
+		rc = send_batch(p);
+		r->stale_waits = rc ? r->stale_waits : 0;
+	}
+	if (rc)
+		return rc;
+	return end != RT_SINK_LIVE;
+}
+
+const char *rt_push_run_answer(const struct rt_push_run *r, long *status)
+{
+	*status = r->p.last_status;
+	return r->p.last_why;
+}
+
+void rt_push_run_close(struct rt_push_run *r)
+{
+	if (!r)
+		return;
+	push_free(&r->p);
+	if (r->lfd >= 0)
+		close(r->lfd);
+	if (r->p.ckpt_dfd >= 0)
+		close(r->p.ckpt_dfd);
+	rt_run_free(&r->ri);
+	free(r);
 }

@@ -79,10 +79,38 @@ struct rt_push {
 	                   interval) */
 	int first_line; /* the line being observed is the run's first */
 	uint64_t lines_seen;
+	uint64_t seen_seq; /* the last line observed */
+	/* stepped (the node's exporter, rt_push_run_step): one try a batch,
+	 * nothing said; the answer kept for the caller */
+	int once;
+	long last_status;    /* 0: no answer */
+	char last_why[201];  /* the answer, or why there was none */
 	char hdr_store[8][RT_PUSH_HEADER_MAX + 1]; /* headers from the environment */
 };
 
 extern const struct rt_push_sink rt_push_prometheus, rt_push_otlp;
+
+/* How far a run is, for a sink that follows it step by step. */
+enum rt_sink_end {
+	RT_SINK_LIVE,   /* still recorded */
+	RT_SINK_ENDED,  /* over: its sinks finish it */
+	RT_SINK_HANDED, /* its node stopped, the job lives: the node started next goes on */
+};
+
+/* One run's push step by step, for the node's exporter (nodesinks.c):
+ * opened (the engine from the environment, to "prometheus" or "otlp",
+ * the run's checkpoint locked; NULL with the exit code in *rc, said: 1
+ * also when another push of it holds the lock), then each step sends the
+ * lines recorded since the last (a request every 10 s of samples, one try
+ * each: a failed one waits for a later step); a run that ended ends its
+ * series. A step: 0 (more to come), 1 (this run is done here), or an
+ * error (RT_E_NET or RT_E_HTTP: rt_push_run_answer says what came back). */
+struct rt_push_run;
+struct rt_store;
+struct rt_push_run *rt_push_run_open(struct rt_store *s, uint64_t run, const char *to, int *rc);
+int rt_push_run_step(struct rt_push_run *r, enum rt_sink_end end);
+const char *rt_push_run_answer(const struct rt_push_run *r, long *status);
+void rt_push_run_close(struct rt_push_run *r);
 
 /* Attribute key of the resource, NULL when absent. */
 const char *rt_push_attr(const struct rt_push *p, const char *key);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "sink/batch.h"
+#include "sink/upload.h"
 #include "net/cloud.h"
 #include "export.h"
 #include "net/net.h"
@@ -43,9 +44,11 @@ struct retry {
 	int failures;
 	int outage; /* a warning was printed for this outage */
 	const char *what;
+	uint64_t *defer; /* stepped: the monotonic time of the next try goes
+	                    here instead of a sleep (NULL: sleep) */
 };
 
-/* Sleep before the next attempt: 0.5 s doubling to 30 s, with jitter. */
+/* Wait before the next attempt: 0.5 s doubling to 30 s, with jitter. */
 static void backoff(struct retry *r, const char *why)
 {
 	if (!r->outage) {
@@ -59,6 +62,10 @@ static void backoff(struct retry *r, const char *why)
 		d = 30;
 	d *= 0.5 + (double)random() / RAND_MAX / 2;
 	r->failures++;
+	if (r->defer) {
+		*r->defer = now_ns(1) + (uint64_t)(d * 1e9);
+		return;
+	}
 	struct timespec ts = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
 	nanosleep(&ts, NULL);
 }
@@ -325,6 +332,8 @@ struct upload {
 	struct retry r_api, r_s3;
 	uint64_t ival_ns, next_due; /* batches: every interval from the run's start */
 	int put_any;
+	uint64_t wait_until; /* stepped: no try before this (monotonic), 0: now */
+	int started;         /* stepped: the run started on Sentinel, its grid set */
 	struct rt_ring *ring;
 	struct rt_buf gz, key, uri;
 };
@@ -394,7 +403,7 @@ static int upload_open(struct upload *u, const char *spec)
 
 /* The run started on Sentinel (once: the checkpoint keeps its id), with
  * the cloud it ran on; retried while Sentinel is away. 0, or 1 when
- * Sentinel refused (said). */
+ * Sentinel refused (said), or 2 (stepped) when it is to be tried later. */
 static int upload_start_run(struct upload *u)
 {
 	struct rt_cloud cloud;
@@ -426,6 +435,8 @@ static int upload_start_run(struct upload *u)
 			return 1;
 		} else {
 			backoff(&u->r_api, u->res.detail);
+			if (u->r_api.defer)
+				return 2; /* (a later step tries again) */
 		}
 	}
 	return 0;
@@ -528,53 +539,72 @@ static int upload_finish(struct upload *u)
 	return 0;
 }
 
-/*
- * Batches are due every interval from the run's start, whatever the
- * store's commit cadence: a live run's samples come from its ring. A run
- * that ended before its first batch was due finishes inline (no object at
- * all); a longer one never does, even when its uploader starts only after
- * it ended. Returns the exit code.
- */
-static int upload_batches(struct upload *u, double interval)
+/* The batches' grid: every interval from the run's start. */
+static void upload_grid(struct upload *u, double interval)
 {
 	u->ival_ns = (uint64_t)(interval * 1e9);
 	uint64_t wall = now_ns(0), mono = now_ns(1);
 	const struct rt_runinfo *ri = &u->ri;
 	uint64_t age = ri->start_ns && wall > ri->start_ns ? wall - ri->start_ns : 0;
 	u->next_due = (mono > age ? mono - age : 0) + u->ival_ns;
-	int ret = 0;
-	for (;;) {
-		open_ring(u->s, ri, &u->ring);
-		int recording = still_recording(u->s, &u->ri);
-		uint64_t last = 0;
-		int have = newest_sample(u->s, ri, u->ring, &last) && last >= u->cp.next_seq;
-		int due = !recording || now_ns(1) >= u->next_due;
-		uint64_t end = ri->end_ns ? ri->end_ns : now_ns(0);
-		int long_run = ri->start_ns && end >= ri->start_ns + u->ival_ns;
-		int some = u->cp.nuris || u->put_any || long_run;
-		if (have && due && (recording || some)) {
-			if (upload_batch(u, last) < 0) {
-				ret = 1;
-				break;
-			}
-			continue;
-		}
-		if (!recording && (!have || !some)) {
-			int done = upload_finish(u);
-			if (done < 0)
-				ret = 1;
-			if (done)
-				break;
-			continue;
-		}
-		wait_for_batch(u->s, ri, &u->ring, due ? 0 : u->next_due);
+}
+
+enum act { ACT_AGAIN, ACT_WAIT, ACT_DONE, ACT_FAILED };
+
+/*
+ * One thing the upload can do now: a batch when one is due (a live run's
+ * samples come from its ring, whatever the store's commit cadence), the
+ * finish once the run ended and everything is in, else wait (ACT_WAIT;
+ * wait_due says until when, 0: the next sample). A run that ended before
+ * its first batch was due finishes inline (no object at all); a longer
+ * one never does, even when its uploader starts only after it ended. A
+ * run handed over (to the node started next) sends what it has and does
+ * not finish.
+ */
+static enum act upload_act(struct upload *u, int recording, int handed, uint64_t *wait_due)
+{
+	const struct rt_runinfo *ri = &u->ri;
+	open_ring(u->s, ri, &u->ring);
+	uint64_t last = 0;
+	int have = newest_sample(u->s, ri, u->ring, &last) && last >= u->cp.next_seq;
+	int due = !recording || now_ns(1) >= u->next_due;
+	uint64_t end = ri->end_ns ? ri->end_ns : now_ns(0);
+	int long_run = ri->start_ns && end >= ri->start_ns + u->ival_ns;
+	int some = u->cp.nuris || u->put_any || long_run;
+	*wait_due = due ? 0 : u->next_due;
+	if (have && due && (recording || some || handed))
+		return upload_batch(u, last) < 0 ? ACT_FAILED : ACT_AGAIN;
+	if (handed)
+		return ACT_DONE;
+	if (!recording && (!have || !some)) {
+		int done = upload_finish(u);
+		return done < 0 ? ACT_FAILED : done ? ACT_DONE : ACT_AGAIN;
 	}
+	return ACT_WAIT;
+}
+
+static void upload_free_bufs(struct upload *u)
+{
 	if (u->ring)
 		rt_ring_close(u->ring, 0);
+	u->ring = NULL;
 	rt_buf_free(&u->gz);
 	rt_buf_free(&u->key);
 	rt_buf_free(&u->uri);
-	return ret;
+}
+
+/* Batches until the run ended and finished. Returns the exit code. */
+static int upload_batches(struct upload *u, double interval)
+{
+	upload_grid(u, interval);
+	enum act a;
+	uint64_t due;
+	while ((a = upload_act(u, still_recording(u->s, &u->ri), 0, &due)) == ACT_AGAIN ||
+	       a == ACT_WAIT)
+		if (a == ACT_WAIT)
+			wait_for_batch(u->s, &u->ri, &u->ring, due);
+	upload_free_bufs(u);
+	return a == ACT_FAILED;
 }
 
 int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose, rt_allocation_fn allocation)
@@ -582,8 +612,8 @@ int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose, rt_allocati
 	static struct upload up;
 	struct upload *u = &up;
 	*u = (struct upload){.s = s, .verbose = verbose, .allocation = allocation};
-	u->r_api = (struct retry){0, 0, "Sentinel API"};
-	u->r_s3 = (struct retry){0, 0, "S3 upload"};
+	u->r_api = (struct retry){0, 0, "Sentinel API", NULL};
+	u->r_s3 = (struct retry){0, 0, "S3 upload", NULL};
 	int rc = upload_api(u, spec);
 	if (rc)
 		return rc;
@@ -607,4 +637,67 @@ int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose, rt_allocati
 	close(u->lockfd);
 	close(u->udfd);
 	return ret;
+}
+
+/* ---- step by step: the node's exporter (sink/upload.h) ------------------ */
+struct rt_upload_run *rt_upload_run_open(struct rt_store *s, uint64_t run,
+                                         rt_allocation_fn allocation, int *rc)
+{
+	struct upload *u = calloc(1, sizeof(*u));
+	if (!u) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	*u = (struct upload){.s = s, .allocation = allocation};
+	u->r_api = (struct retry){0, 0, "Sentinel API", &u->wait_until};
+	u->r_s3 = (struct retry){0, 0, "S3 upload", &u->wait_until};
+	char spec[32];
+	snprintf(spec, sizeof(spec), "%llu", (unsigned long long)run);
+	if ((*rc = upload_api(u, spec)) || (*rc = upload_open(u, spec))) {
+		free(u);
+		return NULL;
+	}
+	u->ival_ns = (uint64_t)(upload_interval() * 1e9);
+	return (struct rt_upload_run *)u;
+}
+
+int rt_upload_run_step(struct rt_upload_run *r, enum rt_sink_end end)
+{
+	struct upload *u = (struct upload *)r;
+	if (u->cp.finished)
+		return 1;
+	if (u->wait_until > now_ns(1))
+		return 0; /* (an outage's backoff) */
+	u->wait_until = 0;
+	if (!u->started) {
+		int rc = upload_start_run(u);
+		if (rc)
+			return rc == 2 ? 0 : -EPROTO;
+		upload_region(u);
+		upload_grid(u, (double)u->ival_ns / 1e9);
+		u->started = 1;
+	}
+	enum act a = ACT_AGAIN;
+	uint64_t due;
+	/* what it can do now, until it would wait (an outage's backoff too) */
+	for (int i = 0; i < 64 && a == ACT_AGAIN && !u->wait_until; i++) {
+		still_recording(u->s, &u->ri); /* (its end's time) */
+		a = upload_act(u, end == RT_SINK_LIVE, end == RT_SINK_HANDED, &due);
+	}
+	if (a == ACT_FAILED)
+		return -EPROTO;
+	return a == ACT_DONE;
+}
+
+void rt_upload_run_close(struct rt_upload_run *r)
+{
+	struct upload *u = (struct upload *)r;
+	if (!u)
+		return;
+	upload_free_bufs(u);
+	rt_checkpoint_free(&u->cp);
+	rt_run_free(&u->ri);
+	close(u->lockfd);
+	close(u->udfd);
+	free(u);
 }

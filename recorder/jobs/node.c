@@ -208,8 +208,12 @@ struct node {
 	int nown, own_said;
 	int ino;        /* inotify: a group made where jobs are looked for, -1 */
 	size_t watched; /* the directories it watched at the last look */
-	pid_t *sink;    /* the sinks started for the runs (uploads, pushes) */
+	pid_t *sink;    /* the children to await at the end (the runs' exporter) */
 	size_t nsink, sinkcap;
+	pid_t exporter;     /* the runs' exporter (env->tell), 0: none */
+	uint64_t retell_at; /* it ended: every live run named to the next then */
+	uint64_t ended[64]; /* the runs ended last (named again to the next too) */
+	unsigned nended;
 	char warn[16384];
 };
 
@@ -300,6 +304,40 @@ static void say_warn(const struct node *nd, const char *warn)
 	}
 }
 
+/* A run named to the runs' exporter (started first when none runs: it is
+ * then awaited at the end). */
+static void tell(struct node *nd, uint64_t run)
+{
+	pid_t pid = nd->env->tell ? nd->env->tell(nd->env->arg, run) : -1;
+	if (pid <= 0)
+		return;
+	nd->exporter = pid;
+	if (nd->nsink == nd->sinkcap) {
+		size_t cap = nd->sinkcap ? nd->sinkcap * 2 : 4;
+		pid_t *p = realloc(nd->sink, cap * sizeof(*p));
+		if (!p)
+			return;
+		nd->sink = p;
+		nd->sinkcap = cap;
+	}
+	nd->sink[nd->nsink++] = pid;
+}
+
+/* The runs' exporter ended: the next one is told every live run and
+ * those ended last (a second on: one that keeps ending is not started
+ * in a loop). */
+static void retell(struct node *nd, uint64_t now_ns)
+{
+	if (!nd->retell_at || now_ns < nd->retell_at)
+		return;
+	nd->retell_at = 0;
+	for (size_t i = 0; i < nd->ns.njob; i++)
+		if (!nd->ns.job[i]->over)
+			tell(nd, nd->ns.job[i]->run);
+	for (unsigned i = 0; i < nd->nended && i < RT_ARRAY_LEN(nd->ended); i++)
+		tell(nd, nd->ended[i]);
+}
+
 /* A new job's run started; 0, or -1 when it could not start (said once:
  * tried again at the next scan). */
 static int start_job(struct node *nd, const char *path)
@@ -313,18 +351,7 @@ static int start_job(struct node *nd, const char *path)
 		return -1;
 	}
 	say_warn(nd, err);
-	pid_t pid[4];
-	int got = nd->env->started ? nd->env->started(nd->env->arg, nd->ns.job[k]->run, pid, 4) : 0;
-	if (got > 0 && nd->nsink + (size_t)got > nd->sinkcap) {
-		size_t cap = nd->sinkcap ? nd->sinkcap * 2 : 64;
-		pid_t *p = realloc(nd->sink, cap * sizeof(*p));
-		if (p) {
-			nd->sink = p;
-			nd->sinkcap = cap;
-		}
-	}
-	for (int i = 0; i < got && nd->nsink < nd->sinkcap; i++)
-		nd->sink[nd->nsink++] = pid[i];
+	tell(nd, nd->ns.job[k]->run);
 	return 0;
 }
 
@@ -386,6 +413,8 @@ static void job_ended(void *arg, const struct rt_node_job *nj)
 	struct job *j = find_job(nd, nj->group);
 	if (j)
 		j->live = 0;
+	nd->ended[nd->nended++ % RT_ARRAY_LEN(nd->ended)] = nj->run;
+	tell(nd, nj->run); /* (its end: its sinks finish it, or send what waits) */
 	/* (a run the node's stop hands over has a job still running: Slurm is
 	 * asked when it ends, by the node that goes on with it) */
 	if (nd->env->ended && !nd->ns.stopping)
@@ -422,6 +451,13 @@ static void reap_children(struct node *nd)
 				nd->sink[i] = nd->sink[--nd->nsink];
 				break;
 			}
+		if (pid == nd->exporter && nd->env->lost) {
+			struct rt_time now;
+			rt_clock_now(&now);
+			nd->exporter = 0;
+			nd->env->lost(nd->env->arg);
+			nd->retell_at = now.mono_ns + 1000000000ull;
+		}
 	}
 }
 
@@ -454,6 +490,9 @@ static void stop_all(struct node *nd)
 		rt_nodesampler_stop(&nd->ns, nd->warn, sizeof(nd->warn));
 		say_warn(nd, nd->warn);
 	}
+	nd->retell_at = 0; /* (none started now) */
+	if (nd->env->close)
+		nd->env->close(nd->env->arg);
 	for (size_t i = 0; i < nd->n; i++)
 		if (nd->jobs[i].pid)
 			kill(nd->jobs[i].pid, SIGTERM);
@@ -576,6 +615,7 @@ static void watch(struct node *nd, const struct rt_node_globs *g, const struct r
 		if (why == 1)
 			break;
 		rt_clock_now(&now);
+		retell(nd, now.mono_ns);
 		if (now.mono_ns >= next_tick && !nd->rec)
 			tick(nd, &next_tick, every);
 		else if (now.mono_ns >= next_tick)

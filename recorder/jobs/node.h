@@ -22,16 +22,24 @@
 /* What the node's caller gives it: the store (open for writing; NULL:
  * each job a recorder of its own, noderec.h, given the node's command
  * line argc, argv), the metadata every run starts from (the host,
- * interval, tags, the user's meta), and what to start with each run (its
- * sinks: their pids into pid, their number returned) and at its end
- * (slurm_job: the Slurm job's id, NULL: none). */
+ * interval, tags, the user's meta), and what to do at a run's end
+ * (slurm_job: the Slurm job's id, NULL: none).
+ *
+ * The sinks: one exporter for every run (rt-export sinks). tell names a
+ * run to it, at the run's start and at its end, starting it first when
+ * none runs: its pid when it was started now, 0 when it was running, -1
+ * when there is none (no sink set, or it could not start: the next tell
+ * tries again). lost: it ended (reaped; the node names every live run to
+ * the next). close: the node stops (it sends the runs' ends, then exits). */
 struct rt_node_env {
 	struct rt_store *store;
 	int argc;
 	char **argv;
 	const struct rt_run_meta *meta;
-	int (*started)(void *arg, uint64_t run, pid_t *pid, int cap);
 	void (*ended)(void *arg, uint64_t run, const char *slurm_job);
+	pid_t (*tell)(void *arg, uint64_t run);
+	void (*lost)(void *arg);
+	void (*close)(void *arg);
 	void *arg;
 };
 

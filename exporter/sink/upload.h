@@ -1,0 +1,30 @@
+/*
+ * upload.h - one run's upload to S3 through Sentinel, step by step: the
+ * node's exporter (nodesinks.c) follows every run of its node in one
+ * process with these; `rt-export upload RUN` (export.h) is the same
+ * upload in one loop of its own.
+ */
+#ifndef RT_SINK_UPLOAD_H
+#define RT_SINK_UPLOAD_H
+
+#include <stdint.h>
+
+#include "export.h"
+#include "sink/push.h"
+
+struct rt_upload_run;
+
+/* The run's upload: Sentinel from the environment, the run's checkpoint
+ * locked. NULL with the exit code in *rc (said: 1 also when another
+ * rt-export uploads it). */
+struct rt_upload_run *rt_upload_run_open(struct rt_store *s, uint64_t run,
+                                         rt_allocation_fn allocation, int *rc);
+/* What the upload can do now: the run started on Sentinel (once), the
+ * batches due put, the run finished once it ended and all is in (a run
+ * handed over is never finished: the node started next goes on with it).
+ * An outage is waited out by later steps (no sleep here). 0: more to come;
+ * 1: this run is done here; -EPROTO: given up (said). */
+int rt_upload_run_step(struct rt_upload_run *r, enum rt_sink_end end);
+void rt_upload_run_close(struct rt_upload_run *r);
+
+#endif
