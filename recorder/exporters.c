@@ -77,10 +77,12 @@ pid_t spawn_export(const char *const *args, const char *runid, int out_fd, int i
 		 * job's `kill -TERM 0`, timeout) must not cut the output short */
 		if (!strcmp(args[0], "live"))
 			signal(SIGTERM, SIG_IGN);
-		/* the node's exporter ends with its sampler (the next one's
-		 * starts another: never two following the same runs) */
+		/* the node's exporter ends with its sampler, at once (the next
+		 * sampler starts another, which finds the runs' locks free: its
+		 * checkpoints hold what was confirmed, a batch sent again is the
+		 * same points) */
 		if (!strcmp(args[0], "sinks"))
-			prctl(PR_SET_PDEATHSIG, SIGTERM);
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
 		/* move both out of the way first: either may be 1 or 3 */
 		int o = out_fd >= 0 ? fcntl(out_fd, F_DUPFD, 10) : -1;
 		int in = in_fd >= 0 ? fcntl(in_fd, F_DUPFD, 10) : -1;

@@ -39,7 +39,7 @@
 #include "sink/upload.h"
 
 #define STEP_S 5      /* a live run's look: its lines are batched by 10 s */
-#define REOPEN_S 30   /* a run whose sink could not open it: tried again */
+#define REOPEN_S 30   /* a run whose sink could not open it: tried again, 1 s doubling to this */
 #define DRAIN_S 10    /* after the node closed: the runs' ends sent */
 #define MAX_BACKOFF 30
 #define NSINKS 3
@@ -59,6 +59,7 @@ struct nrun {
 	void *h[NSINKS];        /* its push or upload, NULL: not open (yet) */
 	int done[NSINKS];       /* finished here (or given up) */
 	uint64_t reopen[NSINKS]; /* a failed open: tried again then */
+	unsigned tries[NSINKS];  /* its failed opens */
 	uint64_t due;
 };
 
@@ -209,7 +210,9 @@ static void step_sink(struct nodesinks *ns, struct nrun *r, int k, enum rt_sink_
 		if (r->reopen[k] > now)
 			return;
 		if (!(r->h[k] = open_sink(ns, k, r->id, &rc))) {
-			r->reopen[k] = now + REOPEN_S * 1000000000ull;
+			/* (a lock the dead sampler's exporter held a moment ago) */
+			unsigned s = r->tries[k] < 5 ? 1u << r->tries[k]++ : REOPEN_S;
+			r->reopen[k] = now + (s < REOPEN_S ? s : REOPEN_S) * 1000000000ull;
 			r->done[k] = rc == 2; /* (a setting: never better later) */
 			return;
 		}

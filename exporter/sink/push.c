@@ -732,7 +732,9 @@ static int push_checkpoint(struct rt_push *p, struct rt_store *s, uint64_t run)
 	int lfd =
 	    rt_open_own_at(p->ckpt_dfd, lock, p->ckpt, O_RDWR | O_CREAT, 0600, why, sizeof(why));
 	if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB)) {
-		if (lfd >= 0)
+		if (lfd >= 0 && p->once) /* (the node's exporter tries again soon) */
+			;
+		else if (lfd >= 0)
 			rt_say("another rt-export push of run %llu to this engine is running",
 			       (unsigned long long)run);
 		else
@@ -884,6 +886,7 @@ struct rt_push_run *rt_push_run_open(struct rt_store *s, uint64_t run, const cha
 	r->s = s;
 	r->lfd = -1;
 	*rc = push_prepare(&r->p, to, NULL, r->url, sizeof(r->url), r->auth, sizeof(r->auth), 0);
+	r->p.once = 1;
 	if (!*rc && (*rc = rt_run_load(s, run, &r->ri)) == 0) {
 		r->lfd = push_attach(&r->p, s, &r->ri, rc);
 		if (*rc)
@@ -894,7 +897,6 @@ struct rt_push_run *rt_push_run_open(struct rt_store *s, uint64_t run, const cha
 		free(r);
 		return NULL;
 	}
-	r->p.once = 1;
 	r->p.live = 1; /* (a request every 10 s of samples) */
 	return r;
 }

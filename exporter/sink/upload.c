@@ -385,7 +385,9 @@ static int upload_open(struct upload *u, const char *spec)
 	int rc = rt_checkpoint_lock(u->udfd, u->ri.id, &u->lockfd);
 	if (!rc && (rc = rt_checkpoint_load(u->udfd, u->ri.id, &u->cp)))
 		close(u->lockfd);
-	if (rc == -EBUSY)
+	if (rc == -EBUSY && u->r_api.defer)
+		; /* (the node's exporter tries again soon) */
+	else if (rc == -EBUSY)
 		rt_say("run %llu is already being uploaded by another rt-export",
 		       (unsigned long long)u->ri.id);
 	else if (rc)
