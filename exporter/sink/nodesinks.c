@@ -35,6 +35,7 @@
 #include "export.h"
 #include "rt/common.h"
 #include "rt/runmeta.h"
+#include "net/cloud.h"
 #include "sink/push.h"
 #include "sink/upload.h"
 
@@ -66,6 +67,8 @@ struct nrun {
 struct nodesinks {
 	struct rt_store *s;
 	rt_allocation_fn allocation; /* the upload's finish names it */
+	struct rt_cloud cloud;       /* asked once, at the first upload */
+	int cloud_asked;
 	struct sink_state sink[NSINKS];
 	struct nrun *run;
 	size_t n, cap;
@@ -162,8 +165,10 @@ static enum rt_sink_end run_end(struct rt_store *s, uint64_t id)
 
 static void *open_sink(struct nodesinks *ns, int k, uint64_t id, int *rc)
 {
+	if (k == S_UPLOAD && !ns->cloud_asked++)
+		rt_upload_cloud(ns->s, &ns->cloud);
 	if (k == S_UPLOAD)
-		return rt_upload_run_open(ns->s, id, ns->allocation, rc);
+		return rt_upload_run_open(ns->s, id, ns->allocation, &ns->cloud, rc);
 	return rt_push_run_open(ns->s, id, k == S_PROM ? "prometheus" : "otlp", rc);
 }
 

@@ -333,6 +333,7 @@ struct upload {
 	uint64_t ival_ns, next_due; /* batches: every interval from the run's start */
 	int put_any;
 	uint64_t wait_until; /* stepped: no try before this (monotonic), 0: now */
+	const struct rt_cloud *cloud; /* stepped: the cloud, asked once for every run */
 	int started;         /* stepped: the run started on Sentinel, its grid set */
 	struct rt_ring *ring;
 	struct rt_buf gz, key, uri;
@@ -403,6 +404,14 @@ static int upload_open(struct upload *u, const char *spec)
 	return 0;
 }
 
+void rt_upload_cloud(struct rt_store *s, struct rt_cloud *cloud)
+{
+	rt_cloud_discover(cloud, 2000); /* in parallel, at most 2 s */
+	char host_id[128];
+	rt_host_id(host_id, sizeof(host_id)); /* for summary and report */
+	rt_cloud_save(rt_store_dir(s), host_id, cloud);
+}
+
 /* The run started on Sentinel (once: the checkpoint keeps its id), with
  * the cloud it ran on; retried while Sentinel is away. 0, or 1 when
  * Sentinel refused (said), or 2 (stepped) when it is to be tried later. */
@@ -410,12 +419,10 @@ static int upload_start_run(struct upload *u)
 {
 	struct rt_cloud cloud;
 	memset(&cloud, 0, sizeof(cloud));
-	if (!u->cp.sentinel_run[0]) {
-		rt_cloud_discover(&cloud, 2000); /* in parallel, at most 2 s */
-		char host_id[128];
-		rt_host_id(host_id, sizeof(host_id)); /* for summary and report */
-		rt_cloud_save(rt_store_dir(u->s), host_id, &cloud);
-	}
+	if (!u->cp.sentinel_run[0] && u->cloud)
+		cloud = *u->cloud; /* (the node's exporter asked once for all runs) */
+	else if (!u->cp.sentinel_run[0])
+		rt_upload_cloud(u->s, &cloud);
 	while (!u->cp.sentinel_run[0]) {
 		char *body = start_body(&u->ri, &cloud);
 		int rc = body ? rt_sentinel_start(&u->api, body, &u->cp, &u->res) : -ENOMEM;
@@ -643,14 +650,15 @@ int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose, rt_allocati
 
 /* ---- step by step: the node's exporter (sink/upload.h) ------------------ */
 struct rt_upload_run *rt_upload_run_open(struct rt_store *s, uint64_t run,
-                                         rt_allocation_fn allocation, int *rc)
+                                         rt_allocation_fn allocation,
+                                         const struct rt_cloud *cloud, int *rc)
 {
 	struct upload *u = calloc(1, sizeof(*u));
 	if (!u) {
 		*rc = -ENOMEM;
 		return NULL;
 	}
-	*u = (struct upload){.s = s, .allocation = allocation};
+	*u = (struct upload){.s = s, .allocation = allocation, .cloud = cloud};
 	u->r_api = (struct retry){0, 0, "Sentinel API", &u->wait_until};
 	u->r_s3 = (struct retry){0, 0, "S3 upload", &u->wait_until};
 	char spec[32];

@@ -13,12 +13,19 @@
 #include "sink/push.h"
 
 struct rt_upload_run;
+struct rt_cloud;
 
-/* The run's upload: Sentinel from the environment, the run's checkpoint
- * locked. NULL with the exit code in *rc (said: 1 also when another
- * rt-export uploads it). */
+/* The cloud this host runs on, asked of the metadata services (at most
+ * 2 s) and remembered in the store for summary, recommend and report. */
+void rt_upload_cloud(struct rt_store *s, struct rt_cloud *cloud);
+
+/* The run's upload: Sentinel from the environment, the cloud as asked
+ * (rt_upload_cloud, once for every run: it goes into each run's start),
+ * the run's checkpoint locked. NULL with the exit code in *rc (said: 1
+ * also when another rt-export uploads it). */
 struct rt_upload_run *rt_upload_run_open(struct rt_store *s, uint64_t run,
-                                         rt_allocation_fn allocation, int *rc);
+                                         rt_allocation_fn allocation,
+                                         const struct rt_cloud *cloud, int *rc);
 /* What the upload can do now: the run started on Sentinel (once), the
  * batches due put, the run finished once it ended and all is in (a run
  * handed over is never finished: the node started next goes on with it).
