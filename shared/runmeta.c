@@ -648,6 +648,7 @@ static int read_resume(struct scan *s, struct rt_run_fields *f)
 		if (m.p >= m.end || *m.p++ != ':')
 			break;
 		ws(&m);
+		size_t at = (size_t)(m.p - m.base);
 		if (m.p >= m.end || number(&m, num, sizeof(num)))
 			break;
 		if (!strcmp(key, "group_ino") && parse_u64_text(num, &u) == 0 && u)
@@ -663,7 +664,7 @@ static int read_resume(struct scan *s, struct rt_run_fields *f)
 		else if (!strcmp(key, "oom_below") && parse_u64_text(num, &u) == 0)
 			r->oom_below = u;
 		else if (!strcmp(key, "handover") && parse_u64_text(num, &u) == 0)
-			r->handover = u == 1;
+			r->handover = u == 1, f->handover_at = !strcmp(num, "1") ? at : 0;
 		ws(&m);
 		if (m.p >= m.end || *m.p++ != ',')
 			break;
@@ -783,6 +784,20 @@ int rt_runmeta_set_status(const char *json, size_t len, const char *status, stru
 	rt_buf_put(out, json, f.status_at);
 	rt_buf_json_str(out, status);
 	rt_buf_put(out, json + f.status_end, len - f.status_end);
+	return out->oom ? -ENOMEM : 0;
+}
+
+int rt_runmeta_clear_handover(const char *json, size_t len, struct rt_buf *out)
+{
+	struct rt_run_fields f;
+	if (rt_runmeta_read(json, len, &f))
+		return RT_E_SYNTAX;
+	if (!f.handover_at || f.handover_at >= len)
+		return RT_E_NOTFOUND;
+	rt_buf_reset(out);
+	rt_buf_put(out, json, len);
+	if (!out->oom)
+		out->p[f.handover_at] = '0'; /* (the same length: "handover":0) */
 	return out->oom ? -ENOMEM : 0;
 }
 

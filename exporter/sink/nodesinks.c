@@ -144,8 +144,9 @@ static int read_names(struct nodesinks *ns, int fd)
 }
 
 /* How far the run is, for its sinks: a node's run ends finished or
- * killed; one its node handed over, or whose node died (crashed), is
- * gone on with by the node started next (never finished here). */
+ * killed, or crashed (the node names a crashed run only once no node
+ * goes on with it: nodeadopt.h); one its node handed over is gone on
+ * with by the node started next (never finished here). */
 static enum rt_sink_end run_end(struct rt_store *s, uint64_t id)
 {
 	struct rt_runinfo ri;
@@ -160,7 +161,7 @@ static enum rt_sink_end run_end(struct rt_store *s, uint64_t id)
 	rt_run_free(&ri);
 	if (st == RT_RUN_RUNNING)
 		return RT_SINK_LIVE;
-	return handed || st == RT_RUN_CRASHED ? RT_SINK_HANDED : RT_SINK_ENDED;
+	return handed ? RT_SINK_HANDED : RT_SINK_ENDED;
 }
 
 static void *open_sink(struct nodesinks *ns, int k, uint64_t id, int *rc)

@@ -914,9 +914,11 @@ int rt_push_run_step(struct rt_push_run *r, enum rt_sink_end end)
 	if (rc == RT_E_RANGE)
 		rc = 0; /* no lines yet */
 	rt_emitter_free(&e);
-	/* a run that ended: its series end with it (once, kept until sent);
+	/* a run that ended: its series end with it (once, kept until sent;
+	 * also when every line went before: a run handed over, then ended
+	 * while no node ran, gets its end from the next node's exporter);
 	 * one handed over to the node started next goes on: what waits sent */
-	if (!rc && end == RT_SINK_ENDED && !r->staled && (p->batch_lines || p->sent_lines)) {
+	if (!rc && end == RT_SINK_ENDED && !r->staled && p->lines_seen) {
 		if (add_stale(p))
 			return -ENOMEM;
 		r->staled = r->stale_waits = 1;

@@ -146,6 +146,7 @@ struct rt_run_fields {
 	char cg_path[512]; /* cgroup.path ("" when absent or too long) */
 	int has_resume;    /* "resume" with its group_ino read */
 	struct rt_run_resume resume;
+	size_t handover_at; /* offset of resume.handover's digit, 0: absent */
 };
 
 /* Read f from json[0..len). Returns 0 or RT_E_SYNTAX (not a JSON object). */
@@ -153,6 +154,11 @@ int rt_runmeta_read(const char *json, size_t len, struct rt_run_fields *f);
 
 /* out = json with its status replaced (json must have one: RT_E_NOTFOUND). */
 int rt_runmeta_set_status(const char *json, size_t len, const char *status, struct rt_buf *out);
+
+/* out = json with its resume object's handover mark cleared (the run's
+ * job ended while no node ran: no node goes on with it). 0, or
+ * RT_E_NOTFOUND when it has none, RT_E_SYNTAX, -ENOMEM. */
+int rt_runmeta_clear_handover(const char *json, size_t len, struct rt_buf *out);
 
 /* A run's status: the names stored in the metadata, in one place. */
 enum rt_run_status {

@@ -338,6 +338,14 @@ static void retell(struct node *nd, uint64_t now_ns)
 		tell(nd, nd->ended[i]);
 }
 
+/* A run a node before this one left, ended now: its sinks told. */
+static void told_ended(void *arg, uint64_t run)
+{
+	struct node *nd = arg;
+	nd->ended[nd->nended++ % RT_ARRAY_LEN(nd->ended)] = run;
+	tell(nd, run);
+}
+
 /* A new job's run started; 0, or -1 when it could not start (said once:
  * tried again at the next scan). */
 static int start_job(struct node *nd, const char *path)
@@ -687,6 +695,8 @@ int rt_node_run(const struct rt_config *cfg, const struct rt_node_env *env, cons
 		        "every hierarchy under /sys/fs/cgroup); watching. If this node's layout "
 		        "differs, name its job groups with --jobs GLOB\n",
 		        prog, cfg->jobs, g.pat[0], g.n > 1 ? ", " : "", g.n > 1 ? g.pat[1] : "");
+	if (!nd.rec) /* (the jobs that ended while no node ran: their runs' ends) */
+		rt_nodesampler_settle(&nd.ns, told_ended, &nd);
 	watch(&nd, &g, cfg, sfd);
 	stop_all(&nd);
 	if (!nd.rec)

@@ -5,14 +5,17 @@
 #define _GNU_SOURCE
 #include "nodeadopt.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "rt/common.h"
 #include "rt/record.h"
 #include "rt/ring.h"
+#include "rt/sysroot.h"
 
 /* the inventory generations looked for in a run (a host's devices change
  * a few times in a run's life) */
@@ -172,6 +175,74 @@ int rt_nodeadopt_prepare(struct rt_store *s, const struct rt_nodeadopt_run *r, u
 		*last_mono = rec.h->mono_ns;
 	free(buf);
 	return 0;
+}
+
+/* Whether the directory below the hierarchy at rel is the group r was. */
+static int same_dir(const char *rel, const struct rt_nodeadopt_run *r)
+{
+	char sub[1200], p[4800];
+	struct stat st;
+	snprintf(sub, sizeof(sub), "%s%s", rel, r->path);
+	return rt_path(p, sizeof(p), RT_SYS, sub) == 0 && stat(p, &st) == 0 &&
+	       S_ISDIR(st.st_mode) && (uint64_t)st.st_ino == r->resume.group_ino;
+}
+
+int rt_nodeadopt_group_lives(const struct rt_nodeadopt_run *r)
+{
+	char p[4800], rel[600];
+	if (same_dir("fs/cgroup", r))
+		return 1; /* (v2 alone, or the unified root) */
+	if (rt_path(p, sizeof(p), RT_SYS, "fs/cgroup"))
+		return 0;
+	DIR *d = opendir(p);
+	int lives = 0;
+	for (struct dirent *e; d && !lives && (e = readdir(d));) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(rel, sizeof(rel), "fs/cgroup/%s", e->d_name);
+		lives = same_dir(rel, r);
+	}
+	if (d)
+		closedir(d);
+	return lives;
+}
+
+/* A run no node goes on with, ended: a dead node's ring salvaged and the
+ * run crashed; one handed over, its mark cleared (it ended as stored). */
+static int settle_run(struct rt_store *s, uint64_t run)
+{
+	char *meta;
+	size_t len;
+	struct rt_run_fields f;
+	struct rt_buf b = {0};
+	int rc = salvage_ring(s, run);
+	if (!rc)
+		rc = rt_store_get_meta(s, run, &meta, &len);
+	if (rc)
+		return rc;
+	rc = rt_runmeta_read(meta, len, &f);
+	if (!rc && rt_run_status_of(f.status) == RT_RUN_RUNNING)
+		rc = rt_runmeta_set_status(meta, len, rt_run_status_name(RT_RUN_CRASHED), &b);
+	else if (!rc && f.handover_at) /* (crashed already: as it is) */
+		rc = rt_runmeta_clear_handover(meta, len, &b);
+	if (!rc && b.len)
+		rc = rt_store_put_meta(s, run, b.p, b.len);
+	free(meta);
+	rt_buf_free(&b);
+	return rc;
+}
+
+void rt_nodeadopt_settle(struct rt_store *s, struct rt_nodeadopt *a,
+                         void (*ended)(void *arg, uint64_t run), void *arg)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		struct rt_nodeadopt_run *r = &a->run[i];
+		if (r->taken || rt_nodeadopt_group_lives(r))
+			continue;
+		r->taken = 1;
+		if (settle_run(s, r->run) == 0 && ended)
+			ended(arg, r->run);
+	}
 }
 
 void rt_nodeadopt_free(struct rt_nodeadopt *a)

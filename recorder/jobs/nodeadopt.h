@@ -52,6 +52,18 @@ void rt_nodeadopt_put_back(struct rt_nodeadopt *a, uint64_t run);
 int rt_nodeadopt_prepare(struct rt_store *s, const struct rt_nodeadopt_run *r, uint64_t *next,
                          uint64_t *last_mono);
 
+/* Whether r's group lives: its path, in any hierarchy, the same
+ * directory (its inode). */
+int rt_nodeadopt_group_lives(const struct rt_nodeadopt_run *r);
+
+/* Once the node has looked for its jobs: the runs no job went on with
+ * whose group is gone (their jobs ended while no node ran) are ended for
+ * good, as far as they went: a dead node's ring salvaged and the run
+ * crashed, a handed-over run's mark cleared (it ended as it was stored);
+ * ended(arg, run) is told each (its sinks then finish it). */
+void rt_nodeadopt_settle(struct rt_store *s, struct rt_nodeadopt *a,
+                         void (*ended)(void *arg, uint64_t run), void *arg);
+
 void rt_nodeadopt_free(struct rt_nodeadopt *a);
 
 #endif

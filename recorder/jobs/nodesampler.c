@@ -516,6 +516,12 @@ void rt_nodesampler_stop(struct rt_nodesampler *n, char *warn, size_t cap)
 	sweep(n);
 }
 
+void rt_nodesampler_settle(struct rt_nodesampler *n, void (*ended)(void *arg, uint64_t run),
+                           void *arg)
+{
+	rt_nodeadopt_settle(n->store, &n->adopt, ended, arg);
+}
+
 void rt_nodesampler_close(struct rt_nodesampler *n)
 {
 	for (size_t i = 0; i < n->njob; i++)

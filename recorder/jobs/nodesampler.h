@@ -90,6 +90,11 @@ void rt_nodesampler_skipped(struct rt_nodesampler *n, uint64_t missed);
 /* Every live job: a final sample, its run ended and handed over (the node
  * stops: a node started later goes on with it while its group lives). */
 void rt_nodesampler_stop(struct rt_nodesampler *n, char *warn, size_t cap);
+/* The node has looked for its jobs once: the runs a node before it left
+ * whose jobs ended meanwhile are ended for good (nodeadopt.h), ended told
+ * each. */
+void rt_nodesampler_settle(struct rt_nodesampler *n, void (*ended)(void *arg, uint64_t run),
+                           void *arg);
 /* End every job's run still live (no final sample), close. */
 void rt_nodesampler_close(struct rt_nodesampler *n);
 

@@ -7,7 +7,8 @@
 # mid-way: the exporter ends with it and the new sampler's one goes on.
 # Then the node stopped with TERM and started again (a restart: its runs
 # handed over, neither finished on Sentinel nor ended in Prometheus, and
-# gone on with by the next node's exporter).
+# gone on with by the next node's exporter); a job that ended while no
+# node ran gets its run ended for good and finished by the next node.
 # Afterwards every run is in Prometheus once (each line's point of a gauge
 # and of a counter, its staleness marker after the last) and in the bucket
 # once (every replayed line in exactly one object, finish called once).
@@ -91,11 +92,19 @@ wait_pid $W 15 || fail "the node did not stop on TERM"
 [ "$("$EXP" runs | grep -c finished)" -eq $N ] || fail "handed over: $("$EXP" runs)"
 grep -c '"kind": *"finish"' "$T/api.log" > "$T/fin" || true
 [ "$(cat "$T/fin")" = 0 ] || fail "runs handed over were finished on Sentinel: $(cat "$T/fin")"
+# one job ends while no node runs: its run is ended for good by the next
+for m in /sys/fs/cgroup/*$TOP/g0 /sys/fs/cgroup$TOP/g0; do
+	if [ -f "$m/cgroup.procs" ]; then kill -9 $(cat "$m/cgroup.procs") 2> /dev/null || true; fi
+done
+sleep 0.3
+$CG rm $TOP/g0
 "$REC" --jobs "$TOP/*" -i 0.5 2>> "$T/node.err" &
 W=$!
 track $W
-wait_for sh -c "[ \$(\"$EXP\" runs | grep -c running) -eq $N ]" || fail "runs after the restart: $("$EXP" runs)"
-ok "a restart (TERM, a new node): the runs handed over unfinished, gone on with"
+wait_for sh -c "[ \$(\"$EXP\" runs | grep -c running) -eq $((N - 1)) ]" || fail "runs after the restart: $("$EXP" runs)"
+G0=$("$EXP" runs | awk '$NF == "g0" {print $1}')
+"$EXP" show "$G0" | grep -q '"handover":1' && fail "g0's run, ended while no node ran, is still handed over: $("$EXP" show "$G0")"
+ok "a restart (TERM, a new node): the runs handed over unfinished, gone on with; g0's, whose job ended meanwhile, ended for good"
 
 # every job ends (each slept 20 s); then the node stops
 wait_for sh -c "[ \$(\"$EXP\" runs | grep -c finished) -eq $N ]" ||

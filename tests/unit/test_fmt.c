@@ -253,6 +253,19 @@ Test(fmt, a_node_runs_resume_object_reads_back_as_written)
 	cr_assert_eq(f.resume.skipped, 41);
 	cr_assert_eq(f.resume.oom_below, 2);
 	cr_assert(f.resume.handover);
+	/* its mark cleared (its job ended while no node ran): the rest as it was */
+	struct rt_buf c = {0};
+	cr_assert_eq(rt_runmeta_clear_handover(b.p, b.len, &c), 0);
+	cr_assert_eq(c.len, b.len);
+	struct rt_run_fields g;
+	cr_assert_eq(rt_runmeta_read(c.p, c.len, &g), 0);
+	cr_assert(g.has_resume && !g.resume.handover);
+	cr_assert_eq(g.resume.skipped, 41);
+	cr_assert_str_eq(g.status, "finished");
+	cr_assert_eq(rt_runmeta_clear_handover(c.p, c.len, &b), RT_E_NOTFOUND);
+	rt_buf_free(&c);
+	rt_buf_reset(&b);
+	rt_runmeta_write(&b, &m);
 	/* no offsets read yet, not handed over: said so, not zeros taken for them */
 	r.cg_cpu = 0;
 	r.handover = 0;
