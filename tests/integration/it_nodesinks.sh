@@ -103,7 +103,14 @@ W=$!
 track $W
 wait_for sh -c "[ \$(\"$EXP\" runs | grep -c running) -eq $((N - 1)) ]" || fail "runs after the restart: $("$EXP" runs)"
 G0=$("$EXP" runs | awk '$NF == "g0" {print $1}')
-"$EXP" show "$G0" | grep -q '"handover":1' && fail "g0's run, ended while no node ran, is still handed over: $("$EXP" show "$G0")"
+[ -n "$G0" ] || fail "no run of g0: $("$EXP" runs)"
+"$EXP" show "$G0" | python3 -c '
+import json, sys
+m = json.load(sys.stdin)
+assert m["status"] == "finished" and "resume" in m and not m["resume"].get("handover"), m.get("resume")' ||
+	fail "g0's run, ended while no node ran, is not ended for good"
+"$EXP" show 1 | python3 -c 'import json, sys; assert "resume" in json.load(sys.stdin)' ||
+	fail "show has no resume object: $("$EXP" show 1)"
 ok "a restart (TERM, a new node): the runs handed over unfinished, gone on with; g0's, whose job ended meanwhile, ended for good"
 
 # every job ends (each slept 20 s); then the node stops
