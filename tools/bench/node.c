@@ -5,9 +5,12 @@
  *
  * Beside it, in the same run, the floor: a thread that reads, once a
  * second, what a job's figures need and nothing more: each group's
- * counter files (the ones its recorder keeps open under /sys/fs/cgroup),
- * its cgroup.procs and its member's /proc stat, parsing nothing. Its CPU
- * is the thread's own (CLOCK_THREAD_CPUTIME_ID).
+ * counter files (the ones its recorder keeps open under /sys/fs/cgroup,
+ * but for those rt reads every 5 s: its limits, peak, OOM and task
+ * counts, which the floor reads every 5th second whether rt holds them
+ * or opens them when read), its cgroup.procs and its member's /proc
+ * stat, parsing nothing. Its CPU is the thread's own
+ * (CLOCK_THREAD_CPUTIME_ID).
  *
  * rt's CPU is the node process's (and, under a hard limit of 1,000
  * descriptors, every job recorder's: the design before, the anchor),
@@ -73,6 +76,7 @@ static int family(pid_t node, pid_t *out, int cap)
 struct floor_files {
 	int *fd;
 	int n, cap;
+	struct floor_files *rare; /* each group's files read every 5 s */
 	int *pss; /* each member's smaps_rollup: the second floor's */
 	int npss;
 };
@@ -92,6 +96,22 @@ static void floor_add(struct floor_files *f, const char *path)
 		f->fd[f->n++] = fd;
 }
 
+/* Whether a group's file is one rt reads every 5 s only. */
+static int rare_file(const char *path)
+{
+	static const char *const names[] = {
+	    "/memory.limit_in_bytes", "/memory.max_usage_in_bytes", "/memory.oom_control",
+	    "/pids.current",          "/pids.max",                  "/memory.max",
+	    "/memory.peak",           "/memory.events"};
+	size_t n = strlen(path);
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		size_t m = strlen(names[k]);
+		if (n > m && !strcmp(path + n - m, names[k]))
+			return 1;
+	}
+	return 0;
+}
+
 static void floor_open(struct floor_files *f, const pid_t *fam, int nfam, const struct jobs *j)
 {
 	for (int k = 0; k < nfam; k++) { /* the group files it keeps open */
@@ -106,12 +126,29 @@ static void floor_open(struct floor_files *f, const pid_t *fam, int nfam, const 
 			if (len <= 0)
 				continue;
 			target[len] = '\0';
-			if (!strncmp(target, "/sys/fs/cgroup/", 15))
-				floor_add(f, target);
+			if (!strncmp(target, "/sys/fs/cgroup/", 15) && !rare_file(target))
+				floor_add(f, target); /* (the rare ones: below) */
 		}
 		if (d)
 			closedir(d);
 	}
+	/* what rt reads every 5 s (its limits, peak, OOM and task counts),
+	 * whether it keeps them open or not, so that the floor is the same
+	 * whatever rt holds */
+	static const char *const rare[][2] = {
+	    {"/memory", "memory.limit_in_bytes"}, {"/memory", "memory.max_usage_in_bytes"},
+	    {"/memory", "memory.oom_control"},    {"/pids", "pids.current"},
+	    {"/pids", "pids.max"},                {"", "memory.max"},
+	    {"", "memory.peak"},                  {"", "memory.events"},
+	    {"", "pids.current"},                 {"", "pids.max"}};
+	for (int i = 0; f->rare && i < j->n; i++)
+		for (size_t k = 0; k < sizeof(rare) / sizeof(rare[0]); k++) {
+			char p[700];
+			snprintf(p, sizeof(p), "/sys/fs/cgroup%s%s/g%d/%s", rare[k][0], j->top, i,
+			         rare[k][1]);
+			if (!access(p, R_OK))
+				floor_add(f->rare, p);
+		}
 	for (int i = 0; i < j->n; i++) {
 		char p[600];
 		snprintf(p, sizeof(p), "/sys/fs/cgroup/memory%s/g%d/cgroup.procs", j->top, i);
@@ -154,6 +191,9 @@ static void *floor_thread(void *arg)
 	for (r->samples = 0; r->samples < r->secs; r->samples++) {
 		for (int i = 0; i < r->f->n; i++)
 			if (pread(r->f->fd[i], buf, sizeof(buf), 0) < 0)
+				continue;
+		for (int i = 0; r->f->rare && r->samples % 5 == 0 && i < r->f->rare->n; i++)
+			if (pread(r->f->rare->fd[i], buf, sizeof(buf), 0) < 0)
 				continue;
 		double p0 = thread_cpu();
 		for (int i = 0; r->samples % 5 == 0 && i < r->f->npss; i++)
@@ -330,7 +370,8 @@ static int measure(const struct bench_ctx *c, struct jobs *j, int secs, int reco
 	pid_t fam[1024];
 	sleep(WARM_S); /* every job past its first samples */
 	int nfam = family(node, fam, 1024);
-	struct floor_files ff = {0};
+	struct floor_files ff = {0}, rare = {0};
+	ff.rare = &rare;
 	floor_open(&ff, fam, nfam, j);
 	struct floor_run fr = {.f = &ff, .secs = secs};
 	long long ns0 = family_ns(fam, nfam);
@@ -346,6 +387,9 @@ static int measure(const struct bench_ctx *c, struct jobs *j, int secs, int reco
 	for (int i = 0; i < ff.n; i++)
 		close(ff.fd[i]);
 	free(ff.fd);
+	for (int i = 0; i < rare.n; i++)
+		close(rare.fd[i]);
+	free(rare.fd);
 	for (int i = 0; i < ff.npss; i++)
 		close(ff.pss[i]);
 	free(ff.pss);
@@ -353,7 +397,7 @@ static int measure(const struct bench_ctx *c, struct jobs *j, int secs, int reco
 	m->floor_us = (fr.cpu_s - fr.pss_s) * 1e6 / ((double)fr.samples * j->n);
 	m->floor2_us = fr.cpu_s * 1e6 / ((double)fr.samples * j->n);
 	m->procs = nfam;
-	m->files = ff.n;
+	m->files = ff.n + rare.n;
 	store_figures(store, m);
 	if (!recorders) /* (after the store's figures, which it would change) */
 		restart_and_crash(argv, store, j);
