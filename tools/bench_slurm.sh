@@ -5,12 +5,13 @@
 # in a temporary directory, nothing in /etc touched; the node declares
 # JOBS CPUs, config_overrides, so that JOBS one-CPU jobs run at once),
 # jobacct_gather/cgroup, JOBS batch jobs that sleep.
-#   1. the jobs with Slurm's polling at 1 s (--acctg-freq=task=1) and
+#   1. the jobs with Slurm's polling at 1 s (JobAcctGatherFrequency=task=1) and
 #      `resource-tracker --jobs slurm -i 1` following them: over SECONDS
 #      (default 30) after a 12 s warm-up, the CPU of every slurmstepd and
 #      of the node's processes (/proc/PID/schedstat), per job and second,
 #      and their PSS (smaps_rollup);
-#   2. the same jobs again with Slurm's polling off (--acctg-freq=task=0)
+#      (PERF=FILE: `perf record -g` of the node's sampler meanwhile);
+#   2. the same jobs again with Slurm's polling off (task=0, reconfigured)
 #      and no rt: slurmstepd's CPU without polling, the baseline.
 # Slurm's polling is (1) less (2), per job and sample.
 set -eu
@@ -53,6 +54,7 @@ ReturnToService=2
 MpiDefault=none
 MaxJobCount=100000
 JobAcctGatherType=jobacct_gather/cgroup
+JobAcctGatherFrequency=task=1
 NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$N RealMemory=$MEM State=UNKNOWN
 PartitionName=rtbench Nodes=$NODE Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 EOF
@@ -73,8 +75,8 @@ slurmd -f "$SLURM_CONF"
 for _ in $(seq 100); do sinfo -h -o %t 2> /dev/null | grep -q idle && break; sleep 0.2; done
 sinfo -h -o %t | grep -q idle || { echo "this Slurm did not come up: $(tail -3 "$S/d.log")"; exit 1; }
 
-cpu() { # the on-CPU ns of the pids, summed
-	for p in "$@"; do cut -d' ' -f1 "/proc/$p/schedstat" 2> /dev/null || echo 0; done |
+cpu() { # the on-CPU ns of the pids, every thread of each, summed
+	for p in "$@"; do cat /proc/$p/task/*/schedstat 2> /dev/null || echo 0; done |
 		awk '{s += $1} END {printf "%.0f\n", s}'
 }
 pss() { # their PSS in KiB, summed
@@ -93,9 +95,11 @@ family() { # the pid and everything below it
 }
 # JOBS sleeping jobs at FREQ (task=FREQ), all running; their slurmstepds
 submit() {
+	sed -i "s/^JobAcctGatherFrequency=.*/JobAcctGatherFrequency=task=$1/" "$S/slurm.conf"
+	scontrol reconfigure
+	sleep 2
 	for i in $(seq "$N"); do
-		sbatch --parsable -J "b$i" -c 1 --mem=16M --acctg-freq=task="$1" -o /dev/null \
-			--wrap "sleep 3600" > /dev/null
+		sbatch --parsable -J "b$i" -c 1 --mem=16M -o /dev/null --wrap "sleep 3600" > /dev/null
 	done
 	for _ in $(seq 300); do
 		[ "$(squeue -h -t R | wc -l)" -ge "$N" ] && break
@@ -111,6 +115,9 @@ sleep 12
 STEPD=$(pgrep -x slurmstepd | tr '\n' ' ')
 NODEFAM=$(family "$NODEPID")
 c0s=$(cpu $STEPD) c0n=$(cpu $NODEFAM)
+if [ -n "${PERF:-}" ]; then # (PERF=FILE: the node's sampler profiled meanwhile)
+	perf record -g -o "$PERF" -p "$(pgrep -P "$NODEPID" | head -1)" -- sleep "$SECS" > /dev/null 2>&1 &
+fi
 sleep "$SECS"
 c1s=$(cpu $STEPD) c1n=$(cpu $NODEFAM)
 ps1=$(pss $STEPD) pn=$(pss $NODEFAM)
