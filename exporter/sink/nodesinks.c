@@ -49,6 +49,7 @@ enum { S_PROM, S_OTLP, S_UPLOAD };
 
 struct sink_state {
 	const char *name;
+	const char *what; /* its lines' subject */
 	int on;
 	uint64_t paused_until; /* an outage: no step before (monotonic ns) */
 	double backoff;
@@ -181,6 +182,11 @@ static void close_sink(int k, void *h)
 		rt_push_run_close(h);
 }
 
+static uint64_t sink_oks(int k, const void *h)
+{
+	return k == S_UPLOAD ? rt_upload_run_oks(h) : rt_push_run_oks(h);
+}
+
 /* A push that failed: its sink waits (backoff, doubling to 30 s), one
  * line when an outage starts. */
 static void sink_failed(struct sink_state *k, const char *why)
@@ -190,15 +196,14 @@ static void sink_failed(struct sink_state *k, const char *why)
 		k->backoff = MAX_BACKOFF;
 	k->paused_until = mono_ns() + (uint64_t)(k->backoff * 1e9);
 	if (!k->outage)
-		rt_say("the push to %s failed (%s); every run waits and is sent once it answers",
-		       k->name, why);
+		rt_say("%s failed (%s); every run waits and is sent once it answers", k->what, why);
 	k->outage = 1;
 }
 
 static void sink_ok(struct sink_state *k)
 {
 	if (k->outage)
-		rt_say("the push to %s succeeded again", k->name);
+		rt_say("%s succeeded again", k->what);
 	k->outage = 0;
 	k->backoff = 0;
 }
@@ -223,7 +228,14 @@ static void step_sink(struct nodesinks *ns, struct nrun *r, int k, enum rt_sink_
 			return;
 		}
 	}
+	uint64_t oks = sink_oks(k, r->h[k]);
 	int rc = k == S_UPLOAD ? rt_upload_run_step(r->h[k], end) : rt_push_run_step(r->h[k], end);
+	if (sink_oks(k, r->h[k]) > oks) /* (a request went through) */
+		sink_ok(sk);
+	if (rc == RT_E_NET && k == S_UPLOAD) {
+		sink_failed(sk, rt_upload_run_answer(r->h[k]));
+		return;
+	}
 	if (rc == RT_E_NET || (rc == RT_E_HTTP && k != S_UPLOAD)) {
 		long st;
 		const char *why = rt_push_run_answer(r->h[k], &st);
@@ -241,8 +253,10 @@ static void step_sink(struct nodesinks *ns, struct nrun *r, int k, enum rt_sink_
 		       sk->name, (unsigned long long)r->id, st, why, (unsigned long long)r->id,
 		       sk->name);
 	}
-	if (rc == 0 || rc == 1)
-		sink_ok(sk);
+	if (rc < 0 && rc != RT_E_HTTP && rc != -EPROTO) /* (the others are said) */
+		rt_say("%s of run %llu stopped: %s; later: rt-export %s %llu", sk->what,
+		       (unsigned long long)r->id, rt_strerror(rc), k == S_UPLOAD ? "upload" : "push",
+		       (unsigned long long)r->id);
 	if (rc != 0) { /* done, or given up (said) */
 		close_sink(k, r->h[k]);
 		r->h[k] = NULL;
@@ -321,12 +335,15 @@ int rt_cmd_sinks(struct rt_store *s, rt_allocation_fn allocation)
 	ns.s = s;
 	ns.allocation = allocation;
 	ns.sink[S_PROM] = (struct sink_state){.name = "prometheus",
+	                                      .what = "the push to prometheus",
 	                                      .on = env_set("TRACKER_REMOTE_WRITE_URL")};
 	ns.sink[S_OTLP] =
 	    (struct sink_state){.name = "otlp",
+	                        .what = "the push to otlp",
 	                        .on = env_set("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") ||
 	                              env_set("OTEL_EXPORTER_OTLP_ENDPOINT")};
 	ns.sink[S_UPLOAD] = (struct sink_state){.name = "Sentinel",
+	                                        .what = "the upload (Sentinel, S3)",
 	                                        .on = rt_sentinel_token() != NULL};
 	struct sigaction sa = {.sa_handler = on_term};
 	sigaction(SIGTERM, &sa, NULL);

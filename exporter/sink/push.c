@@ -938,6 +938,11 @@ const char *rt_push_run_answer(const struct rt_push_run *r, long *status)
 	return r->p.last_why;
 }
 
+uint64_t rt_push_run_oks(const struct rt_push_run *r)
+{
+	return r->p.requests;
+}
+
 void rt_push_run_close(struct rt_push_run *r)
 {
 	if (!r)

@@ -110,6 +110,8 @@ struct rt_store;
 struct rt_push_run *rt_push_run_open(struct rt_store *s, uint64_t run, const char *to, int *rc);
 int rt_push_run_step(struct rt_push_run *r, enum rt_sink_end end);
 const char *rt_push_run_answer(const struct rt_push_run *r, long *status);
+/* The requests the engine took so far (an outage is over at the next). */
+uint64_t rt_push_run_oks(const struct rt_push_run *r);
 void rt_push_run_close(struct rt_push_run *r);
 
 /* Attribute key of the resource, NULL when absent. */

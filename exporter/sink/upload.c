@@ -45,13 +45,20 @@ struct retry {
 	int outage; /* a warning was printed for this outage */
 	const char *what;
 	uint64_t *defer; /* stepped: the monotonic time of the next try goes
-	                    here instead of a sleep (NULL: sleep) */
+	                    here instead of a sleep (NULL: sleep), and the
+	                    caller says the outage (once for every run) */
+	int failed;      /* stepped: a try failed since the caller looked */
+	uint64_t oks;    /* tries that succeeded */
+	char why[200];   /* stepped: why */
 };
 
 /* Wait before the next attempt: 0.5 s doubling to 30 s, with jitter. */
 static void backoff(struct retry *r, const char *why)
 {
-	if (!r->outage) {
+	if (r->defer) {
+		snprintf(r->why, sizeof(r->why), "%s: %s", r->what, why);
+		r->failed = 1;
+	} else if (!r->outage) {
 		rt_say("%s failed (%s); retrying until it succeeds", r->what, why);
 		r->outage = 1;
 	}
@@ -72,7 +79,8 @@ static void backoff(struct retry *r, const char *why)
 
 static void recovered(struct retry *r)
 {
-	if (r->outage)
+	r->oks++;
+	if (r->outage && !r->defer)
 		rt_say("%s succeeded again", r->what);
 	r->failures = r->outage = 0;
 }
@@ -334,6 +342,7 @@ struct upload {
 	int put_any;
 	uint64_t wait_until; /* stepped: no try before this (monotonic), 0: now */
 	const struct rt_cloud *cloud; /* stepped: the cloud, asked once for every run */
+	char why[200];                /* stepped: the last failure (rt_upload_run_answer) */
 	int started;         /* stepped: the run started on Sentinel, its grid set */
 	struct rt_ring *ring;
 	struct rt_buf gz, key, uri;
@@ -621,8 +630,8 @@ int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose, rt_allocati
 	static struct upload up;
 	struct upload *u = &up;
 	*u = (struct upload){.s = s, .verbose = verbose, .allocation = allocation};
-	u->r_api = (struct retry){0, 0, "Sentinel API", NULL};
-	u->r_s3 = (struct retry){0, 0, "S3 upload", NULL};
+	u->r_api = (struct retry){.what = "Sentinel API"};
+	u->r_s3 = (struct retry){.what = "S3 upload"};
 	int rc = upload_api(u, spec);
 	if (rc)
 		return rc;
@@ -659,8 +668,8 @@ struct rt_upload_run *rt_upload_run_open(struct rt_store *s, uint64_t run,
 		return NULL;
 	}
 	*u = (struct upload){.s = s, .allocation = allocation, .cloud = cloud};
-	u->r_api = (struct retry){0, 0, "Sentinel API", &u->wait_until};
-	u->r_s3 = (struct retry){0, 0, "S3 upload", &u->wait_until};
+	u->r_api = (struct retry){.what = "Sentinel API", .defer = &u->wait_until};
+	u->r_s3 = (struct retry){.what = "S3 upload", .defer = &u->wait_until};
 	char spec[32];
 	snprintf(spec, sizeof(spec), "%llu", (unsigned long long)run);
 	if ((*rc = upload_api(u, spec)) || (*rc = upload_open(u, spec))) {
@@ -681,8 +690,12 @@ int rt_upload_run_step(struct rt_upload_run *r, enum rt_sink_end end)
 	u->wait_until = 0;
 	if (!u->started) {
 		int rc = upload_start_run(u);
+		if (rc == 2) /* (Sentinel away: tried again) */
+			u->r_api.failed = 0;
+		if (rc == 2)
+			return snprintf(u->why, sizeof(u->why), "%s", u->r_api.why), RT_E_NET;
 		if (rc)
-			return rc == 2 ? 0 : -EPROTO;
+			return -EPROTO;
 		upload_region(u);
 		upload_grid(u, (double)u->ival_ns / 1e9);
 		u->started = 1;
@@ -696,7 +709,23 @@ int rt_upload_run_step(struct rt_upload_run *r, enum rt_sink_end end)
 	}
 	if (a == ACT_FAILED)
 		return -EPROTO;
+	if (u->r_api.failed || u->r_s3.failed) { /* (the caller says it, once) */
+		snprintf(u->why, sizeof(u->why), "%s", u->r_api.failed ? u->r_api.why : u->r_s3.why);
+		u->r_api.failed = u->r_s3.failed = 0;
+		return RT_E_NET;
+	}
 	return a == ACT_DONE;
+}
+
+const char *rt_upload_run_answer(const struct rt_upload_run *r)
+{
+	return ((const struct upload *)r)->why;
+}
+
+uint64_t rt_upload_run_oks(const struct rt_upload_run *r)
+{
+	const struct upload *u = (const struct upload *)r;
+	return u->r_api.oks + u->r_s3.oks;
 }
 
 void rt_upload_run_close(struct rt_upload_run *r)

@@ -29,9 +29,14 @@ struct rt_upload_run *rt_upload_run_open(struct rt_store *s, uint64_t run,
 /* What the upload can do now: the run started on Sentinel (once), the
  * batches due put, the run finished once it ended and all is in (a run
  * handed over is never finished: the node started next goes on with it).
- * An outage is waited out by later steps (no sleep here). 0: more to come;
- * 1: this run is done here; -EPROTO: given up (said). */
+ * An outage is waited out by later steps (no sleep here, nothing said).
+ * 0: more to come; 1: this run is done here; RT_E_NET: a try failed
+ * (rt_upload_run_answer says why; tried again after a backoff); -EPROTO:
+ * given up (said). */
 int rt_upload_run_step(struct rt_upload_run *r, enum rt_sink_end end);
+const char *rt_upload_run_answer(const struct rt_upload_run *r);
+/* The requests that succeeded so far (an outage is over at the next). */
+uint64_t rt_upload_run_oks(const struct rt_upload_run *r);
 void rt_upload_run_close(struct rt_upload_run *r);
 
 #endif

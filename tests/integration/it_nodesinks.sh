@@ -7,7 +7,8 @@
 # mid-way: the exporter ends with it and the new sampler's one goes on.
 # Then the node stopped with TERM and started again (a restart: its runs
 # handed over, neither finished on Sentinel nor ended in Prometheus, and
-# gone on with by the next node's exporter); a job that ended while no
+# gone on with by the next node's exporter); S3 away for 6 s (one line
+# when the upload fails, one when it is back); a job that ended while no
 # node ran gets its run ended for good and finished by the next node.
 # Afterwards every run is in Prometheus once (each line's point of a gauge
 # and of a counter, its staleness marker after the last) and in the bucket
@@ -38,7 +39,8 @@ prometheus --config.file="$T/prom.yml" --storage.tsdb.path="$T/tsdb" \
 	--web.listen-address="127.0.0.1:$PP" --web.enable-remote-write-receiver > "$T/prom.log" 2>&1 &
 track $!
 wait_for curl -sf "http://127.0.0.1:$PP/-/ready" || fail "prometheus did not start: $(tail -5 "$T/prom.log")"
-serve s3 node "$HERE/tests/peers/s3peer.js" $S3P "$T/s3" rt-test
+start_s3() { serve s3 node "$HERE/tests/peers/s3peer.js" $S3P "$T/s3" rt-test; S3PID=$SERVED; }
+start_s3
 serve api python3 "$HERE/tools/sentinel_server.py" $APIP "$T/api.log"
 export RT_STORE="$T/st" RT_IMDS_ADDR=127.0.0.1:1
 export TRACKER_REMOTE_WRITE_URL="http://127.0.0.1:$PP/api/v1/write"
@@ -46,7 +48,7 @@ export SENTINEL_API_TOKEN=test-token SENTINEL_API_URL=http://127.0.0.1:$APIP
 export TRACKER_S3_ENDPOINT=http://127.0.0.1:$S3P TRACKER_UPLOAD_INTERVAL=2
 
 N=20
-$CG many $TOP $N 20 > /dev/null
+$CG many $TOP $N 32 > /dev/null
 "$REC" --jobs "$TOP/*" -i 0.5 2> "$T/node.err" &
 W=$!
 track $W
@@ -85,6 +87,19 @@ wait_pid $E1 5 || fail "the dead sampler's exporter $E1 lives on"
 [ "$(echo $(exporters_of "$S2") | wc -w)" = 1 ] || fail "exporters below the new sampler: '$(exporters_of "$S2")'"
 ok "the sampler killed with SIGKILL: its exporter ended with it, one new exporter below the new sampler"
 
+# S3 away for 6 s (each run is looked at every 5 s): one line when the
+# upload fails and one when it is back, for every run at once (nothing
+# lost: the delivery check below)
+kill $S3PID
+wait $S3PID 2> /dev/null || true
+sleep 6
+start_s3
+for _ in $(seq 150); do grep -q "the upload (Sentinel, S3) succeeded again" "$T/node.err" && break; sleep 0.1; done
+[ "$(grep -c "the upload (Sentinel, S3) failed" "$T/node.err")" = 1 ] &&
+	[ "$(grep -c "the upload (Sentinel, S3) succeeded again" "$T/node.err")" = 1 ] ||
+	fail "S3 away: not one line each: $(cat "$T/node.err")"
+ok "S3 away for 6 s: one line when it failed, one when it answered again"
+
 # a restart: TERM, the runs handed over; a node started again goes on
 sleep 1
 kill -TERM $W
@@ -113,13 +128,14 @@ assert m["status"] == "finished" and "resume" in m and not m["resume"].get("hand
 	fail "show has no resume object: $("$EXP" show 1)"
 ok "a restart (TERM, a new node): the runs handed over unfinished, gone on with; g0's, whose job ended meanwhile, ended for good"
 
-# every job ends (each slept 20 s); then the node stops
+# every job ends (each slept 32 s); then the node stops
 wait_for sh -c "[ \$(\"$EXP\" runs | grep -c finished) -eq $N ]" ||
 	{ sleep 10; [ "$("$EXP" runs | grep -c finished)" -eq $N ]; } || fail "runs at the end: $("$EXP" runs)"
 sleep 3
 kill -TERM $W
 wait_pid $W 20 || fail "the node did not stop on TERM"
-grep -v "^$" "$T/node.err" | grep -v "killed by SIGKILL; started again" | grep -q . &&
+grep -v "^$" "$T/node.err" | grep -v "killed by SIGKILL; started again" |
+	grep -v "the upload (Sentinel, S3) \(failed\|succeeded again\)" | grep -q . &&
 	fail "the node said: $(cat "$T/node.err")"
 
 # every run once in Prometheus and once in the bucket
