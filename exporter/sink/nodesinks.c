@@ -53,7 +53,7 @@ struct sink_state {
 	int on;
 	uint64_t paused_until; /* an outage: no step before (monotonic ns) */
 	double backoff;
-	int outage; /* said */
+	int outage; /* said: 1, or (the upload) 1 Sentinel's, 2 S3's */
 };
 
 struct nrun {
@@ -75,6 +75,7 @@ struct nodesinks {
 	size_t n, cap;
 	char line[64];
 	size_t linelen;
+	pid_t node; /* the node's sampler, this process's parent */
 };
 
 static volatile sig_atomic_t stop_now;
@@ -144,25 +145,31 @@ static int read_names(struct nodesinks *ns, int fd)
 	return 1;
 }
 
-/* How far the run is, for its sinks: a node's run ends finished or
- * killed, or crashed (the node names a crashed run only once no node
- * goes on with it: nodeadopt.h); one its node handed over is gone on
- * with by the node started next (never finished here). */
-static enum rt_sink_end run_end(struct rt_store *s, uint64_t id)
+/* How far the run is, for its sinks, from its stored status (never a
+ * reader's guess: the moment the node's sampler dies its rings' writer
+ * is gone, and its runs would read as crashed until the next sampler
+ * goes on with them): a node's run ends finished or killed, or crashed
+ * (the node names a crashed run only once no node goes on with it:
+ * nodeadopt.h); one its node handed over is gone on with by the node
+ * started next (never finished here). Once the node is gone (this
+ * process's parent: it dies with it), nothing is finished. */
+static enum rt_sink_end run_end(struct nodesinks *ns, uint64_t id)
 {
-	struct rt_runinfo ri;
-	char spec[32];
-	snprintf(spec, sizeof(spec), "%llu", (unsigned long long)id);
-	if (rt_run_load(s, id, &ri))
-		return RT_SINK_HANDED; /* (deleted: nothing more to send) */
-	enum rt_run_status st = rt_run_status_of(ri.status);
+	char *meta;
+	size_t len;
 	struct rt_run_fields f;
-	int handed = rt_runmeta_read(ri.meta_json, strlen(ri.meta_json), &f) == 0 &&
-	             f.has_resume && f.resume.handover;
-	rt_run_free(&ri);
-	if (st == RT_RUN_RUNNING)
+	if (getppid() != ns->node) {
+		stop_now = 1;
+		return RT_SINK_HANDED;
+	}
+	if (rt_store_get_meta(ns->s, id, &meta, &len))
+		return RT_SINK_HANDED; /* (deleted: nothing more to send) */
+	int ok = rt_runmeta_read(meta, len, &f) == 0;
+	free(meta);
+	enum rt_run_status st = ok ? rt_run_status_of(f.status) : RT_RUN_UNKNOWN;
+	if (st == RT_RUN_RUNNING || st == RT_RUN_UNKNOWN)
 		return RT_SINK_LIVE;
-	return handed ? RT_SINK_HANDED : RT_SINK_ENDED;
+	return f.has_resume && f.resume.handover ? RT_SINK_HANDED : RT_SINK_ENDED;
 }
 
 static void *open_sink(struct nodesinks *ns, int k, uint64_t id, int *rc)
@@ -182,14 +189,16 @@ static void close_sink(int k, void *h)
 		rt_push_run_close(h);
 }
 
-static uint64_t sink_oks(int k, const void *h)
+/* The requests that went through, of the service an outage is of (the
+ * upload's are Sentinel's and S3's: one back is not the other). */
+static uint64_t sink_oks(const struct sink_state *k, int i, const void *h)
 {
-	return k == S_UPLOAD ? rt_upload_run_oks(h) : rt_push_run_oks(h);
+	return i == S_UPLOAD ? rt_upload_run_oks(h, k->outage) : rt_push_run_oks(h);
 }
 
 /* A push that failed: its sink waits (backoff, doubling to 30 s), one
  * line when an outage starts. */
-static void sink_failed(struct sink_state *k, const char *why)
+static void sink_failed(struct sink_state *k, const char *why, int outage)
 {
 	k->backoff = k->backoff ? k->backoff * 2 : 0.5;
 	if (k->backoff > MAX_BACKOFF)
@@ -197,7 +206,8 @@ static void sink_failed(struct sink_state *k, const char *why)
 	k->paused_until = mono_ns() + (uint64_t)(k->backoff * 1e9);
 	if (!k->outage)
 		rt_say("%s failed (%s); every run waits and is sent once it answers", k->what, why);
-	k->outage = 1;
+	if (!k->outage)
+		k->outage = outage;
 }
 
 static void sink_ok(struct sink_state *k)
@@ -228,12 +238,13 @@ static void step_sink(struct nodesinks *ns, struct nrun *r, int k, enum rt_sink_
 			return;
 		}
 	}
-	uint64_t oks = sink_oks(k, r->h[k]);
+	uint64_t oks = sink_oks(sk, k, r->h[k]);
 	int rc = k == S_UPLOAD ? rt_upload_run_step(r->h[k], end) : rt_push_run_step(r->h[k], end);
-	if (sink_oks(k, r->h[k]) > oks) /* (a request went through) */
+	if (sink_oks(sk, k, r->h[k]) > oks) /* (a request went through) */
 		sink_ok(sk);
 	if (rc == RT_E_NET && k == S_UPLOAD) {
-		sink_failed(sk, rt_upload_run_answer(r->h[k]));
+		sink_failed(sk, rt_upload_run_answer(r->h[k]),
+		            rt_upload_run_failed_s3(r->h[k]) ? 2 : 1);
 		return;
 	}
 	if (rc == RT_E_NET || (rc == RT_E_HTTP && k != S_UPLOAD)) {
@@ -245,7 +256,7 @@ static void step_sink(struct nodesinks *ns, struct nrun *r, int k, enum rt_sink_
 				snprintf(code, sizeof(code), "HTTP %ld: %s", st, why);
 			else
 				snprintf(code, sizeof(code), "no answer: %s", why);
-			sink_failed(sk, code);
+			sink_failed(sk, code, 1);
 			return;
 		}
 		rt_say("%s refused samples of run %llu (HTTP %ld: %s); later: rt-export push %llu "
@@ -273,7 +284,7 @@ static void step_runs(struct nodesinks *ns, int all)
 	for (size_t i = 0; i < ns->n; i++) {
 		struct nrun *r = &ns->run[i];
 		if (!stop_now && (all || r->due <= now)) {
-			enum rt_sink_end end = run_end(ns->s, r->id);
+			enum rt_sink_end end = run_end(ns, r->id);
 			for (int k = 0; k < NSINKS; k++)
 				if (ns->sink[k].on)
 					step_sink(ns, r, k, end);
@@ -334,6 +345,7 @@ int rt_cmd_sinks(struct rt_store *s, rt_allocation_fn allocation)
 	memset(&ns, 0, sizeof(ns));
 	ns.s = s;
 	ns.allocation = allocation;
+	ns.node = getppid();
 	ns.sink[S_PROM] = (struct sink_state){.name = "prometheus",
 	                                      .what = "the push to prometheus",
 	                                      .on = env_set("TRACKER_REMOTE_WRITE_URL")};

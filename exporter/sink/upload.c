@@ -722,10 +722,15 @@ const char *rt_upload_run_answer(const struct rt_upload_run *r)
 	return ((const struct upload *)r)->why;
 }
 
-uint64_t rt_upload_run_oks(const struct rt_upload_run *r)
+uint64_t rt_upload_run_oks(const struct rt_upload_run *r, int which)
 {
 	const struct upload *u = (const struct upload *)r;
-	return u->r_api.oks + u->r_s3.oks;
+	return which == 1 ? u->r_api.oks : which == 2 ? u->r_s3.oks : u->r_api.oks + u->r_s3.oks;
+}
+
+int rt_upload_run_failed_s3(const struct rt_upload_run *r)
+{
+	return !strncmp(((const struct upload *)r)->why, "S3 upload", 9);
 }
 
 void rt_upload_run_close(struct rt_upload_run *r)

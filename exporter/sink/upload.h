@@ -35,8 +35,11 @@ struct rt_upload_run *rt_upload_run_open(struct rt_store *s, uint64_t run,
  * given up (said). */
 int rt_upload_run_step(struct rt_upload_run *r, enum rt_sink_end end);
 const char *rt_upload_run_answer(const struct rt_upload_run *r);
-/* The requests that succeeded so far (an outage is over at the next). */
-uint64_t rt_upload_run_oks(const struct rt_upload_run *r);
+/* The requests that succeeded so far (an outage is over at the next):
+ * which 1 Sentinel's, 2 S3's, 0 both. */
+uint64_t rt_upload_run_oks(const struct rt_upload_run *r, int which);
+/* Whether the last failure (rt_upload_run_answer) was S3's, not Sentinel's. */
+int rt_upload_run_failed_s3(const struct rt_upload_run *r);
 void rt_upload_run_close(struct rt_upload_run *r);
 
 #endif
