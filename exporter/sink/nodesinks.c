@@ -39,9 +39,9 @@
 #include "sink/push.h"
 #include "sink/upload.h"
 
-#define STEP_S 5      /* a live run's look: its lines are batched by 10 s */
-#define REOPEN_S 30   /* a run whose sink could not open it: tried again, 1 s doubling to this */
-#define DRAIN_S 10    /* after the node closed: the runs' ends sent */
+#define STEP_S 5    /* a live run's look: its lines are batched by 10 s */
+#define REOPEN_S 30 /* a run whose sink could not open it: tried again, 1 s doubling to this */
+#define DRAIN_S 10  /* after the node closed: the runs' ends sent */
 #define MAX_BACKOFF 30
 #define NSINKS 3
 
@@ -58,8 +58,8 @@ struct sink_state {
 
 struct nrun {
 	uint64_t id;
-	void *h[NSINKS];        /* its push or upload, NULL: not open (yet) */
-	int done[NSINKS];       /* finished here (or given up) */
+	void *h[NSINKS];         /* its push or upload, NULL: not open (yet) */
+	int done[NSINKS];        /* finished here (or given up) */
 	uint64_t reopen[NSINKS]; /* a failed open: tried again then */
 	unsigned tries[NSINKS];  /* its failed opens */
 	uint64_t due;
@@ -266,8 +266,8 @@ static void step_sink(struct nodesinks *ns, struct nrun *r, int k, enum rt_sink_
 	}
 	if (rc < 0 && rc != RT_E_HTTP && rc != -EPROTO) /* (the others are said) */
 		rt_say("%s of run %llu stopped: %s; later: rt-export %s %llu", sk->what,
-		       (unsigned long long)r->id, rt_strerror(rc), k == S_UPLOAD ? "upload" : "push",
-		       (unsigned long long)r->id);
+		       (unsigned long long)r->id, rt_strerror(rc),
+		       k == S_UPLOAD ? "upload" : "push", (unsigned long long)r->id);
 	if (rc != 0) { /* done, or given up (said) */
 		close_sink(k, r->h[k]);
 		r->h[k] = NULL;

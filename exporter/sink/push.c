@@ -810,8 +810,8 @@ static void push_free(struct rt_push *p)
 
 /* The engine, its series and its headers (auth: where a header's text
  * lives, as long as p). 0, or the exit code (said). */
-static int push_prepare(struct rt_push *p, const char *to, const char *url, char *ubuf,
-                        size_t ucap, char *auth, size_t acap, int verbose)
+static int push_prepare(struct rt_push *p, const char *to, const char *url, char *ubuf, size_t ucap,
+                        char *auth, size_t acap, int verbose)
 {
 	const struct rt_push_sink *sink = push_sink_named(to);
 	if (!sink || !(url = push_url(sink, url, ubuf, ucap)))

@@ -83,8 +83,8 @@ struct rt_push {
 	/* stepped (the node's exporter, rt_push_run_step): one try a batch,
 	 * nothing said; the answer kept for the caller */
 	int once;
-	long last_status;    /* 0: no answer */
-	char last_why[201];  /* the answer, or why there was none */
+	long last_status;                          /* 0: no answer */
+	char last_why[201];                        /* the answer, or why there was none */
 	char hdr_store[8][RT_PUSH_HEADER_MAX + 1]; /* headers from the environment */
 };
 

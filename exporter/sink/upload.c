@@ -340,10 +340,10 @@ struct upload {
 	struct retry r_api, r_s3;
 	uint64_t ival_ns, next_due; /* batches: every interval from the run's start */
 	int put_any;
-	uint64_t wait_until; /* stepped: no try before this (monotonic), 0: now */
+	uint64_t wait_until;          /* stepped: no try before this (monotonic), 0: now */
 	const struct rt_cloud *cloud; /* stepped: the cloud, asked once for every run */
 	char why[200];                /* stepped: the last failure (rt_upload_run_answer) */
-	int started;         /* stepped: the run started on Sentinel, its grid set */
+	int started;                  /* stepped: the run started on Sentinel, its grid set */
 	struct rt_ring *ring;
 	struct rt_buf gz, key, uri;
 };
@@ -659,8 +659,8 @@ int rt_cmd_upload(struct rt_store *s, const char *spec, int verbose, rt_allocati
 
 /* ---- step by step: the node's exporter (sink/upload.h) ------------------ */
 struct rt_upload_run *rt_upload_run_open(struct rt_store *s, uint64_t run,
-                                         rt_allocation_fn allocation,
-                                         const struct rt_cloud *cloud, int *rc)
+                                         rt_allocation_fn allocation, const struct rt_cloud *cloud,
+                                         int *rc)
 {
 	struct upload *u = calloc(1, sizeof(*u));
 	if (!u) {
@@ -710,7 +710,8 @@ int rt_upload_run_step(struct rt_upload_run *r, enum rt_sink_end end)
 	if (a == ACT_FAILED)
 		return -EPROTO;
 	if (u->r_api.failed || u->r_s3.failed) { /* (the caller says it, once) */
-		snprintf(u->why, sizeof(u->why), "%s", u->r_api.failed ? u->r_api.why : u->r_s3.why);
+		snprintf(u->why, sizeof(u->why), "%s",
+		         u->r_api.failed ? u->r_api.why : u->r_s3.why);
 		u->r_api.failed = u->r_s3.failed = 0;
 		return RT_E_NET;
 	}

@@ -24,8 +24,8 @@ void rt_upload_cloud(struct rt_store *s, struct rt_cloud *cloud);
  * the run's checkpoint locked. NULL with the exit code in *rc (said: 1
  * also when another rt-export uploads it). */
 struct rt_upload_run *rt_upload_run_open(struct rt_store *s, uint64_t run,
-                                         rt_allocation_fn allocation,
-                                         const struct rt_cloud *cloud, int *rc);
+                                         rt_allocation_fn allocation, const struct rt_cloud *cloud,
+                                         int *rc);
 /* What the upload can do now: the run started on Sentinel (once), the
  * batches due put, the run finished once it ended and all is in (a run
  * handed over is never finished: the node started next goes on with it).

@@ -77,7 +77,7 @@ struct floor_files {
 	int *fd;
 	int n, cap;
 	struct floor_files *rare; /* each group's files read every 5 s */
-	int *pss; /* each member's smaps_rollup: the second floor's */
+	int *pss;                 /* each member's smaps_rollup: the second floor's */
 	int npss;
 };
 
@@ -99,10 +99,14 @@ static void floor_add(struct floor_files *f, const char *path)
 /* Whether a group's file is one rt reads every 5 s only. */
 static int rare_file(const char *path)
 {
-	static const char *const names[] = {
-	    "/memory.limit_in_bytes", "/memory.max_usage_in_bytes", "/memory.oom_control",
-	    "/pids.current",          "/pids.max",                  "/memory.max",
-	    "/memory.peak",           "/memory.events"};
+	static const char *const names[] = {"/memory.limit_in_bytes",
+	                                    "/memory.max_usage_in_bytes",
+	                                    "/memory.oom_control",
+	                                    "/pids.current",
+	                                    "/pids.max",
+	                                    "/memory.max",
+	                                    "/memory.peak",
+	                                    "/memory.events"};
 	size_t n = strlen(path);
 	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
 		size_t m = strlen(names[k]);
@@ -135,12 +139,16 @@ static void floor_open(struct floor_files *f, const pid_t *fam, int nfam, const 
 	/* what rt reads every 5 s (its limits, peak, OOM and task counts),
 	 * whether it keeps them open or not, so that the floor is the same
 	 * whatever rt holds */
-	static const char *const rare[][2] = {
-	    {"/memory", "memory.limit_in_bytes"}, {"/memory", "memory.max_usage_in_bytes"},
-	    {"/memory", "memory.oom_control"},    {"/pids", "pids.current"},
-	    {"/pids", "pids.max"},                {"", "memory.max"},
-	    {"", "memory.peak"},                  {"", "memory.events"},
-	    {"", "pids.current"},                 {"", "pids.max"}};
+	static const char *const rare[][2] = {{"/memory", "memory.limit_in_bytes"},
+	                                      {"/memory", "memory.max_usage_in_bytes"},
+	                                      {"/memory", "memory.oom_control"},
+	                                      {"/pids", "pids.current"},
+	                                      {"/pids", "pids.max"},
+	                                      {"", "memory.max"},
+	                                      {"", "memory.peak"},
+	                                      {"", "memory.events"},
+	                                      {"", "pids.current"},
+	                                      {"", "pids.max"}};
 	for (int i = 0; f->rare && i < j->n; i++)
 		for (size_t k = 0; k < sizeof(rare) / sizeof(rare[0]); k++) {
 			char p[700];
