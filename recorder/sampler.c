@@ -294,13 +294,13 @@ static void group_cpu(struct rt_sampler *s, struct rt_rec_process *p)
 }
 
 /* The process tree's part of the sample: forks the host made (a walk only
- * when someone forked), the members' counters, their GPUs. */
+ * when someone forked), the members' counters, the group's CPU. Reads only
+ * the job's own state (a node's worker thread's, for a job's part). */
 static void sample_tree(struct rt_sampler *s, struct rt_record *rec, unsigned flags,
                         const struct rt_time *t)
 {
-	uint64_t forks;
-	if (rt_cpu_host_forks(&s->col, &forks) == 0)
-		rt_proctree_host_forks(s->tree, forks);
+	if (s->host_forks_ok)
+		rt_proctree_host_forks(s->tree, s->host_forks);
 	/* status (context switches, VmHWM: ~9 us a member) and the fd count
 	 * every fifth once-a-second sample and at the last one */
 	int rare = s->col.slow && (s->slow_ticks++ % 5 == 0 || (flags & RT_REC_FINAL));
@@ -309,7 +309,6 @@ static void sample_tree(struct rt_sampler *s, struct rt_record *rec, unsigned fl
 	rt_proctree_sample(s->tree, rec->proc);
 	if (s->col.cg_fixed)
 		group_cpu(s, rec->proc);
-	rt_gpu_tree(&s->col, s->tree, t->mono_ns, rec);
 	rec->proc->pid = s->tracked_pid;
 	rec->h->flags |= RT_REC_HAS_PROCESS | RT_REC_EXACT_CPU_SECS;
 }
@@ -408,41 +407,73 @@ static void store_upkeep(struct rt_sampler *s, char *warn, size_t warncap)
 	s->since_cap = rt_store_cap_more(s->store) ? CAP_EVERY - 1 : 0;
 }
 
-int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t warncap)
+int rt_sampler_begin(struct rt_sampler *s, unsigned flags)
 {
-	struct rt_record rec;
 	int inv_changed = 0;
-	warn[0] = '\0';
-	struct rt_time t;
-	rt_clock_now_steady(&t); /* a stepped clock moves no sample out of order */
+	s->pend_flags = flags;
+	rt_clock_now_steady(&s->pend_t); /* a stepped clock moves no sample out of order */
 	s->col.job_pid = s->tracked_pid > 0 ? s->tracked_pid : 0; /* whose cgroup */
 	s->col.force_slow = (flags & RT_REC_FINAL) != 0; /* the last sample sees everything */
-	s->col.wall_ns = t.wall_ns;
+	s->col.wall_ns = s->pend_t.wall_ns;
 	int rc = s->host_rec
-	             ? rt_collector_sample_job(&s->col, s->host_rec, s->rec, s->rec_cap, &rec)
-	             : rt_collector_sample(&s->col, s->rec, s->rec_cap, &rec, &inv_changed);
+	             ? rt_collector_job_copy(&s->col, s->host_rec, s->rec, s->rec_cap, &s->pend_rec)
+	             : rt_collector_sample(&s->col, s->rec, s->rec_cap, &s->pend_rec, &inv_changed);
 	if (rc)
 		return rc;
-	if (s->host_rec) { /* the host's devices changed since its run's last */
-		inv_changed = s->inv_gen != s->col.inv->gen;
-		s->inv_gen = s->col.inv->gen;
+	s->pend_inv = inv_changed;
+	if (s->host_rec) { /* the host's devices changed since its run's last kept */
+		s->pend_gen = s->col.inv->gen;
+		s->pend_inv = s->inv_gen != s->pend_gen;
 	}
+	uint64_t forks;
+	s->host_forks_ok = s->tree && rt_cpu_host_forks(&s->col, &forks) == 0;
+	s->host_forks = s->host_forks_ok ? forks : 0;
+	return 0;
+}
+
+void rt_sampler_read(struct rt_sampler *s, int own_clock)
+{
+	if (own_clock) /* (read now, not when it was handed over) */
+		rt_clock_now_steady(&s->pend_t);
+	if (s->host_rec)
+		rt_collector_job_read(&s->col, &s->pend_rec);
 	if (s->tree)
-		sample_tree(s, &rec, flags, &t);
-	rec.h->seq = s->seq;
-	rec.h->mono_ns = t.mono_ns;
-	rec.h->wall_ns = t.wall_ns;
-	rec.h->flags |= flags;
-	rt_record_seal(&rec);
-	s->last_len = rec.h->size;
-	s->last = t;
-	put_inventory(s, inv_changed, warn, warncap);
-	int in_ring = publish(s, &rec, t.mono_ns, warn, warncap);
+		sample_tree(s, &s->pend_rec, s->pend_flags, &s->pend_t);
+}
+
+void rt_sampler_keep(struct rt_sampler *s, char *warn, size_t warncap)
+{
+	struct rt_record *rec = &s->pend_rec;
+	const struct rt_time *t = &s->pend_t;
+	warn[0] = '\0';
+	if (s->tree) /* (the GPUs' state is the node's: one thread deals it) */
+		rt_gpu_tree(&s->col, s->tree, t->mono_ns, rec);
+	rec->h->seq = s->seq;
+	rec->h->mono_ns = t->mono_ns;
+	rec->h->wall_ns = t->wall_ns;
+	rec->h->flags |= s->pend_flags;
+	rt_record_seal(rec);
+	s->last_len = rec->h->size;
+	s->last = *t;
+	if (s->host_rec)
+		s->inv_gen = s->pend_gen;
+	put_inventory(s, s->pend_inv, warn, warncap);
+	int in_ring = publish(s, rec, t->mono_ns, warn, warncap);
 	if (s->store)
-		store_sample(s, &rec, in_ring, warn, warncap);
+		store_sample(s, rec, in_ring, warn, warncap);
 	s->seq++;
 	if (s->store)
 		store_upkeep(s, warn, warncap);
+}
+
+int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t warncap)
+{
+	warn[0] = '\0';
+	int rc = rt_sampler_begin(s, flags);
+	if (rc)
+		return rc;
+	rt_sampler_read(s, 0);
+	rt_sampler_keep(s, warn, warncap);
 	return 0;
 }
 

@@ -57,6 +57,14 @@ struct rt_sampler {
 	 * samples copies of the host's record of the tick (NULL: its own) */
 	const struct rt_record *host_rec;
 	uint32_t inv_gen; /* the host's inventory generation its run has */
+	/* the sample being taken, between rt_sampler_begin and _keep */
+	struct rt_record pend_rec;
+	struct rt_time pend_t;
+	unsigned pend_flags;
+	int pend_inv;      /* its inventory changed */
+	uint32_t pend_gen; /* a job's: the host's inventory generation it copied */
+	int host_forks_ok; /* host_forks: the host's fork count at begin */
+	uint64_t host_forks;
 };
 
 /* Open the collectors. ring_slots: 0 for the default. */
@@ -80,6 +88,16 @@ int rt_sampler_init_job(struct rt_sampler *s, struct rt_store *store, uint64_t r
  * error when no sample could be taken at all (no memory).
  */
 int rt_sampler_take(struct rt_sampler *s, unsigned flags, char *warn, size_t warncap);
+/* rt_sampler_take in three steps, for the node's worker threads: begin
+ * (the caller's thread: the time, the host's record copied and what the
+ * job takes of the host collector; 0 or as rt_sampler_take), read (any one
+ * thread: the job's cgroup and process tree, touching only the job's own
+ * state; own_clock: the sample's time taken now, as the read starts), keep
+ * (the caller's thread again: the GPUs dealt, the record sealed, ring and
+ * store, warnings as rt_sampler_take's). */
+int rt_sampler_begin(struct rt_sampler *s, unsigned flags);
+void rt_sampler_read(struct rt_sampler *s, int own_clock);
+void rt_sampler_keep(struct rt_sampler *s, char *warn, size_t warncap);
 
 /* Feed the live printer through out from now on: the run's metadata, and
  * the current inventory and last sample when one was taken. */

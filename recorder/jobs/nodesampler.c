@@ -36,6 +36,8 @@
 /* the power-loss window, as a recorder's own (sampler.c) */
 #define GROUP_AGE_NS (30ull * 1000000000ull)
 
+static void read_job(void *item, struct rt_nodepool_worker *w);
+
 int rt_nodesampler_open(struct rt_nodesampler *n, struct rt_store *store,
                         const struct rt_node_base *base)
 {
@@ -66,6 +68,9 @@ int rt_nodesampler_open(struct rt_nodesampler *n, struct rt_store *store,
 	}
 	int rc = rt_collector_open(&n->host);
 	n->host.part = RT_PART_HOST;
+	struct rt_time t;
+	rt_clock_now_steady(&t); /* (its base set before any reader reads it) */
+	n->pool = rt_nodepool_open(read_job);
 	/* the runs a node before this one left; the host's inventories
 	 * numbered past theirs (a run gone on with keeps its own) */
 	if (!rc && rt_nodeadopt_find(store, &n->adopt))
@@ -395,14 +400,48 @@ static void sweep(struct rt_nodesampler *n)
 	}
 }
 
-/* One job's sample of this tick; whether its run is over now. */
-static int sample_job(struct rt_nodesampler *n, struct rt_node_job *j, char *warn, size_t cap)
+/* A reader's work: the job's group and tree read into its sample, with
+ * the worker's own read buffer (the host's is the sampler thread's). */
+static void read_job(void *item, struct rt_nodepool_worker *w)
 {
-	size_t at = strlen(warn);
+	struct rt_node_job *j = item;
+	enum { BUF = 64 * 1024 };
+	if (!w->buf && (w->buf = malloc(BUF)))
+		w->cap = BUF;
+	j->read_failed = !w->buf;
+	if (j->read_failed)
+		return;
+	j->s.col.own_buf = 1;
+	j->s.col.buf = w->buf;
+	j->s.col.bufcap = w->cap;
+	rt_sampler_read(&j->s, 1);
+	w->buf = j->s.col.buf; /* (a file may have grown it) */
+	w->cap = j->s.col.bufcap;
+}
+
+/* A job's sample of this tick begun: its parts (every 5 s), the host's
+ * record copied. 0, or the sample cannot be taken now. */
+static int begin_job(struct rt_nodesampler *n, struct rt_node_job *j)
+{
 	rt_cgrun_read_parts(&j->cg, &j->s.col, 5);
 	j->s.host_rec = &n->host_rec;
-	if (rt_sampler_take(&j->s, 0, warn + at, cap - at))
+	return rt_sampler_begin(&j->s, 0);
+}
+
+/* A job's read sample kept (its ring, the store), then what it tells:
+ * whether its run is over now. */
+static int keep_job(struct rt_nodesampler *n, struct rt_node_job *j, char *warn, size_t cap)
+{
+	size_t at = strlen(warn);
+	j->s.col.own_buf = 0; /* (the host's buffer again, for this thread) */
+	j->s.col.buf = n->host.buf;
+	j->s.col.bufcap = n->host.bufcap;
+	if (j->read_failed) {
+		j->meta.samples_skipped++;
 		return 0;
+	}
+	j->missed = 0;
+	rt_sampler_keep(&j->s, warn + at, cap - at);
 	keep_resume(n, j, 0);
 	at = strlen(warn);
 	if (rt_cgrun_over(&j->cg, j->tree, warn + at, cap - at))
@@ -421,20 +460,98 @@ static int sample_job(struct rt_nodesampler *n, struct rt_node_job *j, char *war
 	return 0;
 }
 
-size_t rt_nodesampler_tick(struct rt_nodesampler *n, char *warn, size_t cap)
+/* Whether the job is this thread's now: no reader holds it (one that has
+ * finished a late read gets it kept first, maybe ending the run). */
+static int job_free(struct rt_nodesampler *n, struct rt_node_job *j, char *warn, size_t cap)
+{
+	if (!n->pool)
+		return 1;
+	enum rt_nodetask_state st = rt_nodepool_state(n->pool, &j->task);
+	if (st == RT_TASK_DONE) {
+		rt_nodepool_collect(n->pool, &j->task);
+		if (keep_job(n, j, warn, cap))
+			end_job(n, j);
+		return 1;
+	}
+	return st == RT_TASK_IDLE;
+}
+
+/* When this tick's reads must be done: three quarters of the interval on. */
+static uint64_t read_deadline(const struct rt_nodesampler *n)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	double every = n->base.meta->interval_secs > 0 ? n->base.meta->interval_secs : 1;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec +
+	       (uint64_t)(every * 0.75e9);
+}
+
+/* This tick's reads, each job's handed to the readers (or read here
+ * without them) once no reader holds it still: one that does misses the
+ * tick. The number handed over. */
+static size_t read_jobs(struct rt_nodesampler *n, char *warn, size_t cap)
 {
 	size_t sampled = 0;
-	warn[0] = '\0';
-	if (sample_host(n))
-		return 0;
 	for (size_t i = 0; i < n->njob; i++) {
 		struct rt_node_job *j = n->job[i];
+		j->in_tick = 0;
 		if (j->over)
 			continue;
+		if (!job_free(n, j, warn, cap)) { /* still read since a tick before */
+			j->meta.samples_skipped++;
+			j->missed++;
+			continue;
+		}
+		if (j->over || begin_job(n, j))
+			continue;
 		sampled++;
-		if (sample_job(n, j, warn, cap))
+		if (!n->pool) {
+			read_job(j, &n->own_reader);
+			if (keep_job(n, j, warn, cap))
+				end_job(n, j);
+			continue;
+		}
+		j->in_tick = 1;
+		rt_nodepool_submit(n->pool, &j->task, j);
+	}
+	return sampled;
+}
+
+/* This tick's reads done by the deadline kept; one never taken by a
+ * reader misses the tick; one still being read is kept when done. */
+static void keep_jobs(struct rt_nodesampler *n, char *warn, size_t cap)
+{
+	for (size_t i = 0; i < n->njob && n->pool; i++) {
+		struct rt_node_job *j = n->job[i];
+		if (!j->in_tick)
+			continue;
+		j->in_tick = 0;
+		enum rt_nodetask_state st = rt_nodepool_state(n->pool, &j->task);
+		if (st == RT_TASK_IDLE)
+			j->meta.samples_skipped++;
+		if (st != RT_TASK_DONE) {
+			j->missed++;
+			continue;
+		}
+		rt_nodepool_collect(n->pool, &j->task);
+		if (keep_job(n, j, warn, cap))
 			end_job(n, j);
 	}
+}
+
+size_t rt_nodesampler_tick(struct rt_nodesampler *n, char *warn, size_t cap)
+{
+	warn[0] = '\0';
+	for (size_t i = 0; i < n->njob; i++) /* (late reads kept, in order) */
+		if (!n->job[i]->over)
+			job_free(n, n->job[i], warn, cap);
+	if (sample_host(n))
+		return 0;
+	uint64_t deadline = read_deadline(n);
+	size_t sampled = read_jobs(n, warn, cap);
+	if (n->pool)
+		rt_nodepool_wait(n->pool, deadline);
+	keep_jobs(n, warn, cap);
 	sweep(n);
 	return sampled;
 }
@@ -484,7 +601,9 @@ void rt_nodesampler_woke(struct rt_nodesampler *n, char *warn, size_t cap)
 			continue;
 		}
 		struct rt_node_job *j = ev[i].data.ptr;
-		if (j->over || !rt_cgrun_emptied(&j->cg, &j->s.col))
+		/* (one a reader holds: the tick that finds it empty ends it) */
+		if (j->over || !job_free(n, j, warn, cap) || j->over ||
+		    !rt_cgrun_emptied(&j->cg, &j->s.col))
 			continue;
 		if (!sampled++)
 			sample_host(n);
@@ -505,14 +624,20 @@ void rt_nodesampler_stop(struct rt_nodesampler *n, char *warn, size_t cap)
 {
 	warn[0] = '\0';
 	n->stopping = 1;
+	if (n->pool) /* (a read that hangs past this: its run left as a crash leaves it) */
+		rt_nodepool_drain(n->pool, read_deadline(n) + 2000000000u);
 	sample_host(n);
-	for (size_t i = 0; i < n->njob; i++) {
-		struct rt_node_job *j = n->job[i];
-		if (j->over)
-			continue;
-		final_sample(n, j, warn, cap);
-		end_job(n, j);
-	}
+	/* the jobs whose reads came on time first: one whose reads hang
+	 * makes its own final sample late, not theirs */
+	for (int late = 0; late < 2; late++)
+		for (size_t i = 0; i < n->njob; i++) {
+			struct rt_node_job *j = n->job[i];
+			if (j->over || (j->missed > 0) != late || !job_free(n, j, warn, cap) ||
+			    j->over)
+				continue;
+			final_sample(n, j, warn, cap);
+			end_job(n, j);
+		}
 	sweep(n);
 }
 
@@ -524,10 +649,17 @@ void rt_nodesampler_settle(struct rt_nodesampler *n, void (*ended)(void *arg, ui
 
 void rt_nodesampler_close(struct rt_nodesampler *n)
 {
-	for (size_t i = 0; i < n->njob; i++)
-		if (!n->job[i]->over)
-			end_job(n, n->job[i]);
+	char warn[512];
+	for (size_t i = 0; i < n->njob; i++) {
+		struct rt_node_job *j = n->job[i];
+		if (j->over || !job_free(n, j, warn, sizeof(warn)))
+			continue; /* (a reader holds it: left, as a crash leaves it) */
+		if (!j->over)
+			end_job(n, j);
+	}
 	sweep(n);
+	rt_nodepool_close(n->pool);
+	free(n->own_reader.buf);
 	free(n->job);
 	rt_nodeadopt_free(&n->adopt);
 	rt_collector_close(&n->host);

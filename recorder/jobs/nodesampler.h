@@ -21,6 +21,7 @@
 
 #include "cgrun.h"
 #include "nodeadopt.h"
+#include "nodepool.h"
 #include "rt/common.h"
 #include "rt/config.h"
 #include "rt/runmeta.h"
@@ -40,6 +41,12 @@ struct rt_node_job {
 	int gone_on;         /* its run is one a node before this one had */
 	long resume_at;      /* monotonic seconds of its resume object's last write */
 	uint64_t not_stored; /* a run gone on with: the samples a node before lost */
+	/* its tick's read, by one of the node's readers (nodepool.h): while
+	 * it is not idle, a worker owns its sampler's collector and tree */
+	struct rt_nodetask task;
+	int read_failed; /* the read had no buffer: the sample is not kept */
+	int in_tick;     /* handed to the readers in this tick */
+	unsigned missed; /* ticks missed since its last sample kept */
 };
 
 /* What every job's run starts from, the node's. */
@@ -65,8 +72,10 @@ struct rt_nodesampler {
 	int epfd; /* every job's wait descriptor, and ino */
 	int ino;  /* inotify: every job's parts watch (a group made below its), -1 */
 	struct rt_buf mb;
-	struct rt_nodeadopt adopt; /* the runs a node before this one left */
-	int stopping;              /* the node stops: its live jobs' runs handed over */
+	struct rt_nodeadopt adopt;            /* the runs a node before this one left */
+	int stopping;                         /* the node stops: its live jobs' runs handed over */
+	struct rt_nodepool *pool;             /* the jobs' readers (NULL: read on this thread) */
+	struct rt_nodepool_worker own_reader; /* without them: this thread's buffer */
 };
 
 /* Over store (the node's, open for writing). 0 or -errno. */
@@ -77,9 +86,13 @@ int rt_nodesampler_open(struct rt_nodesampler *n, struct rt_store *store,
  * run gone on with: nodeadopt.h) and its first sample taken. Its index, or
  * -1 with one line in err. */
 long rt_nodesampler_add(struct rt_nodesampler *n, const char *group, char *err, size_t cap);
-/* One tick: the host once, then every live job. Jobs whose group emptied
- * or went are ended (their last sample this one). The number of jobs
- * sampled; warnings into warn, a line each. */
+/* One tick: the host once, then every live job, read by the node's
+ * readers until three quarters of the interval have passed: a job whose
+ * read is not done by then misses this tick (its sample, when it comes,
+ * is kept at the next), and one still being read when a tick comes skips
+ * it, counted in its own samples_skipped. Jobs whose group emptied or went
+ * are ended (their last sample this one). The number of jobs sampled;
+ * warnings into warn, a line each. */
 size_t rt_nodesampler_tick(struct rt_nodesampler *n, char *warn, size_t cap);
 /* What wakes the node's wait when a job's group empties (-1: none). */
 int rt_nodesampler_wait_fd(const struct rt_nodesampler *n);

@@ -182,8 +182,8 @@ void rt_collector_close_job(struct rt_collector *job)
 	memset(job, 0, sizeof(*job));
 }
 
-int rt_collector_sample_job(struct rt_collector *job, const struct rt_record *hostrec, void *buf,
-                            size_t cap, struct rt_record *rec)
+int rt_collector_job_copy(struct rt_collector *job, const struct rt_record *hostrec, void *buf,
+                          size_t cap, struct rt_record *rec)
 {
 	struct rt_collector *host = job->host;
 	size_t size = hostrec->h->size;
@@ -193,11 +193,18 @@ int rt_collector_sample_job(struct rt_collector *job, const struct rt_record *ho
 	int rc = rt_record_decode(buf, size, rec);
 	if (rc)
 		return rc;
-	job->buf = host->buf; /* (the host's may have grown) */
-	job->bufcap = host->bufcap;
+	if (!job->own_buf) {
+		job->buf = host->buf; /* (the host's may have grown) */
+		job->bufcap = host->bufcap;
+	}
 	job->inv = host->inv; /* (the host's devices are every job's) */
 	job->slow = host->slow;
 	job->wall_ns = host->wall_ns;
+	return 0;
+}
+
+void rt_collector_job_read(struct rt_collector *job, struct rt_record *rec)
+{
 	for (size_t i = 0; i < NSOURCES; i++)
 		if (takes(job, i)) {
 			int changed = 0;
@@ -206,7 +213,17 @@ int rt_collector_sample_job(struct rt_collector *job, const struct rt_record *ho
 			if (sources[i]->fill)
 				sources[i]->fill(job, job->own[i], rec);
 		}
-	host->buf = job->buf; /* (a job's file may have grown it) */
-	host->bufcap = job->bufcap;
-	return 0;
+	if (!job->own_buf) {
+		job->host->buf = job->buf; /* (a job's file may have grown it) */
+		job->host->bufcap = job->bufcap;
+	}
+}
+
+int rt_collector_sample_job(struct rt_collector *job, const struct rt_record *hostrec, void *buf,
+                            size_t cap, struct rt_record *rec)
+{
+	int rc = rt_collector_job_copy(job, hostrec, buf, cap, rec);
+	if (!rc)
+		rt_collector_job_read(job, rec);
+	return rc;
 }

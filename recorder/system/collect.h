@@ -59,6 +59,9 @@ struct rt_collector {
 
 	char *buf; /* read buffer shared by the sources, grows when a file fills it */
 	size_t bufcap;
+	/* a job's part read by a worker thread: buf is the worker's, never the
+	 * host's (set by the worker, which owns it) */
+	int own_buf;
 	struct rt_inventory *inv;     /* current */
 	struct rt_inventory *scratch; /* rebuild target */
 };
@@ -107,6 +110,14 @@ void rt_collector_close_job(struct rt_collector *job);
  * 0, -ENOSPC, or an RT_E_* of the host's record. */
 int rt_collector_sample_job(struct rt_collector *job, const struct rt_record *hostrec, void *buf,
                             size_t cap, struct rt_record *rec);
+/* rt_collector_sample_job in two steps: the host's record copied (what
+ * the job takes of the host's collector: its devices, its pace, its read
+ * buffer unless own_buf), then the job's cgroup read into the copy, which
+ * touches only the job's own state (a worker thread's, while the host
+ * collector samples the next tick). Each as rt_collector_sample_job. */
+int rt_collector_job_copy(struct rt_collector *job, const struct rt_record *hostrec, void *buf,
+                          size_t cap, struct rt_record *rec);
+void rt_collector_job_read(struct rt_collector *job, struct rt_record *rec);
 
 /*
  * Take one sample into buf (8-byte aligned, cap bytes): reads every source,

@@ -126,3 +126,45 @@ for r in open('$T/many.runs').read().split():
 assert not late, late
 print('101 runs, none late')" || fail "jobs beside the 3,000-process one: $(cat "$T/many.err")"
 ok "100 jobs beside one of 3,000 processes, in one process at 1 Hz: every run's samples on time, none skipped (the big one's bound said)"
+
+# 100 jobs beside one whose /proc read hangs (an LD_PRELOAD fixture makes
+# each open of its process's stat file take 1.5 s from the 2nd second on,
+# the node's own threads alike): the node's readers keep every other job's
+# samples on time, none skipped; the stuck job misses its own ticks,
+# counted in its own samples_skipped, and its run ends as any run does
+S=$TOP/s
+$CG sleepers $S 100 1 40
+slow=$($CG many $S/stuck 1 40)
+RT_STORE="$T/stuck" LD_PRELOAD="$BUILD/rt-slowproc.so" RT_TEST_SLOW="$slow 2 1.5" \
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+	"$REC" --jobs "$S/*" -i 0.5 2> "$T/stuck.err" &
+N=$!
+track $N
+sleep 9
+kill -TERM $N
+wait_pid $N 30 || fail "the node beside a stuck job did not stop"
+RT_STORE="$T/stuck" "$EXP" runs | awk 'NR > 1 && $1 ~ /^[0-9]+$/ {print $1}' > "$T/stuck.runs"
+[ "$(wc -l < "$T/stuck.runs")" -eq 101 ] || fail "$(wc -l < "$T/stuck.runs") runs for 101 jobs: $(RT_STORE="$T/stuck" "$EXP" runs)"
+RT_STORE="$T/stuck" python3 -c "
+import json, subprocess
+late, stuck = [], None
+for r in open('$T/stuck.runs').read().split():
+    m = json.loads(subprocess.run(['$EXP', 'show', r], capture_output=True, check=True).stdout)
+    skipped = m.get('samples_skipped', 0)
+    # (its replay's lines, from the first to the last: the stop's final
+    # samples come after the stuck job's)
+    ts = [json.loads(l)['timestamp'] for l in subprocess.run(['$EXP', 'replay', r],
+          capture_output=True, check=True, text=True).stdout.splitlines()]
+    n, secs = len(ts), ts[-1] - ts[0]
+    assert m['status'] == 'finished', (m['cgroup']['path'], m['status'])
+    if m['cgroup']['path'].endswith('/stuck'):
+        stuck = (n, skipped, secs)
+    elif skipped or n < int(secs / 0.5 + 0.5):
+        late.append('%s: %d samples in %.1f s, %d skipped' % (m['cgroup']['path'], n, secs, skipped))
+assert not late, late
+n, skipped, secs = stuck
+# (from the 2nd second each read takes 1.5 s: about one sample in three)
+assert skipped >= 5 and n + skipped >= int(secs / 0.5) - 1 and n < int(secs / 0.5) - 4, stuck
+print('100 runs on time; the stuck one: %d samples, %d skipped in %.1f s' % stuck)" > "$T/stuck.out" ||
+	fail "jobs beside a stuck one: $(cat "$T/stuck.err")"
+ok "100 jobs beside one whose /proc read hangs 1.5 s: every other run's samples on time, none skipped; $(cat "$T/stuck.out")"
