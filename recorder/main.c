@@ -822,8 +822,7 @@ static int run_node(const struct rt_config *cfg, int argc, char **argv)
 		return code;
 	if (rt_noderec_needed(&limit)) {
 		say("warning: at most %lu descriptors here (ulimit -Hn): each job gets a recorder "
-		    "of "
-		    "its own (one process for all jobs needs %d)",
+		    "of its own (one process for all jobs needs %d)",
 		    limit, RT_NODEREC_BELOW);
 		struct rt_node_env env = {.argc = argc, .argv = argv};
 		return rt_node_run(cfg, &env, prog);

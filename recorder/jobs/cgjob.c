@@ -441,6 +441,15 @@ static int read_procs(int dfd, struct member_walk *w)
  * costs two descriptors, not 160). */
 static void queue_below(struct member_walk *w, int dfd, const char *rel, unsigned depth)
 {
+	/* a cgroup directory's links are its subdirectories and 2 (kernfs
+	 * counts them exactly): a group with none below is not listed, which
+	 * a job's leaf groups are (a listing is most of a walk's cost; a
+	 * file system that does not count, 1, is listed) */
+	struct stat sb;
+	if (fstat(dfd, &sb) == 0 && sb.st_nlink == 2) {
+		close(dfd);
+		return;
+	}
 	DIR *d = fdopendir(dfd);
 	if (!d) {
 		close(dfd);
@@ -514,7 +523,10 @@ static int open_dir(struct rt_cgjob *j)
 uint64_t rt_cgjob_ino(struct rt_cgjob *j)
 {
 	struct stat st;
-	return open_dir(j) == 0 && fstat(j->dfd, &st) == 0 ? (uint64_t)st.st_ino : 0;
+	uint64_t ino = open_dir(j) == 0 && fstat(j->dfd, &st) == 0 ? (uint64_t)st.st_ino : 0;
+	if (j->lean)
+		rt_cgjob_close(j);
+	return ino;
 }
 
 ssize_t rt_cgjob_members(struct rt_cgjob *j, pid_t *out, size_t cap)
@@ -544,6 +556,8 @@ ssize_t rt_cgjob_members(struct rt_cgjob *j, pid_t *out, size_t cap)
 			w.err = src; /* a subgroup unread: members may be hidden */
 	}
 	rt_buf_free(&w.q);
+	if (j->lean)
+		rt_cgjob_close(j);
 	st->cut = w.cut;
 	st->err = rc ? (removed(rc) ? -ENOENT : rc) : w.err;
 	return rc ? st->err : (ssize_t)w.at;

@@ -37,6 +37,7 @@ struct rt_cgjob {
 	char uid[16];              /* Slurm v1's uid_N level: the job's owner */
 	char qos[16];              /* Kubernetes: besteffort, burstable, guaranteed */
 	int dfd;                   /* the group's directory in members_mount, kept; -1 */
+	int lean;                  /* dfd closed after each use (the node's budget) */
 	struct rt_cgjob_walk walk; /* the last rt_cgjob_members */
 };
 

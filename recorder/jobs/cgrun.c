@@ -200,7 +200,7 @@ void rt_cgrun_watch(struct rt_cgrun *g, struct rt_proctree *tree)
 {
 #ifdef SYS_pidfd_open
 	pid_t now[64];
-	ssize_t got = g->events_fd >= 0 || g->epfd < 0 ? 0
+	ssize_t got = g->events_fd >= 0 || g->epfd < 0 || g->lean ? 0
 	              : tree                           ? (ssize_t)rt_proctree_members(tree, now, 64)
 	                                               : rt_cgjob_members(&g->job, now, 64);
 	size_t n = got > 0 ? (size_t)got : 0;
@@ -232,6 +232,17 @@ void rt_cgrun_watch(struct rt_cgrun *g, struct rt_proctree *tree)
 	(void)g;
 	(void)tree;
 #endif
+}
+
+void rt_cgrun_lean(struct rt_cgrun *g, struct rt_collector *col, struct rt_proctree *tree)
+{
+	g->lean = g->job.lean = 1;
+	rt_cgjob_close(&g->job);
+	while (g->nwatch)
+		unwatch(g, 0);
+	rt_cgroup_lean(col);
+	if (tree)
+		rt_proctree_lean(tree);
 }
 
 int rt_cgrun_refresh(struct rt_cgrun *g)

@@ -41,6 +41,7 @@ struct rt_cgrun {
 	long parts_at;           /* monotonic seconds of the parts' last read, 0 */
 	int said_err;            /* the listing's error last said (-errno), 0 */
 	int env_tries;           /* samples whose environments were read to name it */
+	int lean;                /* no member's pidfd watched (rt_cgrun_lean) */
 };
 
 /* Find the group spec names and who runs in it. 0, or -1 with one line. */
@@ -60,6 +61,12 @@ void rt_cgrun_describe(struct rt_cgrun *g, struct rt_run_meta *m, const char **m
 int rt_cgrun_refresh(struct rt_cgrun *g);
 /* The process tree of the group's members. 0 or -errno. */
 int rt_cgrun_tree(struct rt_cgrun *g, struct rt_proctree **tree);
+/* What the run keeps open cut to its wait (v2's cgroup.events) and its
+ * ring: the group's directory, its counter files and its members' files
+ * opened when read, no member's pidfd watched (on v1 alone its emptying
+ * is then found by the next sample, not at once); col and tree its
+ * collector and tree. For a node past its descriptor budget. */
+void rt_cgrun_lean(struct rt_cgrun *g, struct rt_collector *col, struct rt_proctree *tree);
 /* Whether the run is over after the sample the tree just took: the group
  * was removed, or it emptied after it had members (a group that never
  * had any is an allocation not used yet: it is recorded, idle). A listing

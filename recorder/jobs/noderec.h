@@ -2,17 +2,18 @@
  * noderec.h - the node mode's other way: a recorder of its own for each
  * job (`rt-recorder --cgroup PATH --quiet`, the node's other options
  * passed on), each with its own descriptor table. Taken where the
- * descriptors are too few for one process to hold every job (a hard
- * RLIMIT_NOFILE under RT_NODEREC_BELOW): one process holds about 25 for
- * the host and its store and 20 a job (its group's counters, its members'
- * files), a recorder about 40 of its own.
+ * descriptors are too few for one process to hold more than a few jobs
+ * (a hard RLIMIT_NOFILE under RT_NODEREC_BELOW): one process holds about
+ * 45 for the host, its store and its readers, 64 kept free, and 20 a job
+ * below half its limit (its group's counters, its members' files), 3
+ * past it (nodesampler.h); a recorder about 40 of its own.
  */
 #ifndef RT_NODEREC_H
 #define RT_NODEREC_H
 
 #include <sys/types.h>
 
-#define RT_NODEREC_BELOW 1024
+#define RT_NODEREC_BELOW 256
 
 struct rt_noderec {
 	char self[4096];

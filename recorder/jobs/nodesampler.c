@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/inotify.h>
 #include <time.h>
 #include <unistd.h>
@@ -272,6 +274,30 @@ static int first_sample(struct rt_nodesampler *n, struct rt_node_job *j, char *w
 	return 0;
 }
 
+/* What a new job may keep open, from the descriptors in use (the lowest
+ * free one: a process's are handed out lowest first) against the soft
+ * limit: FD_KEEP its files while under half of it (the other half is for
+ * jobs that keep only their ring and wait), FD_LEAN past it, FD_NONE
+ * within RT_NODE_FD_FLOOR of it. */
+enum { FD_KEEP, FD_LEAN, FD_NONE };
+static int fd_room(const struct rt_nodesampler *n, char *err, size_t cap)
+{
+	struct rlimit rl;
+	if (n->epfd < 0 || getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return FD_KEEP;
+	int lowest = fcntl(n->epfd, F_DUPFD_CLOEXEC, 0);
+	if (lowest >= 0)
+		close(lowest);
+	if (lowest < 0 || (rlim_t)lowest + RT_NODE_FD_FLOOR >= rl.rlim_cur) {
+		snprintf(err, cap,
+		         "%d of the %llu descriptors this process may open are in use (ulimit -n): "
+		         "raise the node's limit (LimitNOFILE=)",
+		         lowest < 0 ? (int)rl.rlim_cur : lowest, (unsigned long long)rl.rlim_cur);
+		return FD_NONE;
+	}
+	return (rlim_t)lowest * 2 >= rl.rlim_cur ? FD_LEAN : FD_KEEP;
+}
+
 /* A job that could not start: what it holds, let go. */
 static void drop_job(struct rt_node_job *j)
 {
@@ -283,7 +309,12 @@ static void drop_job(struct rt_node_job *j)
 
 long rt_nodesampler_add(struct rt_nodesampler *n, const char *group, char *err, size_t cap)
 {
-	char warn[2048] = "";
+	char warn[2048] = "", why[256];
+	int room = fd_room(n, why, sizeof(why)), lean = room == FD_LEAN;
+	if (room == FD_NONE) {
+		snprintf(err, cap, "cannot start the run of %s: %s", group, why);
+		return -1;
+	}
 	struct rt_node_job *j = calloc(1, sizeof(*j));
 	if (!j || grow(n)) {
 		free(j);
@@ -324,6 +355,8 @@ long rt_nodesampler_add(struct rt_nodesampler *n, const char *group, char *err, 
 		return -1;
 	}
 	keep_resume(n, j, 0); /* (its CPU's offsets, when its first sample read them) */
+	if (lean) /* (its files opened when read from now on) */
+		rt_cgrun_lean(&j->cg, &j->s.col, j->tree);
 	snprintf(err, cap, "%s", warn);
 	n->job[n->njob] = j;
 	set_group(n);

@@ -27,6 +27,13 @@
 #include "rt/runmeta.h"
 #include "sampler.h"
 
+/* Descriptors the node keeps free for its own use (the readers' files
+ * opened for one read each, the exporter's pipe, a learn's, the store's):
+ * a job is not started within this many of the soft limit. Below half the
+ * limit a job keeps its files open (about 20: its counters, its members');
+ * past it, only its ring and its wait (rt_cgrun_lean: about 3) */
+#define RT_NODE_FD_FLOOR 64
+
 struct rt_node_job {
 	char group[512]; /* as it was added */
 	struct rt_cgrun cg;

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "collect.h"
 #include "rt/sysroot.h"
@@ -55,6 +56,8 @@ struct cg_state {
 	char key[2600];    /* the paths in use, to notice a move */
 	char cpukey[2600]; /* those of the CPU files */
 	int fd[NF];
+	char *path[NF]; /* each file found, under /sys: opened when read while not kept */
+	int lean;       /* no file kept open (rt_cgroup_lean) */
 	/* what is read once a second, carried in between */
 	uint64_t valid;
 	int64_t mem_limit, pids_max, quota;
@@ -66,25 +69,39 @@ struct cg_state {
 
 static void close_all(struct cg_state *st)
 {
-	for (int i = 0; i < NF; i++)
+	for (int i = 0; i < NF; i++) {
 		rt_close_fd(&st->fd[i]);
+		free(st->path[i]);
+		st->path[i] = NULL;
+	}
 }
 
-/* Open file under root/path (a cgroup mount and a cgroup path). */
-static int open_in(const char *root, const char *path, const char *file)
+/* File i under the first of roots (cgroup mounts) that has it, at path (a
+ * cgroup path): kept open, its path kept beside (a lean group's, or one
+ * the descriptor limit left unopened, is opened when read). 0, or -1
+ * when no root has it. */
+static int open_file(struct cg_state *st, int i, const char *const roots[], const char *path,
+                     const char *file)
 {
-	char rel[1400];
-	snprintf(rel, sizeof(rel), "fs/cgroup%s%s/%s", root, strcmp(path, "/") ? path : "", file);
-	return rt_open(RT_SYS, rel);
-}
-
-/* The first of the v1 mounts a controller may be at that has its file. */
-static int open_v1(const char *const roots[], const char *path, const char *file)
-{
-	int fd = -1;
-	for (int i = 0; roots[i] && fd < 0; i++)
-		fd = open_in(roots[i], path, file);
-	return fd;
+	char rel[1400], abs[4200];
+	for (int r = 0; roots[r]; r++) {
+		snprintf(rel, sizeof(rel), "fs/cgroup%s%s/%s", roots[r], strcmp(path, "/") ? path : "",
+		         file);
+		int fd = rt_open(RT_SYS, rel);
+		int there = fd >= 0 || ((fd == -EMFILE || fd == -ENFILE) &&
+		                        rt_path(abs, sizeof(abs), RT_SYS, rel) == 0 &&
+		                        access(abs, R_OK) == 0);
+		if (!there)
+			continue;
+		st->path[i] = strdup(rel);
+		if (fd >= 0 && st->lean && st->path[i]) { /* (kept when its path could not be) */
+			close(fd);
+			fd = -1;
+		}
+		st->fd[i] = fd;
+		return 0;
+	}
+	return -1;
 }
 
 /* Find the job's cgroup; (re)open its files when it changed. */
@@ -127,34 +144,36 @@ static void locate(struct rt_collector *c, struct cg_state *st)
 		    "cpu.stat",       "cpu.max",    NULL,          "pids.current",
 		    "pids.max",       NULL,         NULL,          NULL};
 		for (int r = 0; v2roots[r]; r++) {
+			const char *const root[] = {v2roots[r], NULL};
 			for (int i = 0; i < NF; i++)
-				st->fd[i] = files[i] ? open_in(v2roots[r], cp.v2, files[i]) : -1;
-			if (st->fd[F_MEM_CUR] >= 0 || st->fd[F_CPU_STAT] >= 0)
+				if (files[i])
+					open_file(st, i, root, cp.v2, files[i]);
+			if (st->path[F_MEM_CUR] || st->path[F_CPU_STAT])
 				break;
 			close_all(st);
 		}
 		return;
 	}
 	if (cp.memory[0]) {
-		st->fd[F_MEM_CUR] = open_v1(mem1, cp.memory, "memory.usage_in_bytes");
-		st->fd[F_MEM_MAX] = open_v1(mem1, cp.memory, "memory.limit_in_bytes");
-		st->fd[F_MEM_PEAK] = open_v1(mem1, cp.memory, "memory.max_usage_in_bytes");
-		st->fd[F_MEM_OOM] = open_v1(mem1, cp.memory, "memory.oom_control");
+		open_file(st, F_MEM_CUR, mem1, cp.memory, "memory.usage_in_bytes");
+		open_file(st, F_MEM_MAX, mem1, cp.memory, "memory.limit_in_bytes");
+		open_file(st, F_MEM_PEAK, mem1, cp.memory, "memory.max_usage_in_bytes");
+		open_file(st, F_MEM_OOM, mem1, cp.memory, "memory.oom_control");
 	}
 	if (cp.cpu[0]) {
-		st->fd[F_CPU_STAT] = open_v1(cpu1, cp.cpu, "cpu.stat");
-		st->fd[F_CPU_MAX] = open_v1(cpu1, cp.cpu, "cpu.cfs_quota_us");
-		st->fd[F_CFS_PERIOD] = open_v1(cpu1, cp.cpu, "cpu.cfs_period_us");
+		open_file(st, F_CPU_STAT, cpu1, cp.cpu, "cpu.stat");
+		open_file(st, F_CPU_MAX, cpu1, cp.cpu, "cpu.cfs_quota_us");
+		open_file(st, F_CFS_PERIOD, cpu1, cp.cpu, "cpu.cfs_period_us");
 	}
 	if (cp.cpuacct[0])
-		st->fd[F_CPUACCT] = open_v1(acct1, cp.cpuacct, "cpuacct.usage");
+		open_file(st, F_CPUACCT, acct1, cp.cpuacct, "cpuacct.usage");
 	if (cp.cpuacct[0] && c->cg_fixed) {
-		st->fd[F_ACCT_USER] = open_v1(acct1, cp.cpuacct, "cpuacct.usage_user");
-		st->fd[F_ACCT_SYS] = open_v1(acct1, cp.cpuacct, "cpuacct.usage_sys");
+		open_file(st, F_ACCT_USER, acct1, cp.cpuacct, "cpuacct.usage_user");
+		open_file(st, F_ACCT_SYS, acct1, cp.cpuacct, "cpuacct.usage_sys");
 	}
 	if (cp.pids[0]) {
-		st->fd[F_PIDS_CUR] = open_v1(pids1, cp.pids, "pids.current");
-		st->fd[F_PIDS_MAX] = open_v1(pids1, cp.pids, "pids.max");
+		open_file(st, F_PIDS_CUR, pids1, cp.pids, "pids.current");
+		open_file(st, F_PIDS_MAX, pids1, cp.pids, "pids.max");
 	}
 }
 
@@ -181,11 +200,29 @@ static void cg_close(struct rt_collector *c, void *self)
 	free(st);
 }
 
-/* Read file i into c->buf; its length, or -1. */
+/* Read file i into c->buf (kept open, else opened for this read); its
+ * length, or -1. */
 static ssize_t rd(struct rt_collector *c, struct cg_state *st, int i)
 {
 	size_t len;
-	return st->fd[i] >= 0 && rt_read_fd(c, st->fd[i], &len) == 0 ? (ssize_t)len : -1;
+	if (st->fd[i] >= 0)
+		return rt_read_fd(c, st->fd[i], &len) == 0 ? (ssize_t)len : -1;
+	int fd = st->path[i] ? rt_open(RT_SYS, st->path[i]) : -1;
+	int rc = fd >= 0 ? rt_read_fd(c, fd, &len) : -1;
+	if (fd >= 0)
+		close(fd);
+	return rc == 0 ? (ssize_t)len : -1;
+}
+
+void rt_cgroup_lean(struct rt_collector *c)
+{
+	struct cg_state *st = rt_collector_own(c, &rt_source_cgroup);
+	if (!st)
+		return;
+	st->lean = 1;
+	for (int i = 0; i < NF; i++)
+		if (st->path[i])
+			rt_close_fd(&st->fd[i]);
 }
 
 /* The every-5-s values: memory limit, peak, OOM kills, tasks. */

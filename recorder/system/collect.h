@@ -91,6 +91,9 @@ void *rt_collector_own(struct rt_collector *c, const struct rt_source *src);
 int rt_cpu_host_forks(struct rt_collector *c, uint64_t *forks);
 void rt_gpu_tree(struct rt_collector *c, struct rt_proctree *tree, uint64_t mono_ns,
                  struct rt_record *rec);
+/* The group's files kept open no more: each opened when read (the node
+ * past its descriptor budget). Their values are the same. */
+void rt_cgroup_lean(struct rt_collector *c);
 /* A named job group's user and system CPU time so far (µs; cgroup.c):
  * 0, or -1 when it was never read. */
 int rt_cgroup_job_cpu(struct rt_collector *c, uint64_t *user_us, uint64_t *sys_us);

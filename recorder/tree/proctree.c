@@ -60,6 +60,7 @@ struct pt_proc *pt_find(struct rt_proctree *t, pid_t pid)
 }
 
 static int grow(struct rt_proctree *t);
+static void close_fds(struct pt_proc *e);
 
 static struct pt_proc *insert(struct rt_proctree *t, pid_t pid)
 {
@@ -216,6 +217,14 @@ void rt_proctree_cadence(struct rt_proctree *t, int status, int fds)
 	t->want_fds = fds;
 }
 
+void rt_proctree_lean(struct rt_proctree *t)
+{
+	t->lean = 1;
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->tab[i].pid)
+			close_fds(&t->tab[i]);
+}
+
 void rt_proctree_host_forks(struct rt_proctree *t, uint64_t forks)
 {
 	t->forks = forks;
@@ -368,16 +377,17 @@ static int quick_walk(struct rt_proctree *t, struct walk_sum *w)
 			continue;
 		if (quick_still(t, e, w))
 			continue;
-		if (e->fd_stat < 0) { /* its second sample: keep a descriptor */
-			char rel[64];
-			snprintf(rel, sizeof(rel), "%d/stat", e->pid);
+		char rel[64];
+		snprintf(rel, sizeof(rel), "%d/stat", e->pid);
+		if (e->fd_stat < 0 && !t->lean) { /* its second sample: keep a descriptor */
 			int f = rt_open(RT_PROC, rel);
 			if (f < 0)
 				return -1;
 			e->fd_stat = f;
 		}
 		struct rt_pid_stat ps;
-		ssize_t len = rt_pread_all(e->fd_stat, t->buf, sizeof(t->buf));
+		ssize_t len = e->fd_stat >= 0 ? rt_pread_all(e->fd_stat, t->buf, sizeof(t->buf))
+		                              : pt_read_proc(t, rel);
 		if (len <= 0 || rt_parse_pid_stat(t->buf, (size_t)len, &ps) ||
 		    ps.start != e->start) {
 			t->pre_sched = 0;
@@ -433,7 +443,7 @@ static void full_walk(struct rt_proctree *t, struct walk_sum *w)
 			continue;
 		/* seen before: keep descriptors from now on */
 		int again = e->seen != 0;
-		if (again && e->fd_stat < 0) {
+		if (again && e->fd_stat < 0 && !t->lean) {
 			snprintf(rel, sizeof(rel), "%d/stat", pid);
 			int f = rt_open(RT_PROC, rel);
 			e->fd_stat = f >= 0 ? f : -1;

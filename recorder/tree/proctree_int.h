@@ -76,6 +76,7 @@ struct rt_proctree {
 	uint64_t dep_delay; /* every departed member's wait: no reaper folds it in */
 	int have_delay;     /* schedstat read (CONFIG_SCHED_INFO) */
 	int no_delay;       /* rt-bench: leave schedstat unread */
+	int lean;           /* no member's file kept open (rt_proctree_lean) */
 	/* a one-thread member's schedstat the quick walk read before its stat
 	 * (read_delay takes it instead of reading again) */
 	int pre_sched;

@@ -35,7 +35,11 @@ ssize_t pt_read_kept(struct rt_proctree *t, int *fd, pid_t pid, const char *file
 {
 	char rel[96];
 	snprintf(rel, sizeof(rel), "%d/%s", pid, file);
-	if (!fd)
+	if (fd && t->lean && *fd >= 0) { /* (kept before it went lean) */
+		close(*fd);
+		*fd = -1;
+	}
+	if (!fd || t->lean)
 		return pt_read_proc(t, rel);
 	if (*fd < 0) {
 		int f = rt_open(RT_PROC, rel);

@@ -168,3 +168,33 @@ assert skipped >= 5 and n + skipped >= int(secs / 0.5) - 1 and n < int(secs / 0.
 print('100 runs on time; the stuck one: %d samples, %d skipped in %.1f s' % stuck)" > "$T/stuck.out" ||
 	fail "jobs beside a stuck one: $(cat "$T/stuck.err")"
 ok "100 jobs beside one whose /proc read hangs 1.5 s: every other run's samples on time, none skipped; $(cat "$T/stuck.out")"
+
+# a container's 1,024 descriptors (ulimit -n, hard): 120 jobs and a
+# busy one found last, all in one process (no recorder of their own):
+# the jobs past half the limit keep no file open but their ring and
+# wait, and read the same figures (the last one's CPU its group's)
+L=$TOP/l
+$CG sleepers $L 120 1 40
+$CG mk $L/zburn
+(ulimit -n 1024 && RT_STORE="$T/lean" exec "$REC" --jobs "$L/*" -i 0.5) 2> "$T/lean.err" &
+N=$!
+track $N
+sleep 3
+$CG job $L/zburn 0 2.5 50 > /dev/null
+sleep 2
+kids=$(echo $(cat /proc/$N/task/$N/children))
+[ "$(echo $kids | wc -w)" -eq 1 ] || fail "the node under 1,024 descriptors is not one sampler: $kids"
+fds=$(ls "/proc/$kids/fd" | wc -l)
+[ "$fds" -gt 200 ] || fail "the sampler holds $fds descriptors for 121 jobs: not the sampler's"
+[ "$fds" -lt 1000 ] || fail "the sampler holds $fds descriptors of 1,024"
+sleep 2.5
+kill -TERM $N
+wait_pid $N 30 || fail "the node under 1,024 descriptors did not stop"
+[ ! -s "$T/lean.err" ] || fail "the node under 1,024 descriptors said: $(cat "$T/lean.err")"
+RT_STORE="$T/lean" "$EXP" runs | awk 'NR > 1 && $1 ~ /^[0-9]+$/ && $6 == "finished"' > "$T/lean.runs"
+[ "$(wc -l < "$T/lean.runs")" -eq 121 ] || fail "$(wc -l < "$T/lean.runs") finished runs for 121 jobs: $(cat "$T/lean.runs")"
+run=$(awk '$NF == "zburn" {print $1}' "$T/lean.runs")
+cpu=$(cpu_of "$T/lean" "$run")
+truth=$($CG cpu $L/zburn)
+near "$cpu" "$truth" 0.02 0.01 || fail "the lean job's CPU: rt $cpu s, its group $truth s"
+ok "121 jobs under a hard limit of 1,024 descriptors in one process ($fds open): each run finished, the last one's CPU $cpu s (its group $truth s)"

@@ -370,9 +370,9 @@ static int measure(const struct bench_ctx *c, struct jobs *j, int secs, int reco
 	snprintf(rm, sizeof(rm), "rm -rf '%s'", store);
 	if (system(rm) != 0)
 		return -1;
-	/* recorders: under a hard limit of 1,000 descriptors, each job gets a
+	/* recorders: under a hard limit of 200 descriptors, each job gets a
 	 * recorder of its own (noderec.h: the design before, the anchor) */
-	pid_t node = spawn_quiet_limited(argv, recorders ? 1000 : 0);
+	pid_t node = spawn_quiet_limited(argv, recorders ? 200 : 0);
 	if (node < 0)
 		return -1;
 	pid_t fam[1024];
@@ -436,7 +436,7 @@ int bench_node_mode(const struct bench_ctx *c)
 	}
 	static const int sizes[] = {1, 10, 100, 1000};
 	printf("node mode at 1 Hz (--jobs GLOB): one process for all jobs, and under a hard "
-	       "limit of 1,000 descriptors a recorder per job; %d s each after a %d s warm-up; "
+	       "limit of 200 descriptors a recorder per job; %d s each after a %d s warm-up; "
 	       "the floor reads each job's group files, its cgroup.procs and its member's stat "
 	       "once a second in the same run\n",
 	       c->secs, WARM_S);

@@ -1,6 +1,6 @@
 /*
  * procs.c - another process as rt-bench reads it from /proc: a status
- * field, its CPU ns (schedstat), a smaps_rollup field, its first child;
+ * field, its CPU ns (every thread's schedstat), a smaps_rollup field, its first child;
  * and starting one with its stdio on /dev/null.
  */
 #include "bench.h"
@@ -21,21 +21,50 @@ long status_kb(pid_t pid, const char *key)
 	return v;
 }
 
-/* CPU ns a process has run (schedstat; else stat's ticks), -1 if gone */
-long long sched_ns(pid_t pid)
+/* One schedstat file's run time, ns (-1: none). */
+static long long schedstat_ns(const char *path)
 {
-	char p[64], b[256];
-	snprintf(p, sizeof(p), "/proc/%d/schedstat", pid);
-	FILE *f = fopen(p, "r");
+	char b[256];
+	FILE *f = fopen(path, "r");
 	long long ns = -1;
 	if (f && fgets(b, sizeof(b), f))
 		ns = strtoll(b, NULL, 10);
 	if (f)
 		fclose(f);
+	return ns;
+}
+
+/* Its threads' run time: each task's schedstat (the process's own file
+ * is its main thread's alone), -1 without any. */
+static long long tasks_ns(pid_t pid)
+{
+	char dir[64], path[128];
+	snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
+	DIR *d = opendir(dir);
+	long long sum = -1;
+	for (struct dirent *e; d && (e = readdir(d));) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "%s/%.20s/schedstat", dir, e->d_name);
+		long long ns = schedstat_ns(path);
+		if (ns >= 0)
+			sum = (sum < 0 ? 0 : sum) + ns;
+	}
+	if (d)
+		closedir(d);
+	return sum;
+}
+
+/* CPU ns a process has run, all its threads (schedstat; else stat's
+ * ticks, which count every thread), -1 if gone */
+long long sched_ns(pid_t pid)
+{
+	long long ns = tasks_ns(pid);
 	if (ns >= 0)
 		return ns;
+	char p[64];
 	snprintf(p, sizeof(p), "/proc/%d/stat", pid);
-	f = fopen(p, "r");
+	FILE *f = fopen(p, "r");
 	char line[1024];
 	if (f && fgets(line, sizeof(line), f)) {
 		char *q = strrchr(line, ')');
