@@ -48,6 +48,7 @@ struct member_walk {
 	int capped; /* cap is MEMBER_CAP: members past it go unread */
 	int cut, err;
 	struct rt_cgjob_walk *st;
+	struct rt_buf *rec; /* the groups walked, for the next walk (NULL: not kept) */
 };
 
 const char *const rt_cgroup_mounts[] = {
@@ -252,8 +253,10 @@ int rt_cgjob_recheck(struct rt_cgjob *j, int young)
 	char mount[32];
 	snprintf(mount, sizeof(mount), "%s", j->members_mount);
 	find_group(j, mount);
-	if (strcmp(mount, j->members_mount))
+	if (strcmp(mount, j->members_mount)) {
 		rt_cgjob_close(j); /* its members are listed from another hierarchy */
+		j->groups_ok = 0;
+	}
 	return memcmp(&before, &j->cp, sizeof(before)) != 0;
 }
 
@@ -436,17 +439,19 @@ static int read_procs(int dfd, struct member_walk *w)
 	return rc;
 }
 
+static int removed(int rc);
+
 /* The groups below, queued as paths relative to the job's group (no
  * descriptor is held for a group not being read: a job nesting 80 levels
  * costs two descriptors, not 160). */
-static void queue_below(struct member_walk *w, int dfd, const char *rel, unsigned depth)
+static void queue_below(struct member_walk *w, int dfd, const char *rel, unsigned depth,
+                        unsigned nlink)
 {
 	/* a cgroup directory's links are its subdirectories and 2 (kernfs
 	 * counts them exactly): a group with none below is not listed, which
 	 * a job's leaf groups are (a listing is most of a walk's cost; a
 	 * file system that does not count, 1, is listed) */
-	struct stat sb;
-	if (fstat(dfd, &sb) == 0 && sb.st_nlink == 2) {
+	if (nlink == 2) {
 		close(dfd);
 		return;
 	}
@@ -488,13 +493,58 @@ static int walk_group(struct member_walk *w, const char *rel, unsigned depth)
 	int dfd = openat(w->top, *rel ? rel : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
+	struct stat sb;
+	unsigned nlink = fstat(dfd, &sb) == 0 ? (unsigned)sb.st_nlink : 0;
 	int rc = read_procs(dfd, w);
 	w->st->groups++;
 	if (rc || w->at >= w->cap) {
 		close(dfd);
 		return rc;
 	}
-	queue_below(w, dfd, rel, depth);
+	if (w->rec) { /* [depth][its link count][rel NUL] */
+		rt_buf_putc(w->rec, (char)depth);
+		rt_buf_put(w->rec, (const char *)&nlink, sizeof(nlink));
+		rt_buf_put(w->rec, rel, strlen(rel) + 1);
+	}
+	queue_below(w, dfd, rel, depth, nlink);
+	return 0;
+}
+
+/* The walk over the groups the last one found, each read again while
+ * its link count says the same groups are below it (kernfs counts a
+ * directory's subdirectories: one made or removed below changes it; one
+ * removed and made again under the same name is read all the same). 0
+ * when done, 1 when the groups changed (walk again, listing), or -errno
+ * of the job's own group. */
+static int walk_kept(struct rt_cgjob *j, struct member_walk *w)
+{
+	for (size_t at = 0; at < j->groups.len && w->at < w->cap;) {
+		const char *e = j->groups.p + at, *rel = e + 1 + sizeof(unsigned);
+		unsigned nlink;
+		memcpy(&nlink, e + 1, sizeof(nlink));
+		at += 1 + sizeof(nlink) + strlen(rel) + 1;
+		/* raw: the job's cgroup directories (cgroupfs: no links), read-only */
+		int dfd = openat(w->top, *rel ? rel : ".",
+		                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		struct stat sb;
+		if (dfd < 0 && !*rel)
+			return -errno;
+		if (dfd < 0 || fstat(dfd, &sb) || (unsigned)sb.st_nlink != nlink) {
+			if (dfd >= 0)
+				close(dfd);
+			return 1;
+		}
+		int rc = read_procs(dfd, w);
+		w->st->groups++;
+		close(dfd);
+		if (rc && !*rel)
+			return rc;
+		if (rc && removed(rc))
+			return 1;
+		if (rc && !w->err)
+			w->err = rc; /* a subgroup unread: members may be hidden */
+	}
+	w->cut |= j->groups_cut;
 	return 0;
 }
 
@@ -529,6 +579,36 @@ uint64_t rt_cgjob_ino(struct rt_cgjob *j)
 	return ino;
 }
 
+/* The walk that lists: the job's group, then each group below, breadth
+ * first, the groups walked kept for the next. 0, or -errno of the job's
+ * own group. */
+static int walk_listing(struct rt_cgjob *j, struct member_walk *w)
+{
+	rt_buf_reset(&j->groups);
+	w->rec = &j->groups;
+	/* a group removed (even if one is made again at its path) is gone */
+	int rc = walk_group(w, "", 0);
+	size_t head = 0;
+	while (!rc && w->at < w->cap && head < w->q.len) {
+		if (w->st->groups >= MEMBER_GROUPS) {
+			w->cut |= RT_CGWALK_GROUPS;
+			break;
+		}
+		char sub[PATH_MAX + 1];
+		unsigned depth = (unsigned char)w->q.p[head];
+		snprintf(sub, sizeof(sub), "%s", w->q.p + head + 1);
+		head += strlen(w->q.p + head + 1) + 2;
+		int src = walk_group(w, sub, depth);
+		if (src && !removed(src) && !w->err)
+			w->err = src; /* a subgroup unread: members may be hidden */
+	}
+	/* (kept only whole: every group below read, none unread for an error) */
+	j->groups_ok = !rc && !w->err && w->at < w->cap && !j->groups.oom && !w->q.oom;
+	j->groups_cut = w->cut & (RT_CGWALK_DEPTH | RT_CGWALK_GROUPS);
+	rt_buf_free(&w->q);
+	return rc;
+}
+
 ssize_t rt_cgjob_members(struct rt_cgjob *j, pid_t *out, size_t cap)
 {
 	struct rt_cgjob_walk *st = &j->walk;
@@ -539,23 +619,12 @@ ssize_t rt_cgjob_members(struct rt_cgjob *j, pid_t *out, size_t cap)
 	struct member_walk w = {.top = j->dfd, .out = out, .st = st};
 	w.capped = cap >= MEMBER_CAP;
 	w.cap = w.capped ? MEMBER_CAP : cap;
-	/* a group removed (even if one is made again at its path) is gone */
-	int rc = walk_group(&w, "", 0);
-	size_t head = 0;
-	while (!rc && w.at < w.cap && head < w.q.len) {
-		if (st->groups >= MEMBER_GROUPS) {
-			w.cut |= RT_CGWALK_GROUPS;
-			break;
-		}
-		char sub[PATH_MAX + 1];
-		unsigned depth = (unsigned char)w.q.p[head];
-		snprintf(sub, sizeof(sub), "%s", w.q.p + head + 1);
-		head += strlen(w.q.p + head + 1) + 2;
-		int src = walk_group(&w, sub, depth);
-		if (src && !removed(src) && !w.err)
-			w.err = src; /* a subgroup unread: members may be hidden */
+	int rc = j->groups_ok ? walk_kept(j, &w) : 1;
+	if (rc == 1) { /* (the groups changed: read again, listing) */
+		w.at = 0, w.cut = w.err = 0;
+		st->groups = 0;
+		rc = walk_listing(j, &w);
 	}
-	rt_buf_free(&w.q);
 	if (j->lean)
 		rt_cgjob_close(j);
 	st->cut = w.cut;
@@ -568,6 +637,12 @@ void rt_cgjob_close(struct rt_cgjob *j)
 	if (j->dfd >= 0)
 		close(j->dfd);
 	j->dfd = -1;
+}
+
+void rt_cgjob_free(struct rt_cgjob *j)
+{
+	rt_cgjob_close(j);
+	rt_buf_free(&j->groups);
 }
 
 const char *rt_env_lookup(const char *env, size_t len, const char *name)

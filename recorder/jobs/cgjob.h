@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "procfs.h"
+#include "rt/fmt.h"
 
 /* What the last walk of a group's members read and left unread. */
 enum { RT_CGWALK_DEPTH = 1, RT_CGWALK_GROUPS = 2, RT_CGWALK_MEMBERS = 4, RT_CGWALK_ENV = 8 };
@@ -33,11 +34,16 @@ struct rt_cgjob {
 	char members_mount[32]; /* the hierarchy whose cgroup.procs list it ("": v2 at the top) */
 	/* who it is: scheduler "slurm", "kubernetes", "systemd" or "" */
 	char scheduler[16];
-	char job_id[96];           /* Slurm job id or SLUID, the pod's uid, the unit's name */
-	char uid[16];              /* Slurm v1's uid_N level: the job's owner */
-	char qos[16];              /* Kubernetes: besteffort, burstable, guaranteed */
-	int dfd;                   /* the group's directory in members_mount, kept; -1 */
-	int lean;                  /* dfd closed after each use (the node's budget) */
+	char job_id[96]; /* Slurm job id or SLUID, the pod's uid, the unit's name */
+	char uid[16];    /* Slurm v1's uid_N level: the job's owner */
+	char qos[16];    /* Kubernetes: besteffort, burstable, guaranteed */
+	int dfd;         /* the group's directory in members_mount, kept; -1 */
+	int lean;        /* dfd closed after each use (the node's budget) */
+	/* the groups the last walk found (cgjob.c), read again while each
+	 * one's link count is the same; groups_ok: whole, groups_cut: the
+	 * bounds its listing hit */
+	struct rt_buf groups;
+	int groups_ok, groups_cut;
 	struct rt_cgjob_walk walk; /* the last rt_cgjob_members */
 };
 
@@ -80,6 +86,8 @@ void rt_cgjob_classify(const char *path, struct rt_cgjob *j);
 ssize_t rt_cgjob_members(struct rt_cgjob *j, pid_t *out, size_t cap);
 /* The descriptor members keeps closed. */
 void rt_cgjob_close(struct rt_cgjob *j);
+/* Its directory closed and the groups it keeps freed. */
+void rt_cgjob_free(struct rt_cgjob *j);
 
 /* Who runs in the group, from its members' environments (where this
  * process may read them): the first member whose environment names the

@@ -201,8 +201,8 @@ void rt_cgrun_watch(struct rt_cgrun *g, struct rt_proctree *tree)
 #ifdef SYS_pidfd_open
 	pid_t now[64];
 	ssize_t got = g->events_fd >= 0 || g->epfd < 0 || g->lean ? 0
-	              : tree                           ? (ssize_t)rt_proctree_members(tree, now, 64)
-	                                               : rt_cgjob_members(&g->job, now, 64);
+	              : tree ? (ssize_t)rt_proctree_members(tree, now, 64)
+	                     : rt_cgjob_members(&g->job, now, 64);
 	size_t n = got > 0 ? (size_t)got : 0;
 	for (int i = 0; i < g->nwatch;) { /* those no longer members */
 		int still = 0;
@@ -420,7 +420,7 @@ int rt_cgrun_end(struct rt_cgrun *g)
 
 void rt_cgrun_close(struct rt_cgrun *g)
 {
-	rt_cgjob_close(&g->job);
+	rt_cgjob_free(&g->job);
 	while (g->nwatch)
 		unwatch(g, 0);
 	if (g->events_fd >= 0)

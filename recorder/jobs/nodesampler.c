@@ -355,7 +355,7 @@ long rt_nodesampler_add(struct rt_nodesampler *n, const char *group, char *err, 
 		return -1;
 	}
 	keep_resume(n, j, 0); /* (its CPU's offsets, when its first sample read them) */
-	if (lean) /* (its files opened when read from now on) */
+	if (lean)             /* (its files opened when read from now on) */
 		rt_cgrun_lean(&j->cg, &j->s.col, j->tree);
 	snprintf(err, cap, "%s", warn);
 	n->job[n->njob] = j;

@@ -85,12 +85,12 @@ static int open_file(struct cg_state *st, int i, const char *const roots[], cons
 {
 	char rel[1400], abs[4200];
 	for (int r = 0; roots[r]; r++) {
-		snprintf(rel, sizeof(rel), "fs/cgroup%s%s/%s", roots[r], strcmp(path, "/") ? path : "",
-		         file);
+		snprintf(rel, sizeof(rel), "fs/cgroup%s%s/%s", roots[r],
+		         strcmp(path, "/") ? path : "", file);
 		int fd = rt_open(RT_SYS, rel);
-		int there = fd >= 0 || ((fd == -EMFILE || fd == -ENFILE) &&
-		                        rt_path(abs, sizeof(abs), RT_SYS, rel) == 0 &&
-		                        access(abs, R_OK) == 0);
+		int there = fd >= 0 ||
+		            ((fd == -EMFILE || fd == -ENFILE) &&
+		             rt_path(abs, sizeof(abs), RT_SYS, rel) == 0 && access(abs, R_OK) == 0);
 		if (!there)
 			continue;
 		st->path[i] = strdup(rel);

@@ -78,3 +78,88 @@ Test(cgjob, an_environment_block_is_read_within_its_length)
 	cr_expect_null(rt_env_lookup(env, 3, "A"));
 	cr_expect_null(rt_env_lookup(NULL, 0, "A"));
 }
+
+/* The member walk keeps the groups it found and reads them again while
+ * each one's link count (kernfs's, and a tmpfs's: its subdirectories and
+ * 2) says the same groups are below; a group made, removed, or removed
+ * and another made in its place is found. On a fixture tree under
+ * RT_SYS_ROOT: a v1 memory hierarchy. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rt/sysroot.h"
+
+static char root[256];
+
+static void group(const char *rel, const char *pids)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s/fs/cgroup/memory/job%s", root, rel);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/fs/cgroup/memory/job%s/cgroup.procs", root, rel);
+	FILE *f = fopen(p, "w");
+	cr_assert(f);
+	fputs(pids, f);
+	fclose(f);
+}
+
+static void ungroup(const char *rel)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s/fs/cgroup/memory/job%s/cgroup.procs", root, rel);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/fs/cgroup/memory/job%s", root, rel);
+	cr_assert_eq(rmdir(p), 0);
+}
+
+/* The members' pids summed (order aside), their count in *n. */
+static long members(struct rt_cgjob *j, ssize_t *n)
+{
+	pid_t out[64];
+	*n = rt_cgjob_members(j, out, 64);
+	long sum = 0;
+	for (ssize_t i = 0; i < *n; i++)
+		sum += out[i];
+	return sum;
+}
+
+Test(cgjob, the_walk_finds_groups_made_and_removed_below_between_samples)
+{
+	snprintf(root, sizeof(root), "/tmp/rt-cgjob-XXXXXX");
+	cr_assert(mkdtemp(root));
+	char p[512];
+	snprintf(p, sizeof(p), "%s/fs", root);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/fs/cgroup", root);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/fs/cgroup/memory", root);
+	mkdir(p, 0755);
+	setenv("RT_SYS_ROOT", root, 1);
+	rt_sysroot_init();
+	group("", "10\n");
+	group("/a", "20\n21\n");
+	struct rt_cgjob j;
+	char err[256];
+	cr_assert_eq(rt_cgjob_resolve("/job", &j, err, sizeof(err)), 0, "%s", err);
+	ssize_t n;
+	cr_expect_eq(members(&j, &n), 51);
+	cr_expect_eq(n, 3);
+	cr_expect(j.groups_ok);
+	cr_expect_eq(members(&j, &n), 51); /* (read again without listing) */
+	group("/a/deep", "30\n");          /* made below a group below */
+	cr_expect_eq(members(&j, &n), 81);
+	ungroup("/a/deep");
+	cr_expect_eq(members(&j, &n), 51);
+	ungroup("/a"); /* one removed, another made: the same count below */
+	group("/b", "40\n");
+	cr_expect_eq(members(&j, &n), 50);
+	cr_expect_eq(n, 2);
+	rt_cgjob_free(&j);
+	char rm[400];
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", root);
+	cr_expect_eq(system(rm), 0);
+	unsetenv("RT_SYS_ROOT");
+	rt_sysroot_init();
+}

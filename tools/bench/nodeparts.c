@@ -129,7 +129,7 @@ int bench_nodeparts_mode(const struct bench_ctx *c)
 	       "(the same 26 files read raw)   %.2fx\n",
 	       rt_us, rt_us / 5, floor_us, rt_us / floor_us);
 	printf("  parts found %u, groups counted %u\n", p.npart, p.nseen);
-	rt_cgjob_close(&j);
+	rt_cgjob_free(&j);
 	shape(job, 0);
 	for (int k = 0; mounts[k]; k++) {
 		char q[300];
