@@ -493,6 +493,22 @@ static int keep_job(struct rt_nodesampler *n, struct rt_node_job *j, char *warn,
 	return 0;
 }
 
+static void final_sample(struct rt_nodesampler *n, struct rt_node_job *j, char *warn, size_t cap);
+
+/* A run its sample found over, ended: a group that emptied gets a final
+ * sample first, as one woken by its emptying does (the host read again
+ * and what is read every 5 s read again: a kill between the tick's host
+ * sample and the job's read, its OOM count, is in it); a group removed
+ * has none to give. */
+static void end_found(struct rt_nodesampler *n, struct rt_node_job *j, char *warn, size_t cap)
+{
+	if (rt_proctree_listed(j->tree) == 0 && sample_host(n) == 0) {
+		size_t at = strlen(warn);
+		final_sample(n, j, warn + at, cap - at);
+	}
+	end_job(n, j);
+}
+
 /* Whether the job is this thread's now: no reader holds it (one that has
  * finished a late read gets it kept first, maybe ending the run). */
 static int job_free(struct rt_nodesampler *n, struct rt_node_job *j, char *warn, size_t cap)
@@ -503,7 +519,7 @@ static int job_free(struct rt_nodesampler *n, struct rt_node_job *j, char *warn,
 	if (st == RT_TASK_DONE) {
 		rt_nodepool_collect(n->pool, &j->task);
 		if (keep_job(n, j, warn, cap))
-			end_job(n, j);
+			end_found(n, j, warn, cap);
 		return 1;
 	}
 	return st == RT_TASK_IDLE;
@@ -541,7 +557,7 @@ static size_t read_jobs(struct rt_nodesampler *n, char *warn, size_t cap)
 		if (!n->pool) {
 			read_job(j, &n->own_reader);
 			if (keep_job(n, j, warn, cap))
-				end_job(n, j);
+				end_found(n, j, warn, cap);
 			continue;
 		}
 		j->in_tick = 1;
@@ -568,7 +584,7 @@ static void keep_jobs(struct rt_nodesampler *n, char *warn, size_t cap)
 		}
 		rt_nodepool_collect(n->pool, &j->task);
 		if (keep_job(n, j, warn, cap))
-			end_job(n, j);
+			end_found(n, j, warn, cap);
 	}
 }
 
