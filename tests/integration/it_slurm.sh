@@ -65,9 +65,11 @@ slurmctld -f "$SLURM_CONF" 2> "$S/ctld.err" || fail "slurmctld: $(cat "$S/ctld.e
 slurmd -f "$SLURM_CONF" 2> "$S/d.err" || fail "slurmd: $(cat "$S/d.err")"
 wait_for sh -c "sinfo -h -o %t 2> /dev/null | grep -q idle" ||
 	{ echo "skip: this Slurm did not come up here: $(tail -3 "$S/d.log" "$S/ctld.log" 2> /dev/null)"; exit 0; }
-# learn: the run's "scheduler" object, added after its end (bounded)
+# learn: the run's "scheduler" object, added after its end (bounded by
+# learn's own wait: it asks Slurm for up to 120 s while the job is still
+# completing)
 wait_learned() {
-	for _ in $(seq 120); do
+	for _ in $(seq 250); do
 		"$EXP" show "$1" | python3 -c "import json, sys; sys.exit('scheduler' not in json.load(sys.stdin))" && return 0
 		sleep 0.5
 	done
