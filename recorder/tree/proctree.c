@@ -378,7 +378,8 @@ static int quick_walk(struct rt_proctree *t, struct walk_sum *w)
 		if (quick_still(t, e, w))
 			continue;
 		char rel[64];
-		snprintf(rel, sizeof(rel), "%d/stat", e->pid);
+		if (e->fd_stat < 0) /* (a path only for a file opened now) */
+			snprintf(rel, sizeof(rel), "%d/stat", e->pid);
 		if (e->fd_stat < 0 && !t->lean) { /* its second sample: keep a descriptor */
 			int f = rt_open(RT_PROC, rel);
 			if (f < 0)
