@@ -42,6 +42,10 @@ sleep 0.75
 kill -9 $r
 wait $r 2>/dev/null || true
 
+# 6. a long run: delta chains across full records, and (rt's store blocks)
+# several blocks of one run
+"$BUILD/rt-recorder" --quiet -i 0.02 --count 150 --job-name fixture-long
+
 rm -f "$RT_STORE/lock.mdb"
 EXP="$BUILD/rt-export"
 "$EXP" runs > "$OUT/runs.txt"
