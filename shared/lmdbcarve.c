@@ -77,6 +77,22 @@ static int leaf(struct carve *c, uint64_t pgno, const uint8_t *buf)
 	return 0;
 }
 
+/* An overflow page run by itself (its leaf maybe lost): its first bytes,
+ * at most RT_LMDB_CARVE_LOOSE_MAX, handed with no key. */
+static int loose(struct carve *c, uint64_t pgno, const uint8_t *buf)
+{
+	uint32_t pages;
+	memcpy(&pages, buf + 12, sizeof(pages));
+	if (pages == 0 || pgno + pages > c->npages)
+		return 0;
+	uint64_t dsize = (uint64_t)pages * c->psize - PAGEHDRSZ;
+	if (dsize > RT_LMDB_CARVE_LOOSE_MAX)
+		dsize = RT_LMDB_CARVE_LOOSE_MAX;
+	if (read_big(c, pgno, dsize))
+		return 0;
+	return c->cb(c->ctx, NULL, 0, c->big, (size_t)dsize, pgno);
+}
+
 int rt_lmdb_carve(int fd, rt_lmdb_carve_cb cb, void *ctx)
 {
 	uint8_t head[PAGEHDRSZ + 64];
@@ -101,6 +117,8 @@ int rt_lmdb_carve(int fd, rt_lmdb_carve_cb cb, void *ctx)
 		unsigned flags = u16(buf + 10);
 		if (u64(buf) == pg && (flags & P_LEAF) && !(flags & (P_OVERFLOW | P_SUBP)))
 			rc = leaf(&c, pg, buf);
+		else if (u64(buf) == pg && flags == P_OVERFLOW)
+			rc = loose(&c, pg, buf);
 	}
 	free(buf);
 	free(c.big);

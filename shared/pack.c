@@ -110,7 +110,7 @@ static uint64_t unzig(uint64_t z)
 	return (z >> 1) ^ (0 - (z & 1));
 }
 
-static unsigned char *put_varint(unsigned char *p, uint64_t x)
+unsigned char *rt_varint_put(unsigned char *p, uint64_t x)
 {
 	while (x >= 0x80) {
 		*p++ = (unsigned char)(x | 0x80);
@@ -122,7 +122,7 @@ static unsigned char *put_varint(unsigned char *p, uint64_t x)
 
 /* Read a varint from [*p, end); 0 or -1 when it runs off the end or is
  * longer than ten bytes. */
-static int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *out)
+int rt_varint_get(const unsigned char **p, const unsigned char *end, uint64_t *out)
 {
 	uint64_t x = 0;
 	const unsigned char *q = *p;
@@ -189,22 +189,22 @@ size_t rt_pack(struct rt_pack_state *st, uint64_t seq, const struct rt_record *r
 	*p++ = RT_PACK_TAG;
 	*p++ = RT_PACK_LAYOUT;
 	*p++ = full ? 0 : 1;
-	p = put_varint(p, h->flags);
-	p = put_varint(p, h->inv_gen);
+	p = rt_varint_put(p, h->flags);
+	p = rt_varint_put(p, h->inv_gen);
 	uint64_t off = h->wall_ns - h->mono_ns, interval = 0;
 	if (full) {
-		p = put_varint(p, RT_NSECTIONS);
+		p = rt_varint_put(p, RT_NSECTIONS);
 		for (unsigned s = 0; s < RT_NSECTIONS; s++) {
-			p = put_varint(p, sec_count(h, s));
-			p = put_varint(p, h->nvals[s]);
+			p = rt_varint_put(p, sec_count(h, s));
+			p = rt_varint_put(p, h->nvals[s]);
 		}
-		p = put_varint(p, h->mono_ns);
-		p = put_varint(p, zig(off));
+		p = rt_varint_put(p, h->mono_ns);
+		p = rt_varint_put(p, zig(off));
 	} else {
 		const struct rt_rec_header *o = st->rec.h;
 		interval = h->mono_ns - o->mono_ns;
-		p = put_varint(p, zig(interval - st->interval));
-		p = put_varint(p, zig(off - (o->wall_ns - o->mono_ns)));
+		p = rt_varint_put(p, zig(interval - st->interval));
+		p = rt_varint_put(p, zig(off - (o->wall_ns - o->mono_ns)));
 	}
 	unsigned nbits = total_values(h), bit = 0;
 	unsigned char *bitmap = p;
@@ -221,7 +221,7 @@ size_t rt_pack(struct rt_pack_state *st, uint64_t seq, const struct rt_record *r
 				if (!delta)
 					continue;
 				bitmap[bit >> 3] |= (unsigned char)(1u << (bit & 7));
-				p = put_varint(p, zig(delta));
+				p = rt_varint_put(p, zig(delta));
 			}
 			cur += sections[s].elem;
 			if (old)
@@ -260,13 +260,13 @@ int rt_pack_is_full(const void *in, size_t len)
 static int read_shape(struct rt_pack_state *st, const unsigned char **p, const unsigned char *end)
 {
 	uint64_t nsec, count, nvals;
-	if (get_varint(p, end, &nsec) || nsec < RT_NSECTIONS || nsec > RT_PACK_MAX_SECTIONS)
+	if (rt_varint_get(p, end, &nsec) || nsec < RT_NSECTIONS || nsec > RT_PACK_MAX_SECTIONS)
 		return RT_E_CORRUPT;
 	static const unsigned cap[RT_NSECTIONS] = {
 	    1, 1, RT_MAX_CPUS, RT_MAX_DISKS, RT_MAX_MOUNTS, RT_MAX_NICS, RT_MAX_GPUS};
 	unsigned c[RT_NSECTIONS];
 	for (unsigned s = 0; s < nsec; s++) {
-		if (get_varint(p, end, &count) || get_varint(p, end, &nvals) || nvals > 255 ||
+		if (rt_varint_get(p, end, &count) || rt_varint_get(p, end, &nvals) || nvals > 255 ||
 		    count > 65535)
 			return RT_E_CORRUPT;
 		if (s < RT_NSECTIONS && (count > cap[s] || (s <= RT_SEC_PROCESS && count != 1)))
@@ -307,8 +307,8 @@ int rt_unpack(struct rt_pack_state *st, uint64_t seq, const void *in, size_t len
 	p += 3;
 	st->valid = 0; /* until this record is whole */
 	uint64_t flags, inv_gen, a, b;
-	if (get_varint(&p, end, &flags) || get_varint(&p, end, &inv_gen) || flags > UINT32_MAX ||
-	    inv_gen > UINT32_MAX)
+	if (rt_varint_get(&p, end, &flags) || rt_varint_get(&p, end, &inv_gen) ||
+	    flags > UINT32_MAX || inv_gen > UINT32_MAX)
 		return RT_E_CORRUPT;
 	struct rt_rec_header *h;
 	uint64_t interval = 0;
@@ -317,13 +317,13 @@ int rt_unpack(struct rt_pack_state *st, uint64_t seq, const void *in, size_t len
 		if (rc)
 			return rc;
 		h = st->rec.h;
-		if (get_varint(&p, end, &a) || get_varint(&p, end, &b))
+		if (rt_varint_get(&p, end, &a) || rt_varint_get(&p, end, &b))
 			return RT_E_CORRUPT;
 		h->mono_ns = a;
 		h->wall_ns = a + unzig(b);
 	} else {
 		h = st->rec.h;
-		if (get_varint(&p, end, &a) || get_varint(&p, end, &b))
+		if (rt_varint_get(&p, end, &a) || rt_varint_get(&p, end, &b))
 			return RT_E_CORRUPT;
 		interval = st->interval + unzig(a);
 		uint64_t off = h->wall_ns - h->mono_ns + unzig(b);
@@ -350,7 +350,7 @@ int rt_unpack(struct rt_pack_state *st, uint64_t seq, const void *in, size_t len
 				if (!(bitmap[bit >> 3] & (1u << (bit & 7))))
 					continue;
 				uint64_t z;
-				if (get_varint(&p, end, &z))
+				if (rt_varint_get(&p, end, &z))
 					return RT_E_CORRUPT;
 				if (v >= known)
 					continue; /* a value of a newer rt */

@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "rt/clock.h"
+#include "rt/block.h"
 #include "rt/common.h"
 #include "rt/pack.h"
 #include "rt/record.h"
@@ -83,11 +84,17 @@ struct rt_store {
 	struct run_pack {
 		uint64_t run; /* 0: free */
 		struct rt_pack_state st;
+		/* the run's open block (rt/block.h) as the store last holds it, or
+		 * NULL (without memory: its samples go alone); dirty: changed by a
+		 * try of the group commit not yet committed; touched: by this one */
+		struct rt_block *blk;
+		int blk_dirty, blk_touched;
 	} * packs;
 	unsigned npacks;
 	struct pending {
 		uint64_t run, seq;
 		uint32_t off, len;
+		unsigned pack; /* its run's in packs */
 	} * pend;
 	unsigned npend, pend_cap;
 	unsigned char *pbytes;

@@ -453,8 +453,10 @@ void rt_store_close(struct rt_store *s)
 	 * transaction the fault cut short (a few hundred bytes) is left */
 	if (s->env)
 		mdb_env_close(s->env);
-	for (unsigned i = 0; i < s->npacks; i++)
+	for (unsigned i = 0; i < s->npacks; i++) {
 		rt_pack_state_free(&s->packs[i].st);
+		free(s->packs[i].blk);
+	}
 	free(s->packs);
 	if (s->wlock >= 0)
 		close(s->wlock);

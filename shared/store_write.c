@@ -212,14 +212,75 @@ static int put_sample(struct rt_store *s, MDB_txn *txn, uint64_t run, uint64_t s
 	return do_put(s, txn, &c);
 }
 
+/* A block as it now is, at (run, its first seq): a rewrite of the open one. */
+static int put_block(struct rt_store *s, MDB_txn *txn, uint64_t run, struct rt_block *b)
+{
+	size_t len;
+	const void *v = rt_block_value(b, &len);
+	return put_sample(s, txn, run, b->first, v, len);
+}
+
+/* A waiting sample into its run's open block. A block it does not fit is
+ * put as it is, closed, and a new one begun with the sample; a sample too
+ * big for any block, or of a run without one, is put alone. */
+static int block_sample(struct rt_store *s, MDB_txn *txn, const struct pending *p)
+{
+	/* (its run ended since the sample waits: the run's pack taken again) */
+	struct run_pack *rp =
+	    p->pack < s->npacks && s->packs[p->pack].run == p->run ? &s->packs[p->pack] : NULL;
+	const void *bytes = s->pbytes + p->off;
+	if (!rp || !rp->blk)
+		return put_sample(s, txn, p->run, p->seq, bytes, p->len);
+	struct rt_block *b = rp->blk;
+	if (!b->count || rt_block_add(b, p->run, p->seq, bytes, p->len)) {
+		if (b->count && rp->blk_touched) {
+			int rc = put_block(s, txn, p->run, b);
+			if (rc)
+				return rc;
+		}
+		rt_block_reset(b);
+		rp->blk_dirty = 1;
+		rp->blk_touched = 0;
+		if (rt_block_add(b, p->run, p->seq, bytes, p->len))
+			return put_sample(s, txn, p->run, p->seq, bytes, p->len);
+	}
+	rp->blk_dirty = rp->blk_touched = 1;
+	return 0;
+}
+
+/* Forget every run's open block (its samples stay in the store as they
+ * were put): the next sample of each begins a new one. */
+static void drop_open_blocks(struct rt_store *s, int only_dirty)
+{
+	for (unsigned i = 0; i < s->npacks; i++) {
+		struct run_pack *rp = &s->packs[i];
+		if (rp->blk && (!only_dirty || rp->blk_dirty))
+			rt_block_reset(rp->blk);
+		rp->blk_dirty = rp->blk_touched = 0;
+	}
+}
+
+/* The group: each waiting sample into its run's open block, then every
+ * block it changed put. A try after a full map begins again from the
+ * blocks as they were committed: those the failed try changed are
+ * forgotten, their samples begin new ones. */
 static int do_commit(struct rt_store *s, MDB_txn *txn, void *vctx)
 {
 	(void)vctx;
+	drop_open_blocks(s, 1);
 	for (unsigned i = 0; i < s->npend; i++) {
-		const struct pending *p = &s->pend[i];
-		int rc = put_sample(s, txn, p->run, p->seq, s->pbytes + p->off, p->len);
+		int rc = block_sample(s, txn, &s->pend[i]);
 		if (rc)
 			return rc;
+	}
+	for (unsigned i = 0; i < s->npacks; i++) {
+		struct run_pack *rp = &s->packs[i];
+		if (rp->blk && rp->blk_touched && rp->blk->count) {
+			int rc = put_block(s, txn, rp->run, rp->blk);
+			if (rc)
+				return rc;
+		}
+		rp->blk_touched = 0;
 	}
 	return 0;
 }
@@ -278,11 +339,17 @@ static int commit_group(struct rt_store *s, int sync)
 	if (!s->npend)
 		return 0;
 	int rc = store_with_write(s, do_commit, NULL);
-	if (rc) { /* the group is lost; each run's next sample starts afresh, full */
+	if (rc) { /* the group is lost; each run's next sample starts afresh,
+		   * full, in a new block */
 		s->dropped += s->npend;
 		for (unsigned i = 0; i < s->npacks; i++)
 			rt_pack_state_reset(&s->packs[i].st);
-	} else if (sync) {
+		drop_open_blocks(s, 0);
+	} else {
+		for (unsigned i = 0; i < s->npacks; i++)
+			s->packs[i].blk_dirty = 0; /* as the store now holds them */
+	}
+	if (!rc && sync) {
 		zero_ahead(s);
 		rc = rt_store_sync(s);
 	}
@@ -316,14 +383,14 @@ static int grow(void **p, size_t *cap, size_t need, size_t unit)
 	return 0;
 }
 
-/* The pack state of run's samples: its own, made on its first append (a
- * free one taken first); NULL without memory. */
-static struct rt_pack_state *run_pack(struct rt_store *s, uint64_t run)
+/* What packs run's samples: its own, made on its first append (a free
+ * one taken first); NULL without memory. */
+static struct run_pack *run_pack(struct rt_store *s, uint64_t run)
 {
 	struct run_pack *free_one = NULL;
 	for (unsigned i = 0; i < s->npacks; i++) {
 		if (s->packs[i].run == run)
-			return &s->packs[i].st;
+			return &s->packs[i];
 		if (!s->packs[i].run && !free_one)
 			free_one = &s->packs[i];
 	}
@@ -339,8 +406,13 @@ static struct rt_pack_state *run_pack(struct rt_store *s, uint64_t run)
 		s->npacks++;
 	}
 	rt_pack_state_reset(&free_one->st); /* (a run ended before: afresh) */
+	if (!free_one->blk)
+		free_one->blk = malloc(sizeof(*free_one->blk)); /* NULL: alone */
+	if (free_one->blk)
+		rt_block_reset(free_one->blk);
+	free_one->blk_dirty = free_one->blk_touched = 0;
 	free_one->run = run;
-	return &free_one->st;
+	return free_one;
 }
 
 void rt_store_end_run(struct rt_store *s, uint64_t run)
@@ -349,6 +421,8 @@ void rt_store_end_run(struct rt_store *s, uint64_t run)
 		if (s->packs[i].run == run) {
 			s->packs[i].run = 0;
 			rt_pack_state_reset(&s->packs[i].st);
+			if (s->packs[i].blk) /* (what it holds is in the store) */
+				rt_block_reset(s->packs[i].blk);
 		}
 }
 
@@ -370,16 +444,17 @@ static __attribute__((noinline)) int store_append_impl(struct rt_store *s, uint6
 	int rc = rt_record_decode(rec, len, &r);
 	if (rc)
 		return rc;
-	struct rt_pack_state *st = run_pack(s, run);
-	if (!st)
+	struct run_pack *rp = run_pack(s, run);
+	if (!rp)
 		return -ENOMEM;
 	size_t pc = s->pend_cap;
 	if ((rc = grow((void **)&s->pend, &pc, s->npend + 1, sizeof(*s->pend))) ||
 	    (rc = grow((void **)&s->pbytes, &s->pbytes_cap, s->pbytes_len + rt_pack_bound(&r), 1)))
 		return rc;
 	s->pend_cap = (unsigned)pc;
-	size_t n = rt_pack(st, seq, &r, s->pbytes + s->pbytes_len);
-	s->pend[s->npend++] = (struct pending){run, seq, (uint32_t)s->pbytes_len, (uint32_t)n};
+	size_t n = rt_pack(&rp->st, seq, &r, s->pbytes + s->pbytes_len);
+	s->pend[s->npend++] = (struct pending){run, seq, (uint32_t)s->pbytes_len, (uint32_t)n,
+	                                       (unsigned)(rp - s->packs)};
 	s->pbytes_len += n;
 	uint64_t now = r.h->mono_ns; /* the samples' clock: a fake one in tests */
 	if (s->npend == 1)
@@ -417,30 +492,64 @@ struct salvage_ctx {
 	struct rt_pack_state st;
 	void *rec;
 	unsigned char *packed;
+	struct rt_block *blk;
 };
+
+/* The seq after the store's last sample of run (0: none), read inside
+ * the transaction: two salvagers of one run take turns, the second finds
+ * nothing to add. */
+static int run_next_seq(struct rt_store *s, MDB_txn *txn, uint64_t run, uint64_t *next)
+{
+	MDB_cursor *cur;
+	int rc = mdb_cursor_open(txn, s->samples, &cur);
+	if (rc)
+		return rc;
+	unsigned char key[16];
+	put_be64(key, run + 1);
+	put_be64(key + 8, 0);
+	MDB_val k = {16, key}, v;
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	rc =
+	    rc == 0 ? mdb_cursor_get(cur, &k, &v, MDB_PREV) : mdb_cursor_get(cur, &k, &v, MDB_LAST);
+	*next = 0;
+	if (rc == 0 && k.mv_size == 16 && get_be64(k.mv_data) == run) {
+		if (store_value_check(s, &v))
+			v.mv_size = 0; /* (damaged: as if a single sample) */
+		uint64_t last = rt_stored_last(run, get_be64((unsigned char *)k.mv_data + 8),
+		                               v.mv_data, v.mv_size);
+		*next = last == UINT64_MAX ? last : last + 1;
+	}
+	mdb_cursor_close(cur);
+	return 0;
+}
+
+/* One salvaged sample into the block being made; a full one is put. */
+static int salvage_put(struct rt_store *s, MDB_txn *txn, struct salvage_ctx *c, uint64_t seq,
+                       size_t n)
+{
+	if (rt_block_add(c->blk, c->run, seq, c->packed, n) == 0)
+		return 0;
+	if (c->blk->count) {
+		int rc = put_block(s, txn, c->run, c->blk);
+		if (rc)
+			return rc;
+		rt_block_reset(c->blk);
+		if (rt_block_add(c->blk, c->run, seq, c->packed, n) == 0)
+			return 0;
+	}
+	return put_sample(s, txn, c->run, seq, c->packed, n); /* too big for a block */
+}
 
 static int do_salvage(struct rt_store *s, MDB_txn *txn, void *vctx)
 {
 	struct salvage_ctx *c = vctx;
 	c->added = 0;
 	rt_pack_state_reset(&c->st);
-	MDB_cursor *cur;
-	int rc = mdb_cursor_open(txn, s->samples, &cur);
+	rt_block_reset(c->blk);
+	uint64_t want;
+	int rc = run_next_seq(s, txn, c->run, &want);
 	if (rc)
 		return rc;
-	/* the store's last sample of the run, read inside this transaction:
-	 * two salvagers of one run take turns, the second finds nothing to add */
-	unsigned char key[16];
-	put_be64(key, c->run + 1);
-	put_be64(key + 8, 0);
-	MDB_val k = {16, key}, v;
-	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-	rc =
-	    rc == 0 ? mdb_cursor_get(cur, &k, &v, MDB_PREV) : mdb_cursor_get(cur, &k, &v, MDB_LAST);
-	uint64_t want = 0;
-	if (rc == 0 && k.mv_size == 16 && get_be64(k.mv_data) == c->run)
-		want = get_be64((unsigned char *)k.mv_data + 8) + 1;
-	mdb_cursor_close(cur);
 	uint64_t head = rt_ring_head(c->ring), slots = rt_ring_slot_count(c->ring);
 	uint64_t seq = head > slots ? head - slots : 0;
 	for (seq = seq < want ? want : seq; seq < head; seq++) {
@@ -452,11 +561,11 @@ static int do_salvage(struct rt_store *s, MDB_txn *txn, void *vctx)
 			continue;
 		}
 		size_t n = rt_pack(&c->st, seq, &r, c->packed);
-		if ((rc = put_sample(s, txn, c->run, seq, c->packed, n)))
+		if ((rc = salvage_put(s, txn, c, seq, n)))
 			return rc;
 		c->added++;
 	}
-	return 0;
+	return c->blk->count ? put_block(s, txn, c->run, c->blk) : 0;
 }
 
 static __attribute__((noinline)) int store_salvage_impl(struct rt_store *s, struct rt_ring *ring,
@@ -472,10 +581,12 @@ static __attribute__((noinline)) int store_salvage_impl(struct rt_store *s, stru
 	if (posix_memalign(&c.rec, 64, rt_record_max_size()))
 		c.rec = NULL;
 	c.packed = malloc(2 * rt_record_max_size()); /* > rt_pack_bound of any record */
+	c.blk = malloc(sizeof(*c.blk));
 	store_own(c.st.buf);
 	store_own(c.rec);
 	store_own(c.packed);
-	if (!c.rec || !c.packed)
+	store_own(c.blk);
+	if (!c.rec || !c.packed || !c.blk)
 		rc = -ENOMEM;
 	else
 		rc = write_txn(s, do_salvage, &c);
@@ -485,6 +596,8 @@ static __attribute__((noinline)) int store_salvage_impl(struct rt_store *s, stru
 	store_disown(c.rec);
 	store_disown(c.packed);
 	store_disown(c.st.buf);
+	store_disown(c.blk);
+	free(c.blk);
 	free(c.packed);
 	rt_pack_state_free(&c.st);
 	return rc;

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "export.h"
+#include "rt/block.h"
 #include "rt/common.h"
 #include "rt/fmt.h"
 #include "rt/lmdbcarve.h"
@@ -96,7 +97,7 @@ static int sample_sound(struct carving *c, const uint8_t *v, size_t n)
 	return rt_record_decode(c->aligned, n, &r) == 0;
 }
 
-static void take_sample(struct carving *c, uint64_t run, uint64_t seq, const uint8_t *v, size_t n)
+static void take_one(struct carving *c, uint64_t run, uint64_t seq, const uint8_t *v, size_t n)
 {
 	if (!sample_sound(c, v, n) || rt_store_has_sample(c->dst, run, seq) != 0)
 		return;
@@ -106,6 +107,20 @@ static void take_sample(struct carving *c, uint64_t run, uint64_t seq, const uin
 		if (seq < f->first_seq)
 			f->first_seq = seq;
 	}
+}
+
+/* The samples of a value found at (run, key): one, or a block's each
+ * (each put alone in the new store, each checked by its own CRC). */
+static void take_sample(struct carving *c, uint64_t run, uint64_t key, const uint8_t *v, size_t n)
+{
+	struct rt_stored_it it;
+	uint64_t seq;
+	const void *r;
+	size_t len;
+	if (rt_stored_begin(&it, run, key, v, n))
+		return;
+	while (rt_stored_next(&it, &seq, &r, &len) == 1)
+		take_one(c, run, seq, r, len);
 }
 
 static void take_inventory(struct carving *c, const uint8_t *key, const uint8_t *v, size_t n)
@@ -147,12 +162,24 @@ static void take_meta(struct carving *c, uint64_t run, const uint8_t *v, size_t 
 	fr->ended = ended;
 }
 
+/* An overflow page found by itself: a block of samples says whose they
+ * are (its leaf, which held the key, may be the page that was lost). */
+static void take_loose(struct carving *c, const uint8_t *v, size_t n)
+{
+	uint64_t run, first;
+	size_t len = rt_block_measure(v, n, &run, &first);
+	if (len)
+		take_sample(c, run, first, v, len);
+}
+
 static int on_record(void *ctx, const uint8_t *key, size_t klen, const uint8_t *val, size_t vlen,
                      uint64_t pgno)
 {
 	(void)pgno;
 	struct carving *c = ctx;
-	if (klen == 16)
+	if (klen == 0)
+		take_loose(c, val, vlen);
+	else if (klen == 16)
 		take_sample(c, be64(key), be64(key + 8), val, vlen);
 	else if (klen == 12)
 		take_inventory(c, key, val, vlen);

@@ -18,15 +18,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* One record: its key and value, and the page it was found in. A non-zero
- * return stops the scan and is returned. */
+/* One record: its key and value, and the page it was found in; or, with
+ * no key (klen 0), the first bytes of an overflow page run found by
+ * itself (a value whose leaf may be lost: what it is, its own bytes must
+ * say). A non-zero return stops the scan and is returned. */
+#define RT_LMDB_CARVE_LOOSE_MAX 65536
 typedef int (*rt_lmdb_carve_cb)(void *ctx, const uint8_t *key, size_t klen, const uint8_t *val,
                                 size_t vlen, uint64_t pgno);
 
 /*
  * Read every page of the LMDB data file open on fd and hand each record
  * of each leaf page to cb (records that name a sub-database are not
- * handed). 0, the callback's code, or -errno (the file cannot be read, or
+ * handed), and each overflow page run's bytes. 0, the callback's code, or -errno (the file cannot be read, or
  * its meta page names no plausible page size).
  */
 int rt_lmdb_carve(int fd, rt_lmdb_carve_cb cb, void *ctx);

@@ -88,6 +88,12 @@ int rt_unpack(struct rt_pack_state *st, uint64_t seq, const void *in, size_t len
  */
 int rt_unpack_stored(struct rt_pack_state *st, uint64_t seq, const void *in, size_t len);
 
+/* The varints of the form (LEB128, at most ten bytes): put returns the
+ * byte after; get reads from [*p, end), 0 or -1 when the bytes run out
+ * or the varint is longer than ten bytes. */
+unsigned char *rt_varint_put(unsigned char *p, uint64_t x);
+int rt_varint_get(const unsigned char **p, const unsigned char *end, uint64_t *out);
+
 /* 1 when the bytes are a packed record that needs no predecessor. */
 int rt_pack_is_full(const void *in, size_t len);
 /* 1 when the bytes are a packed record (of any layout). */

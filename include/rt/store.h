@@ -3,12 +3,16 @@
  *
  * One environment per user (a directory). Named databases:
  *   runs       u64be run id             -> run metadata (JSON text)
- *   samples    u64be run id + u64be seq -> record bytes (record.h)
+ *   samples    u64be run id + u64be seq -> a block of the run's samples
+ *                                          from seq on (block.h), or one
+ *                                          sample's bytes (record.h)
  *   inventory  u64be run id + u32be gen -> inventory bytes (inventory.h)
  *
  *   info       "store_id"               -> 16 random bytes (names rings)
  *
- * Samples are stored packed (pack.h) and committed in groups
+ * Samples are stored packed (pack.h), a page of a run's consecutive ones
+ * per value (block.h: each run's open block rewritten at each commit),
+ * and committed in groups
  * (rt_store_set_group): the recorder commits and syncs at most every 30 s,
  * and before its ring could overwrite a sample not yet committed. What a
  * killed recorder had not committed is in its ring, and rt_store_salvage
@@ -128,8 +132,10 @@ int rt_store_commit(struct rt_store *s);
 /* Samples waiting; samples lost with a group that could not be committed. */
 unsigned rt_store_pending(const struct rt_store *s);
 uint64_t rt_store_dropped(const struct rt_store *s);
-/* Store a sample's bytes exactly as given (tests stand in for other rt
- * versions with it). */
+/* Store a value exactly as given at (run, seq): one sample's bytes, or a
+ * block (tests stand in for other rt versions with it). A reader gives
+ * each seq once: where two values hold one seq, the one with the lower
+ * key. */
 int rt_store_put_sample_bytes(struct rt_store *s, uint64_t run, uint64_t seq, const void *val,
                               size_t len);
 
@@ -148,7 +154,9 @@ int rt_store_salvage(struct rt_store *s, struct rt_ring *ring, unsigned *added);
  * bytes as they are when they cannot be read (a newer rt's or damaged:
  * rt_record_decode tells); returning non-zero stops the walk (and is
  * returned).
- * Read transactions are renewed every few thousand samples.
+ * Read transactions are renewed every few thousand samples; a block
+ * rewritten meanwhile (the writer's open one) is read on from the seq
+ * after the last given.
  */
 typedef int (*rt_store_sample_cb)(void *ctx, uint64_t seq, const void *rec, size_t len);
 int rt_store_scan(struct rt_store *s, uint64_t run, uint64_t from, uint64_t to,

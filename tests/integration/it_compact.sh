@@ -26,7 +26,7 @@ done
 ok "compact: $size0 -> $size1 bytes, $(($(wc -l < "$T/runs") - 1)) runs replay the same"
 
 # a store whose oldest runs the size cap deleted shrinks
-fast -i 1 --count 20000 --store-max-mb 1 -n capped
+fast -i 1 --count 50000 --store-max-mb 1 -n capped # (about 32 bytes a sample: 1.6 MB)
 n_after=$("$EXP" runs | awk 'NR > 1' | wc -l)
 [ "$n_after" -lt 8 ] || fail "the cap deleted nothing ($n_after runs)"
 size2=$(stat -c %s "$RT_STORE/data.mdb")

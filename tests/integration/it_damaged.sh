@@ -77,12 +77,32 @@ assert not bad, bad[:5]
 PY
 ok "randomly damaged stores: no crash, no hang, the job's exit code kept"
 
-# verify and recover on a known damage: a zeroed page in the middle
+# verify and recover on a known damage: a zeroed page that holds one
+# run's samples (a block of them on its overflow page), found from the
+# newest meta page down the samples database (LMDB 0.9's layout)
 cp -r "$base" "$T/z"
 python3 - "$T/z/data.mdb" <<'PY'
-import sys
-p = sys.argv[1]; d = bytearray(open(p, "rb").read())
-d[4096 * 3:4096 * 4] = bytes(4096)
+import struct, sys
+p = sys.argv[1]; d = bytearray(open(p, "rb").read()); ps = 4096
+meta = 0 if struct.unpack_from("<Q", d, 144)[0] > struct.unpack_from("<Q", d, ps + 144)[0] else 1
+def nodes(pg):
+    o = pg * ps
+    lower = struct.unpack_from("<H", d, o + 12)[0]
+    for i in range((lower - 16) // 2):
+        off = struct.unpack_from("<H", d, o + 16 + 2 * i)[0]
+        lo, hi, nf, ks = struct.unpack_from("<HHHH", d, o + off)
+        yield lo | hi << 16 | nf << 32, nf, bytes(d[o + off + 8:o + off + 8 + ks]), o + off + 8 + ks
+def overflow_pages(pg):
+    branch = struct.unpack_from("<H", d, pg * ps + 10)[0] & 1
+    for child, nf, key, data in nodes(pg):
+        if branch:
+            yield from overflow_pages(child)
+        elif nf & 1:  # F_BIGDATA: the value's first overflow page
+            yield struct.unpack_from("<Q", d, data)[0]
+main = struct.unpack_from("<Q", d, meta * ps + 128)[0]
+root = [struct.unpack_from("<Q", d, data + 40)[0] for _, _, key, data in nodes(main) if key == b"samples"]
+pg = next(overflow_pages(root[0]), 3)
+d[ps * pg:ps * (pg + 1)] = bytes(ps)
 open(p, "wb").write(d)
 PY
 set +e; "$EXP" --store "$T/z" verify > "$T/zv"; rc=$?; set -e
@@ -167,10 +187,13 @@ ok "a damaged database name: delete and the recorder write nothing into the stor
 # ---- a zeroed page of the tree hides intact records (issue 38, item 13):
 # readers say the store is damaged, a wrapped job records into DIR.fresh,
 # and recover finds the records in the pages themselves. A store of 4
-# runs of 61 samples; the pages named from its own meta page.
+# runs of 120 samples (each run one block on its own overflow page, so the
+# samples' root is the one leaf that names them all: zeroed, only the
+# blocks' own headers say whose they are); the pages named from its own
+# meta page.
 HERE=$(cd "$(dirname "$0")" && pwd)
 four="$T/four"
-for j in 1 2 3 4; do RT_TEST_CLOCK=1795000000 "$REC" --store "$four" --quiet -i 1 --count 61 --job-name "j$j"; done
+for j in 1 2 3 4; do RT_TEST_CLOCK=1795000000 "$REC" --store "$four" --quiet -i 1 --count 120 --job-name "j$j"; done
 python3 "$HERE/lmdb_pages.py" "$four/data.mdb" > "$T/four.pages"
 zero() { # DIR NAME: zero the page of DIR's tree named NAME (lmdb_pages.py)
 	pg=$(awk -v n="$2" '$1 == n { print $2 }' "$T/four.pages")
@@ -191,13 +214,13 @@ for what in runs samples main; do
 	[ $r3 -eq 3 ] && grep -q "is damaged; it is left as it is.*stored in $T/zz.fresh" "$T/zz.rt" ||
 		fail "$what zeroed: the wrapper: $r3 $(cat "$T/zz.rt")"
 	[ $r4 -eq 0 ] || fail "$what zeroed: recover exit $r4: $(cat "$T/zz.rc")"
-	"$EXP" --store "$T/zz.rec" runs > "$T/zz.rruns"
+	"$EXP" --store "$T/zz.rec" runs > "$T/zz.rruns" 2>&1 || fail "$what zeroed: the copy lacks samples: $(cat "$T/zz.rc" "$T/zz.rruns")"
 	for j in 1 2 3 4; do
-		grep -q " 61  [a-z]* *j$j$" "$T/zz.rruns" || fail "$what zeroed: run j$j not recovered whole: $(cat "$T/zz.rc" "$T/zz.rruns")"
+		grep -q " 120  [a-z]* *j$j$" "$T/zz.rruns" || fail "$what zeroed: run j$j not recovered whole: $(cat "$T/zz.rc" "$T/zz.rruns")"
 	done
 	"$EXP" --store "$T/zz.rec" verify > /dev/null || fail "$what zeroed: the copy is not intact"
 done
-ok "the list of runs, the samples' branch or the main database zeroed: runs and verify say damaged (exit 1), the job records into DIR.fresh, recover finds all 4 runs of 61 samples in the pages"
+ok "the list of runs, the samples' root or the main database zeroed: runs and verify say damaged (exit 1), the job records into DIR.fresh, recover finds all 4 runs of 120 samples in the pages"
 
 # ---- a filesystem that turns read-only mid-run (ext4 errors=remount-ro
 # and a disk error 2 s into a 6 s run): no sample is lost. They wait in the

@@ -8,6 +8,7 @@
 
 #include "sink/batch.h"
 #include "export.h"
+#include "rt/block.h"
 #include "rt/common.h"
 #include "rt/pack.h"
 #include "rt/runmeta.h"
@@ -77,9 +78,8 @@ Test(batch, keys_derive_from_run_and_range)
 	rt_buf_free(&k);
 }
 
-/* A run of records seq 0..last (one CPU, 1 s apart) in s; records from
- * seq newer_from on claim the next record layout (0: none do). */
-static uint64_t make_run(struct rt_store *s, uint64_t last, uint64_t newer_from)
+/* A new run in s, its metadata and inventory put, no samples yet. */
+static uint64_t new_run(struct rt_store *s)
 {
 	struct rt_run_meta m = {.status = "finished", .interval_secs = 1, .start_ns = 1};
 	struct rt_buf mb = {0};
@@ -94,21 +94,35 @@ static uint64_t make_run(struct rt_store *s, uint64_t last, uint64_t newer_from)
 	static unsigned char ib[1 << 20];
 	long n = rt_inventory_encode(&inv, ib, sizeof(ib));
 	rt_store_put_inventory(s, run, 1, ib, (size_t)n);
+	return run;
+}
+
+/* Sample i of such a run (one CPU, 1 s apart), in rb. */
+static void make_sample(unsigned char *rb, size_t cap, uint64_t i, struct rt_record *r)
+{
+	rt_record_init(rb, cap, 1, 0, 0, 0, 0, r);
+	r->h->seq = i;
+	r->h->inv_gen = 1;
+	r->h->mono_ns = i * 1000000000ull;
+	r->h->wall_ns = 1767225600000000000ull + i * 1000000000ull;
+	r->h->flags = RT_REC_HAS_CPU;
+	r->sys->cpu[RT_CPU_USER] = i * 37;
+	r->sys->cpu[RT_CPU_IDLE] = i * 63;
+	rt_record_seal(r);
+}
+
+/* A run of records seq 0..last in s; records from seq newer_from on
+ * claim the next record layout (0: none do). */
+static uint64_t make_run(struct rt_store *s, uint64_t last, uint64_t newer_from)
+{
+	uint64_t run = new_run(s);
 	static _Alignas(64) unsigned char rb[4096];
 	static unsigned char packed[4096];
 	struct rt_pack_state st;
 	cr_assert_eq(rt_pack_state_init(&st), 0);
 	for (uint64_t i = 0; i <= last; i++) {
 		struct rt_record r;
-		rt_record_init(rb, sizeof(rb), 1, 0, 0, 0, 0, &r);
-		r.h->seq = i;
-		r.h->inv_gen = 1;
-		r.h->mono_ns = i * 1000000000ull;
-		r.h->wall_ns = 1767225600000000000ull + i * 1000000000ull;
-		r.h->flags = RT_REC_HAS_CPU;
-		r.sys->cpu[RT_CPU_USER] = i * 37;
-		r.sys->cpu[RT_CPU_IDLE] = i * 63;
-		rt_record_seal(&r);
+		make_sample(rb, sizeof(rb), i, &r);
 		if (newer_from && i >= newer_from) { /* stored as a future rt would */
 			size_t plen = rt_pack(&st, i, &r, packed);
 			packed[1] = RT_RECORD_LAYOUT + 1;
@@ -120,6 +134,37 @@ static uint64_t make_run(struct rt_store *s, uint64_t last, uint64_t newer_from)
 		cr_assert_eq(rt_store_append(s, run, i, rb, r.h->size), 0);
 	}
 	rt_pack_state_free(&st);
+	return run;
+}
+
+/* The same run stored as given: one value per sample (as rt before store
+ * blocks wrote them) or one block, with sample junk_at's bytes junk. */
+static uint64_t stored_run(struct rt_store *s, uint64_t last, uint64_t junk_at, int as_block)
+{
+	static const char junk[] = "not a record, not packed either";
+	uint64_t run = new_run(s);
+	static _Alignas(64) unsigned char rb[4096];
+	static unsigned char packed[4096];
+	static struct rt_block blk;
+	rt_block_reset(&blk);
+	struct rt_pack_state st;
+	cr_assert_eq(rt_pack_state_init(&st), 0);
+	for (uint64_t i = 0; i <= last; i++) {
+		struct rt_record r;
+		make_sample(rb, sizeof(rb), i, &r);
+		size_t plen = rt_pack(&st, i, &r, packed);
+		const void *v = i == junk_at ? (const void *)junk : packed;
+		size_t vlen = i == junk_at ? sizeof(junk) : plen;
+		if (as_block)
+			cr_assert_eq(rt_block_add(&blk, run, i, v, vlen), 0);
+		else
+			cr_assert_eq(rt_store_put_sample_bytes(s, run, i, v, vlen), 0);
+	}
+	rt_pack_state_free(&st);
+	size_t blen;
+	const void *bv = rt_block_value(&blk, &blen);
+	if (as_block)
+		cr_assert_eq(rt_store_put_sample_bytes(s, run, 0, bv, blen), 0);
 	return run;
 }
 
@@ -182,13 +227,9 @@ Test(batch, a_record_of_a_newer_layout_stops_the_replay_and_is_never_misread)
 	rt_store_close(s);
 }
 
-Test(batch, the_replay_notes_corrupt_samples_for_the_verb_and_prints_nothing)
+/* A replay of run whose sample 3 is junk (in a block or alone). */
+static void replay_with_junk(struct rt_store *s, uint64_t run, int as_block)
 {
-	struct rt_store *s;
-	cr_assert_eq(rt_store_open(dir, RT_STORE_RDWR, &s), 0);
-	uint64_t run = make_run(s, 8, 0);
-	static const char junk[] = "not a record, not packed either";
-	cr_assert_eq(rt_store_put_sample_bytes(s, run, 3, junk, sizeof(junk)), 0);
 	struct rt_runinfo ri = {.id = run, .interval = 1};
 	struct rt_sink k = {.memory = 1};
 	struct rt_emitter e;
@@ -212,7 +253,8 @@ Test(batch, the_replay_notes_corrupt_samples_for_the_verb_and_prints_nothing)
 	unlink(errf);
 	/* a packed record is a change from the one before: a damaged one
 	 * costs the rest of its group of 64 (here seq 3 to 8), counted */
-	cr_expect_eq(e.notes.corrupt, 6, "%llu", (unsigned long long)e.notes.corrupt);
+	cr_expect_eq(e.notes.corrupt, 6, "%s: %llu", as_block ? "block" : "alone",
+	             (unsigned long long)e.notes.corrupt);
 	cr_expect_eq(e.notes.corrupt_first, 3);
 	unsigned lines = 0;
 	for (size_t i = 0; i < k.buf.len; i++)
@@ -220,5 +262,13 @@ Test(batch, the_replay_notes_corrupt_samples_for_the_verb_and_prints_nothing)
 	cr_expect_eq(lines, 1 + 2, "%u lines", lines);
 	rt_emitter_free(&e);
 	rt_buf_free(&k.buf);
+}
+
+Test(batch, the_replay_notes_corrupt_samples_for_the_verb_and_prints_nothing)
+{
+	struct rt_store *s;
+	cr_assert_eq(rt_store_open(dir, RT_STORE_RDWR, &s), 0);
+	for (int as_block = 0; as_block < 2; as_block++)
+		replay_with_junk(s, stored_run(s, 8, 3, as_block), as_block);
 	rt_store_close(s);
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "rt/common.h"
+#include "rt/pack.h"
 #include "rt/record.h"
 #include "rt/ring.h"
 #include "rt/salvage.h"
@@ -287,6 +288,23 @@ static int count_runs(void *ctx, uint64_t run, const char *meta, size_t len)
 	return 0;
 }
 
+/* n samples stored one value each, as rt before store blocks wrote them
+ * (60,000 of them are 60,000 entries to delete; blocks would hold them in
+ * a few hundred) */
+static void old_form_run(struct rt_store *s, uint64_t run, uint64_t n)
+{
+	struct rt_pack_state st;
+	static unsigned char packed[1 << 16];
+	cr_assert_eq(rt_pack_state_init(&st), 0);
+	for (uint64_t i = 0; i < n; i++) {
+		struct rt_record r;
+		cr_assert_eq(rt_record_decode(rec, make_rec(i, i, 8), &r), 0);
+		size_t len = rt_pack(&st, i, &r, packed);
+		cr_assert_eq(rt_store_put_sample_bytes(s, run, i, packed, len), 0);
+	}
+	rt_pack_state_free(&st);
+}
+
 Test(store, size_cap_deletes_a_big_run_in_slices)
 {
 	struct rt_store *s;
@@ -296,8 +314,12 @@ Test(store, size_cap_deletes_a_big_run_in_slices)
 	for (int k = 0; k < 2; k++) {
 		const char *m = "{\"status\":\"finished\"}";
 		cr_assert_eq(rt_store_new_run(s, m, strlen(m), &ids[k]), 0);
-		for (uint64_t i = 0; i < (k ? 100u : 60000u); i++)
-			rt_store_append(s, ids[k], i, rec, make_rec(i, i, 8));
+		if (k) {
+			for (uint64_t i = 0; i < 100; i++)
+				rt_store_append(s, ids[k], i, rec, make_rec(i, i, 8));
+		} else {
+			old_form_run(s, ids[k], 60000);
+		}
 		rt_store_flush(s);
 	}
 	uint64_t used;
