@@ -7,7 +7,9 @@
  * pages are intact: with the runs' list zeroed, `recover` copied 0 runs of
  * a store that held 244 intact samples. Here every leaf page is read:
  *
- *   samples   (run, seq) keys whose stored bytes pass their checksum, and
+ *   samples   (run, seq) keys whose stored bytes pass their checksum (a
+ *             block's records each by its own, each put alone; a block on
+ *             an overflow page found by itself names its run and seq), and
  *             that the new store does not hold yet (the tree pass copied
  *             what it reached; an id a deleted run's stale pages share with
  *             a newer run never overwrites the newer run's samples)
