@@ -210,7 +210,9 @@ if useradd -M -N -s /bin/sh "$A" 2>/dev/null && useradd -M -N -s /bin/sh "$V" 2>
 	chmod 711 "$T"
 	SH="$T/shared"
 	mkdir -m 1777 "$SH"
-	as() { u=$1; shift; setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups env HOME="$SH" RT_STORE="$SH/store-$u" RT_SHM_DIR="$SH" "$@"; }
+	# (TMPDIR: a refused store's private fallback lands here, not in /tmp
+	# after the test's users are gone)
+	as() { u=$1; shift; setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups env HOME="$SH" RT_STORE="$SH/store-$u" RT_SHM_DIR="$SH" TMPDIR="$SH" "$@"; }
 	# a FIFO, then another user's file, named resource-tracker.toml in a
 	# shared working directory
 	as "$A" mkfifo "$SH/resource-tracker.toml"

@@ -66,8 +66,9 @@ mkdir -m 700 "$T/rootdir"
 as mkdir "$D/xdg"
 as ln -s "$T/rootdir" "$D/xdg/resource-tracker"
 set +e
-env -u RT_STORE XDG_DATA_HOME="$D/xdg" "$RT" -i 0.05 --count 1 --quiet 2> "$T/x.err"; r1=$?
-env -u RT_STORE XDG_DATA_HOME="$D/xdg" "$RT" --quiet -- sh -c 'exit 3' 2> "$T/x2.err"; r2=$?
+# (TMPDIR: the private store it falls back to is the test's, not /tmp's)
+env -u RT_STORE XDG_DATA_HOME="$D/xdg" TMPDIR="$T" "$RT" -i 0.05 --count 1 --quiet 2> "$T/x.err"; r1=$?
+env -u RT_STORE XDG_DATA_HOME="$D/xdg" TMPDIR="$T" "$RT" --quiet -- sh -c 'exit 3' 2> "$T/x2.err"; r2=$?
 set -e
 [ -z "$(ls -A "$T/rootdir")" ] || fail "a store was made in root's directory: $(ls -A "$T/rootdir")"
 # (the default store refused: one warning, the run kept in a private one)
