@@ -287,6 +287,46 @@ static int read_shape(struct rt_pack_state *st, const unsigned char **p, const u
 	return 0;
 }
 
+/* The bitmap, one bit per value stored, and the changed values after it
+ * (every one of them in the bytes), into st->rec: against zeros for a
+ * full record, against the previous one for a delta. 0 or RT_E_CORRUPT. */
+static int unpack_values(struct rt_pack_state *st, int full, const unsigned char **pp,
+                         const unsigned char *end)
+{
+	const unsigned char *p = *pp;
+	struct rt_rec_header *h = st->rec.h;
+	uint64_t nbits = 0;
+	for (unsigned s = 0; s < st->nsec; s++)
+		nbits += (uint64_t)st->count[s] * st->nvals[s];
+	if (nbits > (uint64_t)(end - p) * 8)
+		return RT_E_CORRUPT;
+	const unsigned char *bitmap = p;
+	p += (nbits + 7) / 8;
+	uint64_t bit = 0;
+	for (unsigned s = 0; s < st->nsec; s++) {
+		unsigned known = s < RT_NSECTIONS ? h->nvals[s] : 0;
+		unsigned char *base = s < RT_NSECTIONS ? sec_base(&st->rec, s) : NULL;
+		for (unsigned e = 0; e < st->count[s]; e++) {
+			for (unsigned v = 0; v < st->nvals[s]; v++, bit++) {
+				if (!(bitmap[bit >> 3] & (1u << (bit & 7))))
+					continue;
+				uint64_t z;
+				if (rt_varint_get(&p, end, &z))
+					return RT_E_CORRUPT;
+				if (v >= known)
+					continue; /* a value of a newer rt */
+				const struct value *d = &sections[s].v[v];
+				uint64_t x = (full ? 0 : load(base, d)) + unzig(z);
+				store(base, d, x);
+			}
+			if (base)
+				base += sections[s].elem;
+		}
+	}
+	*pp = p;
+	return 0;
+}
+
 int rt_unpack(struct rt_pack_state *st, uint64_t seq, const void *in, size_t len)
 {
 	const unsigned char *p = in, *end = p + len;
@@ -333,35 +373,8 @@ int rt_unpack(struct rt_pack_state *st, uint64_t seq, const void *in, size_t len
 	h->flags = (uint32_t)flags;
 	h->inv_gen = (uint32_t)inv_gen;
 	h->seq = seq;
-	/* the bitmap: one bit per value stored, every one of them in the bytes */
-	uint64_t nbits = 0;
-	for (unsigned s = 0; s < st->nsec; s++)
-		nbits += (uint64_t)st->count[s] * st->nvals[s];
-	if (nbits > (uint64_t)(end - p) * 8)
+	if (unpack_values(st, full, &p, end))
 		return RT_E_CORRUPT;
-	const unsigned char *bitmap = p;
-	p += (nbits + 7) / 8;
-	uint64_t bit = 0;
-	for (unsigned s = 0; s < st->nsec; s++) {
-		unsigned known = s < RT_NSECTIONS ? h->nvals[s] : 0;
-		unsigned char *base = s < RT_NSECTIONS ? sec_base(&st->rec, s) : NULL;
-		for (unsigned e = 0; e < st->count[s]; e++) {
-			for (unsigned v = 0; v < st->nvals[s]; v++, bit++) {
-				if (!(bitmap[bit >> 3] & (1u << (bit & 7))))
-					continue;
-				uint64_t z;
-				if (rt_varint_get(&p, end, &z))
-					return RT_E_CORRUPT;
-				if (v >= known)
-					continue; /* a value of a newer rt */
-				const struct value *d = &sections[s].v[v];
-				uint64_t x = (full ? 0 : load(base, d)) + unzig(z);
-				store(base, d, x);
-			}
-			if (base)
-				base += sections[s].elem;
-		}
-	}
 	if (p != end)
 		return RT_E_CORRUPT;
 	rt_record_seal(&st->rec);

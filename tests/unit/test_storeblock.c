@@ -115,6 +115,17 @@ static uint64_t stored_records(struct rt_store *s, uint64_t run)
 	return n;
 }
 
+/* The store, writable, grouping commits of `group` samples, with one new
+ * run in it. */
+static struct rt_store *open_with_run(unsigned group, uint64_t *run)
+{
+	struct rt_store *s;
+	cr_assert_eq(rt_store_open(dir, RT_STORE_RDWR, &s), 0);
+	rt_store_set_group(s, group, 0, 0);
+	cr_assert_eq(rt_store_new_run(s, "{}", 2, run), 0);
+	return s;
+}
+
 /* Append seqs first, first + step, ... (n of them), committing every group. */
 static uint64_t append_run(struct rt_store *s, uint64_t run, uint64_t first, uint64_t step,
                            unsigned n)
@@ -128,11 +139,8 @@ static uint64_t append_run(struct rt_store *s, uint64_t run, uint64_t first, uin
 
 Test(storeblock, a_run_fills_blocks_of_a_page_and_every_lookup_finds_each_sample)
 {
-	struct rt_store *s;
 	uint64_t run, first, last;
-	cr_assert_eq(rt_store_open(dir, RT_STORE_RDWR, &s), 0);
-	rt_store_set_group(s, 7, 0, 0);
-	cr_assert_eq(rt_store_new_run(s, "{}", 2, &run), 0);
+	struct rt_store *s = open_with_run(7, &run);
 	append_run(s, run, 0, 1, 1000);
 	MDB_stat st = samples_stat(s);
 	size_t packed = 0; /* what the samples' packed bytes alone would fill */
@@ -173,11 +181,8 @@ Test(storeblock, a_run_fills_blocks_of_a_page_and_every_lookup_finds_each_sample
 
 Test(storeblock, a_scan_from_any_seq_gives_from_there_on_right)
 {
-	struct rt_store *s;
 	uint64_t run;
-	cr_assert_eq(rt_store_open(dir, RT_STORE_RDWR, &s), 0);
-	rt_store_set_group(s, 50, 0, 0);
-	cr_assert_eq(rt_store_new_run(s, "{}", 2, &run), 0);
+	struct rt_store *s = open_with_run(50, &run);
 	append_run(s, run, 0, 1, 400);
 	for (uint64_t from = 0; from < 400; from += 13) {
 		struct seen x = {0};
@@ -191,11 +196,8 @@ Test(storeblock, a_scan_from_any_seq_gives_from_there_on_right)
 
 Test(storeblock, gaps_in_a_block_are_no_samples)
 {
-	struct rt_store *s;
 	uint64_t run, first, last;
-	cr_assert_eq(rt_store_open(dir, RT_STORE_RDWR, &s), 0);
-	rt_store_set_group(s, 10, 0, 0);
-	cr_assert_eq(rt_store_new_run(s, "{}", 2, &run), 0);
+	struct rt_store *s = open_with_run(10, &run);
 	uint64_t end = append_run(s, run, 5, 3, 200); /* 5, 8, 11, ... */
 	struct seen x = {0};
 	cr_assert_eq(rt_store_scan(s, run, 0, UINT64_MAX, check_cb, &x), 0);
@@ -269,11 +271,8 @@ Test(storeblock, runs_interleaved_in_one_group_keep_their_own_blocks)
  * blocks; a sample too big for a block is stored alone between them. */
 Test(storeblock, singles_blocks_and_an_oversized_sample_read_as_one_run)
 {
-	struct rt_store *s;
 	uint64_t run;
-	cr_assert_eq(rt_store_open(dir, RT_STORE_RDWR, &s), 0);
-	rt_store_set_group(s, 5, 0, 0);
-	cr_assert_eq(rt_store_new_run(s, "{}", 2, &run), 0);
+	struct rt_store *s = open_with_run(5, &run);
 	struct rt_pack_state ps;
 	static unsigned char out[1 << 17];
 	cr_assert_eq(rt_pack_state_init(&ps), 0);
@@ -306,11 +305,8 @@ Test(storeblock, singles_blocks_and_an_oversized_sample_read_as_one_run)
  * blocks the failed try changed are begun again, nothing is doubled. */
 Test(storeblock, a_commit_tried_again_after_a_full_map_stores_each_sample_once)
 {
-	struct rt_store *s;
 	uint64_t run;
-	cr_assert_eq(rt_store_open(dir, RT_STORE_RDWR, &s), 0);
-	rt_store_set_group(s, 40, 0, 0);
-	cr_assert_eq(rt_store_new_run(s, "{}", 2, &run), 0);
+	struct rt_store *s = open_with_run(40, &run);
 	append_run(s, run, 0, 1, 30); /* an open block of 30 */
 	MDB_envinfo full, after;
 	cr_assert_eq(mdb_env_set_mapsize(s->env, 1), 0); /* (LMDB: to the data's own size) */
