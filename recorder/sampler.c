@@ -306,7 +306,7 @@ static void sample_tree(struct rt_sampler *s, struct rt_record *rec, unsigned fl
 	int rare = s->col.slow && (s->slow_ticks++ % 5 == 0 || (flags & RT_REC_FINAL));
 	rt_proctree_cadence(s->tree, rare, rare);
 	rt_proctree_bound(s->tree, rec->h->ncpu, t->mono_ns);
-	rt_proctree_sample(s->tree, rec->proc);
+	rt_proctree_sample_in(s->tree, rec->proc, s->col.buf, s->col.bufcap); /* (one buffer) */
 	if (s->col.cg_fixed)
 		group_cpu(s, rec->proc);
 	rec->proc->pid = s->tracked_pid;

@@ -657,18 +657,20 @@ const char *rt_env_lookup(const char *env, size_t len, const char *name)
 	return NULL;
 }
 
-/* A member's environment into who (0), or -1 (gone, not ours to read). */
-static int read_environ(pid_t pid, struct rt_cgjob_who *who)
+/* A member's environment into who, pointing at buf of cap bytes (0), or
+ * -1 (gone, not ours to read). */
+static int read_environ(pid_t pid, struct rt_cgjob_who *who, char *buf, size_t cap)
 {
 	char rel[48];
 	snprintf(rel, sizeof(rel), "%d/environ", (int)pid);
 	int fd = rt_open(RT_PROC, rel);
 	if (fd < 0)
 		return -1;
-	ssize_t n = rt_pread_to_eof(fd, who->env, sizeof(who->env));
+	ssize_t n = rt_pread_to_eof(fd, buf, cap);
 	close(fd);
 	if (n <= 0)
 		return -1;
+	who->env = buf;
 	who->envlen = (size_t)n;
 	who->member = pid;
 	return 0;
@@ -745,11 +747,21 @@ static void job_user(const struct rt_cgjob *j, const pid_t *pids, ssize_t n, cha
 		uid_text(uid, out, cap);
 }
 
+void rt_cgjob_who_free(struct rt_cgjob_who *who)
+{
+	free(who->env);
+	who->env = NULL;
+	who->envlen = 0;
+}
+
 void rt_cgjob_who_copy(struct rt_cgjob_who *to, const struct rt_cgjob_who *from)
 {
+	rt_cgjob_who_free(to);
 	to->member = from->member;
-	to->envlen = from->envlen;
-	memcpy(to->env, from->env, from->envlen);
+	if (from->envlen && (to->env = malloc(from->envlen)))
+		to->envlen = from->envlen;
+	if (to->env)
+		memcpy(to->env, from->env, from->envlen);
 	memcpy(to->name, from->name, sizeof(to->name));
 	memcpy(to->user, from->user, sizeof(to->user));
 	to->named = from->named;
@@ -762,16 +774,17 @@ void rt_cgjob_identify(struct rt_cgjob *j, struct rt_cgjob_who *who)
 	const char *want = !strcmp(j->scheduler, "slurm")        ? "SLURM_JOB_NAME"
 	                   : !strcmp(j->scheduler, "kubernetes") ? "HOSTNAME"
 	                                                         : NULL;
+	static char env[RT_ENV_MAX];
+	rt_cgjob_who_free(who);
 	who->member = 0;
-	who->envlen = 0;
 	who->named = 0;
 	who->name[0] = who->user[0] = '\0';
 	for (ssize_t i = 0; i < n; i++) {
-		struct rt_cgjob_who one;
-		if (read_environ(pids[i], &one))
+		struct rt_cgjob_who one = {0};
+		if (read_environ(pids[i], &one, env, sizeof(env)))
 			continue;
 		int named = want && rt_env_lookup(one.env, one.envlen, want);
-		if (!who->member || named) { /* (the bytes read, not the whole buffer) */
+		if (!who->member || named) {
 			rt_cgjob_who_copy(who, &one);
 			who->named = named;
 		}

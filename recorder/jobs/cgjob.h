@@ -92,19 +92,25 @@ void rt_cgjob_free(struct rt_cgjob *j);
 /* Who runs in the group, from its members' environments (where this
  * process may read them): the first member whose environment names the
  * scheduler's job (SLURM_JOB_ID, Kubernetes' HOSTNAME), else the first
- * readable one. Bounded: 64 members, 32 KiB of environment. */
+ * readable one. Bounded: 64 members, 32 KiB of environment (RT_ENV_MAX),
+ * kept in a block of its own length (a node's thousand jobs hold what
+ * their environments hold, not 32 KiB each). */
+#define RT_ENV_MAX 32768
 struct rt_cgjob_who {
 	pid_t member; /* whose environment env is; 0: none read */
-	char env[32768];
+	char *env;    /* NUL-separated, envlen bytes (malloc'd; NULL: none) */
 	size_t envlen;
 	char name[256]; /* SLURM_JOB_NAME, the pod's name, the unit; "" */
 	char user[64];  /* SLURM_JOB_USER, else the member's uid; "" */
 	int named;      /* env is the scheduler's job's (it names the job) */
 };
+/* Not reentrant: one thread identifies (it reads into one static buffer). */
 void rt_cgjob_identify(struct rt_cgjob *j, struct rt_cgjob_who *who);
-/* *to = *from, the environment's bytes read only (a job's run touches
- * what its environment holds, not the 32 KiB it may). */
+/* *to = *from, to's environment a copy of from's bytes (to's old one
+ * freed; none when memory runs out). */
 void rt_cgjob_who_copy(struct rt_cgjob_who *to, const struct rt_cgjob_who *from);
+/* What who holds, freed (who stays valid, empty). */
+void rt_cgjob_who_free(struct rt_cgjob_who *who);
 
 /* A variable of a NUL-separated environment block of len bytes whose
  * value ends within it, or NULL. */

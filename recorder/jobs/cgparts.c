@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
@@ -129,8 +130,14 @@ static void count_group(struct rt_cgparts *p, int dfd, int part)
 			p->seen[i].oom = oom > p->seen[i].oom ? oom : p->seen[i].oom;
 			return;
 		}
-	if (p->nseen < RT_CGPARTS_GROUPS)
-		p->seen[p->nseen++] = (typeof(p->seen[0])){(uint64_t)st.st_ino, oom, part};
+	if (p->nseen == p->seencap && p->seencap < RT_CGPARTS_GROUPS) {
+		unsigned cap = p->seencap ? p->seencap * 2 : 8;
+		struct rt_cgparts_seen *ns = realloc(p->seen, cap * sizeof(*ns));
+		if (ns)
+			p->seen = ns, p->seencap = cap;
+	}
+	if (p->nseen < p->seencap)
+		p->seen[p->nseen++] = (struct rt_cgparts_seen){(uint64_t)st.st_ino, oom, part};
 }
 
 /* The index of the part a path below the job's group belongs to. */
@@ -314,6 +321,13 @@ int rt_cgparts_made(int fd)
 	for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;)
 		made = 1; /* (drained: which group is read by the listing) */
 	return made;
+}
+
+void rt_cgparts_free(struct rt_cgparts *p)
+{
+	free(p->seen);
+	p->seen = NULL;
+	p->nseen = p->seencap = 0;
 }
 
 void rt_cgparts_carry(struct rt_cgparts *p, uint64_t below)

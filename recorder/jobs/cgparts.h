@@ -37,13 +37,15 @@ struct rt_cgpart {
 	uint64_t oom_kills;
 };
 
+/* a group read below the job's (v1): its inode, last oom_kill, part */
+struct rt_cgparts_seen {
+	uint64_t ino, oom;
+	int part;
+};
+
 struct rt_cgparts {
-	/* each group read below the job's (v1): its inode, last oom_kill, part */
-	struct {
-		uint64_t ino, oom;
-		int part;
-	} seen[RT_CGPARTS_GROUPS];
-	unsigned nseen;
+	struct rt_cgparts_seen *seen; /* grown as groups come, to RT_CGPARTS_GROUPS */
+	unsigned nseen, seencap;
 	struct rt_cgpart part[RT_CGPARTS_MAX];
 	unsigned npart;
 	int known;           /* the job's memory group was read at least once */
@@ -57,6 +59,8 @@ struct rt_cgparts {
 
 /* Read the job's group and the groups below it now (see above). */
 void rt_cgparts_read(struct rt_cgparts *p, const struct rt_cgjob *j);
+/* What p holds, freed (the groups seen forgotten). */
+void rt_cgparts_free(struct rt_cgparts *p);
 
 /* An inotify descriptor (non-blocking) that becomes readable when a
  * group is made right below the job's (memory hierarchy on v1), or -1. */

@@ -143,12 +143,7 @@ int rt_cgrun_open(struct rt_cgrun *g, const char *spec, char *err, size_t cap)
 
 int rt_cgrun_open_in(struct rt_cgrun *g, const char *spec, int parts_ino, char *err, size_t cap)
 {
-	/* zeroed but the environment's buffer (envlen says what it holds):
-	 * its 32 KiB stay untouched until a member's is read */
-	size_t env_at = offsetof(struct rt_cgrun, who) + offsetof(struct rt_cgjob_who, env);
-	size_t env_end = env_at + sizeof(g->who.env);
-	memset(g, 0, env_at);
-	memset((char *)g + env_end, 0, sizeof(*g) - env_end);
+	memset(g, 0, sizeof(*g));
 	g->events_fd = g->made_fd = g->made_wd = -1;
 	if (rt_cgjob_resolve(spec, &g->job, err, cap))
 		return -1;
@@ -421,6 +416,10 @@ int rt_cgrun_end(struct rt_cgrun *g)
 void rt_cgrun_close(struct rt_cgrun *g)
 {
 	rt_cgjob_free(&g->job);
+	rt_cgjob_who_free(&g->who);
+	rt_cgparts_free(&g->parts);
+	g->alloc.env = NULL;
+	g->alloc.envlen = 0;
 	while (g->nwatch)
 		unwatch(g, 0);
 	if (g->events_fd >= 0)

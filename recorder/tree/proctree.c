@@ -122,14 +122,15 @@ static void erase(struct rt_proctree *t, struct pt_proc *e)
 	}
 }
 
-int rt_proctree_open(struct rt_proctree **out, pid_t root_pid)
+/* A tree of room for cap/2 members before it grows (cap a power of 2). */
+static int tree_new(struct rt_proctree **out, pid_t root_pid, size_t cap)
 {
 	struct rt_proctree *t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	t->root = root_pid;
 	t->self = getpid();
-	t->cap = 64;
+	t->cap = cap;
 	t->tab = calloc(t->cap, sizeof(*t->tab));
 	t->qcap = 256;
 	t->queue = malloc(t->qcap * sizeof(*t->queue));
@@ -150,6 +151,11 @@ int rt_proctree_open(struct rt_proctree **out, pid_t root_pid)
 	return 0;
 }
 
+int rt_proctree_open(struct rt_proctree **out, pid_t root_pid)
+{
+	return tree_new(out, root_pid, 64);
+}
+
 int rt_proctree_open_under(struct rt_proctree **out, pid_t reaper)
 {
 	int rc = rt_proctree_open(out, 0);
@@ -162,7 +168,8 @@ int rt_proctree_open_under(struct rt_proctree **out, pid_t reaper)
 
 int rt_proctree_open_members(struct rt_proctree **out, rt_member_fn fn, void *arg)
 {
-	int rc = rt_proctree_open(out, 0);
+	/* a node's job: most hold a few processes (its table grows with it) */
+	int rc = tree_new(out, 0, 8);
 	if (rc == 0) {
 		(*out)->list = fn;
 		(*out)->list_arg = arg;
@@ -194,6 +201,7 @@ void rt_proctree_close(struct rt_proctree *t)
 	free(t->pairs);
 	free(t->pend);
 	free(t->listed);
+	free(t->own_buf);
 	free(t);
 }
 
@@ -348,7 +356,7 @@ static int quick_still(struct rt_proctree *t, struct pt_proc *e, struct walk_sum
 	t->pre_sched = 0;
 	if (e->threads > 1 || t->no_delay || e->fd_sched < 0)
 		return 0;
-	ssize_t len = rt_pread_all(e->fd_sched, t->buf, sizeof(t->buf));
+	ssize_t len = rt_pread_all(e->fd_sched, t->buf, t->bufcap);
 	if (pt_parse_sched3(t->buf, len, &run, &wait, &slices))
 		return 0;
 	if (e->sched_slices && run == e->sched_run && wait == e->sched_wait &&
@@ -387,7 +395,7 @@ static int quick_walk(struct rt_proctree *t, struct walk_sum *w)
 			e->fd_stat = f;
 		}
 		struct rt_pid_stat ps;
-		ssize_t len = e->fd_stat >= 0 ? rt_pread_all(e->fd_stat, t->buf, sizeof(t->buf))
+		ssize_t len = e->fd_stat >= 0 ? rt_pread_all(e->fd_stat, t->buf, t->bufcap)
 		                              : pt_read_proc(t, rel);
 		if (len <= 0 || rt_parse_pid_stat(t->buf, (size_t)len, &ps) ||
 		    ps.start != e->start) {
@@ -423,7 +431,7 @@ static void full_walk(struct rt_proctree *t, struct walk_sum *w)
 		/* through the kept descriptor; a dead process's one reads nothing */
 		ssize_t len = -1;
 		if (e && e->fd_stat >= 0 &&
-		    (len = rt_pread_all(e->fd_stat, t->buf, sizeof(t->buf))) <= 0)
+		    (len = rt_pread_all(e->fd_stat, t->buf, t->bufcap)) <= 0)
 			close_fds(e);
 		if (len <= 0) {
 			snprintf(rel, sizeof(rel), "%d/stat", pid);
@@ -632,7 +640,19 @@ static void fill_process(struct rt_proctree *t, const struct walk_sum *w,
 
 void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 {
+	/* (made at the first: a recorder's and a node's trees are lent one) */
+	if (!t->own_buf && !(t->own_buf = malloc(PT_BUF))) {
+		memset(out, 0, sizeof(*out));
+		return;
+	}
+	rt_proctree_sample_in(t, out, t->own_buf, PT_BUF);
+}
+
+void rt_proctree_sample_in(struct rt_proctree *t, struct rt_rec_process *out, char *buf, size_t cap)
+{
 	struct walk_sum w = {0};
+	t->buf = buf;
+	t->bufcap = cap;
 	t->gen++;
 	t->moved = t->departed = 0;
 	walk_tree(t, &w);
@@ -640,6 +660,8 @@ void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out)
 	sum_memory(t, &w);
 	retire_departed(t);
 	fill_process(t, &w, out);
+	t->buf = NULL; /* (the caller's again) */
+	t->bufcap = 0;
 }
 
 void rt_proctree_read_delay(struct rt_proctree *t, int on)

@@ -94,8 +94,13 @@ void rt_proctree_lean(struct rt_proctree *t);
  */
 void rt_proctree_bound(struct rt_proctree *t, unsigned ncpu, uint64_t now_ns);
 
-/* Walk the tree now and fill the process section of a record. */
+/* Walk the tree now and fill the process section of a record (with a
+ * read buffer of the tree's own, made at its first sample). */
 void rt_proctree_sample(struct rt_proctree *t, struct rt_rec_process *out);
+/* The same with the caller's buffer of cap bytes, at least 64 KiB, for the
+ * reads of this sample alone (a node's worker lends its one to each job). */
+void rt_proctree_sample_in(struct rt_proctree *t, struct rt_rec_process *out, char *buf,
+                           size_t cap);
 
 /* Whether samples read each member's schedstat (the wait for a CPU): on,
  * unless rt-bench turns it off to tell its cost apart. */

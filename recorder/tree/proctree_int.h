@@ -120,8 +120,15 @@ struct rt_proctree {
 	pid_t *listed;
 	size_t lcap;
 	ssize_t nlisted;
-	char buf[65536]; /* a children file of thousands of pids fits */
+	/* the reads' buffer, PT_BUF bytes or more (a children file of
+	 * thousands of pids fits): the caller's for a sample (a node's
+	 * worker's), else the tree's own, made when first needed */
+	char *buf;
+	size_t bufcap;
+	char *own_buf;
 };
+
+#define PT_BUF 65536
 
 struct walk_sum {
 	uint64_t ut, st, rd, wr, rss_kb, pss_kb, mf, threads, fds, delay;

@@ -24,7 +24,7 @@ ssize_t pt_read_proc(struct rt_proctree *t, const char *rel)
 	int fd = rt_open(RT_PROC, rel);
 	if (fd < 0)
 		return fd;
-	ssize_t n = rt_pread_all(fd, t->buf, sizeof(t->buf));
+	ssize_t n = rt_pread_all(fd, t->buf, t->bufcap);
 	close(fd);
 	return n;
 }
@@ -49,7 +49,7 @@ ssize_t pt_read_kept(struct rt_proctree *t, int *fd, pid_t pid, const char *file
 			return f;
 		*fd = f;
 	}
-	return rt_pread_all(*fd, t->buf, sizeof(t->buf));
+	return rt_pread_all(*fd, t->buf, t->bufcap);
 }
 
 void pt_push(struct rt_proctree *t, size_t *n, pid_t pid)
@@ -227,7 +227,7 @@ void pt_count_fds(struct rt_proctree *t, struct pt_proc *e)
 		return;
 	uint32_t n = 0;
 	for (;;) {
-		long got = syscall(SYS_getdents64, fd, t->buf, sizeof(t->buf));
+		long got = syscall(SYS_getdents64, fd, t->buf, t->bufcap);
 		if (got <= 0)
 			break;
 		for (long off = 0; off < got;) {
@@ -307,7 +307,7 @@ void pt_read_delay(struct rt_proctree *t, struct pt_proc *e, int first, uint64_t
 			int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
 			if (fd < 0)
 				continue;
-			ssize_t len = rt_pread_all(fd, t->buf, sizeof(t->buf));
+			ssize_t len = rt_pread_all(fd, t->buf, t->bufcap);
 			close(fd);
 			if (parse_delay(t->buf, len, &r, &d) == 0) {
 				sum += d;
