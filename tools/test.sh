@@ -25,6 +25,11 @@ done
 for p in slurmctld slurmd slurm-client munge; do
 	dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done
+# the node's service (it_service): systemd-analyze verify on its unit, and
+# setpriv and unshare to run the node as the unit confines it
+for p in systemd util-linux; do
+	dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
+done
 if [ -n "$need" ]; then
 	sudo=""
 	[ "$(id -u)" -eq 0 ] || sudo="sudo"
