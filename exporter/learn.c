@@ -5,9 +5,11 @@
  * The recorder of a Slurm job's group starts `rt-export learn RUN` when
  * the run ends and does not wait for it: sampling never waits on a
  * scheduler. It asks `scontrol show job ID` (while slurmctld still knows
- * the job), else `sacct` (slurmdbd's record), each bounded by 5 s, every
+ * the job), else `sacct` (slurmdbd's record), each bounded by 10 s, every
  * second for up to --wait seconds (default 120) while the job is still
- * completing, and writes "scheduler" into the run's metadata: the end
+ * completing or the controller too busy to answer (a loaded node's
+ * slurmctld can take longer than 10 s; one that answers without knowing
+ * the job three times running is believed), and writes "scheduler" into the run's metadata: the end
  * state (COMPLETED, CANCELLED, TIMEOUT, OUT_OF_MEMORY, FAILED, NODE_FAIL,
  * PREEMPTED...), the exit code, the time limit, the elapsed time and what
  * Slurm allocated. Where neither command is there, or neither knows the
@@ -83,7 +85,9 @@ static int store_end(struct rt_store *s, uint64_t run, const struct rt_slurm_sai
 	return rc;
 }
 
-/* Ask until the job has ended, or the deadline: 0 with e, else 1 (said). */
+/* Ask until the job has ended, or the deadline: 0 with e, else 1 (said).
+ * A controller that does not answer in time is asked again until the
+ * deadline; one that answers without knowing the job, three times. */
 static int learn_end(const char *job, unsigned wait_s, struct rt_slurm_said *e)
 {
 	char why[300] = "";

@@ -202,7 +202,8 @@ int rt_slurm_ending(const char *state)
 }
 
 /* Ask once: scontrol, else sacct. 0 with e filled, 1 when the commands
- * answered nothing about the job, -1 when neither could run. */
+ * answered nothing about the job, 2 when scontrol did not answer in time
+ * (a busy controller: ask again), -1 when neither could run. */
 int rt_slurm_ask(const char *job, struct rt_slurm_said *e, char *why, size_t cap)
 {
 	static char out[65536];
@@ -214,17 +215,19 @@ int rt_slurm_ask(const char *job, struct rt_slurm_said *e, char *why, size_t cap
 	    "-n",    "-P", "-o", "State,ExitCode,TimelimitRaw,AllocCPUS,ReqMem,ElapsedRaw",
 	    NULL};
 	memset(e, 0, sizeof(*e));
-	int rc = run_capture(sc, out, sizeof(out), 5000);
+	int rc = run_capture(sc, out, sizeof(out), RT_SLURM_ASK_MS);
 	if (rc == 0 && rt_slurm_parse_scontrol(out, strlen(out), e) == 0)
 		return 0;
 	if (rc < 0)
-		snprintf(why, cap, "scontrol did not answer within 5 s");
+		snprintf(why, cap, "scontrol did not answer within %d s", RT_SLURM_ASK_MS / 1000);
 	else
 		snprintf(why, cap, "scontrol: %.*s", (int)strcspn(out, "\n"), out);
-	int rc2 = run_capture(sa, out, sizeof(out), 5000);
+	int rc2 = run_capture(sa, out, sizeof(out), RT_SLURM_ASK_MS);
 	if (rc2 == 0 && rt_slurm_parse_sacct(out, strlen(out), e) == 0)
 		return 0;
-	return rc == 127 && rc2 == 127 ? -1 : 1; /* (127: the command is not there) */
+	if (rc == 127 && rc2 == 127) /* (127: the command is not there) */
+		return -1;
+	return rc < 0 ? 2 : 1;
 }
 
 /* A NUL-terminated copy of at most 64 KiB of text (the parsers cut it). */

@@ -28,9 +28,12 @@ int rt_slurm_parse_sacct(const char *text, size_t len, struct rt_slurm_said *e);
  * COMPLETING...). */
 int rt_slurm_ending(const char *state);
 
-/* Ask once, each command bounded by 5 s: scontrol, else sacct. 0 with e
- * filled, 1 when neither said anything of the job (why: scontrol's first
- * line), -1 when neither command is there. */
+/* Ask once, each command bounded by RT_SLURM_ASK_MS (Slurm's own default
+ * MessageTimeout): scontrol, else sacct. 0 with e filled, 1 when neither
+ * said anything of the job (why: scontrol's first line), 2 when scontrol
+ * did not answer in time (a busy controller), -1 when neither command is
+ * there. */
+#define RT_SLURM_ASK_MS 10000
 int rt_slurm_ask(const char *job, struct rt_slurm_said *e, char *why, size_t cap);
 
 #endif

@@ -16,6 +16,6 @@ for bin in "$dir"/fuzz_*; do
 		echo "fuzz_$t FAILED (crash input kept in $work)"
 		exit 1
 	fi
-	tail -1 "$work.log"
+	grep '^Done ' "$work.log" | tail -1 || tail -1 "$work.log"
 	rm -rf "$work" "$work.log"
 done

@@ -196,12 +196,17 @@ if [ "$(id -u)" = 0 ]; then
 	fi
 	if [ -n "$Q" ]; then
 		trap 'rmdir "$Q" 2>/dev/null || true; for c in $CGS; do rmdir "$c" 2>/dev/null || true; done; cleanup' EXIT
+		# the interpreter itself: a python3 on PATH may be a shim (pyenv's
+		# is a bash script that runs a few processes before it execs
+		# python, and under load a sample sees them: 6 threads at once)
+		PY1=$(python3 -c 'import sys; print(sys.executable)')
 		sh -c 'echo $$ > "$1/cgroup.procs"; shift; exec "$@"' sh "$Q" \
-			"$RT" -i 0.2 -n quota1 --quiet -- python3 -c 'import time
+			"$RT" -i 0.2 -n quota1 --quiet -- "$PY1" -c 'import time
 e = time.time() + 2.5
 while time.time() < e: pass' || fail "the run under a quota"
 		"$EXP" recommend latest --json > "$T/q.json"
 		"$EXP" recommend latest > "$T/q.txt"
+		"$EXP" replay latest | python3 -c "import json, sys; print('threads at once:', [json.loads(l)['cpu']['process_threads'] for l in sys.stdin])" >> "$T/q.txt"
 		python3 - "$T/q.json" <<'PY' || fail "a single thread under half a core: $(cat "$T/q.txt")"
 import json, sys
 d = json.load(open(sys.argv[1]))

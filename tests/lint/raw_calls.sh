@@ -11,7 +11,7 @@ cd "$ROOT"
 calls='open|openat|openat2|creat|fopen|freopen|mkdir|mkdirat|mkfifo|mkfifoat|mknod|mknodat|rename|renameat|renameat2|unlink|unlinkat|remove|rmdir|link|linkat|symlink|symlinkat|truncate|chmod|chown|lchown'
 # C sources of the programs and the library; the helpers themselves excepted
 files=$(find shared recorder exporter -name '*.c' ! -name safefile.c ! -name safepath.c | sort)
-bad=$(awk -v re="(^|[^A-Za-z0-9_.>])(${calls})[ \t]*\\(" '
+bad=$(awk -v re="(^|[^A-Za-z0-9_.>])(${calls})[ \t]*[(]" '
 	FNR == 1 { prev = ""; incomment = 0 }
 	{
 		line = $0
