@@ -54,11 +54,12 @@ struct args {
 	int csv_extended, csv_set;
 	int csv_ms; /* replay --csv-ms: CSV timestamps to the millisecond */
 	struct rt_answer_opts ans;
-	const char *before; /* delete --before T */
-	const char *url;    /* push --url URL (its --to is the sink) */
-	const char *format; /* -f: json|csv (streams), text|markdown|json (summary) */
-	int compact;        /* delete --compact */
-	unsigned wait_s;    /* learn --wait S */
+	const char *before;    /* delete --before T */
+	const char *url;       /* push --url URL (its --to is the sink) */
+	const char *format;    /* -f: json|csv (streams), text|markdown|json (summary) */
+	int compact;           /* delete --compact */
+	unsigned wait_s;       /* learn --wait S */
+	const char *slurm_job; /* summary, recommend --slurm-job ID */
 };
 
 /* main.c: the end of a verb (its store closed, its exit code); a short
@@ -76,5 +77,9 @@ int verb_delete(const struct args *a, struct rt_store *none);
 int verb_stream(const struct args *a, struct rt_store *s);
 /* learn.c: how a Slurm job ended, into its stored run */
 int verb_learn(const struct args *a, struct rt_store *s);
+/* slurmrecord.c: the run's answer into Slurm job's record (0; 1 said);
+ * summary/recommend --slurm-job ID: the answer from it */
+int rt_slurm_note(struct rt_store *s, uint64_t run, const char *job);
+int verb_slurm_job(const struct args *a);
 
 #endif

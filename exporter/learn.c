@@ -13,7 +13,8 @@
  * state (COMPLETED, CANCELLED, TIMEOUT, OUT_OF_MEMORY, FAILED, NODE_FAIL,
  * PREEMPTED...), the exit code, the time limit, the elapsed time and what
  * Slurm allocated. Where neither command is there, or neither knows the
- * job, one line says what was not learned.
+ * job, one line says what was not learned. Then the run's answer goes
+ * into the job's own record (slurmrecord.c), for its owner.
  *
  * The output read is the scheduler's, but some of its fields are the job
  * owner's (its name, comment, command, paths): only fields Slurm itself
@@ -138,5 +139,7 @@ int verb_learn(const struct args *a, struct rt_store *ro)
 	if (rc)
 		rt_say("how Slurm job %s ended (%s) was not stored: %s", job, e.state,
 		       rc == RT_E_UNSAFE ? rt_store_refusal() : rt_strerror(rc));
+	else /* (its failure said: the run keeps its answer all the same) */
+		(void)rt_slurm_note(ro, run, job);
 	return rc ? 1 : 0;
 }

@@ -92,6 +92,7 @@ enum opt_id {
 	O_USER,
 	O_SCHEDULER,
 	O_WAIT,
+	O_SLURM_JOB,
 	O_N
 };
 _Static_assert(O_N <= 64, "the options given are a 64-bit set");
@@ -133,6 +134,7 @@ static const struct opt {
     [O_USER] = {"--user", NULL, 1, ANSWERS | ON(RUNS)},
     [O_SCHEDULER] = {"--scheduler", NULL, 1, ANSWERS | ON(RUNS)},
     [O_WAIT] = {"--wait", NULL, 1, ON(LEARN)},
+    [O_SLURM_JOB] = {"--slurm-job", NULL, 1, ON(SUMMARY) | ON(RECOMMEND)},
 };
 
 static int need(int i, int argc, const char *opt)
@@ -254,6 +256,7 @@ static int set_option(struct args *a, int id, const char *o, const char *v)
 	case O_JOB_ID: a->ans.job_id = v; break;
 	case O_USER: a->ans.user = v; break;
 	case O_SCHEDULER: a->ans.scheduler = v; break;
+	case O_SLURM_JOB: a->slurm_job = v; break;
 
 	case O_LAST:
 	case O_BRANCHES:
@@ -584,11 +587,13 @@ static const struct verb {
                 "resumes where a previous push stopped; every sample reaches the engine once",
                 NEEDS_RUN, FULL(verb_push)},
     [V_SUMMARY] =
-        {"summary", "(RUN | --job NAME [SELECT]) [--json | --format text|markdown|json]",
+        {"summary",
+         "(RUN | --job NAME [SELECT] | --slurm-job ID) [--json | --format text|markdown|json]",
          "what the run needed: duration, exit status, CPU, memory, GPU, disk and network of the "
          "process tree and the host, the server allocation and the recommended resources; with "
          "--job, one row per stored run of that job and their aggregate; --format markdown "
-         "for a ticket, a pull request or GITHUB_STEP_SUMMARY",
+         "for a ticket, a pull request or GITHUB_STEP_SUMMARY; --slurm-job ID: the answer the "
+         "node's rt wrote into that Slurm job's own record, each node's (any user; no store)",
          0, FULL(verb_answer)},
     [V_BUDGET] = {"budget", "RUN [-v]",
                   "the job against its budget (resource-tracker --max-memory, --max-cpu): one "
@@ -598,8 +603,9 @@ static const struct verb {
     [V_LEARN] = {"learn", "RUN [--wait S]",
                  "ask Slurm how the run's job ended (scontrol show job, else sacct; for up "
                  "to S seconds, default 120, while it is still ending) and add its state, exit "
-                 "code, time limit, elapsed time and allocation to the run (\"scheduler\"); "
-                 "the node mode starts it at each Slurm job's end",
+                 "code, time limit, elapsed time and allocation to the run (\"scheduler\"), "
+                 "then the run's answer into the job's own record (slurmdbd's AdminComment: "
+                 "summary --slurm-job reads it); the node mode starts it at each Slurm job's end",
                  NEEDS_RUN, FULL(verb_learn)},
     [V_SINKS] = {"sinks", "",
                  "send every run the node mode names on descriptor 3 to the sinks the "
@@ -608,7 +614,7 @@ static const struct verb {
                  "it leaves)",
                  0, FULL(verb_sinks)},
     [V_RECOMMEND] =
-        {"recommend", "(RUN | --job NAME [SELECT]) [--json] [--servers N]",
+        {"recommend", "(RUN | --job NAME [SELECT] | --slurm-job ID) [--json] [--servers N]",
          "vCPUs, memory, GPUs and VRAM for the next run, from one run or from the job's history; "
          "with --external-run-id, the largest any one of the selected runs needs (the branches "
          "of one step: a Metaflow foreach's tasks); --servers N adds the N cheapest cloud "
@@ -821,6 +827,11 @@ int main(int argc, char **argv)
 		rt_say("%s needs a RUN (an id from 'rt-export runs', or 'latest')", v->name);
 		return 2;
 	}
+#ifdef RT_EXPORT_FULL
+	if (a.slurm_job) /* (from Slurm's record: no store) */
+		return stdout_done(a.run ? (rt_say("--slurm-job takes no RUN"), 2)
+		                         : verb_slurm_job(&a));
+#endif
 	struct rt_store *s = NULL;
 	if (a.id == V_TAIL && !a.run && !a.no_wait && !piped)
 		wait_for_store(&a);

@@ -23,43 +23,15 @@ for p in slurmctld slurmd sbatch squeue scancel munged; do
 	command -v $p > /dev/null || { echo "needs $p (Debian's slurm-wlm, munge)"; exit 1; }
 done
 T=$(mktemp -d)
-S="$T/slurm"
-mkdir -p "$S/ctld" "$S/d"
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-NODE=$(hostname)
-MEM=$(awk '/MemTotal/ {print int($2 / 1024 / 2)}' /proc/meminfo)
-munged --force --socket="$S/munge.sock" --pid-file="$S/munged.pid" --log-file="$S/munged.log" \
-	--seed-file="$S/munged.seed" --key-file=/etc/munge/munge.key
-cat > "$S/slurm.conf" << EOF
-ClusterName=rtbench
-SlurmctldHost=$NODE(127.0.0.1)
-SlurmctldPort=$(port)
-SlurmdPort=$(port)
-AuthType=auth/munge
-AuthInfo=socket=$S/munge.sock
-CredType=cred/munge
-ProctrackType=proctrack/cgroup
-TaskPlugin=task/cgroup
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core_Memory
-SlurmdParameters=config_overrides
-SlurmUser=root
-StateSaveLocation=$S/ctld
-SlurmdSpoolDir=$S/d
-SlurmctldPidFile=$S/ctld.pid
-SlurmdPidFile=$S/d.pid
-SlurmctldLogFile=$S/ctld.log
-SlurmdLogFile=$S/d.log
-ReturnToService=2
-MpiDefault=none
+fail() { echo "$*" >&2; exit 1; }
+. tests/integration/slurm_lib.sh
+mkdir -p "$S/ctld" "$S/d"
+slurm_munged
+slurm_conf rtbench "$N" "SlurmdParameters=config_overrides
 MaxJobCount=100000
-JobAcctGatherType=jobacct_gather/cgroup
-JobAcctGatherFrequency=task=1
-NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$N RealMemory=$MEM State=UNKNOWN
-PartitionName=rtbench Nodes=$NODE Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
-EOF
+JobAcctGatherFrequency=task=1" "OverSubscribe=YES"
 printf 'CgroupPlugin=autodetect\nConstrainCores=no\nConstrainRAMSpace=yes\n' > "$S/cgroup.conf"
-export SLURM_CONF="$S/slurm.conf"
 NODEPID=""
 stop_all() {
 	[ -n "$NODEPID" ] && kill -TERM "$NODEPID" 2> /dev/null || true

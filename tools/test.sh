@@ -21,8 +21,9 @@ done
 for p in python3-ipykernel jupyter-nbconvert python3-pandas; do
 	dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done
-# a real single-node Slurm for the node mode's test (it_slurm)
-for p in slurmctld slurmd slurm-client munge; do
+# a real single-node Slurm for the node mode's tests (it_slurm), with
+# slurmdbd and a MariaDB for the answer in the job's record (it_slurmrecord)
+for p in slurmctld slurmd slurm-client munge slurmdbd mariadb-server; do
 	dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done
 # the node's service (it_service): systemd-analyze verify on its unit, and

@@ -43,7 +43,7 @@ static void hms(char *buf, size_t cap, double secs)
 
 size_t rt_slurm_end_text(const struct rt_slurm_end *e, char *buf, size_t cap)
 {
-	char ran[32] = "", limit[80] = "no time limit";
+	char ran[32] = "", limit[80] = "(no time limit)";
 	if (!e->known)
 		return 0;
 	if (isfinite(e->elapsed) && e->elapsed >= 0)

@@ -251,3 +251,66 @@ int rt_slurm_parse_sacct(const char *text, size_t len, struct rt_slurm_said *e)
 	memset(e, 0, sizeof(*e));
 	return parse_sacct(copy_text(text, len), e);
 }
+
+/* Job's line of `sacct -X -n -P -o JobIDRaw,NNodes,AdminComment` output:
+ * its node count into *nodes (0: unknown) and its AdminComment into out
+ * (the field last: the rest of the line). 0, or 1 when no line is the
+ * job's. */
+static int record_line(const char *text, const char *job, int *nodes, char *out, size_t cap)
+{
+	size_t jl = strlen(job);
+	for (const char *l = text; *l; l += strcspn(l, "\n"), l += *l == '\n') {
+		if (strncmp(l, job, jl) || l[jl] != '|')
+			continue;
+		char *after;
+		long n = strtol(l + jl + 1, &after, 10);
+		if (*after != '|')
+			return 1;
+		*nodes = n > 0 && n < 1000000 ? (int)n : 0;
+		snprintf(out, cap, "%.*s", (int)strcspn(after + 1, "\n"), after + 1);
+		return 0;
+	}
+	return 1;
+}
+
+int rt_slurm_record_read(const char *job, char *out, size_t cap, int *nodes, char *why, size_t wcap)
+{
+	static char text[65536 + 128];
+	char *sa[] = {"sacct", "-j", (char *)job, "-X",
+	              "-n",    "-P", "-o",        "JobIDRaw,NNodes,AdminComment",
+	              NULL};
+	out[0] = '\0';
+	*nodes = 0;
+	int rc = run_capture(sa, text, sizeof(text), RT_SLURM_ASK_MS);
+	if (rc == 127) {
+		snprintf(why, wcap, "sacct is not installed here");
+		return -1;
+	}
+	if (rc != 0) {
+		snprintf(why, wcap, "sacct: %.*s", (int)strcspn(text, "\n"),
+		         rc < 0 ? "did not answer in time" : text);
+		return strstr(text, "accounting storage is disabled") ? -2 : -1;
+	}
+	if (record_line(text, job, nodes, out, cap)) {
+		snprintf(why, wcap, "slurmdbd has no record of job %s (yet)", job);
+		return 1;
+	}
+	return 0;
+}
+
+int rt_slurm_record_write(const char *job, const char *text, char *why, size_t wcap)
+{
+	static char out[4096];
+	char where[64], set[RT_SLURM_RECORD_MAX + 32];
+	snprintf(where, sizeof(where), "jobid=%s", job);
+	snprintf(set, sizeof(set), "AdminComment=%s", text);
+	char *sm[] = {"sacctmgr", "-i", "update", "job", "where", where, "set", set, NULL};
+	int rc = run_capture(sm, out, sizeof(out), RT_SLURM_ASK_MS);
+	if (rc == 0 && !strstr(out, "Nothing modified"))
+		return 0;
+	snprintf(why, wcap, "sacctmgr: %.*s", (int)strcspn(out, "\n"),
+	         rc == 127 ? "not installed here"
+	         : rc < 0  ? "did not answer in time"
+	                   : out);
+	return rc == 0 ? 1 : -1;
+}

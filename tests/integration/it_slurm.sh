@@ -12,59 +12,10 @@ if [ "$(id -u)" != 0 ]; then
 	echo "skip: needs root (Slurm's cgroups)"
 	exit 0
 fi
-for p in slurmctld slurmd sbatch squeue munged; do
-	command -v $p > /dev/null 2>&1 || {
-		echo "skip: no $p (Debian's slurm-wlm)"
-		exit 0
-	}
-done
-KEY=/etc/munge/munge.key
-[ -r $KEY ] || { echo "skip: no munge key ($KEY)"; exit 0; }
 CG="python3 $(cd "$(dirname "$0")" && pwd)/cgjobs.py"
-S="$T/slurm"
-mkdir -p "$S/ctld" "$S/d"
-NODE=$(hostname)
-MEM=$(awk '/MemTotal/ {print int($2 / 1024 / 2)}' /proc/meminfo)
-CPUS=$(nproc)
-munged --force --socket="$S/munge.sock" --pid-file="$S/munged.pid" --log-file="$S/munged.log" \
-	--seed-file="$S/munged.seed" --key-file=$KEY 2> "$S/munged.err" || fail "munged: $(cat "$S/munged.err")"
-track "$(cat "$S/munged.pid")"
-cat > "$S/slurm.conf" << EOF
-ClusterName=rtit
-SlurmctldHost=$NODE(127.0.0.1)
-SlurmctldPort=$(port)
-SlurmdPort=$(port)
-AuthType=auth/munge
-AuthInfo=socket=$S/munge.sock
-CredType=cred/munge
-ProctrackType=proctrack/cgroup
-TaskPlugin=task/cgroup
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core_Memory
-SlurmUser=root
-StateSaveLocation=$S/ctld
-SlurmdSpoolDir=$S/d
-SlurmctldPidFile=$S/ctld.pid
-SlurmdPidFile=$S/d.pid
-SlurmctldLogFile=$S/ctld.log
-SlurmdLogFile=$S/d.log
-ReturnToService=2
-MpiDefault=none
-JobAcctGatherType=jobacct_gather/cgroup
-NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$CPUS RealMemory=$MEM State=UNKNOWN
-PartitionName=rtit Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
-EOF
-printf 'CgroupPlugin=autodetect\nConstrainCores=yes\nConstrainRAMSpace=yes\n' > "$S/cgroup.conf"
-export SLURM_CONF="$S/slurm.conf"
-stop_slurm() {
-	for f in ctld.pid d.pid munged.pid; do [ -f "$S/$f" ] && kill "$(cat "$S/$f")" 2> /dev/null; done
-	sleep 0.5
-}
-trap "stop_slurm; [ -n \"${KEEP:-}\" ] || cleanup" EXIT
-slurmctld -f "$SLURM_CONF" 2> "$S/ctld.err" || fail "slurmctld: $(cat "$S/ctld.err")"
-slurmd -f "$SLURM_CONF" 2> "$S/d.err" || fail "slurmd: $(cat "$S/d.err")"
-wait_for sh -c "sinfo -h -o %t 2> /dev/null | grep -q idle" ||
-	{ echo "skip: this Slurm did not come up here: $(tail -3 "$S/d.log" "$S/ctld.log" 2> /dev/null)"; exit 0; }
+. "$(dirname "$0")/slurm_lib.sh"
+slurm_need slurmctld slurmd sbatch squeue munged
+slurm_start
 # learn: the run's "scheduler" object, added after its end (bounded by
 # learn's own wait: it asks Slurm for up to 120 s while the job is still
 # completing)

@@ -1,8 +1,12 @@
 /* What Slurm's commands say of a job's end (exporter/sched/slurm.c): the
  * fields Slurm writes, never the job owner's imitation of them. */
 #include <criterion/criterion.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "sched/admincomment.h"
 #include "sched/slurm.h"
 
 static const char *scontrol_oom =
@@ -63,4 +67,74 @@ Test(slurm, sacct_parsable_line)
 	cr_assert_eq(e.mem_bytes, 300.0 * 1048576);
 	const char *bad = "Completed|x|1|1|1M|1\n";
 	cr_assert_eq(rt_slurm_parse_sacct(bad, strlen(bad), &e), -1);
+}
+
+/* made by Python's zlib and base64.b32encode (lowercased, unpadded): the
+ * format as docs/slurm.md says it, not as rt's own encoder writes it */
+static const char *const made_elsewhere =
+    "rt1:pcoc2t6lblbdaeh4sus6blmrvvjilaqxwu3ywhxuanvlfqnajusgs7ba7v3zh2c6mz3wo5wy7gyapk5bfsabsk"
+    "6jy77mgtezyecrheonlesdxy474tjbqpcjybuqkvsbbhbdvawojcmccqvl25utx75v2ekr5g6d5fdvpc2mh5w3qsmq"
+    "gz47u4zxrbf7fzc43sb6o53sptupy5kvaltt35nlpdkwmjjjsv2mtlkrjifu2rv4nouhbcryjefdemql63wwdvy4tn"
+    "wqd5gsin6e6etaru44feecf3yv7yzypyauymsfcq";
+
+Test(admincomment, reads_what_another_encoder_made_in_either_case)
+{
+	cJSON *doc = NULL;
+	cr_assert_eq(rt_ac_decode(made_elsewhere, strlen(made_elsewhere), &doc), 0);
+	cr_assert(rt_ac_has(doc, "n1", "3", 1700000000));
+	const cJSON *p = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "nodes"), "n1");
+	cr_assert_str_eq(cJSON_GetObjectItem(p, "sbatch")->valuestring,
+	                 "--cpus-per-task=1 --mem=256M");
+	cJSON_Delete(doc);
+	char up[400];
+	snprintf(up, sizeof(up), "%s", made_elsewhere);
+	for (char *c = up; *c; c++)
+		*c = (char)toupper((unsigned char)*c); /* (RT1:..., as another tool might) */
+	cr_assert_eq(rt_ac_decode(up, strlen(up), &doc), 0);
+	cr_assert(rt_ac_has(doc, "n1", "3", 1700000000));
+	cJSON_Delete(doc);
+}
+
+Test(admincomment, nodes_merge_and_survive_lowercasing)
+{
+	cJSON *doc = NULL;
+	cr_assert_eq(rt_ac_decode("", 0, &doc), 0);
+	const char *nodes[] = {"node-A1", "node-b2"};
+	for (int i = 0; i < 2; i++) {
+		cJSON *p = cJSON_CreateObject();
+		cJSON_AddStringToObject(p, "run", i ? "9" : "4");
+		cJSON_AddStringToObject(p, "sbatch", "--cpus-per-task=2 --mem=4G");
+		cJSON_AddNumberToObject(p, "at", 1700000000 + i);
+		cr_assert_eq(rt_ac_put(doc, nodes[i], p), 0);
+	}
+	char *t = rt_ac_encode(doc);
+	cr_assert(t && !strncmp(t, "rt1:", 4));
+	for (char *c = t; *c; c++)
+		cr_assert(!isupper((unsigned char)*c), "written lower case: sacctmgr lowercases");
+	cJSON_Delete(doc);
+	cr_assert_eq(rt_ac_decode(t, strlen(t), &doc), 0);
+	free(t);
+	cr_assert(rt_ac_has(doc, "node-A1", "4", 1700000000));
+	cr_assert(rt_ac_has(doc, "node-b2", "9", 1700000001));
+	cr_assert(!rt_ac_has(doc, "node-b2", "9", 1700000002));
+	cJSON *again = cJSON_CreateObject();
+	cJSON_AddStringToObject(again, "run", "5");
+	cJSON_AddNumberToObject(again, "at", 1700000009);
+	cr_assert_eq(rt_ac_put(doc, "node-A1", again), 0); /* its own piece replaced alone */
+	cr_assert(rt_ac_has(doc, "node-A1", "5", 1700000009));
+	cr_assert(rt_ac_has(doc, "node-b2", "9", 1700000001));
+	cJSON_Delete(doc);
+}
+
+Test(admincomment, another_tools_value_and_damage_are_told_apart)
+{
+	cJSON *doc = NULL;
+	const char *js = "JS1:H4sIAAAAAAAAA6tWKkktLlGyUlAqS8wpTVWqBQBVzDVHEwAAAA==";
+	cr_assert_eq(rt_ac_decode(js, strlen(js), &doc), 1);
+	cr_assert_null(doc);
+	char cut[200];
+	snprintf(cut, sizeof(cut), "%.120s", made_elsewhere);
+	cr_assert_eq(rt_ac_decode(cut, strlen(cut), &doc), -1);
+	cr_assert_eq(rt_ac_decode("rt1:not base32!", 15, &doc), -1);
+	cr_assert_null(doc);
 }
