@@ -116,7 +116,8 @@ static int piece_there(const char *job, const char *node, const char *run, doubl
 	char why[300];
 	int nodes = 0;
 	cJSON *doc = NULL;
-	int has = rt_slurm_record_read(job, field, sizeof(field), &nodes, why, sizeof(why)) == 0 &&
+	int has = rt_slurm_record_read(job, RT_SLURM_ASK_MS, field, sizeof(field), &nodes, why,
+	                               sizeof(why)) == 0 &&
 	          rt_ac_decode(field, strlen(field), &doc) == 0 && rt_ac_has(doc, node, run, at);
 	const cJSON *all = cJSON_GetObjectItemCaseSensitive(doc, "nodes");
 	if (shared)
@@ -134,10 +135,11 @@ static int note_round(const char *job, const char *node, const cJSON *piece, con
 	static char field[RT_SLURM_RECORD_MAX];
 	char why[300];
 	int nodes = 0;
-	int rc = rt_slurm_record_read(job, field, sizeof(field), &nodes, why, sizeof(why));
+	int rc = rt_slurm_record_read(job, RT_SLURM_ASK_MS, field, sizeof(field), &nodes, why,
+	                              sizeof(why));
 	char *text = rc ? NULL : merged_text(job, field, node, piece);
 	if (rc > 0)
-		return 1; /* (no record yet) */
+		return 1; /* (no record yet, or no answer in time: again) */
 	if (rc == -2)
 		return -1; /* (a cluster without slurmdbd: no record to write; not said) */
 	if (rc == 0 && !text)
@@ -149,7 +151,7 @@ static int note_round(const char *job, const char *node, const cJSON *piece, con
 		rt_say("rt's answer for Slurm job %s is not in its record: %s", job, why);
 		return -1;
 	}
-	return rc == 0 && piece_there(job, node, run, at, shared) ? 0 : 1;
+	return rc == 0 && piece_there(job, node, run, at, shared) ? 0 : 1; /* (2: again) */
 }
 
 /* A record other nodes write too: the piece still there once every write
@@ -190,7 +192,8 @@ int rt_slurm_note(struct rt_store *s, uint64_t run, const char *job)
 	cJSON_Delete(piece);
 	if (rc == 1)
 		rt_say("rt's answer for Slurm job %s is not in its record: slurmdbd had no record "
-		       "of the job, or other nodes' writes kept replacing it, %d times",
+		       "of the job, did not answer in time, or other nodes' writes kept replacing "
+		       "it, %d times",
 		       job, ROUNDS);
 	return rc ? 1 : 0;
 }
@@ -233,7 +236,8 @@ static int read_pieces(const char *job, cJSON **doc)
 	static char field[RT_SLURM_RECORD_MAX];
 	char why[300];
 	int count;
-	int rc = rt_slurm_record_read(job, field, sizeof(field), &count, why, sizeof(why));
+	/* (a person waits: longer than a node's learn, which asks again) */
+	int rc = rt_slurm_record_read(job, 60000, field, sizeof(field), &count, why, sizeof(why));
 	if (rc == -2)
 		rt_say("Slurm job %s: this cluster keeps no job database (slurmdbd), where rt puts "
 		       "its answer; its run is in the node's store (docs/slurm.md)",

@@ -14,13 +14,58 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Milliseconds since t0. */
+static int ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int)((now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000);
+}
+
+/* What fd gives until its end, into out (NUL-terminated), for at most
+ * timeout_ms from t0. */
+static void read_until(int fd, char *out, size_t cap, int timeout_ms, const struct timespec *t0)
+{
+	size_t n = 0;
+	for (int left = timeout_ms; left > 0 && n + 1 < cap; left = timeout_ms - ms_since(t0)) {
+		struct pollfd pf = {.fd = fd, .events = POLLIN};
+		if (poll(&pf, 1, left) <= 0)
+			break;
+		ssize_t r = read(fd, out + n, cap - 1 - n);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	out[n] = '\0';
+}
+
+/* pid's exit status, waited for until timeout_ms from t0 (its output's end
+ * comes before its exit: a loaded host can take a while between them),
+ * else it is killed: -1. */
+static int exit_within(pid_t pid, int timeout_ms, const struct timespec *t0)
+{
+	int st = 0;
+	pid_t w;
+	while ((w = waitpid(pid, &st, WNOHANG)) == 0 && ms_since(t0) < timeout_ms)
+		usleep(5000);
+	if (w == 0) {
+		kill(pid, SIGKILL); /* over its time, or more output than wanted */
+		waitpid(pid, &st, 0);
+		return -1;
+	}
+	return w == pid && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 /* Run argv (its stdout and stderr into out), at most timeout_ms. Its exit
  * status, or -1 when it could not run or ran over. */
 static int run_capture(char *const argv[], char *out, size_t cap, int timeout_ms)
 {
 	int p[2];
+	out[0] = '\0';
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	pid_t pid = fork();
 	if (pid == 0) {
 		/* raw: the null device, read-only, for the command's stdin */
@@ -31,32 +76,10 @@ static int run_capture(char *const argv[], char *out, size_t cap, int timeout_ms
 		_exit(127);
 	}
 	close(p[1]);
-	size_t n = 0;
-	struct timespec t0, now;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (int left = timeout_ms; pid > 0 && left > 0;) {
-		struct pollfd pf = {.fd = p[0], .events = POLLIN};
-		if (poll(&pf, 1, left) <= 0)
-			break;
-		ssize_t r = read(p[0], out + n, cap - 1 - n);
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		left = timeout_ms - (int)((now.tv_sec - t0.tv_sec) * 1000 +
-		                          (now.tv_nsec - t0.tv_nsec) / 1000000);
-		if (n + 1 >= cap)
-			break;
-	}
-	out[n] = '\0';
+	if (pid > 0)
+		read_until(p[0], out, cap, timeout_ms, &t0);
 	close(p[0]);
-	int st = 0;
-	if (pid > 0 && waitpid(pid, &st, WNOHANG) == 0) {
-		kill(pid, SIGKILL); /* over its time, or more output than wanted */
-		waitpid(pid, &st, 0);
-		return -1;
-	}
-	return pid > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return pid > 0 ? exit_within(pid, timeout_ms, &t0) : -1;
 }
 
 /* A figure as kept: -1 for anything not a finite number >= 0. */
@@ -252,6 +275,19 @@ int rt_slurm_parse_sacct(const char *text, size_t len, struct rt_slurm_said *e)
 	return parse_sacct(copy_text(text, len), e);
 }
 
+/* Why a command said no, into why: not there, no answer in time, or its
+ * output's first line. */
+static void command_failed(char *why, size_t cap, const char *cmd, int rc, const char *out,
+                           int wait_ms)
+{
+	if (rc == 127)
+		snprintf(why, cap, "%s is not installed here", cmd);
+	else if (rc < 0)
+		snprintf(why, cap, "%s did not answer within %d s", cmd, wait_ms / 1000);
+	else
+		snprintf(why, cap, "%s: %.*s", cmd, (int)strcspn(out, "\n"), out);
+}
+
 /* Job's line of `sacct -X -n -P -o JobIDRaw,NNodes,AdminComment` output:
  * its node count into *nodes (0: unknown) and its AdminComment into out
  * (the field last: the rest of the line). 0, or 1 when no line is the
@@ -273,7 +309,8 @@ static int record_line(const char *text, const char *job, int *nodes, char *out,
 	return 1;
 }
 
-int rt_slurm_record_read(const char *job, char *out, size_t cap, int *nodes, char *why, size_t wcap)
+int rt_slurm_record_read(const char *job, int wait_ms, char *out, size_t cap, int *nodes, char *why,
+                         size_t wcap)
 {
 	static char text[65536 + 128];
 	char *sa[] = {"sacct", "-j", (char *)job, "-X",
@@ -281,15 +318,10 @@ int rt_slurm_record_read(const char *job, char *out, size_t cap, int *nodes, cha
 	              NULL};
 	out[0] = '\0';
 	*nodes = 0;
-	int rc = run_capture(sa, text, sizeof(text), RT_SLURM_ASK_MS);
-	if (rc == 127) {
-		snprintf(why, wcap, "sacct is not installed here");
-		return -1;
-	}
+	int rc = run_capture(sa, text, sizeof(text), wait_ms);
 	if (rc != 0) {
-		snprintf(why, wcap, "sacct: %.*s", (int)strcspn(text, "\n"),
-		         rc < 0 ? "did not answer in time" : text);
-		return strstr(text, "accounting storage is disabled") ? -2 : -1;
+		command_failed(why, wcap, "sacct", rc, text, wait_ms);
+		return rc < 0 ? 2 : strstr(text, "accounting storage is disabled") ? -2 : -1;
 	}
 	if (record_line(text, job, nodes, out, cap)) {
 		snprintf(why, wcap, "slurmdbd has no record of job %s (yet)", job);
@@ -308,9 +340,6 @@ int rt_slurm_record_write(const char *job, const char *text, char *why, size_t w
 	int rc = run_capture(sm, out, sizeof(out), RT_SLURM_ASK_MS);
 	if (rc == 0 && !strstr(out, "Nothing modified"))
 		return 0;
-	snprintf(why, wcap, "sacctmgr: %.*s", (int)strcspn(out, "\n"),
-	         rc == 127 ? "not installed here"
-	         : rc < 0  ? "did not answer in time"
-	                   : out);
-	return rc == 0 ? 1 : -1;
+	command_failed(why, wcap, "sacctmgr", rc, out, RT_SLURM_ASK_MS);
+	return rc == 0 ? 1 : rc < 0 ? 2 : -1;
 }

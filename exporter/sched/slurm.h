@@ -36,17 +36,20 @@ int rt_slurm_ending(const char *state);
 #define RT_SLURM_ASK_MS 10000
 int rt_slurm_ask(const char *job, struct rt_slurm_said *e, char *why, size_t cap);
 
-/* Job's record in slurmdbd (a job id of digits): its AdminComment into out
+/* Job's record in slurmdbd (a job id of digits), sacct given wait_ms: its
+ * AdminComment into out
  * and how many nodes it ran on into *nodes (0: unknown) (`sacct`; 0), 1
- * when the database has no record of it (yet), -2 when this cluster keeps
+ * when the database has no record of it (yet), 2 when sacct did not
+ * answer in time (a busy slurmdbd: ask again), -2 when this cluster keeps
  * no database (accounting storage disabled), -1 when sacct cannot say
- * otherwise (not installed, no answer in time; why says which). */
+ * otherwise (not installed, an error; why says which). */
 #define RT_SLURM_RECORD_MAX 65536
-int rt_slurm_record_read(const char *job, char *out, size_t cap, int *nodes, char *why,
+int rt_slurm_record_read(const char *job, int wait_ms, char *out, size_t cap, int *nodes, char *why,
                          size_t wcap);
 /* text as job's AdminComment in slurmdbd (`sacctmgr update job`, which
- * lowercases it): 0, 1 when nothing was modified (no record yet), -1 when
- * sacctmgr cannot (why). */
+ * lowercases it): 0, 1 when nothing was modified (no record yet), 2 when
+ * it did not answer in time (it may have landed), -1 when sacctmgr cannot
+ * (why). */
 int rt_slurm_record_write(const char *job, const char *text, char *why, size_t wcap);
 
 #endif

@@ -22,6 +22,7 @@ chmod 755 "$T"
 slurm_start dbd
 trap "slurm_stop; [ -z \"$made_user\" ] || userdel $U 2> /dev/null; [ -n \"\${KEEP:-}\" ] || cleanup" EXIT
 chmod -R a+rX "$S"
+chmod 600 "$S/slurmdbd.conf" # (its database password: the user reads slurm.conf alone)
 as_user() { setpriv --reuid=$U --regid="$(id -g $U)" --clear-groups env -u RT_STORE HOME=/tmp "$@"; }
 "$REC" --jobs slurm -i 0.5 2> "$T/node.err" &
 track $!
@@ -58,7 +59,7 @@ grep -qxF "  $line" "$T/user.txt" || fail "the record's answer is not the store'
 grep -qxF "  as sbatch options: $sb" "$T/user.txt" || fail "the record's sbatch options are not the store's ($sb): $(cat "$T/user.txt")"
 grep -q "^Slurm job $id: rt's answer from its record (1 node)" "$T/user.txt" && grep -q "seff: CPU efficiency" "$T/user.txt" &&
 	grep -q "Slurm: COMPLETED, exit code 0:0" "$T/user.txt" || fail "the record's lines: $(cat "$T/user.txt")"
-as_user "$EXP" recommend --slurm-job "$id" > "$T/user-rec.txt" || fail "recommend --slurm-job: $(cat "$T/user-rec.txt")"
+as_user "$EXP" recommend --slurm-job "$id" > "$T/user-rec.txt" 2>&1 || fail "recommend --slurm-job: $(cat "$T/user-rec.txt")"
 grep -qxF "  as sbatch options: $sb" "$T/user-rec.txt" || fail "recommend --slurm-job: $(cat "$T/user-rec.txt")"
 as_user sacct -j "$id" -X -n -P -o AdminComment | grep -q '^rt1:[a-z2-7]*$' || fail "sacct's AdminComment: $(as_user sacct -j "$id" -X -n -P -o AdminComment)"
 ok "a plain user's job ($U, job $id): its answer in its Slurm record, read by $U without root's store: '$line', '$sb'"
@@ -70,8 +71,8 @@ RT_SLURM_NODE=rtnode3 "$EXP" learn "$run" --wait 20 2> "$T/l3.err" &
 l3=$!
 wait $l2 || fail "learn as rtnode2: $(cat "$T/l2.err")"
 wait $l3 || fail "learn as rtnode3: $(cat "$T/l3.err")"
-as_user "$EXP" summary --slurm-job "$id" --json > "$T/three.json" || fail "--json: $(cat "$T/three.json")"
-python3 - "$T/three.json" "$(hostname | cut -d. -f1)" "$run" << 'PY' || fail "three nodes' pieces: $(cat "$T/three.json")"
+as_user "$EXP" summary --slurm-job "$id" --json > "$T/three.json" 2>&1 || fail "--json: $(cat "$T/three.json")"
+python3 - "$T/three.json" "$(hostname | cut -d. -f1)" "$run" << 'PY' || fail "three nodes' pieces: $(cat "$T/three.json"); rtnode2 said: $(cat "$T/l2.err"); rtnode3 said: $(cat "$T/l3.err")"
 import json, sys
 d = json.load(open(sys.argv[1]))
 nodes = d["nodes"]
@@ -79,7 +80,7 @@ assert sorted(nodes) == sorted([sys.argv[2], "rtnode2", "rtnode3"]), sorted(node
 assert all(p["run"] == sys.argv[3] and "would do" in p["answer"] for p in nodes.values()), nodes
 assert d["slurm_job_id"]
 PY
-as_user "$EXP" summary --slurm-job "$id" | grep -q "(3 nodes)" || fail "three nodes' lines: $(as_user "$EXP" summary --slurm-job "$id")"
+as_user "$EXP" summary --slurm-job "$id" > "$T/three.txt" 2>&1; grep -q "(3 nodes)" "$T/three.txt" || fail "three nodes' lines: $(cat "$T/three.txt")"
 ok "three nodes writing at once: the record holds each node's piece"
 
 # another tool's value (jobstats' JS1:...) is left as it is
