@@ -549,7 +549,7 @@ static const struct verb {
     [V_RUNS] = {"runs", "[--job-id ID] [--user NAME] [--scheduler S]",
                 "list runs (id, start, end, duration, samples, status, job; a node's jobs also "
                 "their job id and user), or those of a job id (an array's: all its tasks), a "
-                "user or a scheduler (slurm, kubernetes, systemd)",
+                "user or a scheduler (slurm, kubernetes, systemd, podman, docker)",
                 0, verb_runs},
     [V_VERIFY] = {"verify", "",
                   "read every run of the store (each in a process of its own) and say whether it "

@@ -59,8 +59,8 @@ static const struct opt opts[] = {
     {"cgroup", 0, 1, O_CGROUP, 0, NULL,
      "PATH     track every process of this cgroup (a job, a container) until it empties"},
     {"jobs", 0, 1, O_JOBS, 0, NULL,
-     "WHICH    node mode: each job cgroup its own run (slurm, kubernetes, systemd, or a "
-     "glob of cgroup paths)"},
+     "WHICH    node mode: each job cgroup its own run (slurm, kubernetes, systemd, "
+     "podman, docker, or a glob of cgroup paths)"},
     {"interval", 'i', 1, O_INTERVAL, 0, NULL, "SECS     sample interval, >= 0.01 (default 1)"},
     {"config", 'c', 1, O_CONFIG, 0, NULL, "FILE     TOML config (default resource-tracker.toml)"},
     {"format", 'f', 1, O_FORMAT, 0, NULL, "FMT      json or csv (default json)"},

@@ -267,6 +267,12 @@ static void write_cgroup(struct rt_buf *b, const struct rt_run_cgroup *g)
 	str_or_null(b, g->name);
 	key(b, "qos");
 	str_or_null(b, g->qos);
+	if (g->pod || g->ns) { /* (a container's, named by its runtime: others' unchanged) */
+		key(b, "pod");
+		str_or_null(b, g->pod);
+		key(b, "namespace");
+		str_or_null(b, g->ns);
+	}
 	key(b, "idle");
 	rt_buf_puts(b, g->idle ? "true" : "false");
 	key(b, "cpu_before_secs");

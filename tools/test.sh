@@ -26,6 +26,11 @@ done
 for p in slurmctld slurmd slurm-client munge slurmdbd mariadb-server; do
 	dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done
+# real containers for the node's --jobs podman (it_containers), on an
+# image made from busybox-static
+for p in podman runc busybox-static; do
+	dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
+done
 # the node's service (it_service): systemd-analyze verify on its unit, and
 # setpriv and unshare to run the node as the unit confines it
 for p in systemd util-linux; do

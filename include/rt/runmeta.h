@@ -102,6 +102,7 @@ struct rt_run_cgroup {
 	const char *user;      /* the job's user where known; NULL */
 	const char *name;      /* the job's name (SLURM_JOB_NAME, the pod's), NULL */
 	const char *qos;       /* a pod's QoS class, NULL */
+	const char *pod, *ns;  /* a container's pod and namespace (CRI), NULL: not written */
 	int idle;              /* no process was in the group while recorded */
 	double cpu_before;     /* its CPU seconds before the first sample, < 0: unknown */
 	unsigned bounds;       /* what the member walk's bounds left unread (1 depth,

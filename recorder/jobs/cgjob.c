@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ocistate.h"
 #include "rt/fmt.h"
 #include "rt/sysroot.h"
 
@@ -378,6 +379,38 @@ static int classify_kubernetes(char **c, int n, struct rt_cgjob *j)
 	return 0;
 }
 
+/* A container's id in a level: all hex, at least 12 of it. */
+static int container_id(const char *s, size_t n, struct rt_cgjob *j)
+{
+	if (n < 12 || n >= sizeof(j->job_id) || strspn(s, "0123456789abcdef") < n)
+		return 0;
+	snprintf(j->job_id, sizeof(j->job_id), "%.*s", (int)n, s);
+	return 1;
+}
+
+/* A container: podman's libpod-<id>[.scope] (cgroupfs, systemd), docker's
+ * docker/<id> (cgroupfs) or docker-<id>.scope (systemd). */
+static int classify_container(char **c, int n, struct rt_cgjob *j)
+{
+	for (int i = 0; i < n; i++) {
+		const char *s = c[i];
+		size_t len = strlen(s) - (ends_with(s, ".scope") ? 6 : 0);
+		const char *rt =
+		    !strncmp(s, "libpod-", 7) && container_id(s + 7, len - 7, j) ? "podman"
+		    : !strncmp(s, "docker-", 7) && ends_with(s, ".scope") &&
+		            container_id(s + 7, len - 7, j)
+		        ? "docker"
+		    : i > 0 && !strcmp(c[i - 1], "docker") && container_id(s, len, j) ? "docker"
+		                                                                      : NULL;
+		if (rt) {
+			snprintf(j->scheduler, sizeof(j->scheduler), "%s", rt);
+			return 1;
+		}
+	}
+	j->job_id[0] = '\0';
+	return 0;
+}
+
 /* systemd: the first unit on the path (a service, a scope). */
 static int classify_systemd(char **c, int n, struct rt_cgjob *j)
 {
@@ -395,7 +428,8 @@ void rt_cgjob_classify(const char *path, struct rt_cgjob *j)
 	char buf[512], *c[32];
 	j->scheduler[0] = j->job_id[0] = j->uid[0] = j->qos[0] = '\0';
 	int n = split(path, buf, sizeof(buf), c, 32);
-	if (!classify_slurm(c, n, j) && !classify_kubernetes(c, n, j))
+	if (!classify_slurm(c, n, j) && !classify_kubernetes(c, n, j) &&
+	    !classify_container(c, n, j))
 		classify_systemd(c, n, j);
 }
 
@@ -764,6 +798,8 @@ void rt_cgjob_who_copy(struct rt_cgjob_who *to, const struct rt_cgjob_who *from)
 		memcpy(to->env, from->env, from->envlen);
 	memcpy(to->name, from->name, sizeof(to->name));
 	memcpy(to->user, from->user, sizeof(to->user));
+	memcpy(to->pod, from->pod, sizeof(to->pod));
+	memcpy(to->ns, from->ns, sizeof(to->ns));
 	to->named = from->named;
 }
 
@@ -778,7 +814,7 @@ void rt_cgjob_identify(struct rt_cgjob *j, struct rt_cgjob_who *who)
 	rt_cgjob_who_free(who);
 	who->member = 0;
 	who->named = 0;
-	who->name[0] = who->user[0] = '\0';
+	who->name[0] = who->user[0] = who->pod[0] = who->ns[0] = '\0';
 	for (ssize_t i = 0; i < n; i++) {
 		struct rt_cgjob_who one = {0};
 		if (read_environ(pids[i], &one, env, sizeof(env)))
@@ -796,6 +832,13 @@ void rt_cgjob_identify(struct rt_cgjob *j, struct rt_cgjob_who *who)
 		name = rt_env_lookup(who->env, who->envlen, "SLURM_JOB_NAME");
 	else if (!strcmp(j->scheduler, "kubernetes"))
 		name = rt_env_lookup(who->env, who->envlen, "HOSTNAME");
+	struct rt_oci_names oci;
+	if ((!strcmp(j->scheduler, "podman") || !strcmp(j->scheduler, "docker")) &&
+	    rt_oci_names(j->scheduler, j->job_id, &oci) == 0) {
+		name = oci.container;
+		rt_copy_text(who->pod, sizeof(who->pod), oci.pod);
+		rt_copy_text(who->ns, sizeof(who->ns), oci.ns);
+	}
 	/* a name is the job's to choose; who it is (SLURM_JOB_USER) is not */
 	rt_copy_text(who->name, sizeof(who->name), name ? name : j->job_id);
 	job_user(j, pids, n, who->user, sizeof(who->user));

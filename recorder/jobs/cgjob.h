@@ -100,9 +100,11 @@ struct rt_cgjob_who {
 	pid_t member; /* whose environment env is; 0: none read */
 	char *env;    /* NUL-separated, envlen bytes (malloc'd; NULL: none) */
 	size_t envlen;
-	char name[256]; /* SLURM_JOB_NAME, the pod's name, the unit; "" */
-	char user[64];  /* SLURM_JOB_USER, else the member's uid; "" */
-	int named;      /* env is the scheduler's job's (it names the job) */
+	char name[256];         /* SLURM_JOB_NAME, the pod's name, the unit; "" */
+	char user[64];          /* SLURM_JOB_USER, else the member's uid; "" */
+	char pod[128], ns[128]; /* a container's pod and namespace (its runtime's CRI
+	                         * annotations); "" */
+	int named;              /* env is the scheduler's job's (it names the job) */
 };
 /* Not reentrant: one thread identifies (it reads into one static buffer). */
 void rt_cgjob_identify(struct rt_cgjob *j, struct rt_cgjob_who *who);

@@ -120,6 +120,8 @@ static void take_identity(struct rt_cgrun *g)
 	    .user = g->who.user[0] ? g->who.user : NULL,
 	    .name = g->who.name[0] ? g->who.name : NULL,
 	    .qos = j->qos[0] ? j->qos : NULL,
+	    .pod = g->who.pod[0] ? g->who.pod : NULL,
+	    .ns = g->who.ns[0] ? g->who.ns : NULL,
 	    .idle = !g->had_members,
 	    .cpu_before = -1,
 	    .array_job_id = g->array_id[0] ? g->array_job : NULL,

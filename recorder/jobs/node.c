@@ -54,6 +54,9 @@ static const char *const kubernetes[] = {"kubepods.slice/kubepods-*.slice/kubepo
                                          "kubepods/pod*",
                                          NULL};
 static const char *const systemd[] = {"system.slice/*.service", "system.slice/*.scope", NULL};
+static const char *const podman[] = {"libpod_parent/libpod-*", "machine.slice/libpod-*.scope",
+                                     NULL};
+static const char *const docker[] = {"docker/*", "system.slice/docker-*.scope", NULL};
 
 /* A glob the user gave: relative to the hierarchies (a /sys/fs/cgroup
  * prefix and, on v1, its mount are taken off). */
@@ -71,10 +74,11 @@ static int user_glob(const char *which, struct rt_node_globs *g, char *err, size
 	while (*p == '/')
 		p++;
 	if (!*p || strlen(p) >= sizeof(own) || strstr(p, "..")) {
-		snprintf(err, cap,
-		         "--jobs %.200s: not slurm, kubernetes, systemd or a glob of cgroup paths "
-		         "(for example 'batch/*')",
-		         which);
+		snprintf(
+		    err, cap,
+		    "--jobs %.200s: not slurm, kubernetes, systemd, podman, docker or a glob of "
+		    "cgroup paths (for example 'batch/*')",
+		    which);
 		return -1;
 	}
 	snprintf(own, sizeof(own), "%s", p);
@@ -88,6 +92,8 @@ int rt_node_globs(const char *which, struct rt_node_globs *g, char *err, size_t 
 	const char *const *pre = !strcmp(which, "slurm")        ? slurm
 	                         : !strcmp(which, "kubernetes") ? kubernetes
 	                         : !strcmp(which, "systemd")    ? systemd
+	                         : !strcmp(which, "podman")     ? podman
+	                         : !strcmp(which, "docker")     ? docker
 	                                                        : NULL;
 	memset(g, 0, sizeof(*g));
 	if (!pre)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cgjob.h"
+#include "ocistate.h"
 
 static struct rt_cgjob who(const char *path)
 {
@@ -68,6 +69,74 @@ Test(cgjob, systemd_units_and_paths_of_no_known_layout)
 	cr_expect_str_eq(j.qos, "");
 	j = who("");
 	cr_expect_str_eq(j.scheduler, "");
+}
+
+#define ID "20cb854884b21a489ed55b8262f92dffe903e0f2ea46cd4fe01b6e522e59fb16"
+
+Test(cgjob, podman_and_docker_containers_both_drivers)
+{
+	struct rt_cgjob j = who("/libpod_parent/libpod-" ID); /* podman, cgroupfs */
+	cr_expect_str_eq(j.scheduler, "podman");
+	cr_expect_str_eq(j.job_id, ID);
+	j = who("/machine.slice/libpod-" ID ".scope/container"); /* podman, systemd */
+	cr_expect_str_eq(j.scheduler, "podman");
+	cr_expect_str_eq(j.job_id, ID);
+	j = who("/docker/" ID);
+	cr_expect_str_eq(j.scheduler, "docker");
+	cr_expect_str_eq(j.job_id, ID);
+	j = who("/system.slice/docker-" ID ".scope");
+	cr_expect_str_eq(j.scheduler, "docker"); /* not the systemd scope */
+	cr_expect_str_eq(j.job_id, ID);
+	j = who("/kubepods/burstable/pod0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9/libpod-" ID);
+	cr_expect_str_eq(j.scheduler, "kubernetes"); /* a pod's container is a part of it */
+	j = who("/libpod_parent/libpod-conmon-x"); /* not an id */
+	cr_expect_str_eq(j.scheduler, "");
+	j = who("/system.slice/docker.service");
+	cr_expect_str_eq(j.scheduler, "systemd");
+}
+
+/* what podman wrote here (config.json's annotations, containers.json),
+ * cut to what the scan reads */
+Test(cgjob, a_containers_names_from_its_runtimes_files)
+{
+	const char *config = "{\"ociVersion\": \"1.0.2-dev\", \"hostname\": \"20cb854884b2\",\n"
+	                     " \"annotations\": {\"io.container.manager\": \"libpod\",\n"
+	                     "  \"io.kubernetes.cri.container-name\": \"web\",\n"
+	                     "  \"io.kubernetes.cri.sandbox-name\": \"shop-7d9\",\n"
+	                     "  \"io.kubernetes.cri.sandbox-namespace\": \"prod\"}}";
+	struct rt_oci_names n;
+	cr_assert_eq(rt_oci_scan_names(config, strlen(config), &n), 0);
+	cr_expect_str_eq(n.container, "web");
+	cr_expect_str_eq(n.pod, "shop-7d9");
+	cr_expect_str_eq(n.ns, "prod");
+	const char *plain = "{\"annotations\": {\"io.container.manager\": \"libpod\"}}";
+	cr_expect_eq(rt_oci_scan_names(plain, strlen(plain), &n), -1);
+	const char *list = "[{\"id\": \"aaaa\", \"names\": [\"other\"]},\n"
+	                   " {\"id\": \"" ID "\", \"names\": [\"rtc1\"], \"metadata\": "
+	                   "\"{\\\"name\\\":\\\"rtc1\\\"}\"}]";
+	char name[64];
+	cr_assert_eq(rt_oci_scan_podman(list, strlen(list), ID, name, sizeof(name)), 0);
+	cr_expect_str_eq(name, "rtc1");
+	cr_expect_eq(rt_oci_scan_podman(list, strlen(list), "bbbb", name, sizeof(name)), -1);
+	const char *docker = "{\"State\": {\"Running\": true}, \"HostConfig\": {\"LogConfig\": "
+	                     "{\"Name\": \"/x\"}}, \"Name\": \"/api-1\"}";
+	cr_assert_eq(rt_oci_scan_names(docker, strlen(docker), &n), 0);
+	cr_expect_str_eq(n.container, "api-1"); /* the top's Name, not a nested one */
+}
+
+Test(cgjob, an_annotation_value_never_reads_as_a_key)
+{
+	/* a user's annotation whose value imitates the CRI key, escapes and
+	 * control characters in names, a string cut short */
+	const char *forged = "{\"annotations\": {\"mine\": \"\\\"io.kubernetes.cri.container-name"
+	                     "\\\": \\\"forged\\\"\", \"io.kubernetes.cri.container-name\": "
+	                     "\"we\\tb\\u0007\"}}";
+	struct rt_oci_names n;
+	cr_assert_eq(rt_oci_scan_names(forged, strlen(forged), &n), 0);
+	cr_expect_str_eq(n.container, "we?b?");
+	const char *cut = "{\"io.kubernetes.cri.container-name\": \"abc";
+	cr_expect_eq(rt_oci_scan_names(cut, strlen(cut), &n), -1);
+	cr_expect_eq(rt_oci_scan_names("\"\\", 2, &n), -1);
 }
 
 Test(cgjob, an_environment_block_is_read_within_its_length)
