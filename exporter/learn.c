@@ -9,12 +9,13 @@
  * second for up to --wait seconds (default 120) while the job is still
  * completing or the controller too busy to answer (a loaded node's
  * slurmctld can take longer than 10 s; one that answers without knowing
- * the job three times running is believed), and writes "scheduler" into the run's metadata: the end
- * state (COMPLETED, CANCELLED, TIMEOUT, OUT_OF_MEMORY, FAILED, NODE_FAIL,
- * PREEMPTED...), the exit code, the time limit, the elapsed time and what
- * Slurm allocated. Where neither command is there, or neither knows the
- * job, one line says what was not learned. Then the run's answer goes
- * into the job's own record (slurmrecord.c), for its owner.
+ * the job three times running is believed). It writes "scheduler" into
+ * the run's metadata: the end state (COMPLETED, CANCELLED, TIMEOUT,
+ * OUT_OF_MEMORY, FAILED, NODE_FAIL, PREEMPTED...), the exit code, the
+ * time limit, the elapsed time and what Slurm allocated. Where neither
+ * command is there, or neither knows the job, one line says what was not
+ * learned. Then the run's answer goes into the job's own record
+ * (slurmrecord.c), for its owner.
  *
  * The output read is the scheduler's, but some of its fields are the job
  * owner's (its name, comment, command, paths): only fields Slurm itself

@@ -388,20 +388,26 @@ static int container_id(const char *s, size_t n, struct rt_cgjob *j)
 	return 1;
 }
 
-/* A container: podman's libpod-<id>[.scope] (cgroupfs, systemd), docker's
- * docker/<id> (cgroupfs) or docker-<id>.scope (systemd). */
+/* The runtime a level names a container of: podman's libpod-<id>[.scope]
+ * (cgroupfs, systemd), docker's docker-<id>.scope (systemd) or <id> below
+ * docker/ (cgroupfs); its id into j. NULL: none. */
+static const char *container_level(const char *s, const char *parent, struct rt_cgjob *j)
+{
+	int scope = ends_with(s, ".scope");
+	size_t len = strlen(s) - (scope ? 6 : 0);
+	if (!strncmp(s, "libpod-", 7) && container_id(s + 7, len - 7, j))
+		return "podman";
+	if (!strncmp(s, "docker-", 7) && scope && container_id(s + 7, len - 7, j))
+		return "docker";
+	if (parent && !strcmp(parent, "docker") && container_id(s, len, j))
+		return "docker";
+	return NULL;
+}
+
 static int classify_container(char **c, int n, struct rt_cgjob *j)
 {
 	for (int i = 0; i < n; i++) {
-		const char *s = c[i];
-		size_t len = strlen(s) - (ends_with(s, ".scope") ? 6 : 0);
-		const char *rt =
-		    !strncmp(s, "libpod-", 7) && container_id(s + 7, len - 7, j) ? "podman"
-		    : !strncmp(s, "docker-", 7) && ends_with(s, ".scope") &&
-		            container_id(s + 7, len - 7, j)
-		        ? "docker"
-		    : i > 0 && !strcmp(c[i - 1], "docker") && container_id(s, len, j) ? "docker"
-		                                                                      : NULL;
+		const char *rt = container_level(c[i], i ? c[i - 1] : NULL, j);
 		if (rt) {
 			snprintf(j->scheduler, sizeof(j->scheduler), "%s", rt);
 			return 1;
@@ -836,6 +842,7 @@ void rt_cgjob_identify(struct rt_cgjob *j, struct rt_cgjob_who *who)
 	if ((!strcmp(j->scheduler, "podman") || !strcmp(j->scheduler, "docker")) &&
 	    rt_oci_names(j->scheduler, j->job_id, &oci) == 0) {
 		name = oci.container;
+		who->named = 1; /* (by its runtime's files: no environment to wait for) */
 		rt_copy_text(who->pod, sizeof(who->pod), oci.pod);
 		rt_copy_text(who->ns, sizeof(who->ns), oci.ns);
 	}

@@ -33,9 +33,9 @@ static const char *json_string(const char *p, const char *end, char *out, size_t
 		if (c == '\\') {
 			if (++p >= end)
 				return NULL;
-			c = *p == 'u'             ? (end - p > 4 ? (p += 4, '?') : '\0')
-			    : strchr("\"\\/", *p) ? *p
-			                          : '?';
+			c = *p == 'u'                   ? (end - p > 4 ? (p += 4, '?') : '\0')
+			    : *p && strchr("\"\\/", *p) ? *p
+			                                : '?';
 			if (!c)
 				return NULL;
 		}

@@ -63,6 +63,7 @@ rows = [json.loads(l) for l in open(sys.argv[2])]
 name, limit, truth = sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 c, a = m["cgroup"], m["allocation"]
 assert c["scheduler"] == "podman" and len(c["job_id"]) == 64 and c["name"] == name, c
+assert "bounds_hit" not in c, c  # (named by its runtime: no environment waited for)
 assert a["memory_bytes"] == limit << 20 and a["memory_from"] == "cgroup", a
 # (and what the group ran before the node's first sample of it)
 cpu = sum(r["cpu"]["process_utime_secs"] + r["cpu"]["process_stime_secs"] for r in rows)

@@ -89,7 +89,7 @@ Test(cgjob, podman_and_docker_containers_both_drivers)
 	cr_expect_str_eq(j.job_id, ID);
 	j = who("/kubepods/burstable/pod0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9/libpod-" ID);
 	cr_expect_str_eq(j.scheduler, "kubernetes"); /* a pod's container is a part of it */
-	j = who("/libpod_parent/libpod-conmon-x"); /* not an id */
+	j = who("/libpod_parent/libpod-conmon-x");   /* not an id */
 	cr_expect_str_eq(j.scheduler, "");
 	j = who("/system.slice/docker.service");
 	cr_expect_str_eq(j.scheduler, "systemd");
