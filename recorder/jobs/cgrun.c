@@ -250,6 +250,9 @@ int rt_cgrun_refresh(struct rt_cgrun *g)
 	int moved = rt_cgjob_recheck(&g->job, young); /* in more hierarchies now */
 	if (moved)
 		g->alloc.cp = g->job.cp; /* (its limits: the allocation again) */
+	/* a young group's limits may be written after it is made (runc makes
+	 * a container's groups, then sets them): its allocation read again */
+	moved |= young;
 	/* (a custom glob's job: until its owner is known as a user of its own) */
 	if (g->who.named || !strcmp(g->job.scheduler, "systemd") ||
 	    (!g->job.scheduler[0] && g->who.user[0] && strcmp(g->who.user, "root") != 0))

@@ -56,7 +56,8 @@ void rt_cgrun_describe(struct rt_cgrun *g, struct rt_run_meta *m, const char **m
 /* Who runs in the group, looked at again while no member's environment
  * named the job (a task forked but not yet exec'd carries its parent's),
  * and where it is, while its scheduler was still making it: 1 when
- * either is known better now (the allocation is then detected again),
+ * either is known better now, or the group is under 10 s old (its limits
+ * may be set after it was made: the allocation is then detected again),
  * else 0. */
 int rt_cgrun_refresh(struct rt_cgrun *g);
 /* The process tree of the group's members. 0 or -errno. */
