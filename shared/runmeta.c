@@ -232,6 +232,10 @@ static void write_cgroup_end(struct rt_buf *b, const struct rt_run_cgroup *g)
 		const struct rt_run_part *p = &g->parts[i];
 		rt_buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
 		str_or_null(b, p->name);
+		if (p->container) {
+			key(b, "container");
+			str_or_null(b, p->container);
+		}
 		key(b, "cpu_secs");
 		if (p->cpu_secs >= 0)
 			rt_buf_f64_json(b, p->cpu_secs);

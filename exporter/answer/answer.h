@@ -207,6 +207,10 @@ struct rt_job_part {
 	char name[64];   /* "batch", "0", a container id's first 12 characters */
 	double cpu_secs; /* -1: unknown */
 	double peak_mib, limit_mib, oom_kills; /* limit 0: none */
+	/* a pod's container whose resources its spec sets: where the runtime
+	 * named the pod's containers, only those it named (not the sandbox,
+	 * CRI-O's "POD", nor conmon); else every part */
+	int own_resources;
 };
 size_t rt_job_parts(const cJSON *meta, struct rt_job_part *out, size_t max);
 /* "steps" (Slurm), "containers" (Kubernetes), else "parts". */
@@ -217,7 +221,8 @@ size_t rt_job_part_text(const struct rt_job_part *p, char *buf, size_t cap);
  * duration: CPU requested in millicores (its mean, up to 100m), memory
  * requested and limited alike (its peak x 1.2; killed: its limit x 1.2). */
 size_t rt_container_resources(const struct rt_job_part *p, double duration, char *buf, size_t cap);
-/* "<id>: resources: {...}", said "at least" for a container OOM-killed. */
+/* "<id>: resources: {...}", said "at least" for a container OOM-killed;
+ * 0 for a part without own_resources. */
 size_t rt_container_line(const struct rt_job_part *p, double duration, char *buf, size_t cap);
 /* The parts as JSON ("parts"), a pod's containers with their "resources". */
 cJSON *rt_json_parts(const cJSON *meta, double duration);

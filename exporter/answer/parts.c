@@ -2,7 +2,7 @@
  * parts.c - a job's parts as its scheduler names them, read off the run's
  * metadata (cgroup.parts, written at the run's end by the node mode and
  * --cgroup): a Slurm job's steps (batch, extern, 0, 1...), a pod's
- * containers (by container id). Each part's figures are its own group's
+ * containers (by the name its runtime's bundle gave, else by id). Each part's figures are its own group's
  * counters: the CPU charged to it and its high-water mark (page cache
  * included, as the kernel counts it against its limit). The job's totals
  * stay the job's.
@@ -42,6 +42,7 @@ size_t rt_job_parts(const cJSON *meta, struct rt_job_part *out, size_t max)
 	const cJSON *parts = cJSON_GetObjectItemCaseSensitive(c, "parts"), *p;
 	const char *sched = rt_meta_str(meta, "cgroup", "scheduler");
 	size_t n = 0;
+	int named = 0;
 	if (!cJSON_IsArray(parts))
 		return 0;
 	cJSON_ArrayForEach(p, parts)
@@ -50,7 +51,13 @@ size_t rt_job_parts(const cJSON *meta, struct rt_job_part *out, size_t max)
 		if (n >= max || !cJSON_IsString(name))
 			continue;
 		struct rt_job_part *x = &out[n++];
-		part_name(name->valuestring, sched, x->name, sizeof(x->name));
+		const cJSON *ctr = cJSON_GetObjectItemCaseSensitive(p, "container");
+		x->own_resources = cJSON_IsString(ctr) && ctr->valuestring[0];
+		named |= x->own_resources;
+		if (x->own_resources) /* (its runtime's name) */
+			rt_copy_text(x->name, sizeof(x->name), ctr->valuestring);
+		else
+			part_name(name->valuestring, sched, x->name, sizeof(x->name));
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(p, "cpu_secs");
 		x->cpu_secs = cJSON_IsNumber(v) && v->valuedouble >= 0 ? v->valuedouble : -1;
 		v = cJSON_GetObjectItemCaseSensitive(p, "mem_peak_bytes");
@@ -62,6 +69,9 @@ size_t rt_job_parts(const cJSON *meta, struct rt_job_part *out, size_t max)
 		v = cJSON_GetObjectItemCaseSensitive(p, "oom_kills");
 		x->oom_kills = cJSON_IsNumber(v) && v->valuedouble > 0 ? v->valuedouble : 0;
 	}
+	for (size_t i = 0; i < n; i++) /* (runs before the runtime's names: every part) */
+		out[i].own_resources =
+		    named ? out[i].own_resources && strcmp(out[i].name, "POD") : 1;
 	return n;
 }
 
@@ -108,6 +118,8 @@ static long container_memory(const struct rt_job_part *p)
 
 size_t rt_container_resources(const struct rt_job_part *p, double duration, char *buf, size_t cap)
 {
+	if (!p->own_resources)
+		return 0;
 	long mem = container_memory(p);
 	int n =
 	    snprintf(buf, cap, "{requests: {cpu: %ldm, memory: %ldMi}, limits: {memory: %ldMi}}",

@@ -376,9 +376,10 @@ static void parts_section(struct rt_buf *b, const struct rt_answer *a)
 	for (size_t i = 0; i < n; i++)
 		if (rt_job_part_text(&p[i], line, sizeof(line)))
 			item(b, i ? NULL : label, line);
+	int shown = 0;
 	for (size_t i = 0; i < n && !strcmp(label, "containers"); i++)
 		if (rt_container_line(&p[i], a->st.duration, line, sizeof(line)))
-			item(b, i ? NULL : "per container", line);
+			item(b, shown++ ? NULL : "per container", line);
 	rt_buf_puts(b, "</ul></section>\n");
 }
 

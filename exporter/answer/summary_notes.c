@@ -350,8 +350,9 @@ static size_t parts_notes(const struct rt_answer *a, struct rt_note *out, size_t
 		if ((x = note(out, &n, max, i ? "" : label)) &&
 		    !rt_job_part_text(&p[i], x->text, sizeof(x->text)))
 			n--;
+	size_t first = n;
 	for (size_t i = 0; i < np && !strcmp(label, "containers"); i++)
-		if ((x = note(out, &n, max, i ? "" : "per container")) &&
+		if ((x = note(out, &n, max, n > first ? "" : "per container")) &&
 		    !rt_container_line(&p[i], a->st.duration, x->text, sizeof(x->text)))
 			n--;
 	return n;

@@ -234,9 +234,10 @@ static void print_containers(const struct rt_answer *a)
 	struct rt_job_part p[16];
 	size_t n = rt_job_parts(a->meta, p, 16);
 	char line[256];
+	int shown = 0;
 	for (size_t i = 0; i < n; i++)
 		if (rt_container_line(&p[i], a->st.duration, line, sizeof(line)))
-			printf("  %-19s %s\n", i ? "" : "per container", line);
+			printf("  %-19s %s\n", shown++ ? "" : "per container", line);
 }
 
 /* recommend: the recommendation's lines; for one run, what it was given

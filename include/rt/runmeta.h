@@ -88,11 +88,12 @@ struct rt_run_resume {
 /* A part of a job known by its cgroup (a group right below the job's: a
  * Slurm step, a pod's container), as its own counters said at the end. */
 struct rt_run_part {
-	const char *name;   /* its group's directory name */
-	double cpu_secs;    /* -1: unknown */
-	uint64_t mem_peak;  /* its high-water mark, bytes; 0: unknown */
-	int64_t mem_limit;  /* bytes, -1: none */
-	uint64_t oom_kills; /* in its subtree */
+	const char *name;      /* its group's directory name */
+	double cpu_secs;       /* -1: unknown */
+	uint64_t mem_peak;     /* its high-water mark, bytes; 0: unknown */
+	int64_t mem_limit;     /* bytes, -1: none */
+	uint64_t oom_kills;    /* in its subtree */
+	const char *container; /* a pod's container's name (its runtime's), NULL */
 };
 
 struct rt_run_cgroup {

@@ -404,6 +404,21 @@ static const char *container_level(const char *s, const char *parent, struct rt_
 	return NULL;
 }
 
+int rt_cgjob_part_container(const char *dir, char *id, size_t cap)
+{
+	static const char *const runtimes[] = {"cri-containerd-", "crio-", "docker-", "libpod-"};
+	for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++)
+		if (!strncmp(dir, runtimes[i], strlen(runtimes[i]))) {
+			dir += strlen(runtimes[i]);
+			break;
+		}
+	size_t n = strlen(dir) - (ends_with(dir, ".scope") ? 6 : 0);
+	if (n < 12 || n >= cap || strspn(dir, "0123456789abcdef") < n)
+		return -1;
+	snprintf(id, cap, "%.*s", (int)n, dir);
+	return 0;
+}
+
 static int classify_container(char **c, int n, struct rt_cgjob *j)
 {
 	for (int i = 0; i < n; i++) {

@@ -74,6 +74,13 @@ unsigned rt_cgjob_cpuset_count(const struct rt_cgjob *j);
  * cgroupfs drivers) and systemd. Pure: any bytes in, bounded. */
 void rt_cgjob_classify(const char *path, struct rt_cgjob *j);
 
+/* The container id a pod's part names (its group's directory: <id>
+ * under cgroupfs; cri-containerd-<id>.scope, crio-<id>.scope,
+ * docker-<id>.scope under systemd; libpod-<id> as podman places one under
+ * a pod's parent) into id. 0, or -1 when dir names no container (CRI-O's
+ * crio-conmon-<id>.scope, say). Pure. */
+int rt_cgjob_part_container(const char *dir, char *id, size_t cap);
+
 /*
  * The group's members now: every pid in its cgroup.procs and in those of
  * the groups below it, at most cap (and at most 256: more is a cut,

@@ -30,7 +30,7 @@
 #define RT_CGPARTS_GROUPS 512
 
 struct rt_cgpart {
-	char name[64];     /* the group's directory name */
+	char name[96];     /* the group's directory name (cri-containerd-<id>.scope: 85) */
 	double cpu_secs;   /* CPU charged to it, -1: unknown */
 	uint64_t mem_peak; /* its high-water mark, bytes; 0: unknown */
 	int64_t mem_limit; /* bytes, -1: none */

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ocistate.h"
 #include "rt/fmt.h"
 #include "rt/sysroot.h"
 
@@ -253,6 +254,11 @@ int rt_cgrun_refresh(struct rt_cgrun *g)
 	/* a young group's limits may be written after it is made (runc makes
 	 * a container's groups, then sets them): its allocation read again */
 	moved |= young;
+	if (g->renamed) { /* (a pod named by its containers' bundles) */
+		g->renamed = 0;
+		take_identity(g);
+		moved = 1;
+	}
 	/* (a custom glob's job: until its owner is known as a user of its own) */
 	if (g->who.named || !strcmp(g->job.scheduler, "systemd") ||
 	    (!g->job.scheduler[0] && g->who.user[0] && strcmp(g->who.user, "root") != 0))
@@ -387,6 +393,31 @@ int rt_cgrun_emptied(struct rt_cgrun *g, struct rt_collector *c)
 	return m == -ENOENT || (g->had_members && m == 0 && !g->job.walk.cut && !g->job.walk.err);
 }
 
+/* A pod's containers named by their runtime's bundles as its parts come
+ * (once each: a container's bundle is written before its group is made),
+ * and the pod by the first that names it (taken at the next refresh). */
+static void name_pod_parts(struct rt_cgrun *g)
+{
+	if (strcmp(g->job.scheduler, "kubernetes") != 0)
+		return;
+	for (; g->labels_tried < g->parts.npart; g->labels_tried++) {
+		char id[130];
+		struct rt_oci_names oci;
+		if (rt_cgjob_part_container(g->parts.part[g->labels_tried].name, id, sizeof(id)) ||
+		    rt_oci_names("kubernetes", id, &oci))
+			continue;
+		rt_copy_text(g->part_label[g->labels_tried], sizeof(g->part_label[0]),
+		             oci.container);
+		if (!oci.pod[0] || g->who.pod[0])
+			continue;
+		rt_copy_text(g->who.pod, sizeof(g->who.pod), oci.pod);
+		rt_copy_text(g->who.ns, sizeof(g->who.ns), oci.ns);
+		rt_copy_text(g->who.name, sizeof(g->who.name), oci.pod);
+		g->who.named = 1; /* (no environment to wait for) */
+		g->renamed = 1;
+	}
+}
+
 void rt_cgrun_read_parts(struct rt_cgrun *g, struct rt_collector *c, long every_s)
 {
 	struct timespec ts;
@@ -396,6 +427,7 @@ void rt_cgrun_read_parts(struct rt_cgrun *g, struct rt_collector *c, long every_
 	g->parts_at = ts.tv_sec ? ts.tv_sec : 1;
 	rt_cgparts_read(&g->parts, &g->job);
 	c->cg_oom_below = g->parts.below_oom;
+	name_pod_parts(g);
 }
 
 int rt_cgrun_end(struct rt_cgrun *g)
@@ -404,9 +436,10 @@ int rt_cgrun_end(struct rt_cgrun *g)
 	const struct rt_cgparts *p = &g->parts;
 	struct rt_run_cgroup *m = &g->meta;
 	for (unsigned i = 0; i < p->npart; i++)
-		part[i] =
-		    (struct rt_run_part){p->part[i].name, p->part[i].cpu_secs, p->part[i].mem_peak,
-		                         p->part[i].mem_limit, p->part[i].oom_kills};
+		part[i] = (struct rt_run_part){
+		    p->part[i].name,      p->part[i].cpu_secs,
+		    p->part[i].mem_peak,  p->part[i].mem_limit,
+		    p->part[i].oom_kills, g->part_label[i][0] ? g->part_label[i] : NULL};
 	m->ended = 1;
 	m->mem_known = p->known;
 	m->oom_kills = rt_cgparts_oom(p);

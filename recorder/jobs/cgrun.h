@@ -39,9 +39,15 @@ struct rt_cgrun {
 	int made_wd;             /* or its watch in the caller's instance (rt_cgrun_open_in), -1 */
 	struct rt_cgparts parts; /* the kernel's word on its memory, its parts */
 	long parts_at;           /* monotonic seconds of the parts' last read, 0 */
-	int said_err;            /* the listing's error last said (-errno), 0 */
-	int env_tries;           /* samples whose environments were read to name it */
-	int lean;                /* no member's pidfd watched (rt_cgrun_lean) */
+	/* a pod's containers' names (their runtime's bundles), by part;
+	 * labels_tried: the parts looked up; renamed: the pod named by them
+	 * since the last refresh */
+	char part_label[RT_CGPARTS_MAX][64];
+	unsigned labels_tried;
+	int renamed;
+	int said_err;  /* the listing's error last said (-errno), 0 */
+	int env_tries; /* samples whose environments were read to name it */
+	int lean;      /* no member's pidfd watched (rt_cgrun_lean) */
 };
 
 /* Find the group spec names and who runs in it. 0, or -1 with one line. */

@@ -170,24 +170,52 @@ static char *read_state(const char *path, size_t *len)
 	return buf;
 }
 
-int rt_oci_names(const char *runtime, const char *id, struct rt_oci_names *n)
+/* Where a runtime keeps a container's OCI bundle config (annotations):
+ * the id between a directory and a tail, tried in order: containerd's
+ * CRI namespace; CRI-O's run root, then its storage (podman's too, which
+ * is the same containers/storage layout). */
+struct bundle_at {
+	const char *dir, *tail;
+};
+static const struct bundle_at cri_bundles[] = {
+    {"/run/containerd/io.containerd.runtime.v2.task/k8s.io", "config.json"},
+    {"/run/containers/storage/overlay-containers", "userdata/config.json"},
+    {PODMAN_DIR, "userdata/config.json"},
+    {NULL, NULL}};
+static const struct bundle_at podman_bundles[] = {{PODMAN_DIR, "userdata/config.json"},
+                                                  {NULL, NULL}};
+static const struct bundle_at docker_bundles[] = {{DOCKER_DIR, "config.v2.json"}, {NULL, NULL}};
+
+/* The names in the first of the bundle files that is there and root's. */
+static void scan_bundles(const struct bundle_at *at, const char *id, struct rt_oci_names *n)
 {
 	char path[512];
+	size_t len = 0;
+	for (; at->dir; at++) {
+		snprintf(path, sizeof(path), "%s/%s/%s", at->dir, id, at->tail);
+		char *text = read_state(path, &len);
+		if (!text)
+			continue;
+		rt_oci_scan_names(text, len, n);
+		free(text);
+		return;
+	}
+}
+
+int rt_oci_names(const char *runtime, const char *id, struct rt_oci_names *n)
+{
 	size_t len = 0;
 	memset(n, 0, sizeof(*n));
 	if (strspn(id, "0123456789abcdef") != strlen(id) || strlen(id) > 128)
 		return -1;
-	int podman = !strcmp(runtime, "podman");
-	snprintf(path, sizeof(path),
-	         podman ? PODMAN_DIR "/%s/userdata/config.json" : DOCKER_DIR "/%s/config.v2.json",
-	         id);
-	char *text = read_state(path, &len);
-	if (text)
-		rt_oci_scan_names(text, len, n);
-	free(text);
+	int podman = !strcmp(runtime, "podman"), cri = !strcmp(runtime, "kubernetes");
+	scan_bundles(cri ? cri_bundles : podman ? podman_bundles : docker_bundles, id, n);
+	if (cri)
+		return n->container[0] || n->pod[0] ? 0 : -1;
 	if (n->container[0] || !podman)
 		return n->container[0] ? 0 : -1;
-	if (!(text = read_state(PODMAN_DIR "/containers.json", &len)))
+	char *text = read_state(PODMAN_DIR "/containers.json", &len);
+	if (!text)
 		return -1;
 	int rc = rt_oci_scan_podman(text, len, id, n->container, sizeof(n->container));
 	free(text);

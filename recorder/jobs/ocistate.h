@@ -9,6 +9,12 @@
  *           containers.json (the container's "names")
  *   docker: /var/lib/docker/containers/ID/config.v2.json ("Name", and
  *           the labels dockershim and cri-dockerd set)
+ *   a pod's containers (Kubernetes): containerd's bundle,
+ *           /run/containerd/io.containerd.runtime.v2.task/k8s.io/ID/
+ *           config.json; CRI-O's, /run/containers/storage/
+ *           overlay-containers/ID/userdata/config.json, then the same
+ *           below /var/lib/containers/storage (CRI-O's storage and
+ *           podman's are one layout)
  *
  * The files are root's (checked: a file another user could write names
  * nothing); their values are the container's owner's bytes (annotations,
@@ -26,7 +32,10 @@ struct rt_oci_names {
 };
 
 /* runtime "podman" or "docker", id the container's full id (hex): 0 with
- * n filled (at least n->container), -1 when nothing names it. */
+ * n filled (at least n->container), -1 when nothing names it. Runtime
+ * "kubernetes": a pod's container by its CRI runtime's bundle, 0 when
+ * it names the container or its pod (a pod's sandbox names only the
+ * pod). */
 int rt_oci_names(const char *runtime, const char *id, struct rt_oci_names *n);
 
 /* The scans, of len bytes of any text: the CRI names among a document's

@@ -7,8 +7,13 @@
 # its own run, found, named (podman's name; the CRI container name, its
 # pod and namespace from the OCI bundle's annotations, no API server),
 # given its --memory limit, its CPU against its own group's counter (the
-# container reads it as its last act). Needs root, podman, runc and
-# busybox-static (skips without).
+# container reads it as its last act). Then a pod as a Kubernetes node
+# has one, under --jobs kubernetes: its group made under kubepods with
+# the pod's memory limit (the kubelet's part), two containers placed in
+# it (--cgroup-parent) with the names CRI-O writes into their bundles
+# (podman's storage is CRI-O's layout): one run for the pod, named and
+# sized by its own group, each container a part by its own name. Needs
+# root, podman, runc and busybox-static (skips without).
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "skip: needs root (podman's cgroups)"; exit 0; }
 for p in podman runc busybox; do
@@ -22,7 +27,15 @@ cp "$(command -v busybox)" "$T/root/bin/"
 for c in sh sleep cat head tr true sed; do ln -s busybox "$T/root/bin/$c"; done
 tar -C "$T/root" -cf "$T/bb.tar" .
 $P import "$T/bb.tar" $IMG > /dev/null 2>&1 || { echo "skip: podman cannot import an image here"; exit 0; }
-trap '$P rm -f rtit-a-$$ rtit-b-$$ > /dev/null 2>&1; $P rmi -f $IMG > /dev/null 2>&1; cleanup' EXIT
+# a pod's group, as the kubelet makes it before its containers come
+POD=kubepods/burstable/pod0f1e2d3c-$$-4bbb-8ccc-1234567890ab
+unpod() { # the pod's groups, deepest first (empty ones only: rmdir)
+	for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
+		[ -d "$h$POD" ] && find "$h${POD%%/*}" -depth -type d -exec rmdir {} + 2> /dev/null
+	done
+	return 0
+}
+trap '$P rm -f rtit-a-$$ rtit-b-$$ rtit-web-$$ rtit-side-$$ > /dev/null 2>&1; $P rmi -f $IMG > /dev/null 2>&1; unpod; cleanup' EXIT
 $P run $RUN $IMG true > "$T/probe" 2>&1 || { echo "skip: podman cannot run a container here: $(tail -2 "$T/probe")"; exit 0; }
 "$REC" --jobs podman -i 0.5 2> "$T/node.err" &
 track $!
@@ -85,3 +98,73 @@ rb=$(run_of "web")
 sa=$(check "$ra" "rtit-a-$$" 100 "$T/a.out") || fail "container a: $sa"
 sb=$(check "$rb" web 80 "$T/b.out" shop-7d9 prod) || fail "container b: $sb"
 ok "--jobs podman: two real containers, each its own run, named (podman's: $sa; the CRI annotations': $sb)"
+
+# The pod: its group and limit first, then two containers in it, each
+# with the annotations CRI-O gives a pod's container
+mkdir -p "/sys/fs/cgroup/memory/$POD" 2> /dev/null || mkdir -p "/sys/fs/cgroup/$POD"
+if [ -f "/sys/fs/cgroup/memory/$POD/memory.limit_in_bytes" ]; then
+	echo $((200 << 20)) > "/sys/fs/cgroup/memory/$POD/memory.limit_in_bytes"
+else
+	echo $((200 << 20)) > "/sys/fs/cgroup/$POD/memory.max"
+fi
+export RT_STORE="$T/k8s" RT_SHM_DIR="$T/k8s-shm"
+"$REC" --jobs kubernetes -i 0.5 2> "$T/k8s.err" &
+track $!
+sleep 1
+crio() { # CONTAINER: CRI-O's names for a container of pod shop-7d9 in prod
+	echo "--annotation io.kubernetes.container.name=$1 --annotation io.kubernetes.pod.name=shop-7d9 --annotation io.kubernetes.pod.namespace=prod"
+}
+# shellcheck disable=SC2046 # (crio's words are options)
+$P run $RUN --name rtit-web-$$ --memory 60m --cgroup-parent "/$POD" $(crio web) \
+	$IMG sh -c "$work" > "$T/web.out" 2> "$T/web.err" &
+W=$!
+# shellcheck disable=SC2046
+$P run $RUN --name rtit-side-$$ --cgroup-parent "/$POD" $(crio sidecar) \
+	$IMG sh -c 'i=0; while [ $i -lt 50000 ]; do i=$((i + 1)); done; sleep 2' > "$T/side.out" 2> "$T/side.err" &
+S=$!
+wait_pid $W 120 || fail "the pod's web container did not end: $(cat "$T/web.err")"
+wait_pid $S 120 || fail "the pod's sidecar did not end: $(cat "$T/side.err")"
+grep -q '^truth [0-9]' "$T/web.out" || fail "the web container: $(cat "$T/web.out" "$T/web.err")"
+# the truth: the pod's own group's counter, read here once all of it ended
+ptruth=$(cat "/sys/fs/cgroup/cpuacct/$POD/cpuacct.usage" 2> /dev/null ||
+	sed -n 's/^usage_usec //p' "/sys/fs/cgroup/$POD/cpu.stat")
+for _ in $(seq 100); do
+	rp=$("$EXP" runs --scheduler kubernetes 2> /dev/null | awk 'NR > 1 && $6 != "running" {print $1}' | tail -1)
+	[ -n "$rp" ] && break
+	sleep 0.2
+done
+[ -n "$rp" ] || fail "no ended pod run: $("$EXP" runs 2>&1) / node: $(cat "$T/k8s.err")"
+"$EXP" show "$rp" > "$T/pod.json"
+"$EXP" replay "$rp" > "$T/pod.jsonl"
+"$EXP" summary "$rp" > "$T/pod.txt" 2>&1 || fail "the pod's summary: $(cat "$T/pod.txt")"
+sp=$(python3 - "$T/pod.json" "$T/pod.jsonl" "$ptruth" "${POD##*/pod}" << 'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+rows = [json.loads(l) for l in open(sys.argv[2])]
+truth, uid = int(sys.argv[3]), sys.argv[4]
+c, a = m["cgroup"], m["allocation"]
+assert c["scheduler"] == "kubernetes" and c["job_id"] == uid, c
+assert (c.get("name"), c.get("pod"), c.get("namespace")) == ("shop-7d9", "shop-7d9", "prod"), c
+assert m["metadata"]["job_name"] == "shop-7d9", m["metadata"]
+assert a["memory_bytes"] == 200 << 20 and a["memory_from"] == "cgroup", a
+parts = {p.get("container", p["name"]): p for p in c["parts"]}
+assert {"web", "sidecar"} <= set(parts), c["parts"]
+assert parts["web"]["mem_limit_bytes"] == 60 << 20, parts["web"]
+cpu = sum(r["cpu"]["process_utime_secs"] + r["cpu"]["process_stime_secs"] for r in rows)
+cpu += c.get("cpu_before_secs") or 0
+t = truth / 1e9 if truth > 1e6 else truth / 1e6
+assert t > 0.2 and t - 0.05 <= cpu <= t + 0.05, (cpu, t)
+pss = max(r["cpu"]["process_pss_mib"] or 0 for r in rows)
+assert 20 <= pss <= 200, pss
+print(f"pod shop-7d9 in prod: CPU {cpu:.3f} s (its group {t:.3f} s), PSS peak {pss} MiB of its 200 MiB, "
+      f"containers {sorted(parts)}")
+PY
+) || fail "the pod: $sp / $(cat "$T/pod.json")"
+# each container its own line, and its own resources block; conmon (in
+# the pod's group, as CRI-O places it) a part, but nothing a spec sets
+for c in web sidecar; do
+	grep -q " $c: CPU" "$T/pod.txt" && grep -q " $c: resources: {requests" "$T/pod.txt" ||
+		fail "the pod's summary has no line of its container $c: $(cat "$T/pod.txt")"
+done
+grep -q "conmon: resources" "$T/pod.txt" && fail "conmon given resources: $(cat "$T/pod.txt")"
+ok "--jobs kubernetes: a pod of two real containers, one run named by their CRI-O bundles ($sp)"

@@ -124,6 +124,39 @@ Test(cgjob, a_containers_names_from_its_runtimes_files)
 	cr_expect_str_eq(n.container, "api-1"); /* the top's Name, not a nested one */
 }
 
+/* the directory names a pod's containers' groups have under each
+ * runtime and driver, and what is not a container */
+Test(cgjob, a_pods_part_names_its_container)
+{
+	char id[80];
+	cr_assert_eq(rt_cgjob_part_container(ID, id, sizeof(id)), 0); /* cgroupfs */
+	cr_expect_str_eq(id, ID);
+	cr_assert_eq(rt_cgjob_part_container("cri-containerd-" ID ".scope", id, sizeof(id)), 0);
+	cr_expect_str_eq(id, ID);
+	cr_assert_eq(rt_cgjob_part_container("crio-" ID ".scope", id, sizeof(id)), 0);
+	cr_expect_str_eq(id, ID);
+	cr_assert_eq(rt_cgjob_part_container("libpod-" ID, id, sizeof(id)), 0);
+	cr_expect_str_eq(id, ID);
+	cr_expect_eq(rt_cgjob_part_container("crio-conmon-" ID ".scope", id, sizeof(id)), -1);
+	cr_expect_eq(rt_cgjob_part_container("step_batch", id, sizeof(id)), -1);
+	cr_expect_eq(rt_cgjob_part_container("abc123", id, sizeof(id)), -1); /* too short */
+	cr_expect_eq(rt_cgjob_part_container(ID, id, 16), -1);               /* too long */
+	cr_expect_eq(rt_cgjob_part_container("", id, sizeof(id)), -1);
+}
+
+/* CRI-O's names (its infra container, "POD", names the pod too) */
+Test(cgjob, a_crio_containers_names)
+{
+	const char *config = "{\"annotations\": {\"io.kubernetes.container.name\": \"web\",\n"
+	                     "  \"io.kubernetes.pod.name\": \"shop-7d9\",\n"
+	                     "  \"io.kubernetes.pod.namespace\": \"prod\"}}";
+	struct rt_oci_names n;
+	cr_assert_eq(rt_oci_scan_names(config, strlen(config), &n), 0);
+	cr_expect_str_eq(n.container, "web");
+	cr_expect_str_eq(n.pod, "shop-7d9");
+	cr_expect_str_eq(n.ns, "prod");
+}
+
 Test(cgjob, an_annotation_value_never_reads_as_a_key)
 {
 	/* a user's annotation whose value imitates the CRI key, escapes and
