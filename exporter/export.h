@@ -35,8 +35,10 @@ struct rt_answer_opts {
 	                          * its foreach branches) */
 	unsigned long last;  /* --last N */
 	/* who ran it (a job known by its cgroup): --job-id ID (its job id, or
-	 * its array's: 5 selects 5_1, 5_2...), --user NAME, --scheduler S */
-	const char *job_id, *user, *scheduler;
+	 * its array's: 5 selects 5_1, 5_2...), --user NAME, --scheduler S,
+	 * --pod NAME, --namespace NS (a pod's, or a container's by its CRI
+	 * annotations) */
+	const char *job_id, *user, *scheduler, *pod, *ns;
 	int any_name;            /* selected by those alone (no --job): job stands for them */
 	int json, markdown;      /* summary --format json | markdown */
 	unsigned servers;        /* --servers N */

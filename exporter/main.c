@@ -91,6 +91,8 @@ enum opt_id {
 	O_JOB_ID,
 	O_USER,
 	O_SCHEDULER,
+	O_POD,
+	O_NAMESPACE,
 	O_WAIT,
 	O_SLURM_JOB,
 	O_N
@@ -133,6 +135,8 @@ static const struct opt {
     [O_JOB_ID] = {"--job-id", NULL, 1, ANSWERS | ON(RUNS)},
     [O_USER] = {"--user", NULL, 1, ANSWERS | ON(RUNS)},
     [O_SCHEDULER] = {"--scheduler", NULL, 1, ANSWERS | ON(RUNS)},
+    [O_POD] = {"--pod", NULL, 1, ANSWERS | ON(RUNS)},
+    [O_NAMESPACE] = {"--namespace", NULL, 1, ANSWERS | ON(RUNS)},
     [O_WAIT] = {"--wait", NULL, 1, ON(LEARN)},
     [O_SLURM_JOB] = {"--slurm-job", NULL, 1, ON(SUMMARY) | ON(RECOMMEND)},
 };
@@ -256,6 +260,8 @@ static int set_option(struct args *a, int id, const char *o, const char *v)
 	case O_JOB_ID: a->ans.job_id = v; break;
 	case O_USER: a->ans.user = v; break;
 	case O_SCHEDULER: a->ans.scheduler = v; break;
+	case O_POD: a->ans.pod = v; break;
+	case O_NAMESPACE: a->ans.ns = v; break;
 	case O_SLURM_JOB: a->slurm_job = v; break;
 
 	case O_LAST:
@@ -490,12 +496,16 @@ static int verb_answer(const struct args *a, struct rt_store *s)
 	const char *v = a->verb;
 	int report = a->id == V_REPORT;
 	if (!o.job && !o.run && rt_run_who_set(&o)) { /* the runs of who ran them */
-		o.job = o.job_id ? o.job_id : o.user ? o.user : o.scheduler;
+		o.job = o.job_id ? o.job_id
+		        : o.user ? o.user
+		        : o.pod  ? o.pod
+		        : o.ns   ? o.ns
+		                 : o.scheduler;
 		o.any_name = 1;
 	}
 	if (!o.job == !o.run) {
-		rt_say("%s needs a RUN, or --job NAME, --job-id ID, --user NAME or --scheduler S "
-		       "(see rt-export runs)",
+		rt_say("%s needs a RUN, or --job NAME, --job-id ID, --user NAME, --pod NAME, "
+		       "--namespace NS or --scheduler S (see rt-export runs)",
 		       v);
 		return 2;
 	}
@@ -546,10 +556,11 @@ static const struct verb {
 	unsigned flags;
 	int (*run)(const struct args *a, struct rt_store *s);
 } verbs[] = {
-    [V_RUNS] = {"runs", "[--job-id ID] [--user NAME] [--scheduler S]",
+    [V_RUNS] = {"runs", "[--job-id ID] [--user NAME] [--pod NAME] [--namespace NS] [--scheduler S]",
                 "list runs (id, start, end, duration, samples, status, job; a node's jobs also "
                 "their job id and user), or those of a job id (an array's: all its tasks), a "
-                "user or a scheduler (slurm, kubernetes, systemd, podman, docker)",
+                "user, a pod, a namespace or a scheduler (slurm, kubernetes, systemd, podman, "
+                "docker)",
                 0, verb_runs},
     [V_VERIFY] = {"verify", "",
                   "read every run of the store (each in a process of its own) and say whether it "
@@ -679,8 +690,8 @@ static void usage(FILE *f)
 	    "seconds.\n"
 	    "SELECT picks the job's runs: [--stage NAME] (their --stage-name, a Metaflow step),\n"
 	    "[--external-run-id ID] (of one run of the orchestrator), [--last N] (the newest N);\n"
-	    "--job-id ID, --user NAME, --scheduler S pick runs by who ran them, with --job or\n"
-	    "in its place.\n"
+	    "--job-id ID, --user NAME, --pod NAME, --namespace NS, --scheduler S pick runs by\n"
+	    "who ran them, with --job or in its place.\n"
 	    "--csv-columns extended (or TRACKER_CSV_COLUMNS=extended) appends the saturation,\n"
 	    "pressure and cgroup columns to the 32 of CSV output (replay, tail, live, upload).\n"
 	    "The store is --store DIR, else $RT_STORE, else $XDG_DATA_HOME/resource-tracker,\n"

@@ -715,8 +715,10 @@ static int field(struct scan *s, const char *k, struct rt_run_fields *f)
 		    {"job_id", f->cg_job_id, sizeof(f->cg_job_id)},
 		    {"user", f->cg_user, sizeof(f->cg_user)},
 		    {"array_job_id", f->cg_array_job, sizeof(f->cg_array_job)},
-		    {"path", f->cg_path, sizeof(f->cg_path)}};
-		return flat_strings(s, w, 5, &got);
+		    {"path", f->cg_path, sizeof(f->cg_path)},
+		    {"pod", f->cg_pod, sizeof(f->cg_pod)},
+		    {"namespace", f->cg_ns, sizeof(f->cg_ns)}};
+		return flat_strings(s, w, 7, &got);
 	}
 	if (!strcmp(k, "resume") && *at == '{')
 		return read_resume(s, f);

@@ -26,9 +26,11 @@ done
 for p in slurmctld slurmd slurm-client munge slurmdbd mariadb-server; do
 	dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done
-# real containers for the node's --jobs podman (it_containers), on an
-# image made from busybox-static
-for p in podman runc busybox-static; do
+# real containers for the node's --jobs podman and --jobs kubernetes
+# (it_containers), on an image made from busybox-static; mmdebstrap makes
+# the Debian base the container image is built on, python3-yaml reads
+# the DaemonSet's spec (it_image)
+for p in podman runc busybox-static mmdebstrap python3-yaml; do
 	dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done
 # the node's service (it_service): systemd-analyze verify on its unit, and

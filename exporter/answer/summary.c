@@ -222,10 +222,11 @@ static int job_cb(void *vctx, uint64_t run, const char *meta, size_t len)
 static void selection_name(const struct rt_answer_opts *o, char *out, size_t cap)
 {
 	if (o->any_name) { /* (selected by who ran it: --job-id, --user, --scheduler) */
-		snprintf(out, cap, "%s%s%s%s%s%s", o->job_id ? "job id " : "",
+		snprintf(out, cap, "%s%s%s%s%s%s%s%s%s%s", o->job_id ? "job id " : "",
 		         o->job_id ? o->job_id : "", o->user ? " of user " : "",
-		         o->user ? o->user : "", o->scheduler ? " under " : "",
-		         o->scheduler ? o->scheduler : "");
+		         o->user ? o->user : "", o->pod ? " pod " : "", o->pod ? o->pod : "",
+		         o->ns ? " in namespace " : "", o->ns ? o->ns : "",
+		         o->scheduler ? " under " : "", o->scheduler ? o->scheduler : "");
 		return;
 	}
 	snprintf(out, cap, "job '%s'%s%s%s%s%s", o->job, o->stage ? ", stage '" : "",

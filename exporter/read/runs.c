@@ -243,7 +243,7 @@ struct list_ctx {
 
 int rt_run_who_set(const struct rt_answer_opts *o)
 {
-	return o && (o->job_id || o->user || o->scheduler);
+	return o && (o->job_id || o->user || o->scheduler || o->pod || o->ns);
 }
 
 int rt_run_who_matches(const struct rt_answer_opts *o, const char *meta, size_t len)
@@ -256,6 +256,8 @@ int rt_run_who_matches(const struct rt_answer_opts *o, const char *meta, size_t 
 	if (o->job_id && strcmp(f.cg_job_id, o->job_id) && strcmp(f.cg_array_job, o->job_id))
 		return 0;
 	if (o->user && strcmp(f.cg_user, o->user))
+		return 0;
+	if ((o->pod && strcmp(f.cg_pod, o->pod)) || (o->ns && strcmp(f.cg_ns, o->ns)))
 		return 0;
 	return !o->scheduler || !strcmp(f.cg_scheduler, o->scheduler);
 }

@@ -118,16 +118,33 @@ static uint64_t fnv(const char *s)
 
 /* A job tracked by its cgroup: its scheduler and its id there (the Slurm
  * job id, the pod's uid, the unit), so a query can name one job:
- * rt_job_id="4242". Nothing for other runs (no empty labels). */
+ * rt_job_id="4242"; its user, and a pod's name and namespace (a pod's, or
+ * a container's by its CRI annotations) as OpenTelemetry names them, so
+ * that one can name a user's or a namespace's. Nothing for other runs
+ * (no empty labels). */
 static void job_attrs(struct rt_push *p, const cJSON *m)
 {
+	static const struct {
+		const char *key, *attr;
+	} who[] = {
+	    {"scheduler", "rt.scheduler"},
+	    {"job_id", "rt.job.id"},
+	    {"user", "rt.job.user"},
+	    {"pod", "k8s.pod.name"},
+	    {"namespace", "k8s.namespace.name"},
+	};
 	const cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "cgroup");
+	for (size_t i = 0; i < RT_ARRAY_LEN(who); i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, who[i].key);
+		if (cJSON_IsString(v) && v->valuestring[0])
+			push_set_attr(p, who[i].attr, v->valuestring, strlen(v->valuestring));
+	}
+	/* (a pod's job id is its uid, which OpenTelemetry names too) */
 	const cJSON *sched = cJSON_GetObjectItemCaseSensitive(c, "scheduler");
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "job_id");
-	if (cJSON_IsString(sched))
-		push_set_attr(p, "rt.scheduler", sched->valuestring, strlen(sched->valuestring));
-	if (cJSON_IsString(id))
-		push_set_attr(p, "rt.job.id", id->valuestring, strlen(id->valuestring));
+	if (cJSON_IsString(sched) && !strcmp(sched->valuestring, "kubernetes") &&
+	    cJSON_IsString(id))
+		push_set_attr(p, "k8s.pod.uid", id->valuestring, strlen(id->valuestring));
 }
 
 /* The run's resource, as OpenTelemetry names it. */

@@ -145,8 +145,9 @@ struct rt_run_fields {
 	char job_name[256]; /* metadata.job_name, unescaped, truncated to fit */
 	/* a job known by its cgroup: who it is ("" when absent or too long) */
 	char cg_scheduler[16], cg_job_id[96], cg_user[64], cg_array_job[24];
-	char cg_path[512]; /* cgroup.path ("" when absent or too long) */
-	int has_resume;    /* "resume" with its group_ino read */
+	char cg_pod[128], cg_ns[128]; /* a pod's name and namespace ("": none) */
+	char cg_path[512];            /* cgroup.path ("" when absent or too long) */
+	int has_resume;               /* "resume" with its group_ino read */
 	struct rt_run_resume resume;
 	size_t handover_at; /* offset of resume.handover's digit, 0: absent */
 };

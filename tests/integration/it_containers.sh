@@ -168,3 +168,33 @@ for c in web sidecar; do
 done
 grep -q "conmon: resources" "$T/pod.txt" && fail "conmon given resources: $(cat "$T/pod.txt")"
 ok "--jobs kubernetes: a pod of two real containers, one run named by their CRI-O bundles ($sp)"
+
+# Found by what an operator knows: the pod's name, its namespace (and the
+# first node's container with the CRI annotations by its namespace too)
+[ "$("$EXP" runs --namespace prod | awk 'NR > 1 {print $1}')" = "$rp" ] ||
+	fail "runs --namespace prod: $("$EXP" runs --namespace prod 2>&1)"
+[ "$("$EXP" runs --pod shop-7d9 | awk 'NR > 1 {print $1}')" = "$rp" ] ||
+	fail "runs --pod shop-7d9: $("$EXP" runs --pod shop-7d9 2>&1)"
+[ -z "$("$EXP" runs --namespace other | awk 'NR > 1')" ] || fail "runs --namespace other lists runs"
+# (the runs a filter selects, a row each, as for --user)
+"$EXP" summary --namespace prod > "$T/ns.txt" 2>&1 && awk -v r="$rp" '$1 == r' "$T/ns.txt" | grep -q . ||
+	fail "summary --namespace prod: $(cat "$T/ns.txt")"
+[ "$(RT_STORE="$T/store" RT_SHM_DIR="$T/shm" "$EXP" runs --namespace prod | awk 'NR > 1 {print $1}')" = "$rb" ] ||
+	fail "the podman node's runs --namespace prod: $(RT_STORE="$T/store" "$EXP" runs --namespace prod 2>&1)"
+# and in the sinks: the pod's points carry its user, name, namespace, uid
+HERE=$(cd "$(dirname "$0")/../.." && pwd)
+PORT=$(port)
+mkdir -p "$T/recv"
+serve otlp python3 "$HERE/tools/otlp_receiver.py" "$PORT" "$T/recv"
+OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT/" "$EXP" push "$rp" --to otlp 2> "$T/push.err" ||
+	fail "push: $(cat "$T/push.err")"
+python3 - "$T/recv/accepted" "${POD##*/pod}" << 'PY' || fail "the pod's points' labels"
+import json, os, sys
+d = sys.argv[1]
+body = json.load(open(os.path.join(d, sorted(os.listdir(d))[0])))
+attrs = {a["key"]: a["value"].get("stringValue") for a in body["resourceMetrics"][0]["resource"]["attributes"]}
+want = {"k8s.pod.name": "shop-7d9", "k8s.namespace.name": "prod", "k8s.pod.uid": sys.argv[2],
+        "rt.job.user": "root", "rt.scheduler": "kubernetes"}
+assert all(attrs.get(k) == v for k, v in want.items()), attrs
+PY
+ok "the pod found by its name and namespace (runs, summary), its points labelled k8s.pod.name, k8s.namespace.name, k8s.pod.uid, rt.job.user"
