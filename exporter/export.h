@@ -20,11 +20,13 @@
 #include "rt/record.h"
 #include "rt/store.h"
 
-extern const char *rt_prog; /* "rt-export" */
+/* One line on stderr in the exporter's name: "rt-export", or as given to
+ * rt_say_as (the recorder's, when it started this exporter). */
 void rt_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* --csv-columns extended / TRACKER_CSV_COLUMNS=extended: every emitter made
- * after it is set writes the extended CSV columns */
-extern int rt_csv_extended;
+void rt_say_as(const char *prog);
+/* --csv-columns extended / TRACKER_CSV_COLUMNS=extended (RT_CSV_* flags):
+ * every emitter made after it is set writes those CSV columns */
+void rt_emit_csv_columns(int flags);
 
 /* summary, recommend, report (answer.h; parsed by main.c in both builds) */
 struct rt_answer_opts {

@@ -783,7 +783,7 @@ static void say_as_recorder(void)
 {
 	const char *as = getenv("RT_SAY_AS");
 	if (as && (!strcmp(as, "resource-tracker") || !strcmp(as, "rt-recorder")))
-		rt_prog = as;
+		rt_say_as(as);
 }
 
 int main(int argc, char **argv)
@@ -808,7 +808,7 @@ int main(int argc, char **argv)
 		    "TRACKER_CSV_COLUMNS='%s' is not reference or extended; the reference columns "
 		    "are used",
 		    cc);
-	rt_csv_extended = a.csv_extended | (a.csv_ms ? RT_CSV_MS : 0);
+	rt_emit_csv_columns(a.csv_extended | (a.csv_ms ? RT_CSV_MS : 0));
 	const struct verb *v = NULL;
 	for (size_t i = 0; i < RT_ARRAY_LEN(verbs); i++)
 		if (!strcmp(verbs[i].name, a.verb))

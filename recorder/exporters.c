@@ -54,7 +54,8 @@ static void exporter_path(char *buf, size_t cap)
  * the recorder decides when its exporters stop. -1 with errno when no
  * process could be made.
  */
-pid_t spawn_export(const char *const *args, const char *runid, int out_fd, int in_fd)
+pid_t rec_spawn_export(const char *prog, const char *const *args, const char *runid, int out_fd,
+                       int in_fd)
 {
 	char exe[4200];
 	exporter_path(exe, sizeof(exe));
@@ -130,9 +131,9 @@ static void append_args(const char **args, const char *a, const char *b)
  * otherwise the sampler feeds it through a pipe (stream.h), so the output
  * never depends on /dev/shm or on a writable disk.
  */
-pid_t spawn_printer(const struct rt_config *cfg, struct rt_sampler *s,
-                    const struct store_choice *sc, int out_fd, struct rt_stream_out *pipe_out,
-                    const struct rt_buf *meta)
+pid_t rec_spawn_printer(const char *prog, const struct rt_config *cfg, struct rt_sampler *s,
+                        const struct store_choice *sc, int out_fd, struct rt_stream_out *pipe_out,
+                        const struct rt_buf *meta)
 {
 	char runid[32];
 	snprintf(runid, sizeof(runid), "%llu", (unsigned long long)sc->run);
@@ -151,19 +152,20 @@ pid_t spawn_printer(const struct rt_config *cfg, struct rt_sampler *s,
 		    out,    NULL,  NULL,      NULL,    NULL, NULL};
 		append_args(args, sum, quiet);
 		append_args(args, csv_x, csv_x ? "extended" : NULL);
-		pid = spawn_export(args, runid, out_fd, -1);
+		pid = rec_spawn_export(prog, args, runid, out_fd, -1);
 	} else {
 		int p[2];
 		if (pipe2(p, O_CLOEXEC) < 0) {
-			say("warning: cannot start the live output (pipe: %s)%s", strerror(errno),
-			    sc->store ? "; samples are recorded in the store" : "");
+			rt_message(prog, "warning: cannot start the live output (pipe: %s)%s",
+			           strerror(errno),
+			           sc->store ? "; samples are recorded in the store" : "");
 			return -1;
 		}
 		const char *args[] = {"live", "--fd", "3",  "-f", fmt,  out ? "-o" : NULL,
 		                      out,    NULL,   NULL, NULL, NULL, NULL};
 		append_args(args, sum, quiet);
 		append_args(args, csv_x, csv_x ? "extended" : NULL);
-		pid = spawn_export(args, sc->store ? runid : NULL, out_fd, p[0]);
+		pid = rec_spawn_export(prog, args, sc->store ? runid : NULL, out_fd, p[0]);
 		close(p[0]);
 		if (pid > 0) {
 			rt_stream_out_init(pipe_out, p[1]);
@@ -174,11 +176,15 @@ pid_t spawn_printer(const struct rt_config *cfg, struct rt_sampler *s,
 	}
 	if (pid < 0) {
 		if (sc->store)
-			say("warning: cannot start the live output (%s); samples are recorded: "
+			rt_message(
+			    prog,
+			    "warning: cannot start the live output (%s); samples are recorded: "
 			    "rt-export replay %s",
 			    strerror(errno), runid);
 		else
-			say("warning: cannot start the live output (%s); this run is neither "
+			rt_message(
+			    prog,
+			    "warning: cannot start the live output (%s); this run is neither "
 			    "printed "
 			    "nor stored",
 			    strerror(errno));
@@ -188,12 +194,15 @@ pid_t spawn_printer(const struct rt_config *cfg, struct rt_sampler *s,
 
 /* With SENTINEL_API_TOKEN (or _KEY) set, stream the run to S3 through Sentinel. The
  * token stays in the environment, never in argv. */
-pid_t spawn_uploader(const struct store_choice *sc, int verbose, int csv_extended)
+pid_t rec_spawn_uploader(const char *prog, const struct store_choice *sc, int verbose,
+                         int csv_extended)
 {
 	if (!rt_sentinel_token())
 		return -1; /* streaming off: no network connection at all */
 	if (!sc->store) {
-		say("warning: SENTINEL_API_TOKEN is set but this run has no store to upload from; "
+		rt_message(
+		    prog,
+		    "warning: SENTINEL_API_TOKEN is set but this run has no store to upload from; "
 		    "it is not streamed");
 		return -1;
 	}
@@ -202,9 +211,11 @@ pid_t spawn_uploader(const struct store_choice *sc, int verbose, int csv_extende
 	const char *args[] = {"upload", runid, "--store", sc->dir, NULL, NULL, NULL, NULL};
 	append_args(args, verbose ? "-v" : NULL, NULL);
 	append_args(args, csv_extended ? "--csv-columns" : NULL, csv_extended ? "extended" : NULL);
-	pid_t pid = spawn_export(args, runid, -1, -1);
+	pid_t pid = rec_spawn_export(prog, args, runid, -1, -1);
 	if (pid < 0)
-		say("warning: cannot start the upload (%s); the run is in the store, upload it "
+		rt_message(
+		    prog,
+		    "warning: cannot start the upload (%s); the run is in the store, upload it "
 		    "later with: rt-export upload %s",
 		    strerror(errno), runid);
 	return pid;
@@ -215,7 +226,7 @@ pid_t spawn_uploader(const struct store_choice *sc, int verbose, int csv_extende
  * form for OTLP), push the run there as it is recorded: rt-export push
  * follows the live run. Each sink is its own process: one that is down
  * stops nothing else. */
-pid_t spawn_pusher(const struct store_choice *sc, const char *sink)
+pid_t rec_spawn_pusher(const char *prog, const struct store_choice *sc, const char *sink)
 {
 	int prom = !strcmp(sink, "prometheus");
 	const char *var = prom ? "TRACKER_REMOTE_WRITE_URL" : "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT";
@@ -225,16 +236,20 @@ pid_t spawn_pusher(const struct store_choice *sc, const char *sink)
 	if (!url || !*url)
 		return -1;
 	if (!sc->store) {
-		say("warning: %s is set but this run has no store to push from; it is not sent",
+		rt_message(
+		    prog,
+		    "warning: %s is set but this run has no store to push from; it is not sent",
 		    var);
 		return -1;
 	}
 	char runid[32];
 	snprintf(runid, sizeof(runid), "%llu", (unsigned long long)sc->run);
 	const char *args[] = {"push", runid, "--to", sink, "--store", sc->dir, NULL};
-	pid_t pid = spawn_export(args, runid, -1, -1);
+	pid_t pid = rec_spawn_export(prog, args, runid, -1, -1);
 	if (pid < 0)
-		say("warning: cannot start the push (%s); the run is in the store, push it later "
+		rt_message(
+		    prog,
+		    "warning: cannot start the push (%s); the run is in the store, push it later "
 		    "with: rt-export push %s --to %s",
 		    strerror(errno), runid, sink);
 	return pid;
@@ -278,7 +293,7 @@ static int wait_until(pid_t pid, uint64_t deadline_ns)
 
 /* How long the pushers may take after the job: TRACKER_PUSH_EXIT_WAIT_SECS,
  * whole seconds from 0 to 10 (the exporters' shared wait), default 3. */
-static int push_exit_wait(void)
+static int push_exit_wait(const char *prog)
 {
 	const char *v = getenv("TRACKER_PUSH_EXIT_WAIT_SECS");
 	if (!v || !*v)
@@ -287,7 +302,9 @@ static int push_exit_wait(void)
 	errno = 0;
 	long x = strtol(v, &end, 10);
 	if (*end || errno || x < 0 || x > 10 || v[0] < '0' || v[0] > '9') {
-		say("warning: TRACKER_PUSH_EXIT_WAIT_SECS='%.40s' is not a whole number of seconds "
+		rt_message(
+		    prog,
+		    "warning: TRACKER_PUSH_EXIT_WAIT_SECS='%.40s' is not a whole number of seconds "
 		    "from 0 to 10; %d is used",
 		    v, PUSH_EXIT_WAIT_S);
 		return PUSH_EXIT_WAIT_S;
@@ -299,8 +316,8 @@ static int push_exit_wait(void)
  * uploader sends its last batch and finishes the run. Past it, the output
  * is left to finish on its own and the upload is stopped, each with one
  * line saying how to get the rest. */
-void wait_exporters(pid_t exporter, pid_t uploader, const pid_t *pusher, uint64_t run, int stored,
-                    uint64_t deadline)
+void rec_wait_exporters(const char *prog, pid_t exporter, pid_t uploader, const pid_t *pusher,
+                        uint64_t run, int stored, uint64_t deadline)
 {
 	uint64_t done_at = rt_clock_mono_real();
 	int w = exporter > 0 ? wait_until(exporter, deadline) : 1;
@@ -311,22 +328,26 @@ void wait_exporters(pid_t exporter, pid_t uploader, const pid_t *pusher, uint64_
 		waitpid(exporter, NULL, 0);
 		const char *why = w < 0 ? "is stopped" : "is still being written after 10 s";
 		if (stored)
-			say("the live output %s; stopped it. The run is complete in the store: "
+			rt_message(
+			    prog,
+			    "the live output %s; stopped it. The run is complete in the store: "
 			    "rt-export replay %llu",
 			    why, (unsigned long long)run);
 		else
-			say("the live output %s; stopped it", why);
+			rt_message(prog, "the live output %s; stopped it", why);
 	}
 	if (uploader > 0 && wait_until(uploader, deadline) <= 0) {
 		kill(uploader, SIGTERM);
 		waitpid(uploader, NULL, 0);
-		say("the upload of run %llu did not finish within 10 s (network down?); the run is "
+		rt_message(
+		    prog,
+		    "the upload of run %llu did not finish within 10 s (network down?); the run is "
 		    "safe in the store, finish it later with: rt-export upload %llu",
 		    (unsigned long long)run, (unsigned long long)run);
 	}
 	/* a metrics engine that is down must not hold every job of a CI
 	 * pipeline: the pushers get their own, shorter wait */
-	int secs = push_exit_wait();
+	int secs = push_exit_wait(prog);
 	uint64_t push_deadline = done_at + (uint64_t)secs * 1000000000u;
 	if (push_deadline > deadline)
 		push_deadline = deadline;
@@ -334,7 +355,9 @@ void wait_exporters(pid_t exporter, pid_t uploader, const pid_t *pusher, uint64_
 		if (pusher[i] > 0 && wait_until(pusher[i], push_deadline) <= 0) {
 			kill(pusher[i], SIGTERM);
 			waitpid(pusher[i], NULL, 0);
-			say("the push of run %llu to the metrics engine did not finish within %d s "
+			rt_message(
+			    prog,
+			    "the push of run %llu to the metrics engine did not finish within %d s "
 			    "(TRACKER_PUSH_EXIT_WAIT_SECS); the run is safe in the store, finish "
 			    "it "
 			    "later with: rt-export push %llu --to %s",
@@ -345,17 +368,21 @@ void wait_exporters(pid_t exporter, pid_t uploader, const pid_t *pusher, uint64_
 
 /* Reap every child that exited: the exporters, and in standalone mode
  * nothing else (the guardian reaps the job and its orphans). */
-void reap(pid_t *exporter, pid_t *uploader, pid_t *pusher, uint64_t run)
+void rec_reap(const char *prog, pid_t *exporter, pid_t *uploader, pid_t *pusher, uint64_t run)
 {
 	int st;
 	pid_t p;
 	while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
 		if (p == *exporter && WIFSIGNALED(st) && run)
-			say("warning: the live output stopped: its printer was killed by signal %d "
+			rt_message(
+			    prog,
+			    "warning: the live output stopped: its printer was killed by signal %d "
 			    "(%s); every sample is still recorded: rt-export replay %llu",
 			    WTERMSIG(st), strsignal(WTERMSIG(st)), (unsigned long long)run);
 		else if (p == *exporter && WIFSIGNALED(st))
-			say("warning: the live output stopped: its printer was killed by signal %d "
+			rt_message(
+			    prog,
+			    "warning: the live output stopped: its printer was killed by signal %d "
 			    "(%s)",
 			    WTERMSIG(st), strsignal(WTERMSIG(st)));
 		if (p == *exporter)

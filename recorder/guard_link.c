@@ -43,7 +43,7 @@
  * is then blocked rather than ignored (a write to a closed pipe still
  * fails with EPIPE; the signal it queues is our own, never reported).
  */
-void recorder_signals(sigset_t *sigs, int wrapper)
+void rec_signals(sigset_t *sigs, int wrapper)
 {
 	if (wrapper) {
 		rt_sigpass_witness_set(sigs);
@@ -64,7 +64,7 @@ void recorder_signals(sigset_t *sigs, int wrapper)
 /* Tell the guardian a process sent us a signal it may have sent us too
  * (the group's): it then does not pass its own on. Stop signals too: a
  * job that catches them would count each twice. */
-void witness(struct guard_state *gs, const struct signalfd_siginfo *si)
+void rec_witness(struct guard_state *gs, const struct signalfd_siginfo *si)
 {
 	int sig = (int)si->ssi_signo;
 	if (gs->gone || !rt_sigpass_sent(si->ssi_code, (pid_t)si->ssi_pid))
@@ -73,7 +73,7 @@ void witness(struct guard_state *gs, const struct signalfd_siginfo *si)
 	send(gs->g->fd, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-int guard_read(struct guard_state *gs, int wait_ms)
+int rec_guard_read(struct guard_state *gs, int wait_ms)
 {
 	if (gs->gone)
 		return 1;
@@ -120,11 +120,11 @@ int guard_read(struct guard_state *gs, int wait_ms)
  * asks the guardian to reap and report what ended so far, and waits up to
  * -ms for all of it: 1 when the guardian answered (its reports come before
  * its answer). */
-int await_reports(void *arg, int ms)
+int rec_await_reports(void *arg, int ms)
 {
 	struct guard_state *gs = arg;
 	if (ms >= 0) {
-		guard_read(gs, ms);
+		rec_guard_read(gs, ms);
 		return 0;
 	}
 	struct rt_guard_msg m = {.type = RT_G_SYNC, .count = ++gs->sync_sent};
@@ -135,7 +135,7 @@ int await_reports(void *arg, int ms)
 		uint64_t now = rt_clock_mono_real();
 		if (now >= end)
 			break;
-		guard_read(gs, (int)((end - now) / 1000000u) + 1);
+		rec_guard_read(gs, (int)((end - now) / 1000000u) + 1);
 	}
 	return gs->sync_back == gs->sync_sent;
 }

@@ -48,9 +48,11 @@
 #include "sigpass.h"
 #include "wrapper.h"
 
-const char *prog = "resource-tracker";
+/* the recorder's name in what it says: resource-tracker or rt-recorder */
+static const char *prog = "resource-tracker";
 
-void say(const char *fmt, ...)
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -59,7 +61,7 @@ void say(const char *fmt, ...)
 }
 
 /* Warnings of the sampler: zero or more lines. */
-void say_lines(const char *lines)
+static void say_lines(const char *lines)
 {
 	while (*lines) {
 		size_t n = strcspn(lines, "\n");
@@ -141,7 +143,8 @@ static void finish_run(struct store_choice *sc, struct rt_sampler *s, struct rt_
 	rt_sampler_finish(s);
 	uint64_t deadline = rt_clock_mono_real() + EXPORTER_WAIT_NS;
 	rt_stream_out_close(pipe_out, deadline);
-	wait_exporters(exporter, uploader, pusher, meta->run_id, sc->store != NULL, deadline);
+	rec_wait_exporters(prog, exporter, uploader, pusher, meta->run_id, sc->store != NULL,
+	                   deadline);
 	rt_sampler_close(s, 1);
 	rt_store_close(sc->store);
 	sc->store = NULL;
@@ -326,7 +329,7 @@ static int run_begin(struct run *r)
 		rt_cgrun_describe(r->cg, &r->meta, r->cfg.meta);
 	memcpy(r->meta.meta, r->cfg.meta, sizeof(r->meta.meta));
 	rt_runmeta_write(&r->mb, &r->meta);
-	if (choose_store(&r->cfg, r->wrapper, &r->mb, &r->sc))
+	if (rec_choose_store(prog, &r->cfg, r->wrapper, &r->mb, &r->sc))
 		return 1;
 	r->meta.run_id = r->sc.run;
 	r->meta.store_note = r->sc.note[0] ? r->sc.note : NULL;
@@ -437,7 +440,7 @@ static int run_start_job(struct run *r)
 	send(r->g->fd, &ready, sizeof(ready), MSG_NOSIGNAL);
 	gs->tree = r->tree;
 	while (gs->job < 0 && !gs->nostart && !gs->gone)
-		guard_read(gs, 1000);
+		rec_guard_read(gs, 1000);
 	if (gs->nostart || gs->gone) {
 		int untracked = gs->nostart && gs->job_status == RT_SPAWN_NO_PROCESS;
 		r->meta.status = rt_run_status_name(untracked  ? RT_RUN_UNTRACKED
@@ -451,7 +454,7 @@ static int run_start_job(struct run *r)
 	r->s.tracked_pid = (int32_t)gs->job;
 	r->meta.tracked_pid = gs->job;
 	if (r->tree)
-		rt_proctree_on_unreported(r->tree, await_reports, gs);
+		rt_proctree_on_unreported(r->tree, rec_await_reports, gs);
 	return 0;
 }
 
@@ -465,14 +468,15 @@ static void run_spawn_exporters(struct run *r, int out_fd)
 	if (r->sc.store && (r->wrapper || r->meta.gpu_count))
 		rt_store_put_meta(r->sc.store, r->meta.run_id, r->mb.p, r->mb.len);
 	r->pipe_out = (struct rt_stream_out){.fd = -1};
-	r->exporter = r->cfg.quiet && !r->cfg.summary
-	                  ? -1
-	                  : spawn_printer(&r->cfg, &r->s, &r->sc, out_fd, &r->pipe_out, &r->mb);
+	r->exporter =
+	    r->cfg.quiet && !r->cfg.summary
+	        ? -1
+	        : rec_spawn_printer(prog, &r->cfg, &r->s, &r->sc, out_fd, &r->pipe_out, &r->mb);
 	if (out_fd > 2)
 		close(out_fd);
-	r->uploader = spawn_uploader(&r->sc, r->cfg.verbose, r->cfg.csv_extended);
-	r->pusher[0] = spawn_pusher(&r->sc, "prometheus");
-	r->pusher[1] = spawn_pusher(&r->sc, "otlp");
+	r->uploader = rec_spawn_uploader(prog, &r->sc, r->cfg.verbose, r->cfg.csv_extended);
+	r->pusher[0] = rec_spawn_pusher(prog, &r->sc, "prometheus");
+	r->pusher[1] = rec_spawn_pusher(prog, &r->sc, "otlp");
 }
 
 /* Wait for deadline, handling what arrives meanwhile: exporters that
@@ -487,22 +491,22 @@ static void run_wait(struct run *r, uint64_t deadline, int *continued)
 			int sig = (int)si.ssi_signo;
 			*continued |= sig == SIGCONT; /* it was stopped: said if late */
 			if (sig == SIGCHLD)
-				reap(&r->exporter, &r->uploader, r->pusher,
-				     r->sc.store ? r->sc.run : 0);
+				rec_reap(prog, &r->exporter, &r->uploader, r->pusher,
+				         r->sc.store ? r->sc.run : 0);
 			else if (r->wrapper)
-				witness(&r->gs, &si);
+				rec_witness(&r->gs, &si);
 			else if (sig == SIGCONT)
 				continue;
 			else if (sig != SIGUSR1 && sig != SIGUSR2)
 				r->stopped = sig;
 		}
 		if (r->wrapper)
-			r->cmd_done = guard_read(&r->gs, 0);
+			r->cmd_done = rec_guard_read(&r->gs, 0);
 		else if (r->cg)
 			r->cmd_done = rt_cgrun_emptied(r->cg, &r->s.col);
 	}
 	if (r->wrapper && !r->cmd_done) /* reports that came with the deadline */
-		r->cmd_done = guard_read(&r->gs, 0);
+		r->cmd_done = rec_guard_read(&r->gs, 0);
 }
 
 /* A job's recorder holds a descriptor per counter and member (about 45
@@ -620,7 +624,7 @@ static int check_budget(struct run *r)
 	char runid[32];
 	snprintf(runid, sizeof(runid), "%llu", (unsigned long long)r->sc.run);
 	const char *args[] = {"budget", runid, "--store", r->sc.dir, NULL};
-	pid_t pid = spawn_export(args, NULL, -1, -1);
+	pid_t pid = rec_spawn_export(prog, args, NULL, -1, -1);
 	if (pid < 0)
 		return 0;
 	int st = 0;
@@ -653,7 +657,7 @@ static void learn_end(struct run *r)
 	char runid[32];
 	snprintf(runid, sizeof(runid), "%llu", (unsigned long long)r->sc.run);
 	const char *args[] = {"learn", runid, "--store", r->sc.dir, NULL};
-	spawn_export(args, NULL, -1, -1); /* (reaped by whoever inherits it) */
+	rec_spawn_export(prog, args, NULL, -1, -1); /* (reaped by whoever inherits it) */
 }
 
 /* Record one run: its metadata and store, the first sample, the job
@@ -679,7 +683,7 @@ static int record(struct rt_config *cfgp, int out_fd, struct rt_guard_link *g)
 	 * the descriptor and ends the run as any stop does, never killing a
 	 * recorder whose run then reads "crashed" */
 	sigset_t sigs;
-	recorder_signals(&sigs, r->wrapper);
+	rec_signals(&sigs, r->wrapper);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	int fail = run_begin(r);
 	if (!fail) {
@@ -751,7 +755,7 @@ static pid_t start_node_sinks(const struct rt_config *cfg)
 		args[3] = "--csv-columns";
 		args[4] = "extended";
 	}
-	pid_t pid = spawn_export(args, NULL, -1, p[0]);
+	pid_t pid = rec_spawn_export(prog, args, NULL, -1, p[0]);
 	close(p[0]);
 	node_sinks.next_try = rt_clock_mono_real() + 5000000000ull;
 	if (pid < 0) {
@@ -804,7 +808,7 @@ static void node_run_ended(void *arg, uint64_t run, const char *slurm_job)
 	char runid[32];
 	snprintf(runid, sizeof(runid), "%llu", (unsigned long long)run);
 	const char *args[] = {"learn", runid, "--store", node_sc.dir, NULL};
-	if (spawn_export(args, NULL, -1, -1) < 0) /* (reaped by the node) */
+	if (rec_spawn_export(prog, args, NULL, -1, -1) < 0) /* (reaped by the node) */
 		say("warning: cannot ask Slurm how job %s ended (%s); later: rt-export learn %s "
 		    "--store %s",
 		    slurm_job, strerror(errno), runid, node_sc.dir);
@@ -830,7 +834,7 @@ static int run_node(const struct rt_config *cfg, int argc, char **argv)
 	rt_host_info(&host);
 	base_meta(cfg, &host, &meta);
 	memcpy(meta.meta, cfg->meta, sizeof(meta.meta));
-	if (choose_store(cfg, 0, NULL, &node_sc))
+	if (rec_choose_store(prog, cfg, 0, NULL, &node_sc))
 		return 1;
 	meta.store_note = node_sc.note[0] ? node_sc.note : NULL;
 	struct rt_node_env env = {.store = node_sc.store,

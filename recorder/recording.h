@@ -26,13 +26,9 @@
 /* ... of which the pushers wait, by default, after the job */
 #define PUSH_EXIT_WAIT_S 3
 
-/* The recorder's name in what it says: resource-tracker or rt-recorder. */
-extern const char *prog;
-
-/* One line on stderr in the recorder's name; the sampler's warnings, a
- * line each (main.c). */
-void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void say_lines(const char *lines);
+/* What speaks takes prog, the recorder's name in what it says
+ * (resource-tracker or rt-recorder, as it was started): rt_message(prog,
+ * ...), one line on stderr. */
 
 /*
  * Where this run is stored. The store asked for (--store, RT_STORE) or the
@@ -52,20 +48,22 @@ struct store_choice {
 /* store_choice.c: the store for this run (0), or nonzero when there is
  * none worth recording without (said). mb NULL: the store only, no run
  * made (the node mode's, which makes its jobs' runs). */
-int choose_store(const struct rt_config *cfg, int wrapper, const struct rt_buf *mb,
-                 struct store_choice *c);
+int rec_choose_store(const char *prog, const struct rt_config *cfg, int wrapper,
+                     const struct rt_buf *mb, struct store_choice *c);
 
 /* exporters.c: rt-export started with args, the live printer, the
  * uploader, a pusher; waited for when the run ends; reaped on SIGCHLD. */
-pid_t spawn_export(const char *const *args, const char *runid, int out_fd, int in_fd);
-pid_t spawn_printer(const struct rt_config *cfg, struct rt_sampler *s,
-                    const struct store_choice *sc, int out_fd, struct rt_stream_out *pipe_out,
-                    const struct rt_buf *meta);
-pid_t spawn_uploader(const struct store_choice *sc, int verbose, int csv_extended);
-pid_t spawn_pusher(const struct store_choice *sc, const char *sink);
-void wait_exporters(pid_t exporter, pid_t uploader, const pid_t *pusher, uint64_t run, int stored,
-                    uint64_t deadline);
-void reap(pid_t *exporter, pid_t *uploader, pid_t *pusher, uint64_t run);
+pid_t rec_spawn_export(const char *prog, const char *const *args, const char *runid, int out_fd,
+                       int in_fd);
+pid_t rec_spawn_printer(const char *prog, const struct rt_config *cfg, struct rt_sampler *s,
+                        const struct store_choice *sc, int out_fd, struct rt_stream_out *pipe_out,
+                        const struct rt_buf *meta);
+pid_t rec_spawn_uploader(const char *prog, const struct store_choice *sc, int verbose,
+                         int csv_extended);
+pid_t rec_spawn_pusher(const char *prog, const struct store_choice *sc, const char *sink);
+void rec_wait_exporters(const char *prog, pid_t exporter, pid_t uploader, const pid_t *pusher,
+                        uint64_t run, int stored, uint64_t deadline);
+void rec_reap(const char *prog, pid_t *exporter, pid_t *uploader, pid_t *pusher, uint64_t run);
 
 /*
  * What the recorder knows of the guardian (guardian.h) and the job: the
@@ -82,9 +80,9 @@ struct guard_state {
 /* guard_link.c: the signals the recorder reads; a signal witnessed for
  * the guardian; the guardian's messages read (1: the job ended or the
  * guardian is gone); the process tree's wait for reports. */
-void recorder_signals(sigset_t *sigs, int wrapper);
-void witness(struct guard_state *gs, const struct signalfd_siginfo *si);
-int guard_read(struct guard_state *gs, int wait_ms);
-int await_reports(void *arg, int ms);
+void rec_signals(sigset_t *sigs, int wrapper);
+void rec_witness(struct guard_state *gs, const struct signalfd_siginfo *si);
+int rec_guard_read(struct guard_state *gs, int wait_ms);
+int rec_await_reports(void *arg, int ms);
 
 #endif

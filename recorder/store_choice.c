@@ -83,8 +83,8 @@ static int private_dir(const char *base, const char *name, char *out, size_t cap
 	return 0;
 }
 
-int choose_store(const struct rt_config *cfg, int wrapper, const struct rt_buf *mb,
-                 struct store_choice *c)
+int rec_choose_store(const char *prog, const struct rt_config *cfg, int wrapper,
+                     const struct rt_buf *mb, struct store_choice *c)
 {
 	char dir[4096], why[512] = "no directory: HOME is not set";
 	const char *env = getenv("RT_STORE");
@@ -105,7 +105,9 @@ int choose_store(const struct rt_config *cfg, int wrapper, const struct rt_buf *
 		char fresh[4200], why2[512];
 		snprintf(fresh, sizeof(fresh), "%s.fresh", dir);
 		if (try_store(fresh, cfg, mb, c, why2, sizeof(why2)) == 0) {
-			say("warning: the store %s is damaged; it is left as it is and this run is "
+			rt_message(
+			    prog,
+			    "warning: the store %s is damaged; it is left as it is and this run is "
 			    "stored in %s (what is intact: rt-export verify --store %s; a copy of "
 			    "it: "
 			    "rt-export recover %s)",
@@ -116,8 +118,9 @@ int choose_store(const struct rt_config *cfg, int wrapper, const struct rt_buf *
 	const char *what =
 	    explicit ? (cfg->store && *cfg->store ? "--store" : "RT_STORE") : "the default store";
 	if (explicit && !wrapper) {
-		say("cannot use %s %s: %s (choose a writable directory with --store DIR)", what,
-		    dir, why);
+		rt_message(prog,
+		           "cannot use %s %s: %s (choose a writable directory with --store DIR)",
+		           what, dir, why);
 		return -1;
 	}
 	char alt[4096], name[64];
@@ -131,7 +134,9 @@ int choose_store(const struct rt_config *cfg, int wrapper, const struct rt_buf *
 		errno = 0;
 		if (private_dir(bases[i][0], bases[i][1], alt, sizeof(alt)) == 0 &&
 		    try_store(alt, cfg, mb, c, why2, sizeof(why2)) == 0) {
-			say("warning: cannot use %s%s%s (%s); this run is stored in %s instead",
+			rt_message(
+			    prog,
+			    "warning: cannot use %s%s%s (%s); this run is stored in %s instead",
 			    what, have ? " " : "", have ? dir : "", why, alt);
 			snprintf(c->note, sizeof(c->note),
 			         "stored here: %s%s%.200s could not be used (%.300s)", what,
@@ -142,11 +147,14 @@ int choose_store(const struct rt_config *cfg, int wrapper, const struct rt_buf *
 			short_of = errno;
 	}
 	if (short_of)
-		say("warning: cannot use %s%s%s (%s), nor a private store (%s); this run is "
-		    "printed but not stored",
-		    what, have ? " " : "", have ? dir : "", why, strerror(short_of));
+		rt_message(prog,
+		           "warning: cannot use %s%s%s (%s), nor a private store (%s); this run is "
+		           "printed but not stored",
+		           what, have ? " " : "", have ? dir : "", why, strerror(short_of));
 	else
-		say("warning: cannot use %s%s%s (%s) and no private directory is writable; this "
+		rt_message(
+		    prog,
+		    "warning: cannot use %s%s%s (%s) and no private directory is writable; this "
 		    "run is printed but not stored",
 		    what, have ? " " : "", have ? dir : "", why);
 	return 0;

@@ -52,6 +52,14 @@ void rt_vmessage(const char *prog, const char *fmt, va_list ap)
 	fprintf(stderr, "%s: %s\n", prog, msg);
 }
 
+void rt_message(const char *prog, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	rt_vmessage(prog, fmt, ap);
+	va_end(ap);
+}
+
 void rt_std_fds(void)
 {
 	for (int fd = 0; fd <= 2; fd++) {

@@ -360,10 +360,12 @@ int rt_store_compact(const char *dir, uint64_t *before, uint64_t *after, long *u
 {
 	*user = 0;
 	/* only a store of this user's, reached through no one else's link */
-	int dfd = rt_safe_dir_open(dir, 0, store_refusal, sizeof(store_refusal));
+	size_t cap;
+	char *why = store_refusal_buf(&cap);
+	int dfd = rt_safe_dir_open(dir, 0, why, cap);
 	if (dfd < 0)
 		return dfd;
-	int rc = rt_safe_check(dfd, dir, S_IFDIR, store_refusal, sizeof(store_refusal));
+	int rc = rt_safe_check(dfd, dir, S_IFDIR, why, cap);
 	if (rc == 0)
 		rc = compact_held(dir, dfd, before, after, user);
 	close(dfd);

@@ -23,6 +23,7 @@
  * again, only closing it releases its mapping and descriptors. Faults
  * anywhere else take their default action.
  */
+/* house: signal-handler state (the fault's way back, store_int.h's GUARDED) */
 __thread sigjmp_buf *store_fault_jb;
 
 static void on_fault(int sig, siginfo_t *si, void *uc)
@@ -83,6 +84,7 @@ void store_guard_install(void)
 /* What a guarded call allocated and would free itself: freed for it when
  * a fault cuts it short. */
 static __thread void *store_owned[8];
+/* house: signal-handler state (what a fault cut short frees, GUARDED's) */
 __thread int store_nowned;
 
 void store_own(void *p)
@@ -133,6 +135,7 @@ const char *__lsan_default_suppressions(void)
 
 /* Callbacks run outside the guard so far (UNGUARDED, store_int.h): the
  * watchdog starts again every 256th. */
+/* house: signal-handler state (the watchdog's count, UNGUARDED's) */
 __thread unsigned store_callbacks;
 
 /* LMDB's answers for a file that is not (or no longer) a sound store */

@@ -200,7 +200,8 @@ int store_txn_begin(struct rt_store *s, unsigned flags, MDB_txn **txn);
  * RT_E_CORRUPT with the reason in s->err. */
 int store_value_check(struct rt_store *s, const MDB_val *v);
 /* store_open.c */
-extern char store_refusal[4400];
+/* the buffer rt_store_refusal() reads (its size in *cap) */
+char *store_refusal_buf(size_t *cap);
 /* rt_store_open in the directory held open as held (a descriptor the
  * caller walked and checked; dup'ed), or walked from dir when held < 0:
  * dir then only names the store in messages and ring names. */

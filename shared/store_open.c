@@ -212,10 +212,18 @@ static void cloexec_lmdb_fds(void)
 		closedir(d);
 }
 
-char store_refusal[4400];
+/* why the last open or compaction refused its directory (as errno is:
+ * the last call's, this process's) */
+static char store_refusal[4400];
 
 const char *rt_store_refusal(void)
 {
+	return store_refusal;
+}
+
+char *store_refusal_buf(size_t *cap)
+{
+	*cap = sizeof(store_refusal);
 	return store_refusal;
 }
 

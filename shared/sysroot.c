@@ -139,7 +139,17 @@ static int real_statvfs(const char *mp, struct rt_fsstat *out)
 	return 0;
 }
 
-int (*rt_statvfs_hook)(const char *mount_point, struct rt_fsstat *out) = real_statvfs;
+static rt_statvfs_fn statvfs_fn = real_statvfs;
+
+int rt_statvfs(const char *mount_point, struct rt_fsstat *out)
+{
+	return statvfs_fn(mount_point, out);
+}
+
+void rt_statvfs_use(rt_statvfs_fn fn)
+{
+	statvfs_fn = fn ? fn : real_statvfs;
+}
 
 void rt_host_id(char *buf, size_t cap)
 {

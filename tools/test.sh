@@ -33,6 +33,8 @@ done
 for p in podman runc busybox-static mmdebstrap python3-yaml; do
 	dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done
+# the house rules' check (tools/house.sh): Universal Ctags over the sources
+dpkg -s universal-ctags >/dev/null 2>&1 || need="$need universal-ctags"
 # the node's service (it_service): systemd-analyze verify on its unit, and
 # setpriv and unshare to run the node as the unit confines it
 for p in systemd util-linux; do

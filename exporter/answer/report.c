@@ -237,8 +237,7 @@ int rep_emit(const char *path, const struct rt_buf *b, const char *what)
 		rt_say("cannot write the report to %s: %s (choose another path with -o FILE)", path,
 		       strerror(-rc));
 	else if (strcmp(path, "-"))
-		fprintf(stderr, "%s: report of %s written to %s (%zu KiB)\n", rt_prog, what, path,
-		        (b->len + 1023) / 1024);
+		rt_say("report of %s written to %s (%zu KiB)", what, path, (b->len + 1023) / 1024);
 	return rc;
 }
 

@@ -126,6 +126,56 @@ int rt_emit_lines(struct rt_emitter *e, struct rt_ring *ring, uint64_t first_lin
 	return rc ? rc : frc;
 }
 
+/* No ring: the run finished (its ring removed) or never had one. What
+ * the store has is emitted; 1 when the follow ends (the run is over, or
+ * its ring stayed missing past the grace), 0 to look again after a nap,
+ * or an error. */
+static int follow_store_only(struct follower *f, uint64_t missing_since, uint64_t pollns)
+{
+	struct rt_emitter *e = f->e;
+	int rc = drain_store(f);
+	if (rc)
+		return rc;
+	char *meta;
+	size_t len;
+	int running = 0;
+	if (rt_store_get_meta(e->store, e->run, &meta, &len) == 0) {
+		struct rt_run_fields rf;
+		running = rt_runmeta_read(meta, len, &rf) == 0 &&
+		          rt_run_status_of(rf.status) == RT_RUN_RUNNING;
+		free(meta);
+	}
+	if (!running)
+		return 1;
+	if (rt_clock_mono_real() - missing_since > RING_MISSING_GRACE_NS) {
+		e->notes.gone = 1;
+		e->notes.last_seq = f->next ? f->next - 1 : 0;
+		return 1;
+	}
+	nap(pollns);
+	return 0;
+}
+
+/* The ring's next sample emitted (from the store when the ring lost it:
+ * lapped, oversized, torn). 0 or an error. */
+static int follow_ring_sample(struct follower *f, struct rt_ring *ring)
+{
+	int r = from_ring_or_store(f, ring);
+	if (r == 0)
+		return take(f, &f->cur);
+	if (r == RT_E_NOTFOUND || r == RT_E_CORRUPT) {
+		f->next++;
+		return 0;
+	}
+	return r;
+}
+
+/* x clamped to [lo, hi] */
+static uint64_t clamp_ns(uint64_t x, uint64_t lo, uint64_t hi)
+{
+	return x < lo ? lo : x > hi ? hi : x;
+}
+
 int rt_follow(struct rt_emitter *e, uint64_t start)
 {
 	struct follower f = {.e = e, .start = start ? start : 1};
@@ -141,64 +191,30 @@ int rt_follow(struct rt_emitter *e, uint64_t start)
 	rt_ring_path(path, sizeof(path), rt_store_ring_key(e->store), e->run);
 	struct rt_ring *ring = NULL;
 	uint64_t missing_since = rt_clock_mono_real();
-	/* without a ring, look a few times per interval */
-	uint64_t pollns = (uint64_t)(e->interval * 1e9 / 4);
-	pollns = pollns < 5000000ull ? 5000000ull : pollns > 50000000ull ? 50000000ull : pollns;
-	/* with one, sleep until the recorder publishes; make sure it is alive
-	 * when no sample came for two intervals (1 s to 10 s) */
-	uint64_t alivens = (uint64_t)(e->interval * 2e9);
-	alivens = alivens < 1000000000ull    ? 1000000000ull
-	          : alivens > 10000000000ull ? 10000000000ull
-	                                     : alivens;
-	int rc = 0, done = 0, check_writer = 1;
-	while (!done && !rc) {
+	/* without a ring, look a few times per interval; with one, sleep
+	 * until the recorder publishes, making sure it is alive when no
+	 * sample came for two intervals (1 s to 10 s) */
+	uint64_t pollns = clamp_ns((uint64_t)(e->interval * 1e9 / 4), 5000000ull, 50000000ull);
+	uint64_t alivens = clamp_ns((uint64_t)(e->interval * 2e9), 1000000000ull, 10000000000ull);
+	int rc = 0, check_writer = 1;
+	while (!rc) {
 		if (!ring && rt_ring_open(path, &ring) != 0)
 			ring = NULL;
 		if (!ring) {
-			/* no ring: the run finished (ring removed) or never had one */
-			if ((rc = drain_store(&f)))
-				break;
-			char *meta;
-			size_t len;
-			int running = 0;
-			if (rt_store_get_meta(e->store, e->run, &meta, &len) == 0) {
-				struct rt_run_fields rf;
-				running = rt_runmeta_read(meta, len, &rf) == 0 &&
-				          rt_run_status_of(rf.status) == RT_RUN_RUNNING;
-				free(meta);
-			}
-			if (!running)
-				break;
-			if (rt_clock_mono_real() - missing_since > RING_MISSING_GRACE_NS) {
-				e->notes.gone = 1;
-				e->notes.last_seq = f.next ? f.next - 1 : 0;
-				break;
-			}
-			nap(pollns);
-			continue;
+			rc = follow_store_only(&f, missing_since, pollns);
+			if (rc == 1)
+				rc = 0;
+			else if (rc == 0)
+				continue;
+			break;
 		}
 		uint64_t head = rt_ring_head(ring);
 		if (f.next < head) {
-			size_t len = 0;
-			int r = rt_ring_read(ring, f.next, f.cur.buf, rt_record_max_size(), &len);
-			if (r == 0 && len > 0 && rt_recbuf_set(&f.cur, f.cur.buf, len) == 0 &&
-			    f.cur.rec.h->seq == f.next) {
-				rc = take(&f, &f.cur);
-				continue;
-			}
-			/* lapped, oversized, torn: the store has it */
-			r = from_store(&f);
-			if (r == 0)
-				rc = take(&f, &f.cur);
-			else if (r == RT_E_NOTFOUND || r == RT_E_CORRUPT)
-				f.next++;
-			else
-				rc = r;
+			rc = follow_ring_sample(&f, ring);
 			continue;
 		}
 		if (rt_ring_state(ring) == RT_RING_FINISHED) {
 			rc = drain_store(&f); /* a final sample may follow the last head */
-			done = 1;
 			break;
 		}
 		if (check_writer && !rt_ring_writer_alive(ring)) {

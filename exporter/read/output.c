@@ -22,14 +22,24 @@
 
 #define SINK_FLUSH_AT (64 * 1024)
 
-const char *rt_prog = "rt-export";
-int rt_csv_extended;
+static const char *say_prog = "rt-export";
+static int csv_columns; /* RT_CSV_* of the emitters made from now on */
+
+void rt_say_as(const char *prog)
+{
+	say_prog = prog;
+}
+
+void rt_emit_csv_columns(int flags)
+{
+	csv_columns = flags;
+}
 
 void rt_say(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	rt_vmessage(rt_prog, fmt, ap);
+	rt_vmessage(say_prog, fmt, ap);
 	va_end(ap);
 }
 
@@ -207,7 +217,7 @@ int rt_emitter_init(struct rt_emitter *e, struct rt_store *s, const struct rt_ru
 	e->info.job_name = ri->job_name;
 	e->info.tracked_pid = ri->tracked_pid;
 	e->interval = ri->interval;
-	e->csv_extended = rt_csv_extended;
+	e->csv_extended = csv_columns;
 	e->d = malloc(sizeof(*e->d));
 	return e->d ? 0 : -ENOMEM;
 }

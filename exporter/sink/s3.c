@@ -8,6 +8,27 @@
 #include "rt/common.h"
 #include "net/sigv4.h"
 
+/* What S3 answered a PUT of key: 0 (2xx), RT_E_CREDS (a session token
+ * past its time: new credentials from Sentinel, not a retry with the
+ * same ones) or RT_E_HTTP, its status and code in res. */
+static int s3_answer(const struct rt_http_resp *resp, const char *key, struct rt_net_result *res)
+{
+	static const char *const expired[] = {"ExpiredToken", "TokenRefreshRequired",
+	                                      "InvalidToken"};
+	res->status = resp->status;
+	if (resp->status >= 200 && resp->status <= 299)
+		return 0;
+	const char *code = resp->body.p ? strstr(resp->body.p, "<Code>") : NULL;
+	int clen = code ? (int)strcspn(code + 6, "<") : 0;
+	snprintf(res->detail, sizeof(res->detail), "S3 PUT %s answered %ld%s%.*s", key,
+	         resp->status, code ? ": " : "", clen, code ? code + 6 : "");
+	for (size_t i = 0; code && i < sizeof(expired) / sizeof(expired[0]); i++)
+		if ((size_t)clen == strlen(expired[i]) &&
+		    !memcmp(code + 6, expired[i], (size_t)clen))
+			return RT_E_CREDS;
+	return RT_E_HTTP;
+}
+
 int rt_s3_put(const char *endpoint, const char *region, const struct rt_checkpoint *cp,
               const char *key, const void *data, size_t len, struct rt_net_result *res)
 {
@@ -62,31 +83,12 @@ int rt_s3_put(const char *endpoint, const char *region, const struct rt_checkpoi
 	snprintf(h_tok, sizeof(h_tok), "x-amz-security-token: %s", cp->creds.session_token);
 	const char *hdrs[] = {h_auth, h_sha, h_date, h_tok, h_type, NULL};
 	struct rt_http_resp resp;
-	int rc;
 	res->status = 0;
 	res->detail[0] = '\0';
-	if (rt_http("PUT", url.p, hdrs, data, len, 60, &resp)) {
+	int rc = rt_http("PUT", url.p, hdrs, data, len, 60, &resp);
+	if (rc)
 		snprintf(res->detail, sizeof(res->detail), "%.250s: %.250s", host, resp.err);
-		rc = RT_E_NET;
-	} else {
-		res->status = resp.status;
-		rc = 0;
-		if (resp.status < 200 || resp.status > 299) {
-			const char *code = resp.body.p ? strstr(resp.body.p, "<Code>") : NULL;
-			int clen = code ? (int)strcspn(code + 6, "<") : 0;
-			snprintf(res->detail, sizeof(res->detail), "S3 PUT %s answered %ld%s%.*s",
-			         key, resp.status, code ? ": " : "", clen, code ? code + 6 : "");
-			rc = RT_E_HTTP;
-			/* S3's codes for a session token past its time: new credentials
-			 * from Sentinel, not a retry with the same ones */
-			static const char *const expired[] = {
-			    "ExpiredToken", "TokenRefreshRequired", "InvalidToken"};
-			for (size_t i = 0; code && i < sizeof(expired) / sizeof(expired[0]); i++)
-				if ((size_t)clen == strlen(expired[i]) &&
-				    !memcmp(code + 6, expired[i], (size_t)clen))
-					rc = RT_E_CREDS;
-		}
-	}
+	rc = rc ? RT_E_NET : s3_answer(&resp, key, res);
 	rt_http_resp_free(&resp);
 	rt_buf_free(&path);
 	rt_buf_free(&enc);

@@ -45,6 +45,7 @@ const char *rt_strerror(int err);
  * stderr (for main() and the exporter's edge code, never library code). */
 void rt_vmessage(const char *prog, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
+void rt_message(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
  * Put /dev/null on each of descriptors 0-2 that is closed, before anything

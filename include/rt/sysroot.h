@@ -70,7 +70,10 @@ void rt_host_id(char *buf, size_t cap);
 struct rt_fsstat {
 	uint64_t total, free, avail; /* bytes */
 };
-/* statvfs of a mount point; tests replace the hook with fixture data. */
-extern int (*rt_statvfs_hook)(const char *mount_point, struct rt_fsstat *out);
+/* A mount point's sizes: 0 with out filled, or -errno (statvfs's). */
+typedef int (*rt_statvfs_fn)(const char *mount_point, struct rt_fsstat *out);
+int rt_statvfs(const char *mount_point, struct rt_fsstat *out);
+/* Sizes from fn from now on (tests: a fixture's); NULL: statvfs again. */
+void rt_statvfs_use(rt_statvfs_fn fn);
 
 #endif

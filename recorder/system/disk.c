@@ -264,7 +264,7 @@ static void disk_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 	}
 	for (unsigned i = 0; i < rec->h->nmount; i++) {
 		struct rt_fsstat st;
-		if (rt_statvfs_hook(inv->mount[i].mount_point, &st) == 0) {
+		if (rt_statvfs(inv->mount[i].mount_point, &st) == 0) {
 			rec->mount[i].total_bytes = st.total;
 			rec->mount[i].free_bytes = st.free;
 			rec->mount[i].avail_bytes = st.avail;

@@ -219,7 +219,7 @@ static void stop_as_job(int sig)
 
 /* Reap every child that ended: the job, the recorder, orphans; and stop
  * as the job stops. */
-static void reap(struct guard *g)
+static void guard_reap(struct guard *g)
 {
 	int st;
 	struct rusage ru;
@@ -306,7 +306,7 @@ static void pass_on(struct guard *g, int sig, pid_t from, uint64_t now)
  * included, except a hangup: the kernel tells the session leader alone, so
  * when that is us, the job hears it from us. One a process sent the
  * guardian alone is passed on, and the guardian goes on. Stops are not
- * the guardian's to decide: it stops when the job stops (reap).
+ * the guardian's to decide: it stops when the job stops (guard_reap).
  */
 static void forward(struct guard *g, const struct signalfd_siginfo *si)
 {
@@ -364,7 +364,7 @@ static int read_recorder(struct guard *g)
 			/* what ended so far is reaped and told before the answer */
 			g->sync_count = m.count;
 			g->sync_pending = 1;
-			reap(g);
+			guard_reap(g);
 		}
 	}
 	return ready;
@@ -421,7 +421,7 @@ static void wait_recorder(struct guard *g, int sfd, int ms)
 		struct signalfd_siginfo si;
 		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
 			; /* the job is gone: nothing to pass on */
-		reap(g);
+		guard_reap(g);
 	}
 }
 
@@ -514,7 +514,7 @@ static void serve(struct guard *g, int sfd)
 				forward(g, &si);
 		}
 		pass_due(g);
-		reap(g);
+		guard_reap(g);
 	}
 }
 

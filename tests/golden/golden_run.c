@@ -69,7 +69,7 @@ int main(int argc, char **argv)
 	setenv("RT_SYS_ROOT", path, 1);
 	rt_sysroot_init();
 	snprintf(statvfs_file, sizeof(statvfs_file), "%s/statvfs.txt", work);
-	rt_statvfs_hook = fixture_statvfs;
+	rt_statvfs_use(fixture_statvfs);
 	rt_clock_set_fake(1767225600ull * 1000000000ull);
 	snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && cp -a '%s/step0/.' '%s/'", work, fx, work);
 	if (system(cmd) != 0)

@@ -27,7 +27,7 @@ static void on_host_a(void)
 	setenv("RT_SYS_ROOT", RT_FIXTURES "/host-a/step0/sys", 1);
 	unsetenv("RT_NVML_LIBRARY");
 	rt_sysroot_init();
-	rt_statvfs_hook = fixed_statvfs;
+	rt_statvfs_use(fixed_statvfs);
 }
 
 TestSuite(collect, .init = on_host_a);
