@@ -444,6 +444,30 @@ static int classify_systemd(char **c, int n, struct rt_cgjob *j)
 	return 0;
 }
 
+/* The presets' layouts: each one the classifiers above know. */
+static const struct {
+	const char *name;
+	const char *const globs[6];
+} presets[] = {
+    {"slurm",
+     {"slurm/uid_*/job_*", "slurm_*/uid_*/job_*", "system.slice/slurmstepd.scope/job_*",
+      "system.slice/*_slurmstepd.scope/job_*", NULL}},
+    {"kubernetes",
+     {"kubepods.slice/kubepods-*.slice/kubepods-*-pod*.slice", "kubepods.slice/kubepods-pod*.slice",
+      "kubepods/besteffort/pod*", "kubepods/burstable/pod*", "kubepods/pod*", NULL}},
+    {"systemd", {"system.slice/*.service", "system.slice/*.scope", NULL}},
+    {"podman", {"libpod_parent/libpod-*", "machine.slice/libpod-*.scope", NULL}},
+    {"docker", {"docker/*", "system.slice/docker-*.scope", NULL}},
+};
+
+const char *const *rt_cgjob_preset(const char *name)
+{
+	for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++)
+		if (!strcmp(name, presets[i].name))
+			return presets[i].globs;
+	return NULL;
+}
+
 void rt_cgjob_classify(const char *path, struct rt_cgjob *j)
 {
 	char buf[512], *c[32];

@@ -73,6 +73,11 @@ unsigned rt_cgjob_cpuset_count(const struct rt_cgjob *j);
  * Slurm (v1, v2, multiple-slurmd, SLUID), Kubernetes (systemd and
  * cgroupfs drivers) and systemd. Pure: any bytes in, bounded. */
 void rt_cgjob_classify(const char *path, struct rt_cgjob *j);
+/* The node mode's presets (--jobs NAME: slurm, kubernetes, systemd,
+ * podman, docker): the layouts of that scheduler's job groups, globs
+ * relative to the hierarchies (NULL-terminated, each a layout
+ * rt_cgjob_classify knows); NULL for any other name. */
+const char *const *rt_cgjob_preset(const char *name);
 
 /* The container id a pod's part names (its group's directory: <id>
  * under cgroupfs; cri-containerd-<id>.scope, crio-<id>.scope,

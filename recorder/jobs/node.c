@@ -44,20 +44,6 @@
 #define STOP_WAIT_S 10          /* for the sinks to send the runs' ends */
 #define NODE_LOCK_WAIT_MS 15000 /* for a node that still hands its runs over */
 
-static const char *const slurm[] = {"slurm/uid_*/job_*", "slurm_*/uid_*/job_*",
-                                    "system.slice/slurmstepd.scope/job_*",
-                                    "system.slice/*_slurmstepd.scope/job_*", NULL};
-static const char *const kubernetes[] = {"kubepods.slice/kubepods-*.slice/kubepods-*-pod*.slice",
-                                         "kubepods.slice/kubepods-pod*.slice",
-                                         "kubepods/besteffort/pod*",
-                                         "kubepods/burstable/pod*",
-                                         "kubepods/pod*",
-                                         NULL};
-static const char *const systemd[] = {"system.slice/*.service", "system.slice/*.scope", NULL};
-static const char *const podman[] = {"libpod_parent/libpod-*", "machine.slice/libpod-*.scope",
-                                     NULL};
-static const char *const docker[] = {"docker/*", "system.slice/docker-*.scope", NULL};
-
 /* A glob the user gave: relative to the hierarchies (a /sys/fs/cgroup
  * prefix and, on v1, its mount are taken off). */
 static int user_glob(const char *which, struct rt_node_globs *g, char *err, size_t cap)
@@ -89,12 +75,7 @@ static int user_glob(const char *which, struct rt_node_globs *g, char *err, size
 
 int rt_node_globs(const char *which, struct rt_node_globs *g, char *err, size_t cap)
 {
-	const char *const *pre = !strcmp(which, "slurm")        ? slurm
-	                         : !strcmp(which, "kubernetes") ? kubernetes
-	                         : !strcmp(which, "systemd")    ? systemd
-	                         : !strcmp(which, "podman")     ? podman
-	                         : !strcmp(which, "docker")     ? docker
-	                                                        : NULL;
+	const char *const *pre = rt_cgjob_preset(which);
 	memset(g, 0, sizeof(*g));
 	if (!pre)
 		return user_glob(which, g, err, cap);

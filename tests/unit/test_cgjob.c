@@ -2,6 +2,7 @@
  * Slurm (v1, v2, multiple-slurmd, SLUID), Kubernetes (both drivers, every
  * QoS class) and systemd; a path of none of them is nobody's. */
 #include <criterion/criterion.h>
+#include <fnmatch.h>
 #include <string.h>
 
 #include "cgjob.h"
@@ -122,6 +123,44 @@ Test(cgjob, a_containers_names_from_its_runtimes_files)
 	                     "{\"Name\": \"/x\"}}, \"Name\": \"/api-1\"}";
 	cr_assert_eq(rt_oci_scan_names(docker, strlen(docker), &n), 0);
 	cr_expect_str_eq(n.container, "api-1"); /* the top's Name, not a nested one */
+}
+
+/* each preset's layouts: an example of each glob is a group of that
+ * scheduler's, as the classifier tells (one table, one truth) */
+Test(cgjob, every_preset_layout_classifies_as_its_scheduler)
+{
+	static const struct {
+		const char *preset, *examples[6];
+	} want[] = {
+	    {"slurm",
+	     {"slurm/uid_1000/job_42", "slurm_n1/uid_1000/job_42",
+	      "system.slice/slurmstepd.scope/job_42", "system.slice/n1_slurmstepd.scope/job_42"}},
+	    {"kubernetes",
+	     {"kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1f2e3d4c_5b6a.slice",
+	      "kubepods.slice/kubepods-pod1f2e3d4c_5b6a.slice",
+	      "kubepods/besteffort/pod1f2e3d4c-5b6a", "kubepods/burstable/pod1f2e3d4c-5b6a",
+	      "kubepods/pod1f2e3d4c-5b6a"}},
+	    {"systemd", {"system.slice/cron.service", "system.slice/run-r1.scope"}},
+	    {"podman", {"libpod_parent/libpod-" ID, "machine.slice/libpod-" ID ".scope"}},
+	    {"docker", {"docker/" ID, "system.slice/docker-" ID ".scope"}},
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const char *const *g = rt_cgjob_preset(want[i].preset);
+		cr_assert_not_null(g, "%s", want[i].preset);
+		size_t n = 0;
+		for (; g[n]; n++) {
+			const char *ex = want[i].examples[n];
+			cr_assert_not_null(ex, "%s: no example of %s", want[i].preset, g[n]);
+			cr_expect_eq(fnmatch(g[n], ex, FNM_PATHNAME), 0, "%s does not match %s", ex,
+			             g[n]);
+			struct rt_cgjob j;
+			rt_cgjob_classify(ex, &j);
+			cr_expect_str_eq(j.scheduler, want[i].preset, "%s", ex);
+		}
+		cr_expect_null(want[i].examples[n], "%s: more examples than layouts",
+		               want[i].preset);
+	}
+	cr_expect_null(rt_cgjob_preset("batch/*"));
 }
 
 /* the directory names a pod's containers' groups have under each
