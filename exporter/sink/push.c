@@ -317,7 +317,7 @@ static void sign(const struct rt_push *p, const struct rt_buf *body, const char 
 		h[n] = p->headers[n];
 	h[n] = NULL;
 	const char *region = getenv("TRACKER_REMOTE_WRITE_SIGV4_REGION");
-	if (p->sink != &rt_push_prometheus || !region || !*region)
+	if (!p->sink->sigv4 || !region || !*region)
 		return;
 	const char *ak = getenv("AWS_ACCESS_KEY_ID"), *sk = getenv("AWS_SECRET_ACCESS_KEY");
 	const char *tok = getenv("AWS_SESSION_TOKEN");
@@ -720,12 +720,12 @@ static int run_attributes(struct rt_push *p, struct rt_store *s, const struct rt
 		       strlen(inst) > 255 ? "cut" : "so");
 		return 2;
 	}
-	p->zero_start = p->sink == &rt_push_prometheus;
+	p->zero_start = p->sink->zero_start;
 	if (alloc_series(p, ri)) {
 		rt_say("out of memory");
 		return 1;
 	}
-	if (p->sink == &rt_push_otlp && push_otlp_resource(p))
+	if (p->sink->resource && p->sink->resource(p))
 		return 2;
 	return 0;
 }
@@ -813,8 +813,7 @@ static void say_pushed(const struct rt_push *p, uint64_t run, int rc)
 		       (unsigned long long)run, (unsigned long long)p->sent_lines,
 		       p->sent_lines == 1 ? "" : "s", (unsigned long long)p->requests,
 		       p->requests == 1 ? "" : "s", (unsigned long long)p->sent_bytes,
-		       p->sink == &rt_push_otlp ? "JSON, gzip" : "protobuf, snappy",
-		       (unsigned long long)(p->next_seq - 1));
+		       p->sink->wire, (unsigned long long)(p->next_seq - 1));
 }
 
 static void push_free(struct rt_push *p)

@@ -40,6 +40,24 @@ struct rt_push;
 /* One request's body and headers. */
 struct rt_push_sink {
 	const char *name; /* --to */
+	const char *what; /* in messages: "remote write", "OTLP" */
+	const char *wire; /* the body's encoding, as said: "protobuf, snappy" */
+	int zero_start;   /* counters start with a 0 at the run's first record
+	                     (remote write: PromQL's increase and rate see the
+	                     first interval) */
+	int sigv4;        /* signed for Amazon Managed Prometheus when its
+	                     region is set (TRACKER_REMOTE_WRITE_SIGV4_REGION) */
+	/* The engine's URL from the environment (buf: room for one made from
+	 * it), NULL when none; then needs_url is said. */
+	const char *(*env_url)(char *buf, size_t cap);
+	const char *needs_url;
+	/* The request's headers from p->headers[*nh] on (its content type and
+	 * encoding, its credentials; auth: room for one): 0, or 2 (said) when
+	 * the environment's are unusable. */
+	int (*headers)(struct rt_push *p, char *auth, size_t cap, size_t *nh);
+	/* The run's resource made ready (OTLP's attributes from OTEL_*): 0, or
+	 * 2 (said); NULL: nothing to do. */
+	int (*resource)(struct rt_push *p);
 	/* The batch's body into out; 0 or -ENOMEM. */
 	int (*encode)(const struct rt_push *p, struct rt_buf *out);
 	/* Whether an answer is worth another try. */
@@ -89,6 +107,8 @@ struct rt_push {
 };
 
 extern const struct rt_push_sink rt_push_prometheus, rt_push_otlp;
+/* Every sink push --to names, NULL-terminated (push_http.c). */
+extern const struct rt_push_sink *const rt_push_sinks[];
 
 /* How far a run is, for a sink that follows it step by step. */
 enum rt_sink_end {

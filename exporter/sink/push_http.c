@@ -203,7 +203,7 @@ int push_otlp_resource(struct rt_push *p)
 
 /* The OTLP metrics endpoint: OTEL_EXPORTER_OTLP_METRICS_ENDPOINT as it is,
  * else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/metrics. */
-static const char *otlp_url(char *buf, size_t cap)
+const char *push_otlp_env_url(char *buf, size_t cap)
 {
 	const char *m = getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT");
 	if (m && *m)
@@ -246,36 +246,34 @@ static int remote_write_credentials_ok(const char *region)
 	                                rt_env_value_ok("AWS_SESSION_TOKEN", 4096));
 }
 
+const struct rt_push_sink *const rt_push_sinks[] = {&rt_push_prometheus, &rt_push_otlp, NULL};
+
 /* The sink push --to names, or NULL (said). */
 const struct rt_push_sink *push_sink_named(const char *to)
 {
-	const struct rt_push_sink *sink = !to                         ? NULL
-	                                  : !strcmp(to, "prometheus") ? &rt_push_prometheus
-	                                  : !strcmp(to, "otlp")       ? &rt_push_otlp
-	                                                              : NULL;
-	if (!sink)
-		rt_say("push --to must be prometheus or otlp (got '%s')", to ? to : "nothing");
-	return sink;
+	for (size_t i = 0; to && rt_push_sinks[i]; i++)
+		if (!strcmp(to, rt_push_sinks[i]->name))
+			return rt_push_sinks[i];
+	rt_say("push --to must be prometheus or otlp (got '%s')", to ? to : "nothing");
+	return NULL;
+}
+
+const char *push_prom_env_url(char *buf, size_t cap)
+{
+	(void)buf;
+	(void)cap;
+	return getenv("TRACKER_REMOTE_WRITE_URL");
 }
 
 /* The engine's URL: --url, else the sink's variables; NULL (said) when
  * none, or not one http(s) word short enough to send whole. */
 const char *push_url(const struct rt_push_sink *sink, const char *url, char *buf, size_t cap)
 {
-	if ((!url || !*url) && sink == &rt_push_prometheus)
-		url = getenv("TRACKER_REMOTE_WRITE_URL");
-	if ((!url || !*url) && sink == &rt_push_otlp)
-		url = otlp_url(buf, cap);
-	const char *what = sink == &rt_push_otlp ? "OTLP" : "remote write";
+	if (!url || !*url)
+		url = sink->env_url(buf, cap);
+	const char *what = sink->what;
 	if (!url || !*url) {
-		if (sink == &rt_push_prometheus)
-			rt_say("push --to prometheus needs --url URL or TRACKER_REMOTE_WRITE_URL "
-			       "(e.g. "
-			       "http://HOST:9090/api/v1/write)");
-		else
-			rt_say("push --to otlp needs --url URL, "
-			       "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT or "
-			       "OTEL_EXPORTER_OTLP_ENDPOINT (e.g. http://HOST:4318)");
+		rt_say("%s", sink->needs_url);
 		return NULL;
 	}
 	size_t n = strlen(url);
@@ -296,25 +294,36 @@ const char *push_url(const struct rt_push_sink *sink, const char *url, char *buf
 /* The request's headers: the sink's content type and encoding, its
  * credentials (remote write) or OTEL headers, rt's User-Agent. 0, or 2
  * (said) when the environment's are unusable. */
+int push_prom_headers(struct rt_push *p, char *auth, size_t cap, size_t *nh)
+{
+	p->headers[(*nh)++] = "Content-Type: application/x-protobuf";
+	p->headers[(*nh)++] = "Content-Encoding: snappy";
+	p->headers[(*nh)++] = "X-Prometheus-Remote-Write-Version: 0.1.0";
+	const char *region = getenv("TRACKER_REMOTE_WRITE_SIGV4_REGION");
+	if (!remote_write_credentials_ok(region))
+		return 2;
+	if (!(region && *region) && auth_header(auth, cap))
+		p->headers[(*nh)++] = auth;
+	return 0;
+}
+
+int push_otlp_headers(struct rt_push *p, char *auth, size_t cap, size_t *nh)
+{
+	(void)auth;
+	(void)cap;
+	p->headers[(*nh)++] = "Content-Type: application/json";
+	p->headers[(*nh)++] = "Content-Encoding: gzip";
+	if (otlp_headers(p, "OTEL_EXPORTER_OTLP_HEADERS", nh) ||
+	    otlp_headers(p, "OTEL_EXPORTER_OTLP_METRICS_HEADERS", nh))
+		return 2;
+	return 0;
+}
+
 int push_headers(struct rt_push *p, char *auth, size_t cap)
 {
 	size_t nh = 0;
-	if (p->sink == &rt_push_prometheus) {
-		p->headers[nh++] = "Content-Type: application/x-protobuf";
-		p->headers[nh++] = "Content-Encoding: snappy";
-		p->headers[nh++] = "X-Prometheus-Remote-Write-Version: 0.1.0";
-		const char *region = getenv("TRACKER_REMOTE_WRITE_SIGV4_REGION");
-		if (!remote_write_credentials_ok(region))
-			return 2;
-		if (!(region && *region) && auth_header(auth, cap))
-			p->headers[nh++] = auth;
-	} else {
-		p->headers[nh++] = "Content-Type: application/json";
-		p->headers[nh++] = "Content-Encoding: gzip";
-		if (otlp_headers(p, "OTEL_EXPORTER_OTLP_HEADERS", &nh) ||
-		    otlp_headers(p, "OTEL_EXPORTER_OTLP_METRICS_HEADERS", &nh))
-			return 2;
-	}
+	if (p->sink->headers(p, auth, cap, &nh))
+		return 2;
 	p->headers[nh++] = "User-Agent: rt/" RT_VERSION;
 	p->headers[nh] = NULL;
 	return 0;

@@ -15,6 +15,7 @@
 #include "rt/common.h"
 #include "sink/batch.h"
 #include "sink/push.h"
+#include "sink/push_int.h"
 
 static void str(struct rt_buf *b, const char *s)
 {
@@ -142,4 +143,16 @@ static void accepted(struct rt_push *p, const char *body)
 	cJSON_Delete(r);
 }
 
-const struct rt_push_sink rt_push_otlp = {"otlp", encode, retryable, accepted};
+const struct rt_push_sink rt_push_otlp = {
+    .name = "otlp",
+    .what = "OTLP",
+    .wire = "JSON, gzip",
+    .env_url = push_otlp_env_url,
+    .needs_url = "push --to otlp needs --url URL, OTEL_EXPORTER_OTLP_METRICS_ENDPOINT or "
+                 "OTEL_EXPORTER_OTLP_ENDPOINT (e.g. http://HOST:4318)",
+    .headers = push_otlp_headers,
+    .resource = push_otlp_resource,
+    .encode = encode,
+    .retryable = retryable,
+    .accepted = accepted,
+};

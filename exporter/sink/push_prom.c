@@ -11,6 +11,7 @@
 
 #include "remote_write.pb-c.h"
 #include "sink/push.h"
+#include "sink/push_int.h"
 
 #define MAX_LABELS (RT_PUSH_MAX_ATTRS + 4)
 
@@ -192,4 +193,16 @@ static int retryable(long st, const char *body)
 	return st == 429 || st >= 500;
 }
 
-const struct rt_push_sink rt_push_prometheus = {"prometheus", encode, retryable, NULL};
+const struct rt_push_sink rt_push_prometheus = {
+    .name = "prometheus",
+    .what = "remote write",
+    .wire = "protobuf, snappy",
+    .zero_start = 1,
+    .sigv4 = 1,
+    .env_url = push_prom_env_url,
+    .needs_url = "push --to prometheus needs --url URL or TRACKER_REMOTE_WRITE_URL (e.g. "
+                 "http://HOST:9090/api/v1/write)",
+    .headers = push_prom_headers,
+    .encode = encode,
+    .retryable = retryable,
+};
