@@ -9,6 +9,8 @@
 #     /* house: signal-handler state (...) */
 #   - no static function that shares its name with an extern one
 #   - no function over 80 lines, no file over 1,000
+#   - shared/ in rooms, bottom up fmt, os, config, record, live, store: no
+#     include of a room above, no circle between its files
 set -eu
 BUILD=${1:?usage: house.sh BUILD_DIR}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -56,5 +58,36 @@ while read -r v; do
 	fi
 	say "${at:-?}: $v is a mutable variable other files share (pass it, or keep it in one file behind calls)"
 done < "$BUILD/house.vars"
+# shared/'s rooms, bottom up: a file includes only its own room's
+# headers and those of the rooms below it (a header is the room of the
+# file it names: rt/store.h the store_*.c's); and no circle between its
+# files (what each object takes from another, by symbol: tsort finds one)
+floors="fmt os config record live store"
+floor() { echo "$floors" | tr ' ' '\n' | grep -nx "$1" | cut -d: -f1; }
+for d in $floors; do
+	[ -d "shared/$d" ] || say "shared/$d: no such room"
+done
+for f in shared/*/*.c; do
+	r=${f#shared/}
+	r=${r%%/*}
+	for h in $(sed -n 's|^#include "rt/\([a-z_]*\)\.h".*|\1|p' "$f"); do
+		impl=$(ls shared/*/"$h".c shared/*/"$h"_*.c 2> /dev/null | head -1)
+		[ -n "$impl" ] || continue
+		hr=${impl#shared/}
+		hr=${hr%%/*}
+		[ "$(floor "$hr")" -le "$(floor "$r")" ] ||
+			say "$f ($r) includes rt/$h.h ($hr): an arrow up (rooms, bottom up: $floors)"
+	done
+done
+sobjs=$(find "$BUILD/CMakeFiles" -path '*/rt_shared.dir/*' -name '*.o' | sort)
+for o in $sobjs; do
+	nm -P "$o" | awk -v f="$(basename "$o" .c.o)" '$2 ~ /^[TDRB]$/ {print "D", $1, f} $2 == "U" {print "U", $1, f}'
+done | awk '$1 == "D" {def[$2] = $3} $1 == "U" {u[NR] = $2; from[NR] = $3}
+	END { for (i in u) if ((u[i] in def) && def[u[i]] != from[i]) print from[i], def[u[i]] }' |
+	sort -u > "$BUILD/house.arrows"
+if ! tsort "$BUILD/house.arrows" > /dev/null 2> "$BUILD/house.loop"; then
+	say "shared/'s files call round a circle: $(grep -v 'input contains a loop' "$BUILD/house.loop" | sed 's/^tsort: //' | tr '\n' ' ')"
+fi
+
 [ $bad = 0 ] && echo "house: ok ($(echo "$srcs" | wc -l) files, $(wc -l < "$BUILD/house.tags") functions, $(echo "$objs" | wc -w) objects)"
 exit $bad

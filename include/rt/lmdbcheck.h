@@ -1,6 +1,6 @@
 /*
  * lmdbcheck.h - a structural check of an LMDB data file before rt writes
- * into it (shared/lmdbcheck.c says what is checked).
+ * into it (shared/store/lmdbcheck.c says what is checked).
  */
 #ifndef RT_LMDBCHECK_H
 #define RT_LMDBCHECK_H

@@ -62,7 +62,7 @@ int rt_store_check(struct rt_store *s);
 /*
  * The check before rt writes into a store it did not just write itself
  * (delete, compact, salvage, the size cap): rt_store_check, then every page
- * the current snapshot reaches (shared/lmdbcheck.c). It reads the whole
+ * the current snapshot reaches (shared/store/lmdbcheck.c). It reads the whole
  * data file. 0, or RT_E_CORRUPT with rt_store_last_error() saying where.
  */
 int rt_store_check_pages(struct rt_store *s);

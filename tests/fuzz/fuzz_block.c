@@ -1,7 +1,7 @@
 /* libFuzzer target: a stored value of the samples database as every
  * reader meets it (rt/block.h): a block of a run's samples or one sample
  * alone, read record by record, each record unpacked against the one
- * before and decoded, as a scan would (shared/store_read.c). And the
+ * before and decoded, as a scan would (shared/store/store_read.c). And the
  * builder's promise: records added to a block come back out of its value
  * the same, in order, with their seqs.
  *

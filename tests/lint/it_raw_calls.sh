@@ -9,9 +9,9 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 mkdir -p "$T/recorder" "$T/exporter"
 cp -r "$ROOT/shared" "$T/"
-printf 'int planted(const char *p)\n{\n\treturn open(p, O_WRONLY | O_CREAT, 0600);\n}\n' >> "$T/shared/fmt.c"
+printf 'int planted(const char *p)\n{\n\treturn open(p, O_WRONLY | O_CREAT, 0600);\n}\n' >> "$T/shared/fmt/fmt.c"
 if out=$(sh "$HERE/raw_calls.sh" "$T" 2>&1); then
 	echo "FAIL: a planted raw open() was not found"; exit 1
 fi
-echo "$out" | grep -q 'shared/fmt.c:.*open(p, O_WRONLY' || { echo "FAIL: the planted call is not named: $out"; exit 1; }
+echo "$out" | grep -q 'shared/fmt/fmt.c:.*open(p, O_WRONLY' || { echo "FAIL: the planted call is not named: $out"; exit 1; }
 echo "ok: a planted raw open() is found and named"

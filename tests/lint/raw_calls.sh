@@ -1,7 +1,7 @@
 #!/bin/sh
 # raw_calls.sh [ROOT] - every call that makes, opens, renames or removes a
-# file by name goes through the safe helpers (shared/safefile.c,
-# shared/safepath.c), or carries a reviewed reason on its line or the line
+# file by name goes through the safe helpers (shared/os/safefile.c,
+# shared/os/safepath.c), or carries a reviewed reason on its line or the line
 # above: /* raw: why this name cannot be another user's */. A new raw call
 # without one fails here, listed with its file and line (issue 52: root's
 # push once truncated files through a link another user planted).

@@ -1,4 +1,4 @@
-/* A run's samples in store blocks (rt/block.h, shared/store_write.c): a
+/* A run's samples in store blocks (rt/block.h, shared/store/store_write.c): a
  * page of consecutive samples per value, read back by every lookup as if
  * each sample were alone. White-box where the entries are counted: the
  * samples database is read from the store's inside. */
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../shared/store_int.h"
+#include "../../shared/store/store_int.h"
 #include "rt/block.h"
 #include "rt/pack.h"
 #include "rt/record.h"

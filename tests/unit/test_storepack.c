@@ -1,6 +1,6 @@
 /* One writer, several runs (the node's sampler): each run's samples are
  * packed against its own last one, whatever the order they come in, and
- * one group commit holds them all (shared/store_write.c). White-box: the
+ * one group commit holds them all (shared/store/store_write.c). White-box: the
  * group's packed bytes are read from the store's inside. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../shared/store_int.h"
+#include "../../shared/store/store_int.h"
 #include "rt/record.h"
 #include "rt/store.h"
 

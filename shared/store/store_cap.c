@@ -204,38 +204,6 @@ int rt_store_cap_more(const struct rt_store *s)
 	return s->cap_more;
 }
 
-/* Where LMDB mapped data.mdb in this process: LMDB only reports the
- * address of a fixed map, so find the mapping of the file's inode in
- * /proc/self/maps (our own process: never under a fixture root). */
-int store_find_map(struct rt_store *s)
-{
-	int fd;
-	struct stat st;
-	MDB_envinfo info;
-	if (mdb_env_get_fd(s->env, &fd) || fstat(fd, &st) || mdb_env_info(s->env, &info))
-		return -1;
-	/* raw: /proc, read-only */
-	FILE *f = fopen("/proc/self/maps", "re");
-	if (!f)
-		return -1;
-	char line[4352];
-	s->map_addr = NULL;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi, off, ino;
-		unsigned maj, min;
-		if (sscanf(line, "%lx-%lx %*s %lx %x:%x %lu", &lo, &hi, &off, &maj, &min, &ino) ==
-		        6 &&
-		    ino == (unsigned long)st.st_ino && off == 0 && hi - lo >= info.me_mapsize / 2) {
-			s->map_addr = (void *)lo;
-			s->map_len = hi - lo;
-			break;
-		}
-	}
-	fclose(f);
-	s->map_for = info.me_mapsize;
-	return s->map_addr ? 0 : -1;
-}
-
 void rt_store_trim_rss(struct rt_store *s)
 {
 	MDB_envinfo info;

@@ -30,40 +30,9 @@ static uint64_t delta(uint64_t cur, uint64_t prev)
 	return cur >= prev ? cur - prev : 0;
 }
 
-/* Counter delta across a device reset: the new counter started from 0. */
-uint64_t fld_delta_reset(uint64_t cur, uint64_t prev)
-{
-	return cur >= prev ? cur - prev : cur;
-}
-
-/* A counter's change in units of `unit` bytes as a signed total, held at
- * INT64_MAX: a damaged record can hold any value, and no sum of them may
- * overflow. */
-int64_t fld_delta_i64(uint64_t cur, uint64_t prev, uint64_t unit)
-{
-	uint64_t d = fld_delta_reset(cur, prev);
-	return d > (uint64_t)INT64_MAX / unit ? INT64_MAX : (int64_t)(d * unit);
-}
-
 static int64_t add_held(int64_t a, int64_t b) /* a, b >= 0 */
 {
 	return b > INT64_MAX - a ? INT64_MAX : a + b;
-}
-
-int fld_prev_slot_disk(const struct rt_derived *d, unsigned i)
-{
-	if (d->prev.rec->h->inv_gen == d->cur.rec->h->inv_gen && i < d->prev.rec->h->ndisk)
-		return (int)i;
-	int j = rt_inventory_find_disk(d->prev.inv, d->cur.inv->disk[i].name);
-	return j < (int)d->prev.rec->h->ndisk ? j : -1;
-}
-
-int fld_prev_slot_nic(const struct rt_derived *d, unsigned i)
-{
-	if (d->prev.rec->h->inv_gen == d->cur.rec->h->inv_gen && i < d->prev.rec->h->nnic)
-		return (int)i;
-	int j = rt_inventory_find_nic(d->prev.inv, d->cur.inv->nic[i].name);
-	return j < (int)d->prev.rec->h->nnic ? j : -1;
 }
 
 static int prev_slot_cpu(const struct rt_derived *d, unsigned i)
@@ -600,16 +569,6 @@ static void build_order(void)
 				csv_ids[n++] = (int)id;
 }
 
-void fld_key(struct rt_buf *b, const char *k, int *first)
-{
-	if (!*first)
-		rt_buf_putc(b, ',');
-	*first = 0;
-	rt_buf_putc(b, '"');
-	rt_buf_puts(b, k);
-	rt_buf_puts(b, "\":");
-}
-
 /* key k of the table, prepared once */
 static void key_id(struct rt_buf *b, int k, int *first)
 {
@@ -619,14 +578,6 @@ static void key_id(struct rt_buf *b, int k, int *first)
 	} else { /* not prepared (no room): the same bytes */
 		fld_key(b, key_of(k), first);
 	}
-}
-
-void fld_str_or_null(struct rt_buf *b, const char *s)
-{
-	if (s && *s)
-		rt_buf_json_str(b, s);
-	else
-		rt_buf_puts(b, "null");
 }
 
 static void write_section(struct rt_buf *b, int sec, const struct rt_derived *d,

@@ -209,7 +209,7 @@ int store_open_held(const char *dir, int held, int flags, struct rt_store **out)
 /* store_write.c */
 int store_writers_lock(const char *dir, int how);
 int store_with_write(struct rt_store *s, write_fn fn, void *ctx);
-/* store_cap.c: where LMDB mapped data.mdb here (s->map_addr, s->map_len),
+/* store_guard.c: where LMDB mapped data.mdb here (s->map_addr, s->map_len),
  * from /proc/self/maps (LMDB reports only a fixed map's address). 0 or -1. */
 int store_find_map(struct rt_store *s);
 /* store_check.c */
