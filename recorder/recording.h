@@ -22,6 +22,17 @@
 #include "sampler.h"
 
 #define DEFAULT_STORE_MAX_MB 1024
+
+/* run.c: one recording, as its steps (struct run) go: 1 when the run
+ * could not start, RT_EXIT_OVER_BUDGET when the job went over its
+ * budget, else 0; g: the guardian's link in wrapper mode, else NULL;
+ * prog: the recorder's name in what it says. */
+int rec_record(struct rt_config *cfg, int out_fd, struct rt_guard_link *g, const char *prog);
+/* ... and what every run's metadata starts from (the node's runs too) */
+struct rt_host_info;
+struct rt_run_meta;
+void rec_base_meta(const struct rt_config *cfg, const struct rt_host_info *h,
+                   struct rt_run_meta *m);
 #define EXPORTER_WAIT_NS (10ull * 1000000000ull)
 /* ... of which the pushers wait, by default, after the job */
 #define PUSH_EXIT_WAIT_S 3

@@ -486,7 +486,7 @@ static void start_recorder(struct guard *g, struct rt_config *cfg, int out_fd, i
 		if (sfd >= 0)
 			close(sfd);
 		struct rt_guard_link link = {.guardian = getppid(), .fd = sv[1]};
-		_exit(record(cfg, out_fd, &link));
+		_exit(record(cfg, out_fd, &link, g->prog));
 	}
 	close(sv[1]);
 	if (g->rec > 0)

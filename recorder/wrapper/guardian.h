@@ -55,7 +55,8 @@ struct rt_guard_link {
  * The recorder, run in the guardian's first child with the link; returns
  * its exit status (which the guardian only reports).
  */
-typedef int (*rt_record_fn)(struct rt_config *cfg, int out_fd, struct rt_guard_link *g);
+typedef int (*rt_record_fn)(struct rt_config *cfg, int out_fd, struct rt_guard_link *g,
+                            const char *prog);
 
 /*
  * Run cfg->command under a guardian: fork the recorder (record), wait until
