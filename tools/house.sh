@@ -45,8 +45,11 @@ objs=$(find "$BUILD/CMakeFiles" -path '*/CMakeFiles/rt_*.dir/*' -name '*.o' -o \
 for o in $objs; do
 	objdump -t "$o" | awk '$2 == "g" {
 		sec = ""; for (i = 3; i < NF && sec == ""; i++) if ($i ~ /^\./ || $i == "*COM*") sec = $i
-		if (sec ~ /^\.(data|bss|tdata|tbss)/ && sec !~ /^\.data\.rel\.ro/ || sec == "*COM*") print $NF }'
+		# (not the compiler-made ones: the sanitizer __odr_asan.* indicators)
+		if ((sec ~ /^\.(data|bss|tdata|tbss)/ && sec !~ /^\.data\.rel\.ro/ || sec == "*COM*") && $NF !~ /^__/) print $NF }'
 done | sort -u > "$BUILD/house.vars"
+# (the fault guard's own are always there: none read means none could be)
+grep -qx store_fault_jb "$BUILD/house.vars" || say "the objects' symbols were not read (objdump over $BUILD)"
 # (where each is defined: ctags' variables with external linkage)
 "$CTAGS" -x --language-force=C --kinds-C=v --fields=+S -u --_xformat='%N %F %n %{file}' $srcs 2> /dev/null |
 	awk '$4 != "file"' > "$BUILD/house.defs"
