@@ -52,7 +52,8 @@ static inline void rt_block_reset(struct rt_block *b)
  * unchanged), or -EINVAL when seq is not above its last, the block is
  * another run's or len is 0. */
 int rt_block_add(struct rt_block *b, uint64_t run, uint64_t seq, const void *rec, size_t len);
-/* The value to store at (run, b->first): header and records. */
+/* The value to store at (run, b->first): header and records, in b's own
+ * buffer (valid until b changes), *len its length. Cannot fail. */
 const void *rt_block_value(struct rt_block *b, size_t *len);
 
 /* 1 when a stored value is a block (its tag). */

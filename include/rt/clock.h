@@ -40,6 +40,7 @@ int rt_clock_wait(uint64_t deadline_ns, int fd);
 /* Switch to the fake clock: wall time starts at wall_ns, monotonic at
  * 1e9 ns. For tests (the recorder honours $RT_TEST_CLOCK=epoch seconds). */
 void rt_clock_set_fake(uint64_t wall_ns);
+/* 1 on the fake clock, else 0. */
 int rt_clock_is_fake(void);
 
 #endif

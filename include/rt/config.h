@@ -26,7 +26,8 @@ enum rt_meta_key {
 	RT_META_COUNT
 };
 
-/* JSON / Sentinel key of a metadata field ("job_name"...). */
+/* JSON / Sentinel key of a metadata field ("job_name"...; "" past
+ * RT_META_COUNT). Never NULL. */
 const char *rt_meta_name(enum rt_meta_key k);
 
 enum rt_format { RT_FMT_JSON, RT_FMT_CSV };
@@ -87,8 +88,8 @@ void rt_config_defaults(struct rt_config *c);
  */
 int rt_config_parse_args(struct rt_config *c, int argc, char **argv, char *err, size_t errcap);
 
-/* Whether argument a is an option whose value is the next argument
- * ("--store DIR", "-o FILE"; not "--store=DIR", not "-oFILE"). */
+/* 1 when argument a is an option whose value is the next argument
+ * ("--store DIR", "-o FILE"; not "--store=DIR", not "-oFILE"), else 0. */
 int rt_config_takes_next(const char *a);
 
 /* Fill settings not given on the CLI from TRACKER_* env vars. Returns 0 or
@@ -110,7 +111,7 @@ void rt_config_free(struct rt_config *c);
 /* Parse "0.5", "2", "1e-2" as an interval; RT_E_SYNTAX / RT_E_RANGE. */
 int rt_config_parse_interval(const char *s, double *out);
 
-/* Usage text of the recorder. */
+/* Usage text of the recorder (static). Never NULL. */
 const char *rt_config_usage(void);
 
 /* The Sentinel API token: SENTINEL_API_TOKEN, else SENTINEL_API_KEY (what

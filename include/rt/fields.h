@@ -118,7 +118,8 @@ int rt_net_counted(const struct rt_inventory *inv, unsigned i);
 /* One JSON object (sorted keys) plus '\n'. */
 void rt_format_json(struct rt_buf *out, const struct rt_derived *d, const struct rt_run_info *ri);
 /* The CSV columns, in order (RT_CSV_COLUMNS_X with the extended ones):
- * the value id of column i (-1 past the end) and its name. */
+ * the value id of column i (-1 past the end) and its name (NULL past the
+ * end). */
 int rt_csv_column_id(unsigned i);
 const char *rt_csv_column_name(unsigned i);
 /* The value id of a CSV or extended-CSV column name, -1 when none. */

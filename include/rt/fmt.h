@@ -64,7 +64,8 @@ void rt_fmt_printable(char *dst, size_t cap, const char *src);
  * Returns 0 or RT_E_SYNTAX. */
 int rt_parse_time(const char *s, uint64_t *wall_ns);
 /* Same, and *unit_ns is the precision given (1 s for "...T10:00:05Z", 1 ms
- * for "...05.123Z"), so a range end can include the whole last unit. */
+ * for "...05.123Z"), so a range end can include the whole last unit.
+ * Returns 0 or RT_E_SYNTAX (also for NULL or ""). */
 int rt_parse_time_prec(const char *s, uint64_t *wall_ns, uint64_t *unit_ns);
 
 #endif

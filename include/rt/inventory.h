@@ -75,6 +75,7 @@ struct rt_inventory {
  * or -ENOSPC. rt_inventory_encoded_max() bytes are always enough.
  */
 long rt_inventory_encode(const struct rt_inventory *inv, void *buf, size_t cap);
+/* The most bytes any inventory encodes to (cannot fail). */
 size_t rt_inventory_encoded_max(void);
 
 /*
@@ -89,7 +90,7 @@ int rt_inventory_find_nic(const struct rt_inventory *inv, const char *name);
 int rt_inventory_find_mount(const struct rt_inventory *inv, const char *mount_point);
 int rt_inventory_find_gpu(const struct rt_inventory *inv, const char *uuid);
 
-/* True when two inventories describe the same devices (gen ignored). */
+/* 1 when two inventories describe the same devices (gen ignored), else 0. */
 int rt_inventory_equal(const struct rt_inventory *a, const struct rt_inventory *b);
 
 #endif

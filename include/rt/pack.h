@@ -54,6 +54,8 @@ struct rt_pack_state {
 	uint8_t nvals[RT_PACK_MAX_SECTIONS];
 };
 
+/* A state with no previous record, its record buffer allocated
+ * (rt_record_max_size bytes, 64-aligned): 0, or -ENOMEM. */
 int rt_pack_state_init(struct rt_pack_state *st);
 void rt_pack_state_free(struct rt_pack_state *st);
 /* Forget the previous record: the next one packed is full. */
@@ -62,7 +64,7 @@ static inline void rt_pack_state_reset(struct rt_pack_state *st)
 	st->valid = 0;
 }
 
-/* Bytes rt_pack may write for rec. */
+/* Bytes rt_pack may write for rec (an upper bound; cannot fail). */
 size_t rt_pack_bound(const struct rt_record *rec);
 
 /* Pack rec (this rt's layout) as sample seq of the run whose previous

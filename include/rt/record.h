@@ -252,7 +252,8 @@ extern const uint8_t rt_record_nvals_now[RT_NSECTIONS];
 /* Size in bytes of a record with these counts. */
 size_t rt_record_size(unsigned ncpu, unsigned ndisk, unsigned nmount, unsigned nnic, unsigned ngpu);
 
-/* Largest possible record (all capacities full). */
+/* Largest possible record (all capacities full), bytes: a buffer this big
+ * holds any record of this rt's layout. */
 size_t rt_record_max_size(void);
 
 /*

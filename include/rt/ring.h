@@ -52,7 +52,9 @@ void rt_ring_set_state(struct rt_ring *r, enum rt_ring_state st);
  * size. Returns 0, -errno, RT_E_CORRUPT or RT_E_LAYOUT. */
 int rt_ring_open(const char *path, struct rt_ring **out);
 
-/* Seq the next published sample will have (= count of published ones). */
+/* What the ring's header says now (these cannot fail: rt_ring_open
+ * checked the header): the seq the next published sample will have (=
+ * count of published ones), its slots, its run, the run's state. */
 uint64_t rt_ring_head(const struct rt_ring *r);
 uint32_t rt_ring_slot_count(const struct rt_ring *r);
 uint64_t rt_ring_run_id(const struct rt_ring *r);
@@ -89,7 +91,8 @@ void rt_ring_close(struct rt_ring *r, int unlink_file);
 
 /* Ring file path for a run: <dir>/rt-<uid>-<hash of store_key>-<run>.ring,
  * where dir is $RT_SHM_DIR or /dev/shm and store_key is
- * rt_store_ring_key() of the run's store. */
+ * rt_store_ring_key() of the run's store. 0, or -ENAMETOOLONG when it does
+ * not fit cap. */
 int rt_ring_path(char *buf, size_t cap, const char *store_key, uint64_t run_id);
 
 #endif

@@ -173,7 +173,11 @@ enum rt_run_status {
 	RT_RUN_CRASHED,  /* its recorder died; salvaged */
 	RT_RUN_UNTRACKED /* the command ran untracked (no process to spare) */
 };
+/* A status's name in metadata ("running", "finished"...; "unknown" for a
+ * value out of the enum). Never NULL. */
 const char *rt_run_status_name(enum rt_run_status st);
+/* The status a name stands for; RT_RUN_UNKNOWN for any other name and
+ * for NULL. Cannot fail. */
 enum rt_run_status rt_run_status_of(const char *name);
 
 #endif

@@ -38,7 +38,7 @@ int rt_safe_check(int fd, const char *path, mode_t want, char *why, size_t cap);
  */
 int rt_open_own(const char *path, int flags, mode_t mode, char *why, size_t cap);
 /* The same for name in the directory held open as dirfd (path names it
- * in why). */
+ * in why): the descriptor, -errno or RT_E_UNSAFE as rt_open_own. */
 int rt_open_own_at(int dirfd, const char *name, const char *path, int flags, mode_t mode, char *why,
                    size_t cap);
 
@@ -59,13 +59,14 @@ int rt_own_subdir_at(int dirfd, const char *sub, const char *path, int mkdirs, c
  * / RT_E_UNSAFE with why (which names dir).
  */
 int rt_safe_dir_open(const char *dir, int mkdirs, char *why, size_t cap);
-/* Whether a directory (its stat) can be written by a user other than this
+/* 1 when a directory (its stat) can be written by a user other than this
  * one (and root): another's, world-writable, or group-writable for a group
- * not ours. */
+ * not ours; else 0. */
 int rt_dir_shared(const struct stat *st);
-/* Whether a link (its lstat) is one rt follows: this user's or root's. */
+/* 1 when a link (its lstat) is one rt follows: this user's or root's;
+ * else 0. */
 int rt_link_trusted(const struct stat *st);
-/* Whether fd is on /proc. */
+/* 1 when fd is on /proc, 0 when not or when fstatfs fails. */
 int rt_on_procfs(int fd);
 
 /* A file being written by name (see above). */
@@ -109,7 +110,8 @@ void rt_outfile_abort(struct rt_outfile *o);
  */
 int rt_open_stream_out(const char *path, mode_t mode, char *why, size_t cap);
 /* The same, appended to (O_APPEND) rather than truncated: a step summary
- * ($GITHUB_STEP_SUMMARY) that others wrote before. */
+ * ($GITHUB_STEP_SUMMARY) that others wrote before. The descriptor, or as
+ * rt_open_stream_out. */
 int rt_open_append_out(const char *path, mode_t mode, char *why, size_t cap);
 
 /*

@@ -53,6 +53,8 @@ struct rt_stream_in {
 	size_t cap;
 };
 
+/* A reader of the stream on fd (its buffer allocated): 0, or -ENOMEM.
+ * Freed with rt_stream_in_free (fd is the caller's). */
 int rt_stream_in_init(struct rt_stream_in *in, int fd);
 void rt_stream_in_free(struct rt_stream_in *in);
 /*

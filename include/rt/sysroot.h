@@ -16,6 +16,8 @@ enum rt_root { RT_PROC, RT_SYS };
 
 /* Re-read the environment (tests may change it between runs). */
 void rt_sysroot_init(void);
+/* The root /proc or /sys paths go under ("/proc", "/sys" unless a test
+ * set one). Never NULL. */
 const char *rt_root(enum rt_root which);
 
 /* Build "<root>/<rel>" into buf. Returns 0 or -ENAMETOOLONG. */
@@ -55,11 +57,12 @@ int rt_parse_attr_u64(const char *buf, size_t len, uint64_t *v);
 int rt_parse_attr_i64(const char *buf, size_t len, int64_t *v);
 
 /* One pread from offset 0 (a sysfs attribute: always whole in one read),
- * NUL-terminated. Returns the length or -errno. */
+ * NUL-terminated. Returns the length, -EINVAL (cap 0) or -errno. */
 ssize_t rt_pread_once(int fd, char *buf, size_t cap);
 
 /* pread until the file says end of file (files whose records may exceed a
- * page, such as mountinfo with long paths). */
+ * page, such as mountinfo with long paths), at most cap-1 bytes,
+ * NUL-terminated. Returns the length, -EINVAL (cap 0) or -errno. */
 ssize_t rt_pread_to_eof(int fd, char *buf, size_t cap);
 
 /* This machine's id: the DMI board asset tag (set by some clouds), else
