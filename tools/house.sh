@@ -7,7 +7,8 @@
 #     programs and their libraries, but state a signal handler must reach
 #     (the store's fault guard), marked on the line above its definition:
 #     /* house: signal-handler state (...) */
-#   - no static function that shares its name with an extern one
+#   - no static function that shares its name with an extern one, and
+#     every extern one carries its room's prefix (rt_ for the API)
 #   - no function over 80 lines, no file over 1,000
 #   - shared/ in rooms, bottom up fmt, os, config, record, live, store: no
 #     include of a room above, no circle between its files
@@ -36,6 +37,29 @@ awk '$5 != "file" { ext[$1] = $2 ":" $3 } $5 == "file" { st[$1] = st[$1] " " $2 
 	END { for (n in st) if (n in ext) printf "house: static %s (%s) shares its name with the extern one at %s\n", n, substr(st[n], 2), ext[n] }' \
 	"$BUILD/house.tags" | sort > "$BUILD/house.names"
 [ ! -s "$BUILD/house.names" ] || { cat "$BUILD/house.names"; bad=1; }
+
+# extern functions carry their room's prefix (rt_ anywhere: the API)
+prefixes() { # FILE: the prefixes its room's extern functions may have
+	case $1 in
+	shared/store/*) echo "rt_ store_" ;;
+	shared/record/*) echo "rt_ fld_ fj_" ;;
+	recorder/tree/*) echo "rt_ pt_" ;;
+	recorder/*/* | shared/* | exporter/read/* | exporter/net/*) echo "rt_" ;;
+	recorder/*) echo "rt_ rec_ main" ;;
+	exporter/answer/*) echo "rt_ rep_ ans_" ;;
+	exporter/sink/*) echo "rt_ push_" ;;
+	exporter/*) echo "rt_ cli_ verb_ main" ;;
+	esac
+}
+awk '$5 != "file" {print $1, $2, $3}' "$BUILD/house.tags" | while read -r fn file line; do
+	ok=0
+	case $fn in __*) continue ;; esac # (the sanitizers' hooks: their names)
+	for p in $(prefixes "$file"); do
+		case $fn in "$p"*) ok=1 ;; esac
+	done
+	[ $ok = 1 ] || echo "house: $file:$line: $fn has external linkage without its room's prefix ($(prefixes "$file"))"
+done > "$BUILD/house.prefix"
+[ ! -s "$BUILD/house.prefix" ] || { cat "$BUILD/house.prefix"; bad=1; }
 
 # mutable externs: global symbols in the objects' writable sections
 # (.data.rel.ro is read-only once relocated: a const table of pointers)
