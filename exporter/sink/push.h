@@ -107,7 +107,7 @@ struct rt_push {
 };
 
 extern const struct rt_push_sink rt_push_prometheus, rt_push_otlp;
-/* Every sink push --to names, NULL-terminated (push_http.c). */
+/* Every sink push --to names, NULL-terminated (sinks.c). */
 extern const struct rt_push_sink *const rt_push_sinks[];
 
 /* How far a run is, for a sink that follows it step by step. */

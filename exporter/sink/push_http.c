@@ -246,18 +246,6 @@ static int remote_write_credentials_ok(const char *region)
 	                                rt_env_value_ok("AWS_SESSION_TOKEN", 4096));
 }
 
-const struct rt_push_sink *const rt_push_sinks[] = {&rt_push_prometheus, &rt_push_otlp, NULL};
-
-/* The sink push --to names, or NULL (said). */
-const struct rt_push_sink *push_sink_named(const char *to)
-{
-	for (size_t i = 0; to && rt_push_sinks[i]; i++)
-		if (!strcmp(to, rt_push_sinks[i]->name))
-			return rt_push_sinks[i];
-	rt_say("push --to must be prometheus or otlp (got '%s')", to ? to : "nothing");
-	return NULL;
-}
-
 const char *push_prom_env_url(char *buf, size_t cap)
 {
 	(void)buf;

@@ -21,6 +21,7 @@ const char *push_prom_env_url(char *buf, size_t cap);
 const char *push_otlp_env_url(char *buf, size_t cap);
 int push_prom_headers(struct rt_push *p, char *auth, size_t cap, size_t *nh);
 int push_otlp_headers(struct rt_push *p, char *auth, size_t cap, size_t *nh);
+/* sinks.c: the sink a name means (NULL: said) */
 const struct rt_push_sink *push_sink_named(const char *to);
 const char *push_url(const struct rt_push_sink *sink, const char *url, char *buf, size_t cap);
 int push_headers(struct rt_push *p, char *auth, size_t cap);

@@ -16,10 +16,23 @@ slurm_need() {
 	done
 }
 slurm_stop() {
+	pids=""
 	for f in ctld.pid d.pid dbd.pid db.pid munged.pid; do
-		[ -f "$S/$f" ] && kill "$(cat "$S/$f")" 2> /dev/null
+		# (a daemon removes its pid file as it goes: read once, and never
+		# as a list's last command, which set -e would end the trap on)
+		pid=$(cat "$S/$f" 2> /dev/null) || continue
+		kill "$pid" 2> /dev/null && pids="$pids $pid"
 	done
-	sleep 0.5
+	# each one gone before the directory goes (slurmctld saves its state
+	# as it stops: a cleanup that came first met a directory filling up)
+	for p in $pids; do
+		i=0
+		while kill -0 "$p" 2> /dev/null && [ $i -lt 200 ]; do
+			i=$((i + 1))
+			sleep 0.05
+		done
+	done
+	return 0
 }
 # the database and slurmdbd (its own user and password, 127.0.0.1 only)
 slurm_start_dbd() {
