@@ -26,9 +26,19 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "gpu/gpu.h"
 #include "rt/safefile.h"
 #include "rt/common.h"
 #include "rt/inventory.h"
+
+/* The recorder's sources, in the order they read and fill: the host's,
+ * its job's cgroup, the disks and NICs, the GPUs. */
+static const struct rt_source *const sources[] = {
+    &rt_source_cpu,    &rt_source_memory, &rt_source_load, &rt_source_pressure, &rt_source_vmstat,
+    &rt_source_cgroup, &rt_source_disk,   &rt_source_net,  &rt_source_gpu,
+};
+_Static_assert(sizeof(sources) / sizeof(sources[0]) <= RT_MAX_SOURCES, "c->own is too small");
+const struct rt_source_table rt_sampler_sources = {sources, sizeof(sources) / sizeof(sources[0])};
 
 /* the power-loss window: a commit and its sync at least this often */
 #define GROUP_AGE_NS (30ull * 1000000000ull)
@@ -62,7 +72,7 @@ int rt_sampler_init(struct rt_sampler *s, struct rt_store *store, uint64_t run, 
 	if (store) /* a group waits in the ring too: never more than half of it */
 		rt_store_set_group(store, s->ring_slots / 2 ? s->ring_slots / 2 : 1, GROUP_AGE_NS,
 		                   1);
-	return rt_collector_open(&s->col);
+	return rt_collector_open(&s->col, &rt_sampler_sources);
 }
 
 int rt_sampler_init_job(struct rt_sampler *s, struct rt_store *store, uint64_t run,

@@ -15,6 +15,10 @@
 #include "rt/store.h"
 #include "rt/stream.h"
 
+/* The recorder's sources, in the order they read and fill (every
+ * collector of the recorder reads these: rt_collector_open's table). */
+extern const struct rt_source_table rt_sampler_sources;
+
 struct rt_sampler {
 	unsigned slow_ticks; /* once-a-second samples so far (the tree's fd count: every 5th) */
 	struct rt_collector col;

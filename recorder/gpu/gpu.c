@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "collect.h"
+#include "gpu.h"
 
 /* The source's own state (the collector holds it as `self`). */
 struct gpu_state {
@@ -77,5 +78,9 @@ void rt_gpu_tree(struct rt_collector *c, struct rt_proctree *tree, uint64_t mono
 	rt_amd_tree(&me->amd, tree, mono_ns, rec->proc);
 }
 
-const struct rt_source rt_source_gpu = {"gpu",         gpu_open, gpu_read,
-                                        gpu_inventory, gpu_fill, gpu_close};
+const struct rt_source rt_source_gpu = {.name = "gpu",
+                                        .open = gpu_open,
+                                        .read = gpu_read,
+                                        .inventory = gpu_inventory,
+                                        .fill = gpu_fill,
+                                        .close = gpu_close};

@@ -13,6 +13,7 @@
  * them (a record's counters are raw, so no interval loses anything).
  */
 #define _GNU_SOURCE
+#include "sampler.h"
 #include "nodesampler.h"
 
 #include <errno.h>
@@ -68,7 +69,7 @@ int rt_nodesampler_open(struct rt_nodesampler *n, struct rt_store *store,
 		n->host_buf = NULL;
 		return -ENOMEM;
 	}
-	int rc = rt_collector_open(&n->host);
+	int rc = rt_collector_open(&n->host, &rt_sampler_sources);
 	n->host.part = RT_PART_HOST;
 	struct rt_time t;
 	rt_clock_now_steady(&t); /* (its base set before any reader reads it) */

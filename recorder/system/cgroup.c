@@ -401,4 +401,5 @@ static void cg_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 	s->ext_valid |= valid;
 }
 
-const struct rt_source rt_source_cgroup = {"cgroup", cg_open, NULL, NULL, cg_fill, cg_close};
+const struct rt_source rt_source_cgroup = {
+    .name = "cgroup", .open = cg_open, .fill = cg_fill, .close = cg_close, .job_part = 1};

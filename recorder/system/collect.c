@@ -50,18 +50,10 @@ int rt_read_fd_to_eof(struct rt_collector *c, int fd, size_t *len)
 	return read_fd(c, fd, len, 1);
 }
 
-/* The sources, in the order they read and fill. */
-static const struct rt_source *const sources[] = {
-    &rt_source_cpu,    &rt_source_memory, &rt_source_load, &rt_source_pressure, &rt_source_vmstat,
-    &rt_source_cgroup, &rt_source_disk,   &rt_source_net,  &rt_source_gpu,
-};
-_Static_assert(sizeof(sources) / sizeof(sources[0]) <= RT_MAX_SOURCES, "c->own is too small");
-#define NSOURCES (sizeof(sources) / sizeof(sources[0]))
-
 void *rt_collector_own(struct rt_collector *c, const struct rt_source *src)
 {
-	for (size_t i = 0; i < NSOURCES; i++)
-		if (sources[i] == src) /* (a job's part: the host's sources are the node's) */
+	for (size_t i = 0; i < c->nsrc; i++)
+		if (c->src[i] == src) /* (a job's part: the host's sources are the node's) */
 			return c->own[i] || !c->host ? c->own[i] : c->host->own[i];
 	return NULL;
 }
@@ -73,9 +65,13 @@ void rt_close_fd(int *fd)
 	*fd = -1;
 }
 
-int rt_collector_open(struct rt_collector *c)
+int rt_collector_open(struct rt_collector *c, const struct rt_source_table *t)
 {
 	memset(c, 0, sizeof(*c));
+	if (t->n > RT_MAX_SOURCES)
+		return -EINVAL;
+	c->src = t->src;
+	c->nsrc = t->n;
 	c->bufcap = 64 * 1024;
 	c->buf = malloc(c->bufcap);
 	c->inv = calloc(1, sizeof(*c->inv));
@@ -85,8 +81,8 @@ int rt_collector_open(struct rt_collector *c)
 		return -ENOMEM;
 	}
 	c->inv->gen = 0; /* the first sample builds generation 1 */
-	for (size_t i = 0; i < NSOURCES; i++) {
-		int rc = sources[i]->open ? sources[i]->open(c, &c->own[i]) : 0;
+	for (size_t i = 0; i < c->nsrc; i++) {
+		int rc = c->src[i]->open ? c->src[i]->open(c, &c->own[i]) : 0;
 		if (rc) {
 			rt_collector_close(c);
 			return rc;
@@ -98,9 +94,9 @@ int rt_collector_open(struct rt_collector *c)
 void rt_collector_close(struct rt_collector *c)
 {
 	if (c->inv) /* opened (a failed open closes what it opened) */
-		for (size_t i = 0; i < NSOURCES; i++)
-			if (sources[i]->close)
-				sources[i]->close(c, c->own[i]);
+		for (size_t i = 0; i < c->nsrc; i++)
+			if (c->src[i]->close)
+				c->src[i]->close(c, c->own[i]);
 	memset(c->own, 0, sizeof(c->own));
 	free(c->buf);
 	free(c->inv);
@@ -113,7 +109,7 @@ void rt_collector_close(struct rt_collector *c)
  * leaves the job's cgroup out, a job's part is its cgroup alone. */
 static int takes(const struct rt_collector *c, size_t i)
 {
-	int cg = sources[i] == &rt_source_cgroup;
+	int cg = c->src[i]->job_part;
 	return c->part == RT_PART_HOST ? !cg : c->part == RT_PART_JOB ? cg : 1;
 }
 
@@ -128,16 +124,16 @@ int rt_collector_sample(struct rt_collector *c, void *buf, size_t cap, struct rt
 	c->slow = changed || c->force_slow || now.mono_ns + RT_SLOW_SLACK_NS >= c->slow_next_ns;
 	if (c->slow)
 		c->slow_next_ns = now.mono_ns + RT_SLOW_PERIOD_NS;
-	for (size_t i = 0; i < NSOURCES; i++)
-		if (sources[i]->read && takes(c, i))
-			sources[i]->read(c, c->own[i], &changed);
+	for (size_t i = 0; i < c->nsrc; i++)
+		if (c->src[i]->read && takes(c, i))
+			c->src[i]->read(c, c->own[i], &changed);
 	*inv_changed = 0;
 	if (changed) {
 		struct rt_inventory *n = c->scratch;
 		memset(n, 0, sizeof(*n));
-		for (size_t i = 0; i < NSOURCES; i++)
-			if (sources[i]->inventory)
-				sources[i]->inventory(c, c->own[i], n);
+		for (size_t i = 0; i < c->nsrc; i++)
+			if (c->src[i]->inventory)
+				c->src[i]->inventory(c, c->own[i], n);
 		if (c->inv->gen == 0 || !rt_inventory_equal(n, c->inv)) {
 			n->gen = (c->inv->gen ? c->inv->gen : c->gen_floor) + 1;
 			c->scratch = c->inv;
@@ -151,9 +147,9 @@ int rt_collector_sample(struct rt_collector *c, void *buf, size_t cap, struct rt
 	if (rc)
 		return rc;
 	rec->h->inv_gen = inv->gen;
-	for (size_t i = 0; i < NSOURCES; i++)
-		if (sources[i]->fill && takes(c, i))
-			sources[i]->fill(c, c->own[i], rec);
+	for (size_t i = 0; i < c->nsrc; i++)
+		if (c->src[i]->fill && takes(c, i))
+			c->src[i]->fill(c, c->own[i], rec);
 	return 0;
 }
 
@@ -165,9 +161,11 @@ int rt_collector_open_job(struct rt_collector *job, struct rt_collector *host)
 	job->buf = host->buf; /* (read by one thread at a time: the host's) */
 	job->bufcap = host->bufcap;
 	job->inv = host->inv;
-	for (size_t i = 0; i < NSOURCES; i++)
-		if (sources[i] == &rt_source_cgroup && sources[i]->open) {
-			int rc = sources[i]->open(job, &job->own[i]);
+	job->src = host->src; /* (the node's table) */
+	job->nsrc = host->nsrc;
+	for (size_t i = 0; i < job->nsrc; i++)
+		if (job->src[i]->job_part && job->src[i]->open) {
+			int rc = job->src[i]->open(job, &job->own[i]);
 			if (rc)
 				return rc;
 		}
@@ -176,9 +174,9 @@ int rt_collector_open_job(struct rt_collector *job, struct rt_collector *host)
 
 void rt_collector_close_job(struct rt_collector *job)
 {
-	for (size_t i = 0; i < NSOURCES; i++)
-		if (sources[i] == &rt_source_cgroup && sources[i]->close)
-			sources[i]->close(job, job->own[i]);
+	for (size_t i = 0; i < job->nsrc; i++)
+		if (job->src[i]->job_part && job->src[i]->close)
+			job->src[i]->close(job, job->own[i]);
 	memset(job, 0, sizeof(*job));
 }
 
@@ -205,13 +203,13 @@ int rt_collector_job_copy(struct rt_collector *job, const struct rt_record *host
 
 void rt_collector_job_read(struct rt_collector *job, struct rt_record *rec)
 {
-	for (size_t i = 0; i < NSOURCES; i++)
+	for (size_t i = 0; i < job->nsrc; i++)
 		if (takes(job, i)) {
 			int changed = 0;
-			if (sources[i]->read)
-				sources[i]->read(job, job->own[i], &changed);
-			if (sources[i]->fill)
-				sources[i]->fill(job, job->own[i], rec);
+			if (job->src[i]->read)
+				job->src[i]->read(job, job->own[i], &changed);
+			if (job->src[i]->fill)
+				job->src[i]->fill(job, job->own[i], rec);
 		}
 	if (!job->own_buf) {
 		job->host->buf = job->buf; /* (a job's file may have grown it) */

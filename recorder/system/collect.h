@@ -54,7 +54,10 @@ struct rt_collector {
 	 * counter holds only its own tasks'), added to its own; set by the
 	 * job's run (cgparts.c) */
 	uint64_t cg_oom_below;
-	/* every source keeps its state to itself: its `self`, by source */
+	/* the sources it reads (rt_collector_open's table), and the state each
+	 * keeps to itself: its `self`, by source */
+	const struct rt_source *const *src;
+	unsigned nsrc;
 	void *own[RT_MAX_SOURCES];
 
 	char *buf; /* read buffer shared by the sources, grows when a file fills it */
@@ -75,22 +78,32 @@ struct rt_source {
 	void (*inventory)(struct rt_collector *c, void *self, struct rt_inventory *inv);
 	void (*fill)(struct rt_collector *c, void *self, struct rt_record *rec);
 	void (*close)(struct rt_collector *c, void *self);
+	/* the job's own group's source: a job's part reads it alone, a
+	 * host's part leaves it out (cgroup.c's) */
+	int job_part;
 };
 
+/* The host's sources in this room (the GPUs' is gpu/'s: gpu.h). */
 extern const struct rt_source rt_source_cpu, rt_source_memory, rt_source_load, rt_source_pressure,
-    rt_source_vmstat, rt_source_cgroup, rt_source_disk, rt_source_net, rt_source_gpu;
+    rt_source_vmstat, rt_source_cgroup, rt_source_disk, rt_source_net;
 
-/* Open the sources under the configured roots. Never fails for a missing
- * source (that metric is then absent); -ENOMEM only. */
-int rt_collector_open(struct rt_collector *c);
+/* The sources a collector reads, in the order they read and fill: the
+ * table is its caller's (the recorder's: rt_sampler_sources, sampler.h),
+ * so that this room names no source of a room above it. */
+struct rt_source_table {
+	const struct rt_source *const *src;
+	unsigned n; /* at most RT_MAX_SOURCES */
+};
+
+/* Open t's sources under the configured roots. Never fails for a missing
+ * source (that metric is then absent): 0, -ENOMEM, or -EINVAL (more than
+ * RT_MAX_SOURCES sources). */
+int rt_collector_open(struct rt_collector *c, const struct rt_source_table *t);
 /* The state source src keeps (its self), NULL before open. */
 void *rt_collector_own(struct rt_collector *c, const struct rt_source *src);
-/* What the sampler asks of two sources: the host's forks so far (cpu.c;
- * 0, or -1 when /proc/stat did not say), and the GPU memory and use of the
- * tree's processes (gpu.c: NVML and amdgpu fdinfo). */
+/* What the sampler asks of the cpu source: the host's forks so far (0,
+ * or -1 when /proc/stat did not say). */
 int rt_cpu_host_forks(struct rt_collector *c, uint64_t *forks);
-void rt_gpu_tree(struct rt_collector *c, struct rt_proctree *tree, uint64_t mono_ns,
-                 struct rt_record *rec);
 /* The group's files kept open no more: each opened when read (the node
  * past its descriptor budget). Their values are the same. */
 void rt_cgroup_lean(struct rt_collector *c);

@@ -165,5 +165,9 @@ static void cpu_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 	}
 }
 
-const struct rt_source rt_source_cpu = {"cpu",         cpu_open, cpu_read,
-                                        cpu_inventory, cpu_fill, cpu_close};
+const struct rt_source rt_source_cpu = {.name = "cpu",
+                                        .open = cpu_open,
+                                        .read = cpu_read,
+                                        .inventory = cpu_inventory,
+                                        .fill = cpu_fill,
+                                        .close = cpu_close};

@@ -272,5 +272,9 @@ static void disk_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 	}
 }
 
-const struct rt_source rt_source_disk = {"disk",         disk_open, disk_read,
-                                         disk_inventory, disk_fill, disk_close};
+const struct rt_source rt_source_disk = {.name = "disk",
+                                         .open = disk_open,
+                                         .read = disk_read,
+                                         .inventory = disk_inventory,
+                                         .fill = disk_fill,
+                                         .close = disk_close};

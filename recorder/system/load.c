@@ -44,4 +44,5 @@ static void load_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 		rec->h->flags |= RT_REC_HAS_LOAD;
 }
 
-const struct rt_source rt_source_load = {"load", load_open, NULL, NULL, load_fill, load_close};
+const struct rt_source rt_source_load = {
+    .name = "load", .open = load_open, .fill = load_fill, .close = load_close};

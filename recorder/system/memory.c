@@ -56,5 +56,5 @@ static void memory_fill(struct rt_collector *c, void *self, struct rt_record *re
 	rec->h->flags |= RT_REC_HAS_MEM;
 }
 
-const struct rt_source rt_source_memory = {"memory", memory_open, NULL,
-                                           NULL,     memory_fill, memory_close};
+const struct rt_source rt_source_memory = {
+    .name = "memory", .open = memory_open, .fill = memory_fill, .close = memory_close};

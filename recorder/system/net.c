@@ -158,5 +158,9 @@ static void net_fill(struct rt_collector *c, void *self, struct rt_record *rec)
 	}
 }
 
-const struct rt_source rt_source_net = {"net",         net_open, net_read,
-                                        net_inventory, net_fill, net_close};
+const struct rt_source rt_source_net = {.name = "net",
+                                        .open = net_open,
+                                        .read = net_read,
+                                        .inventory = net_inventory,
+                                        .fill = net_fill,
+                                        .close = net_close};

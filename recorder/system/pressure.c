@@ -64,5 +64,5 @@ static void pressure_fill(struct rt_collector *c, void *self, struct rt_record *
 	}
 }
 
-const struct rt_source rt_source_pressure = {"pressure", pressure_open, NULL,
-                                             NULL,       pressure_fill, pressure_close};
+const struct rt_source rt_source_pressure = {
+    .name = "pressure", .open = pressure_open, .fill = pressure_fill, .close = pressure_close};

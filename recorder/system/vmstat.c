@@ -71,5 +71,5 @@ static void vmstat_fill(struct rt_collector *c, void *self, struct rt_record *re
 	}
 }
 
-const struct rt_source rt_source_vmstat = {"vmstat", vmstat_open, NULL,
-                                           NULL,     vmstat_fill, vmstat_close};
+const struct rt_source rt_source_vmstat = {
+    .name = "vmstat", .open = vmstat_open, .fill = vmstat_fill, .close = vmstat_close};

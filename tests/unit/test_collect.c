@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "collect.h"
+#include "sampler.h"
 #include "rt/record.h"
 #include "rt/sysroot.h"
 
@@ -40,13 +41,13 @@ Test(collect, a_jobs_part_over_the_hosts_record_is_the_full_sample)
 	struct rt_collector full, host, job;
 	struct rt_record a, h, b;
 	int changed;
-	cr_assert_eq(rt_collector_open(&full), 0);
+	cr_assert_eq(rt_collector_open(&full, &rt_sampler_sources), 0);
 	full.cg_fixed = &cp;
 	cr_assert_eq(rt_collector_sample(&full, full_buf, sizeof(full_buf), &a, &changed), 0);
 	cr_assert_eq(changed, 1);
 	cr_assert(a.h->flags & RT_REC_HAS_CGROUP, "the full sample read the job's group");
 
-	cr_assert_eq(rt_collector_open(&host), 0);
+	cr_assert_eq(rt_collector_open(&host, &rt_sampler_sources), 0);
 	host.part = RT_PART_HOST;
 	cr_assert_eq(rt_collector_sample(&host, host_buf, sizeof(host_buf), &h, &changed), 0);
 	cr_assert_eq(h.h->flags & RT_REC_HAS_CGROUP, 0, "the host's part reads no group");
@@ -71,7 +72,7 @@ Test(collect, the_hosts_record_is_copied_never_changed)
 	struct rt_collector host, job;
 	struct rt_record h, b;
 	int changed;
-	cr_assert_eq(rt_collector_open(&host), 0);
+	cr_assert_eq(rt_collector_open(&host, &rt_sampler_sources), 0);
 	host.part = RT_PART_HOST;
 	cr_assert_eq(rt_collector_sample(&host, host_buf, sizeof(host_buf), &h, &changed), 0);
 	rt_record_seal(&h);

@@ -5,6 +5,7 @@
  * collectors and recorder step that the steps, storage and replay
  * sections share.
  */
+#include "sampler.h"
 #include "bench.h"
 
 /* 0: back to back; else sleep to the next deadline between samples, as the
@@ -85,7 +86,7 @@ static int open_kept_files(pid_t pid, int *fds, int cap)
 double bench_pread(int n)
 {
 	struct rt_collector c;
-	if (rt_collector_open(&c))
+	if (rt_collector_open(&c, &rt_sampler_sources))
 		return -1;
 	size_t cap = rt_record_max_size();
 	void *rb;
@@ -137,7 +138,7 @@ double bench_pread(int n)
 double bench_collect(int n)
 {
 	struct rt_collector c;
-	if (rt_collector_open(&c))
+	if (rt_collector_open(&c, &rt_sampler_sources))
 		return -1;
 	size_t cap = rt_record_max_size();
 	void *buf;

@@ -8,6 +8,7 @@
  * each). Collectors only: a job's process tree costs the same either way
  * and is left out of both. CPU is this thread's.
  */
+#include "sampler.h"
 #include "bench.h"
 
 #include "cgjob.h"
@@ -28,7 +29,7 @@ static double full_us(struct rt_cgjob *g, int n, double secs)
 	struct rt_record r;
 	int ch, rounds = 0;
 	for (int i = 0; i < n; i++) {
-		rt_collector_open(&c[i]);
+		rt_collector_open(&c[i], &rt_sampler_sources);
 		c[i].cg_fixed = &g[i].cp;
 		rt_collector_sample(&c[i], rec_buf, sizeof(rec_buf), &r, &ch);
 	}
@@ -53,7 +54,7 @@ static double split_us(struct rt_cgjob *g, int n, double secs, double *host_us)
 	struct rt_record h, r;
 	int ch, rounds = 0;
 	double in_host = 0;
-	rt_collector_open(&host);
+	rt_collector_open(&host, &rt_sampler_sources);
 	host.part = RT_PART_HOST;
 	for (int i = 0; i < n; i++) {
 		rt_collector_open_job(&job[i], &host);
